@@ -1,0 +1,1 @@
+"""Build the country risk API: load CSVs, score, render, validate, publish."""

@@ -1,0 +1,106 @@
+"""One build: load → score → render → validate → publish, returning a report."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import orjson
+
+from .errors import DataError, Problem, ValidationFailed
+from .load import Dataset, load_dataset
+from .openapi import build_openapi
+from .publish import ReleaseWriter
+from .render import count_documents, render_all
+from .routes import openapi
+from .scoring import ModelScores, score_dataset
+from .validate import DocumentValidator
+
+
+@dataclass
+class BuildReport:
+    release: str | None = None
+    documents: int = 0
+    bytes: int = 0
+    linked: int = 0
+    countries: int = 0
+    models: int = 0
+    warnings: tuple[Problem, ...] = ()
+    stages: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.stages.values())
+
+
+class _Stopwatch:
+    def __init__(self, stages: dict[str, float]):
+        self.stages = stages
+
+    def add(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.stages[stage] = self.stages.get(stage, 0.0) + now - since
+        return now
+
+
+def load_and_score(data_dir: Path, strict: bool, report: BuildReport) -> tuple[Dataset, tuple[ModelScores, ...]]:
+    """The first two stages, shared by `build` and `check`."""
+    clock = _Stopwatch(report.stages)
+    started = time.perf_counter()
+    dataset = load_dataset(data_dir)
+    started = clock.add("load", started)
+    report.warnings = dataset.warnings
+    report.countries, report.models = len(dataset.countries), len(dataset.models)
+    if strict and dataset.warnings:
+        raise DataError(list(dataset.warnings), heading=f"{data_dir} has warnings, and --strict makes them errors")
+    scores = score_dataset(dataset)
+    clock.add("score", started)
+    return dataset, scores
+
+
+def build(data_dir: Path, site_dir: Path, strict: bool = False,
+          progress: Callable[[int, int], None] | None = None) -> BuildReport:
+    """Build every document from data_dir and publish them as a new current release of site_dir."""
+    report = BuildReport()
+    dataset, scores = load_and_score(data_dir, strict, report)
+    clock = _Stopwatch(report.stages)
+    validator = DocumentValidator()
+    documents = list_documents(dataset, scores, validator)
+    total = count_documents(dataset)
+    writer = ReleaseWriter(site_dir)
+    failures: list[str] = []
+    try:
+        started = time.perf_counter()
+        for route, document in documents:
+            started = clock.add("render", started)
+            errors = validator.errors(route, document) if route.schema else []
+            started = clock.add("validate", started)
+            if errors:
+                failures.extend(errors)
+                continue
+            body = orjson.dumps(document)
+            started = clock.add("render", started)
+            writer.write(route.file, body)
+            report.documents += 1
+            started = clock.add("publish", started)
+            if progress:
+                progress(1, total)
+        if failures:
+            raise ValidationFailed(failures)
+        started = time.perf_counter()
+        release = writer.commit()
+        clock.add("publish", started)
+    except BaseException:
+        writer.abort()
+        raise
+    report.release, report.bytes, report.linked = release.id, writer.bytes, writer.linked
+    return report
+
+
+def list_documents(dataset: Dataset, scores: tuple[ModelScores, ...], validator: DocumentValidator):
+    """Every (route, document) of a release, openapi.json last."""
+    yield from render_all(dataset, scores)
+    yield openapi(), build_openapi(validator.schemas, [s.data.model.code for s in scores
+                                                       if not s.data.model.custom])
+

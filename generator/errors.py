@@ -1,0 +1,55 @@
+"""Errors the build reports: one small hierarchy rooted in click.ClickException."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import click
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in the source data: file, line, column, what is wrong, the fix."""
+
+    file: str
+    line: int | None
+    column: str | None
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        column = f" column {self.column}:" if self.column else ""
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{where}:{column} {self.message}{hint}"
+
+
+class RiskApiError(click.ClickException):
+    """A failure the CLI reports as one message and exit code 1."""
+
+    exit_code = 1
+
+
+class DataError(RiskApiError):
+    """The source data has problems; every one of them is listed."""
+
+    def __init__(self, problems: list[Problem], heading: str = "the data has problems"):
+        self.problems = list(problems)
+        lines = [f"{heading}: {len(self.problems)} found"]
+        lines += [f"  {problem}" for problem in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class ValidationFailed(RiskApiError):
+    """Rendered documents do not match their JSON Schemas."""
+
+    def __init__(self, failures: list[str]):
+        self.failures = list(failures)
+        lines = [f"{len(self.failures)} schema violation(s); nothing was published"]
+        lines += [f"  {failure}" for failure in self.failures[:200]]
+        if len(self.failures) > 200:
+            lines.append(f"  … and {len(self.failures) - 200} more")
+        super().__init__("\n".join(lines))
+
+
+class PublishError(RiskApiError):
+    """The release could not be written or switched."""

@@ -1,0 +1,236 @@
+"""Read one CSV file into rows of typed cells, collecting every problem with its location."""
+from __future__ import annotations
+
+import csv
+import difflib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import Problem
+
+
+_DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
+_INTEGER = re.compile(r"-?\d+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_YEAR = re.compile(r"\d{4}")
+_URL = re.compile(r"https?://[^\s/$.?#][^\s]*")
+_CODE = re.compile(r"[A-Z]{3}")
+_CODE_ANY_CASE = re.compile(r"[A-Za-z]{3}")
+_MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_REFERENCE = re.compile(r"[A-Za-z0-9_.\-]{1,60}")
+
+
+class CellError(ValueError):
+    """A cell that cannot be read; carries the message and the fix."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    parse: Callable[[str], Any]
+    required: bool = True  # the cell must not be blank
+    in_header: bool = True  # False: the column may be left out of the file altogether
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    cells: dict[str, Any]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.cells[name]
+
+
+def read_table(path: Path, shown_as: str, columns: list[Column], problems: list[Problem]) -> list[Row]:
+    """Return the rows whose every cell parsed; append a Problem for every bad cell."""
+    if not path.is_file():
+        problems.append(Problem(shown_as, None, None, "file is missing"))
+        return []
+    by_name = {column.name: column for column in columns}
+    rows: list[Row] = []
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, strict=True)
+        try:
+            header = next(reader, None)
+            if header is None:
+                problems.append(Problem(shown_as, 1, None, "file is empty", f"expected the header {','.join(by_name)}"))
+                return []
+            header = [name.strip() for name in header]
+            if not _header_ok(header, columns, shown_as, problems):
+                return []
+            for record in reader:
+                line = reader.line_num
+                if not any(cell.strip() for cell in record):
+                    continue  # blank lines are a spreadsheet habit, not an error
+                if len(record) != len(header):
+                    problems.append(Problem(shown_as, line, None,
+                                            f"has {len(record)} cells, the header has {len(header)}",
+                                            "quote cells that contain commas"))
+                    continue
+                row = _parse_record(record, header, by_name, shown_as, line, problems)
+                if row is not None:
+                    rows.append(row)
+        except csv.Error as error:
+            problems.append(Problem(shown_as, reader.line_num, None, f"malformed CSV: {error}",
+                                    "check the quotes on this line"))
+        except UnicodeDecodeError as error:
+            problems.append(Problem(shown_as, None, None, f"is not UTF-8 text: {error.reason} at byte {error.start}",
+                                    "save the file as CSV UTF-8"))
+    return rows
+
+
+def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems: list[Problem]) -> bool:
+    known = [column.name for column in columns]
+    ok = True
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            problems.append(Problem(shown_as, 1, name, "column appears twice in the header"))
+            ok = False
+        seen.add(name)
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"known columns: {', '.join(known)}"
+            problems.append(Problem(shown_as, 1, name, "unknown column", hint))
+            ok = False
+    for column in columns:
+        if column.in_header and column.name not in seen:
+            problems.append(Problem(shown_as, 1, column.name, "column is missing from the header",
+                                    f"the header is {','.join(c.name for c in columns if c.in_header)}"))
+            ok = False
+    return ok
+
+
+def _parse_record(record, header, by_name, shown_as, line, problems) -> Row | None:
+    cells: dict[str, Any] = {}
+    ok = True
+    for name, raw in zip(header, record):
+        column = by_name[name]
+        text = raw.strip()
+        if not text:
+            if column.required:
+                problems.append(Problem(shown_as, line, name, "is empty", "this column needs a value"))
+                ok = False
+            cells[name] = None
+            continue
+        try:
+            cells[name] = column.parse(text)
+        except CellError as error:
+            problems.append(Problem(shown_as, line, name, f"{text!r} {error.message}", error.hint))
+            ok = False
+    for name, column in by_name.items():
+        cells.setdefault(name, None)
+    return Row(line, cells) if ok else None
+
+
+# Cell parsers: each takes the stripped, non-empty text and returns a value or raises CellError.
+
+def text(value: str) -> str:
+    return value
+
+
+def number(value: str) -> float:
+    if _DECIMAL_COMMA.fullmatch(value):
+        raise CellError("is not a number", "use '.' as decimal separator")
+    try:
+        parsed = float(value)
+    except ValueError:
+        raise CellError("is not a number", "write a plain decimal number such as 12.5") from None
+    if not math.isfinite(parsed):
+        raise CellError("is not a finite number", "leave the observation out instead of writing NaN or infinity")
+    return parsed
+
+
+def integer(value: str) -> int:
+    if not _INTEGER.fullmatch(value):
+        raise CellError("is not a whole number", "write digits only, such as 3")
+    return int(value)
+
+
+def non_negative_integer(value: str) -> int:
+    parsed = integer(value)
+    if parsed < 0:
+        raise CellError("is negative", "write 0 or more")
+    return parsed
+
+
+def weight(value: str) -> float:
+    parsed = number(value)
+    if not 0 <= parsed <= 1:
+        raise CellError("is not between 0 and 1", "write weights as shares, 0.25 rather than 25")
+    return parsed
+
+
+def yes_no(value: str) -> bool:
+    folded = value.casefold()
+    if folded in ("yes", "true", "1"):
+        return True
+    if folded in ("no", "false", "0"):
+        return False
+    raise CellError("is not yes or no", "write yes or no")
+
+
+def iso_date(value: str) -> str:
+    if not _DATE.fullmatch(value) or not _real_date(value):
+        raise CellError("is not a date", "write dates as YYYY-MM-DD, for example 2024-12-31")
+    return value
+
+
+def year_or_date(value: str) -> str:
+    """An observation date: YYYY-MM-DD, or a bare year YYYY meaning YYYY-12-31."""
+    if _YEAR.fullmatch(value):
+        return f"{value}-12-31"
+    return iso_date(value)
+
+
+def url(value: str) -> str:
+    if not _URL.fullmatch(value):
+        raise CellError("is not a URL", "write a full address starting with https://")
+    return value
+
+
+def country_code(value: str) -> str:
+    if not _CODE.fullmatch(value):
+        if _CODE_ANY_CASE.fullmatch(value):
+            raise CellError("is not an upper-case code", f"write {value.upper()}")
+        raise CellError("is not an ISO 3166-1 alpha-3 code", "write three letters such as AUT")
+    return value
+
+
+def model_code(value: str) -> str:
+    if not _MODEL_CODE.fullmatch(value):
+        raise CellError("is not a model code", "use lower-case letters, digits and _, starting with a letter")
+    if value == "country":
+        raise CellError("is reserved", "/riskscores/country/ is the country endpoint; choose another code")
+    return value
+
+
+def reference(value: str) -> str:
+    if not _REFERENCE.fullmatch(value):
+        raise CellError("is not a reference", "use letters, digits, '_', '.' and '-' only")
+    return value
+
+
+def choice(*allowed: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in allowed:
+            raise CellError("is not allowed", f"write one of: {', '.join(allowed)}")
+        return value
+    return parse
+
+
+def _real_date(value: str) -> bool:
+    import datetime
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True

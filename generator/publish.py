@@ -1,0 +1,199 @@
+"""Write a release into a fresh folder, then make it current with one atomic rename.
+
+Layout of the site folder:
+    site/releases/<id>/            one immutable release (api/v1/…, manifest.json)
+    site/releases/.tmp-<id>/       a release being written; never served
+    site/current -> releases/<id>  the live release (a symlink swapped with os.replace)
+"""
+from __future__ import annotations
+
+import datetime
+import fcntl
+import gzip
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from .errors import PublishError
+
+RELEASES = "releases"
+CURRENT = "current"
+MANIFEST = "manifest.json"
+GZIP_MIN_BYTES = 1024  # NGINX_NOTES.md: smaller files grow when gzipped
+KEEP_RELEASES = 5
+
+
+@dataclass(frozen=True)
+class Release:
+    id: str
+    path: Path
+    files: int
+    bytes: int
+
+
+def releases(site: Path) -> list[str]:
+    """Release ids in the order they were built (oldest first)."""
+    folder = site / RELEASES
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def current_release(site: Path) -> str | None:
+    link = site / CURRENT
+    if not link.is_symlink():
+        return None
+    return Path(os.readlink(link)).name
+
+
+def read_manifest(release_dir: Path) -> dict[str, dict]:
+    path = release_dir / MANIFEST
+    if not path.is_file():
+        return {}
+    return orjson.loads(path.read_bytes())["files"]
+
+
+def switch_to(site: Path, release_id: str) -> None:
+    """Point `current` at a release in one atomic step: a new symlink renamed over the old one."""
+    temporary = site / f".{CURRENT}.tmp-{os.getpid()}"
+    if temporary.is_symlink() or temporary.exists():
+        temporary.unlink()
+    os.symlink(f"{RELEASES}/{release_id}", temporary)
+    os.replace(temporary, site / CURRENT)
+
+
+class SiteLock:
+    """One build or rollback at a time per site folder."""
+
+    def __init__(self, site: Path):
+        site.mkdir(parents=True, exist_ok=True)
+        self._handle = open(site / ".lock", "w")
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise PublishError(f"another build or rollback is using {site}; try again when it has finished") from None
+
+    def release(self) -> None:
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def rollback(site: Path) -> str:
+    """Make the release built before the current one current again; return its id."""
+    with SiteLock(site):
+        ids, current = releases(site), current_release(site)
+        if current not in ids or ids.index(current) == 0:
+            raise PublishError(f"no release older than {current or 'the current one'} to roll back to")
+        previous = ids[ids.index(current) - 1]
+        switch_to(site, previous)
+        return previous
+
+
+class ReleaseWriter:
+    """Collect the files of one release in a hidden folder; `commit` publishes, `abort` discards."""
+
+    def __init__(self, site: Path, keep: int = KEEP_RELEASES):
+        self.site = site
+        self.keep = keep
+        self._lock = SiteLock(site)
+        (site / RELEASES).mkdir(exist_ok=True)
+        self._remove_leftovers()
+        self.previous = current_release(site)
+        previous_dir = site / RELEASES / self.previous if self.previous else None
+        self._previous_dir = previous_dir
+        self._previous_files = read_manifest(previous_dir) if previous_dir else {}
+        self.id = self._new_id()
+        self.folder = site / RELEASES / f".tmp-{self.id}"
+        self.folder.mkdir()
+        self.files: dict[str, dict] = {}
+        self.linked = 0
+        self.bytes = 0
+        self._made_dirs: set[Path] = set()
+
+    def _new_id(self) -> str:
+        """A UTC timestamp; ids sort in build order even for two builds in one second."""
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        latest = max(releases(self.site), default="")
+        if stamp > latest:
+            return stamp
+        base, _, count = latest.partition("-")
+        return f"{base}-{int(count or 1) + 1:02d}"
+
+    def _remove_leftovers(self) -> None:
+        for leftover in (self.site / RELEASES).glob(".tmp-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+    def write(self, relative: str, data: bytes) -> None:
+        """Add one file; a second write to the same path is a bug in the routes, so it raises."""
+        if relative in self.files:
+            raise PublishError(f"two documents were written to {relative}")
+        digest = hashlib.sha256(data).hexdigest()
+        self.files[relative] = {"size": len(data), "sha256": digest}
+        self.bytes += len(data)
+        target = self.folder / relative
+        if target.parent not in self._made_dirs:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._made_dirs.add(target.parent)
+        if self._link_unchanged(relative, digest, len(data), target):
+            return
+        target.write_bytes(data)
+        if len(data) > GZIP_MIN_BYTES:
+            compressed = gzip.compress(data, compresslevel=6, mtime=0)
+            target.with_name(target.name + ".gz").write_bytes(compressed)
+            self.files[relative + ".gz"] = {"size": len(compressed),
+                                            "sha256": hashlib.sha256(compressed).hexdigest()}
+
+    def _link_unchanged(self, relative: str, digest: str, size: int, target: Path) -> bool:
+        """Hard-link a file whose bytes did not change, so its mtime (and nginx's ETag) stays."""
+        before = self._previous_files.get(relative)
+        if not before or before["sha256"] != digest or before["size"] != size:
+            return False
+        source = self._previous_dir / relative
+        gz_before = self._previous_files.get(relative + ".gz")
+        try:
+            os.link(source, target)
+            if gz_before:
+                os.link(source.with_name(source.name + ".gz"), target.with_name(target.name + ".gz"))
+                self.files[relative + ".gz"] = gz_before
+        except OSError:
+            for stale in (target, target.with_name(target.name + ".gz")):
+                stale.unlink(missing_ok=True)
+            return False
+        self.linked += 1
+        return True
+
+    def commit(self) -> Release:
+        """Write the manifest, move the release into place and make it current."""
+        try:
+            manifest = {"release": self.id, "previous": self.previous,
+                        "files": dict(sorted(self.files.items()))}
+            (self.folder / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+            final = self.site / RELEASES / self.id
+            os.rename(self.folder, final)
+            switch_to(self.site, self.id)
+            self._prune()
+        finally:
+            self._lock.release()
+        return Release(self.id, final, len(self.files), self.bytes)
+
+    def abort(self) -> None:
+        """Discard the unfinished release; the current one stays exactly as it was."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self._lock.release()
+
+    def _prune(self) -> None:
+        ids = releases(self.site)
+        current = current_release(self.site)
+        for old in ids[:-self.keep] if self.keep else ids:
+            if old != current:
+                shutil.rmtree(self.site / RELEASES / old, ignore_errors=True)

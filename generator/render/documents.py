@@ -1,0 +1,229 @@
+"""Render each kind of API document as plain dicts in SPEC.md's field order."""
+from __future__ import annotations
+
+import unicodedata
+
+from ..load.records import Country, Indicator, Model, ModelData, Section, Value
+from ..scoring.bounds import COLOR_MEANING, TREND_MEANING, normalise
+from ..scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, classify_risk, data_quality, rating,
+                               round3)
+from ..scoring.results import CountryScores, IndicatorResult, ModelResult, ModelScores, SdgMarks, SectionResult
+
+
+def timestamp(year: int) -> str:
+    return f"{year}-12-31"  # SCORING.md §4: results are annual, dated YYYY-12-31
+
+
+def name_key(name: str) -> str:
+    """Sort key for names: case-insensitive, accents folded (API.md: Côte d'Ivoire among the C's)."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def risk_score(score: float, model: Model) -> float:
+    """The score read as risk: sdg's higher-is-better score turns into 100 − score (SCORING.md §4)."""
+    return round3(100 - score) if model.higher_is_better else score
+
+
+def _risk_class(score: float, model: Model) -> dict:
+    number = classify_risk(risk_score(score, model))
+    return {"riskClassificationNumeric": number, "riskClassificationCategorical": RISK_CLASSES[number - 1]}
+
+
+def _quality(share: float) -> dict:
+    number = data_quality(share)
+    return {"dataQualityNumeric": number, "dataQualityCategorical": DATA_QUALITY[number - 1]}
+
+
+def _rank(scores: ModelScores, level: str, reference: str, year: int, code: str) -> dict:
+    found = scores.rank(level, reference, year, code)
+    return {"countryRank": found[0], "countryUniverse": found[1]} if found else {}
+
+
+def _sdg(marks: SdgMarks) -> dict:
+    return {"sdgColor": marks.color, "sdgColorInterpretation": COLOR_MEANING[marks.color],
+            "sdgTrendArrow": marks.trend, "sdgTrendInterpretation": TREND_MEANING[marks.trend]}
+
+
+# ---------------------------------------------------------------- configuration
+
+def render_model_config(model: Model) -> dict:
+    return {"title": model.title, "description": model.description, "source": model.source, "code": model.code}
+
+
+def render_country_config(country: Country) -> dict:
+    return {"name": country.name, "code": country.code}
+
+
+def render_model_definition(model: Model) -> dict:
+    return {"type": model.code, "version": model.version, "updateDate": model.update_date,
+            "description": model.description, "source": model.source, "url": model.url}
+
+
+def render_entity(country: Country, scored: CountryScores) -> dict:
+    return {"geoType": country.geo_type, "countryCode": country.code, "countryName": country.name,
+            "regionName": country.region, "worldBankClassification": country.income,
+            "oecdMember": country.oecd_member, "resultsTimeSeriesAvailable": len(scored.results) > 1}
+
+
+# ---------------------------------------------------------------- results
+
+def render_model_result(result: ModelResult, scores: ModelScores, country: Country) -> dict:
+    model = scores.data.model
+    doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
+    if model.scoring == "bounds":
+        doc["regionalScore"] = scores.regional[(country.region, result.year)]
+    doc.update(_risk_class(result.score, model))
+    if result.risk_points is not None:
+        doc["riskPoints"] = result.risk_points
+        doc["riskPointsMax"] = result.risk_points_max
+    if model.rating:
+        position = rating(risk_score(result.score, model))
+        doc["ratingNumeric"] = position
+        doc["ratingLetter"] = RATING_LETTERS[position - 1]
+    doc["shareIndicatorsAvailable"] = result.share
+    doc.update(_quality(result.share))
+    doc.update(_rank(scores, "model", "", result.year, country.code))
+    return doc
+
+
+def render_section_result(result: SectionResult, section: Section, scores: ModelScores, code: str) -> dict:
+    model = scores.data.model
+    doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
+    if result.sdg is not None:
+        doc.update(_sdg(result.sdg))
+    doc.update(_risk_class(result.score, model))
+    if result.risk_points is not None:
+        doc["riskPoints"] = result.risk_points
+        doc["riskPointsMax"] = result.risk_points_max
+    doc.update(_quality(result.share))
+    doc.update(_rank(scores, "section", section.reference, result.year, code))
+    doc["weight"] = result.weight
+    return doc
+
+
+def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores, code: str) -> dict:
+    model = scores.data.model
+    doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
+    if result.score is not None:
+        doc.update(_risk_class(result.score, model))
+    if model.scoring == "points":
+        doc["riskPoints"] = result.risk_points
+        doc["riskPointsMax"] = result.risk_points_max
+    if result.sdg is not None:
+        doc.update(_sdg(result.sdg))
+    if result.score is not None:
+        doc.update(_rank(scores, "indicator", indicator.reference, result.year, code))
+        doc["weight"] = result.weight
+    doc["data"] = render_raw_data(result, indicator)
+    return doc
+
+
+def _display(value: Value | None) -> str | float | None:
+    """Raw values as SPEC.md allows them in `data.value`: string, number or null."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def render_raw_data(result: IndicatorResult, indicator: Indicator) -> dict:
+    observation = result.observation
+    if observation is None:
+        return {"name": [indicator.short_name], "value": None}
+    names = [indicator.short_name] + [name for name, _ in observation.components]
+    values = [_display(observation.value)] + [_display(value) for _, value in observation.components]
+    return {"name": names, "value": values}
+
+
+# ---------------------------------------------------------------- definitions
+
+def render_scoring(indicator: Indicator) -> list[dict]:
+    if indicator.bounds is None:
+        return [{"threshold": row.threshold, "riskPoints": row.risk_points} for row in indicator.scoring]
+    bounds = indicator.bounds
+    # SCORING.md §3: the four reference values, each with the score it gets.
+    return [{"threshold": f"{label}: x = {value:g}", "riskPoints": round3(normalise(value, bounds))}
+            for label, value in (("optimum", bounds.optimum), ("green", bounds.green),
+                                 ("red", bounds.red), ("lower", bounds.lower))]
+
+
+def render_section(section: Section, scores: ModelScores, scored: CountryScores) -> dict:
+    results = scored.sections[section.reference]
+    doc: dict = {"resultsTimeSeriesAvailable": len(results) > 1, "name": section.name,
+                 "reference": section.reference, "defaultWeight": section.default_weight}
+    if section.description:
+        doc["description"] = section.description
+    if section.sdg_number is not None:
+        doc["SDGnumber"] = section.sdg_number
+    doc["results"] = [render_section_result(r, section, scores, scored.country.code) for r in results]
+    return doc
+
+
+def render_indicator(indicator: Indicator, scores: ModelScores, scored: CountryScores) -> dict:
+    results = scored.indicators[indicator.reference]
+    doc: dict = {"resultsTimeSeriesAvailable": sum(r.score is not None for r in results) > 1,
+                 "name": indicator.name, "reference": indicator.reference, "shortName": indicator.short_name,
+                 "source": indicator.source, "url": indicator.url}
+    if indicator.description:
+        doc["description"] = indicator.description
+    doc["defaultWeight"] = indicator.default_weight
+    doc["frequency"] = indicator.frequency
+    if indicator.unit:
+        doc["unit"] = indicator.unit
+    doc["currency"] = indicator.currency
+    doc["lastUpdated"] = indicator.last_updated
+    doc["section"] = indicator.section
+    doc["scoring"] = render_scoring(indicator)
+    if indicator.applicability is not None:
+        doc["applicableFlag"] = indicator.applicability.text
+    doc["results"] = [render_indicator_result(r, indicator, scores, scored.country.code) for r in results]
+    return doc
+
+
+# ---------------------------------------------------------------- endpoints
+
+def render_model_list(models: list[Model]) -> list[dict]:
+    """Endpoint 1."""
+    return [render_model_config(m) for m in models]
+
+
+def render_country_list(countries: list[Country]) -> list[dict]:
+    """Endpoint 2."""
+    return [render_country_config(c) for c in countries]
+
+
+def render_score_entry(scores: ModelScores, scored: CountryScores) -> dict:
+    """One element of endpoint 3's `data`: the entity and its current result."""
+    return {"entity": render_entity(scored.country, scored),
+            "results": [render_model_result(scored.current, scores, scored.country)]}
+
+
+def render_model_scores(model: Model, entries: list[dict]) -> dict:
+    """Endpoint 3."""
+    return {"model": render_model_definition(model), "data": entries}
+
+
+def render_country_model_scores(scores: ModelScores, scored: CountryScores) -> dict:
+    """Endpoint 4: the whole series for the model, each section and each indicator."""
+    data: ModelData = scores.data
+    return {
+        "model": render_model_definition(data.model),
+        "entity": render_entity(scored.country, scored),
+        "results": [render_model_result(r, scores, scored.country) for r in scored.results],
+        "sections": [render_section(s, scores, scored) for s in data.sections],
+        "indicators": [render_indicator(i, scores, scored) for i in data.indicators],
+    }
+
+
+def render_country_scores(country: Country, visible: list[ModelScores]) -> dict:
+    """Endpoint 5: the current score of every visible model that has one."""
+    riskscores = []
+    for scores in visible:
+        current = scores.countries[country.code].current
+        if current is None:
+            continue
+        riskscores.append({"model": scores.data.model.code,
+                           "riskClassificationCategorical": _risk_class(current.score, scores.data.model)[
+                               "riskClassificationCategorical"],
+                           "timestamp": timestamp(current.year), "score": current.score})
+    return {"name": country.name, "code": country.code, "riskscores": riskscores}

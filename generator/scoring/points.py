@@ -1,0 +1,75 @@
+"""Risk-point models: indicator → section → model for one country and year (SCORING.md §2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..load.records import Country, ModelData, Observation
+from .numbers import round3
+from .results import IndicatorResult, ModelResult, SectionResult
+from .timeline import YearInputs
+
+SECTION_MIN_SHARE = 0.30
+MODEL_MIN_SHARE = 0.30
+
+
+@dataclass(frozen=True)
+class YearScores:
+    indicators: dict[str, IndicatorResult]
+    sections: dict[str, SectionResult]
+    model: ModelResult | None
+
+
+def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
+    """Weights 0–100 proportional to the default weights of what has a result (0.15 / 0.925 → 16.216)."""
+    total = sum(default_weights[key] for key in sorted(default_weights))
+    if total <= 0:
+        return {}
+    return {key: 100 * weight / total for key, weight in default_weights.items()}
+
+
+def score_year(data: ModelData, country: Country, year: YearInputs,
+               series: dict[str, tuple[Observation, ...]]) -> YearScores:
+    indicators: dict[str, IndicatorResult] = {}
+    section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
+    available_total = applicable_total = 0
+    for section in data.sections:
+        members = data.indicators_of(section.reference)
+        applicable = [i for i in members if i.applies_to(country)]
+        available = [i for i in applicable if year.inputs[i.reference] is not None]
+        applicable_total += len(applicable)
+        available_total += len(available)
+        section_max = sum(i.risk_points_max for i in available)
+        points_sum = 0
+        for indicator in members:
+            observation = year.inputs[indicator.reference]
+            if observation is None:
+                indicators[indicator.reference] = IndicatorResult(year.year, year.type, None, None, None, None, None)
+                continue
+            points = indicator.points_for(observation.value)
+            points_max = indicator.risk_points_max
+            points_sum += points
+            indicators[indicator.reference] = IndicatorResult(
+                year.year, year.type, observation, round3(100 * points / points_max), points, points_max,
+                round3(100 * points_max / section_max))
+        share = round3(len(available) / len(applicable)) if applicable else 0.0
+        if available and share >= SECTION_MIN_SHARE:
+            section_raw[section.reference] = (points_sum, section_max, share)
+    weights = rescale_weights({s.reference: s.default_weight for s in data.sections if s.reference in section_raw})
+    sections: dict[str, SectionResult] = {}
+    model_score = 0.0
+    model_points = model_max = 0
+    for section in data.sections:
+        if section.reference not in weights:
+            continue
+        points, points_max, share = section_raw[section.reference]
+        score = 100 * points / points_max
+        model_score += weights[section.reference] * score / 100
+        model_points += points
+        model_max += points_max
+        sections[section.reference] = SectionResult(year.year, year.type, round3(score), points, points_max,
+                                                    round3(weights[section.reference]), share)
+    share = round3(available_total / applicable_total) if applicable_total else 0.0
+    model = None
+    if sections and share >= MODEL_MIN_SHARE:
+        model = ModelResult(year.year, year.type, round3(model_score), model_points, model_max, share)
+    return YearScores(indicators, sections, model)

@@ -1,0 +1,88 @@
+"""What scoring produces: results per country, level and year, plus cross-country ranks."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..load.records import Country, ModelData, Observation
+
+HISTORY, CURRENT, PROJECTION = "history", "current", "projection"
+
+
+@dataclass(frozen=True)
+class SdgMarks:
+    """Colour and trend of an sdg indicator or goal (SCORING.md §3)."""
+
+    color: str
+    trend: str
+
+
+@dataclass(frozen=True)
+class IndicatorResult:
+    year: int
+    type: str
+    observation: Observation | None  # None: missing or not applicable
+    score: float | None  # rounded
+    risk_points: int | None
+    risk_points_max: int | None
+    weight: float | None  # rounded, 0–100 within the section
+    sdg: SdgMarks | None = None
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    year: int
+    type: str
+    score: float
+    risk_points: int | None
+    risk_points_max: int | None
+    weight: float  # rounded, 0–100 among the sections with a result
+    share: float  # rounded share of available applicable indicators
+    sdg: SdgMarks | None = None
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    year: int
+    type: str
+    score: float
+    risk_points: int | None
+    risk_points_max: int | None
+    share: float
+
+
+@dataclass(frozen=True)
+class CountryScores:
+    country: Country
+    results: tuple[ModelResult, ...]  # years with a model result, ascending
+    sections: dict[str, tuple[SectionResult, ...]]  # by section reference
+    indicators: dict[str, tuple[IndicatorResult, ...]]  # by indicator reference, every year of the timeline
+
+    @property
+    def current(self) -> ModelResult | None:
+        return next((r for r in self.results if r.type == CURRENT), None)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Ranks of one level (model, a section or an indicator) at one date."""
+
+    ranks: dict[str, int] = field(hash=False)
+
+    @property
+    def universe(self) -> int:
+        return len(self.ranks)
+
+
+@dataclass(frozen=True)
+class ModelScores:
+    data: ModelData
+    countries: dict[str, CountryScores]  # every country of the list, by code
+    # rankings[(level, reference, year)], level "model", "section" or "indicator" (reference "" for model)
+    rankings: dict[tuple[str, str, int], Ranking] = field(hash=False)
+    regional: dict[tuple[str, int], float] = field(hash=False)  # (region, year) -> rounded mean, bounds models
+
+    def rank(self, level: str, reference: str, year: int, country: str) -> tuple[int, int] | None:
+        ranking = self.rankings.get((level, reference, year))
+        if ranking is None or country not in ranking.ranks:
+            return None
+        return ranking.ranks[country], ranking.universe

@@ -1,0 +1,42 @@
+"""Validate every document against its JSON Schema in schemas/ (Draft 2020-12, formats checked)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema_rs
+
+from .routes import Route
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+
+def load_schemas(schema_dir: Path = SCHEMA_DIR) -> dict[str, dict]:
+    """Every schema of schema_dir by name (file name without .json)."""
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(schema_dir.glob("*.json"))}
+
+
+def json_path(path) -> str:
+    """`$.data[0].results[0].score` from a list of keys and indexes."""
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+class DocumentValidator:
+    """Compiled validators for every response schema, sharing common.json through a registry."""
+
+    def __init__(self, schema_dir: Path = SCHEMA_DIR):
+        self.schemas = load_schemas(schema_dir)
+        common = self.schemas["common"]
+        registry = jsonschema_rs.Registry([(common["$id"], common)])
+        self._validators = {
+            name: jsonschema_rs.validator_for(schema, registry=registry, validate_formats=True)
+            for name, schema in self.schemas.items() if name != "common"
+        }
+
+    def errors(self, route: Route, document: object) -> list[str]:
+        """Every violation of the route's schema, each named by URL and JSON path."""
+        validator = self._validators[route.schema]
+        if validator.is_valid(document):
+            return []
+        return [f"{route}: at {json_path(error.instance_path)}: {error.message}"
+                for error in validator.iter_errors(document)]
