@@ -1,0 +1,39 @@
+"""Shared fixtures: paths, and the tiny fixture dataset built once per session."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.build import build
+from generator.load import load_dataset
+from generator.scoring import score_dataset
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "tests" / "fixtures" / "tiny"
+GOLDEN = ROOT / "tests" / "golden" / "tiny"
+DEMO_DATA = ROOT / "data"
+
+
+@pytest.fixture(scope="session")
+def tiny_scores():
+    """The tiny fixture, loaded and scored: {model code: ModelScores}."""
+    dataset = load_dataset(TINY)
+    return {s.data.model.code: s for s in score_dataset(dataset)}
+
+
+@pytest.fixture(scope="session")
+def tiny_site(tmp_path_factory) -> Path:
+    """A site folder with one published release of the tiny fixture."""
+    site = tmp_path_factory.mktemp("tiny-site")
+    build(TINY, site)
+    return site
+
+
+@pytest.fixture
+def data_copy(tmp_path) -> Path:
+    """A writable copy of the tiny fixture, for tests that break it."""
+    target = tmp_path / "data"
+    shutil.copytree(TINY, target)
+    return target
