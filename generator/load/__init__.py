@@ -70,6 +70,8 @@ class _Loader:
         self.dir = data_dir
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        # Indicators already reported as broken: their observations are not reported again.
+        self.broken_indicators: set[tuple[str, str]] = set()
 
     def shown(self, name: str) -> str:
         return str(self.dir / name)
@@ -212,6 +214,12 @@ class _Loader:
         return indicator
 
     def finish_indicator(self, models, raw: dict) -> Indicator | None:
+        indicator = self._finish_indicator(models, raw)
+        if indicator is None:
+            self.broken_indicators.add((raw["model"], raw["reference"]))
+        return indicator
+
+    def _finish_indicator(self, models, raw: dict) -> Indicator | None:
         model = models[raw["model"]]
         where = f"indicator {raw['model']}/{raw['reference']}"
         rows = [row for _, row in raw["scoring"]]
@@ -280,15 +288,15 @@ class _Loader:
         components: dict[tuple[str, str, str], list[tuple[Row, str, Value | None]]] = defaultdict(list)
         seen: dict[tuple, int] = {}
         outside: dict[str, list[Row]] = defaultdict(list)
+        unknown: dict[tuple[str, str], list[Row]] = defaultdict(list)
         for r in self.read(name, OBSERVATION_COLUMNS):
             indicator = by_reference.get(r["indicator"])
             if indicator is None:
-                self.problem(name, r, "indicator", f"{r['indicator']!r} is not an indicator of {model.code}",
-                             "fix the reference or add the indicator to indicators.csv")
+                if (model.code, r["indicator"]) not in self.broken_indicators:
+                    unknown[("indicator", r["indicator"])].append(r)
                 continue
             if r["country"] not in countries:
-                self.problem(name, r, "country", f"{r['country']!r} is not in countries.csv",
-                             "add the country or fix the code")
+                unknown[("country", r["country"])].append(r)
                 continue
             key = (r["indicator"], r["country"], r["date"])
             full_key = key + (r["component"] or "",)
@@ -315,6 +323,11 @@ class _Loader:
             if not indicator.applies_to(countries[r["country"]]):
                 outside[indicator.reference].append(r)
             main[key] = (r, value, projected)
+        for (column, value), rows in unknown.items():
+            message, hint = (f"{value!r} is not an indicator of {model.code}",
+                             "fix the reference or add the indicator to indicators.csv") if column == "indicator" \
+                else (f"{value!r} is not in countries.csv", "add the country or fix the code")
+            self.problem(name, rows[0], column, message, hint + _more_lines(rows))
         for reference, rows in outside.items():
             codes = sorted({r["country"] for r in rows})
             self.warn(name, rows[0], "country", f"{len(rows)} observations of {reference} are for countries outside "
@@ -338,6 +351,15 @@ class _Loader:
                 for country, observations in sorted(per_country.items())
             }
         return result
+
+
+def _more_lines(rows: list[Row]) -> str:
+    """`; also on lines 18, 19, 20 and 7 more` for a problem that repeats on many rows."""
+    if len(rows) == 1:
+        return ""
+    shown = ", ".join(str(r.line) for r in rows[1:4])
+    more = f" and {len(rows) - 4} more" if len(rows) > 4 else ""
+    return f"; also on lines {shown}{more}"
 
 
 def _latest_per_year(observations: list[Observation]) -> list[Observation]:

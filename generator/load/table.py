@@ -97,7 +97,7 @@ def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems
             ok = False
         seen.add(name)
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
             hint = f"did you mean {close[0]}?" if close else f"known columns: {', '.join(known)}"
             problems.append(Problem(shown_as, 1, name, "unknown column", hint))
             ok = False

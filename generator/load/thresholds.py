@@ -59,9 +59,9 @@ def coverage_gaps(rows: list[ThresholdRow]) -> list[str]:
     for before, after in zip(ordered, ordered[1:]):
         end, start = before.upper, after.lower
         if end is None or (start is not None and start < end):
-            problems.append(f"rows '{before.threshold}' and '{after.threshold}' overlap")
+            problems.append(f"has overlapping rows '{before.threshold}' and '{after.threshold}'")
         elif start is None:
-            problems.append(f"rows '{before.threshold}' and '{after.threshold}' overlap")
+            problems.append(f"has overlapping rows '{before.threshold}' and '{after.threshold}'")
         elif start > end:
             problems.append(f"has a gap between {_fmt(end)} and {_fmt(start)}")
     if ordered[-1].upper is not None:

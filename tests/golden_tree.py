@@ -1,0 +1,30 @@
+"""The golden tree: the tiny fixture's published documents, pretty-printed for review."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import orjson
+
+from generator.build import build
+from generator.publish import CURRENT
+
+from .conftest import GOLDEN, TINY
+
+
+def pretty(raw: bytes) -> bytes:
+    """The same document with indentation; key order is kept, so order changes show up too."""
+    return orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def published_documents(site: Path) -> dict[str, bytes]:
+    """Every JSON document of the current release by relative path (manifest and .gz left out)."""
+    release = site / CURRENT
+    return {str(p.relative_to(release)): p.read_bytes()
+            for p in sorted(release.rglob("*.json")) if p.name != "manifest.json"}
+
+
+def build_tiny_documents() -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory() as site:
+        build(TINY, Path(site))
+        return published_documents(Path(site))
