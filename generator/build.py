@@ -15,7 +15,7 @@ from .publish import ReleaseWriter
 from .render import count_documents, render_all
 from .routes import openapi
 from .scoring import ModelScores, score_dataset
-from .validate import DocumentValidator
+from .validate import SCHEMA_DIR, DocumentValidator
 
 
 @dataclass
@@ -60,12 +60,12 @@ def load_and_score(data_dir: Path, strict: bool, report: BuildReport) -> tuple[D
 
 
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
-          progress: Callable[[int, int], None] | None = None) -> BuildReport:
+          progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir."""
     report = BuildReport()
     dataset, scores = load_and_score(data_dir, strict, report)
     clock = _Stopwatch(report.stages)
-    validator = DocumentValidator()
+    validator = DocumentValidator(schema_dir)
     documents = list_documents(dataset, scores, validator)
     total = count_documents(dataset)
     writer = ReleaseWriter(site_dir)

@@ -16,7 +16,8 @@ _DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
 _INTEGER = re.compile(r"-?\d+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _YEAR = re.compile(r"\d{4}")
-_URL = re.compile(r"https?://[^\s/$.?#][^\s]*")
+# RFC 3986 characters only, with well-formed percent escapes (what the schemas' `uri` format accepts).
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~]+(:\d+)?([/?#]([A-Za-z0-9\-._~:/?#@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?")
 _CODE = re.compile(r"[A-Z]{3}")
 _CODE_ANY_CASE = re.compile(r"[A-Za-z]{3}")
 _MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -193,7 +194,8 @@ def year_or_date(value: str) -> str:
 
 def url(value: str) -> str:
     if not _URL.fullmatch(value):
-        raise CellError("is not a URL", "write a full address starting with https://")
+        raise CellError("is not a URL", "write a full address starting with https://, with spaces and other "
+                        "special characters percent-encoded")
     return value
 
 

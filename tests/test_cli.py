@@ -1,0 +1,93 @@
+"""The riskapi command through click's runner: output, exit codes 0 / 1 / 2."""
+import re
+
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.publish import current_release, releases
+
+from .conftest import TINY
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_build_prints_one_summary_line(tmp_path):
+    result = run("build", "--data", TINY, "--site", tmp_path)
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 50 documents, 0\.\d MB \(0 unchanged\), "
+                        r"3 models × 3 countries in \d+\.\ds", lines[0]), lines[0]
+    assert current_release(tmp_path) in lines[0]
+
+
+def test_build_verbose_shows_stages(tmp_path):
+    result = run("-v", "build", "--data", TINY, "--site", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"stages: load [\d.]+s, score [\d.]+s, render [\d.]+s, validate [\d.]+s, publish [\d.]+s",
+                     result.output)
+
+
+def test_build_quiet_prints_nothing(tmp_path):
+    result = run("-q", "build", "--data", TINY, "--site", tmp_path)
+    assert (result.exit_code, result.output) == (0, "")
+
+
+def test_bad_data_exits_1_with_located_messages_and_publishes_nothing(tmp_path, data_copy):
+    (data_copy / "countries.csv").write_text(
+        (data_copy / "countries.csv").read_text().replace("NGA,Nigeria", "NGA,Nigeria,extra"))
+    result = run("build", "--data", data_copy, "--site", tmp_path / "site")
+    assert result.exit_code == 1, result.output
+    assert f"{data_copy}/countries.csv:4: has 7 cells, the header has 6" in result.output
+    assert releases(tmp_path / "site") == []
+
+
+def test_check_writes_nothing(tmp_path):
+    result = run("check", "--data", TINY)
+    assert result.exit_code == 0, result.output
+    # current model scores: sovereign AUT, CIV; sdg AUT, CIV; acme_aml AUT, CIV, NGA
+    assert result.output.startswith(f"{TINY} is valid: 3 models, 3 countries, 7 current model scores")
+
+
+def test_strict_turns_warnings_into_errors(data_copy):
+    path = data_copy / "indicators.csv"
+    path.write_text(path.read_text().replace("0.6667,annual", "0.6,annual").replace("0.3333,annual", "0.4,annual"))
+    relaxed = run("check", "--data", data_copy)
+    assert relaxed.exit_code == 0 and "2 warning(s) (--strict makes them errors)" in relaxed.output
+    strict = run("check", "--strict", "--data", data_copy)
+    assert strict.exit_code == 1
+    assert "has warnings, and --strict makes them errors" in strict.output
+
+
+def test_releases_and_rollback(tmp_path):
+    for _ in range(2):
+        assert run("-q", "build", "--data", TINY, "--site", tmp_path).exit_code == 0
+    first, second = releases(tmp_path)
+    listing = run("releases", "--site", tmp_path)
+    assert listing.output.splitlines() == [f"  {first}  {_files(tmp_path, first)} files",
+                                           f"* {second}  {_files(tmp_path, second)} files"]
+    back = run("rollback", "--site", tmp_path)
+    assert (back.exit_code, back.output) == (0, f"current release is now {first}\n")
+    again = run("rollback", "--site", tmp_path)
+    assert again.exit_code == 1 and f"no release older than {first}" in again.output
+
+
+def _files(site, release_id) -> int:
+    import orjson
+    return len(orjson.loads((site / "releases" / release_id / "manifest.json").read_bytes())["files"])
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert run("build", "--no-such-option").exit_code == 2
+    assert run("no-such-command").exit_code == 2
+
+
+def test_demo_data_writes_a_dataset_that_checks(tmp_path):
+    out = tmp_path / "demo"
+    result = run("demo-data", "--out", out, "--countries", 12, "--models", 6, "--years", 3, "--last-year", 2024)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"wrote {out}: 12 countries, 6 models,")
+    checked = run("check", "--strict", "--data", out)
+    assert checked.exit_code == 0, checked.output

@@ -1,0 +1,168 @@
+"""Releases: fresh folder, manifest, .gz, hard links for unchanged files, atomic swap, rollback."""
+import gzip
+import hashlib
+import json
+import os
+import shutil
+
+import orjson
+import pytest
+
+from generator.build import build
+from generator.errors import DataError, PublishError, ValidationFailed
+from generator.publish import (CURRENT, GZIP_MIN_BYTES, RELEASES, ReleaseWriter, current_release, releases,
+                               rollback)
+from generator.validate import SCHEMA_DIR
+
+from .conftest import TINY
+
+
+def snapshot(site) -> dict[str, tuple]:
+    """Every file under the site with its bytes' hash, inode and mtime, plus where `current` points."""
+    state = {CURRENT: os.readlink(site / CURRENT) if (site / CURRENT).is_symlink() else None}
+    for path in sorted(site.rglob("*")):
+        if path.is_file() and not path.is_symlink() and path.name != ".lock":
+            info = path.stat()
+            state[str(path.relative_to(site))] = (hashlib.sha256(path.read_bytes()).hexdigest(), info.st_ino,
+                                                 info.st_mtime_ns)
+    return state
+
+
+def test_release_has_manifest_with_every_file(tiny_site):
+    release = tiny_site / CURRENT
+    manifest = orjson.loads((release / "manifest.json").read_bytes())
+    on_disk = {str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()} - {"manifest.json"}
+    assert set(manifest["files"]) == on_disk
+    for relative, entry in manifest["files"].items():
+        data = (release / relative).read_bytes()
+        assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def test_gzip_beside_files_over_1kb(tiny_site):
+    release = tiny_site / CURRENT
+    for path in release.rglob("index.json"):
+        compressed = path.with_name("index.json.gz")
+        if path.stat().st_size > GZIP_MIN_BYTES:
+            assert gzip.decompress(compressed.read_bytes()) == path.read_bytes()
+        else:
+            assert not compressed.exists()
+
+
+def test_current_is_a_relative_symlink(tiny_site):
+    target = os.readlink(tiny_site / CURRENT)
+    assert target == f"{RELEASES}/{current_release(tiny_site)}"
+
+
+def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
+    site = tmp_path / "site"
+    build(TINY, site)
+    first = current_release(site)
+    before = snapshot(site)
+    report = build(TINY, site)
+    second = current_release(site)
+    assert second != first and releases(site) == [first, second]
+    assert report.linked == report.documents
+    checked = 0
+    for relative, state in before.items():
+        if relative.startswith(f"{RELEASES}/{first}/api/"):
+            _digest, inode, mtime = state
+            info = (site / relative.replace(first, second, 1)).stat()
+            assert (info.st_ino, info.st_mtime_ns) == (inode, mtime), relative
+            checked += 1
+    assert checked > report.documents  # every document and its .gz
+
+
+def test_changed_file_gets_new_bytes_and_others_stay_linked(tmp_path, data_copy):
+    site = tmp_path / "site"
+    build(data_copy, site)
+    first = current_release(site)
+    path = data_copy / "observations" / "acme_aml.csv"
+    path.write_text(path.read_text().replace("fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"))
+    report = build(data_copy, site)
+    second = current_release(site)
+    nga = "api/v1/riskscores/acme_aml/NGA/index.json"
+    old, new = site / RELEASES / first / nga, site / RELEASES / second / nga
+    assert old.read_bytes() != new.read_bytes()
+    assert old.stat().st_ino != new.stat().st_ino
+    assert json.loads(new.read_bytes())["results"][0]["score"] == 100.0  # black → 100 of 100 points
+    unchanged = "api/v1/riskscores/sovereign/AUT/index.json"
+    assert (site / RELEASES / first / unchanged).stat().st_ino == (site / RELEASES / second / unchanged).stat().st_ino
+    assert 0 < report.linked < report.documents
+
+
+def test_data_error_leaves_current_release_untouched(tmp_path, data_copy):
+    site = tmp_path / "site"
+    build(data_copy, site)
+    before = snapshot(site)
+    (data_copy / "sections.csv").write_text("model,reference\n")
+    with pytest.raises(DataError):
+        build(data_copy, site)
+    assert snapshot(site) == before
+
+
+def test_validation_failure_after_writing_started_leaves_current_untouched(tmp_path):
+    site = tmp_path / "site"
+    build(TINY, site)
+    before = snapshot(site)
+    # A real, stricter copy of the schemas: endpoint 3 may list no country. The build renders and
+    # writes other documents before it meets one that fails.
+    schemas = tmp_path / "schemas"
+    shutil.copytree(SCHEMA_DIR, schemas)
+    strict = json.loads((schemas / "model-scores.json").read_text())
+    strict["properties"]["data"]["maxItems"] = 0
+    (schemas / "model-scores.json").write_text(json.dumps(strict))
+    with pytest.raises(ValidationFailed) as raised:
+        build(TINY, site, schema_dir=schemas)
+    assert "/api/v1/riskscores/sovereign/: at $.data: " in raised.value.format_message()
+    assert snapshot(site) == before
+    assert not list((site / RELEASES).glob(".tmp-*"))
+
+
+def test_second_write_to_same_path_is_an_error(tmp_path):
+    writer = ReleaseWriter(tmp_path / "site")
+    try:
+        writer.write("api/v1/x/index.json", b"[]")
+        with pytest.raises(PublishError, match="two documents were written to api/v1/x/index.json"):
+            writer.write("api/v1/x/index.json", b"[]")
+    finally:
+        writer.abort()
+    assert current_release(tmp_path / "site") is None
+
+
+def test_one_build_at_a_time(tmp_path):
+    writer = ReleaseWriter(tmp_path / "site")
+    try:
+        with pytest.raises(PublishError, match="another build or rollback"):
+            ReleaseWriter(tmp_path / "site")
+    finally:
+        writer.abort()
+
+
+def test_rollback_goes_back_one_release_at_a_time(tmp_path):
+    site = tmp_path / "site"
+    ids = []
+    for _ in range(3):
+        build(TINY, site)
+        ids.append(current_release(site))
+    assert rollback(site) == ids[1] and current_release(site) == ids[1]
+    assert rollback(site) == ids[0] and current_release(site) == ids[0]
+    with pytest.raises(PublishError, match="no release older than"):
+        rollback(site)
+    assert current_release(site) == ids[0]
+
+
+def test_old_releases_are_pruned_but_never_the_current_one(tmp_path):
+    site = tmp_path / "site"
+    for _ in range(7):
+        build(TINY, site)
+    kept = releases(site)
+    assert len(kept) == 5 and current_release(site) == kept[-1]
+
+
+def test_release_ids_sort_in_build_order(tmp_path):
+    site = tmp_path / "site"
+    ids = []
+    for _ in range(3):  # three builds within a second or two still get increasing ids
+        build(TINY, site)
+        ids.append(current_release(site))
+    assert ids == sorted(ids) and len(set(ids)) == 3
