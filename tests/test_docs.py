@@ -1,0 +1,42 @@
+"""README documents every CLI command, option and endpoint (a test fails when one is added silently)."""
+import click
+
+from generator.cli import main
+from generator.routes import COUNTRY_ORDERINGS, SCORE_ORDERINGS
+
+from .conftest import ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DATA_README = (ROOT / "data" / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_command_and_option_is_in_the_readme():
+    for name, command in main.commands.items():
+        assert f"riskapi {name}" in README, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert any(opt in README for opt in param.opts), f"{name} {param.opts}"
+
+
+def test_every_endpoint_and_ordering_is_in_the_readme():
+    for route in ("GET /api/v1/configuration/riskscoremodels/", "…/riskscoresmodels/",
+                  "GET /api/v1/configuration/countries/", "GET /api/v1/riskscores/{model}/",
+                  "GET /api/v1/riskscores/{model}/{country_code}/", "GET /api/v1/riskscores/country/{code}/",
+                  "GET /api/v1/openapi.json"):
+        assert route in README, route
+    for ordering in COUNTRY_ORDERINGS + SCORE_ORDERINGS:
+        assert f"`{ordering}`" in README, ordering
+
+
+def test_every_csv_column_is_in_the_data_readme():
+    from generator.load import (BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS,
+                                OBSERVATION_COLUMNS, SCORING_COLUMNS, SECTION_COLUMNS)
+    for columns in (COUNTRY_COLUMNS, MODEL_COLUMNS, SECTION_COLUMNS, INDICATOR_COLUMNS, SCORING_COLUMNS,
+                    BOUNDS_COLUMNS, OBSERVATION_COLUMNS):
+        for column in columns:
+            assert f"`{column.name}`" in DATA_README, column.name
+
+
+def test_readme_names_the_two_setup_commands_and_ci_runs_the_test_one():
+    assert "scripts/demo.sh" in README and "scripts/test.sh" in README
+    assert "scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
