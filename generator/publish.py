@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,11 @@ def read_manifest(release_dir: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
     return orjson.loads(path.read_bytes())["files"]
+
+
+def _manifest_stamp(release_dir: Path) -> int:
+    path = release_dir / MANIFEST
+    return orjson.loads(path.read_bytes()).get("stamp", 0) if path.is_file() else 0
 
 
 def switch_to(site: Path, release_id: str) -> None:
@@ -112,6 +118,10 @@ class ReleaseWriter:
         previous_dir = site / RELEASES / self.previous if self.previous else None
         self._previous_dir = previous_dir
         self._previous_files = read_manifest(previous_dir) if previous_dir else {}
+        # Every new file gets one mtime, later than any file of the previous release, so nginx's
+        # ETag (mtime-size) changes whenever bytes change, even for two builds in one second.
+        previous_stamp = _manifest_stamp(previous_dir) if previous_dir else 0
+        self.stamp = max(int(time.time()), previous_stamp + 1)
         self.id = self._new_id()
         self.folder = site / RELEASES / f".tmp-{self.id}"
         self.folder.mkdir()
@@ -147,9 +157,12 @@ class ReleaseWriter:
         if self._link_unchanged(relative, digest, len(data), target):
             return
         target.write_bytes(data)
+        os.utime(target, (self.stamp, self.stamp))
         if len(data) > GZIP_MIN_BYTES:
             compressed = gzip.compress(data, compresslevel=6, mtime=0)
-            target.with_name(target.name + ".gz").write_bytes(compressed)
+            gz_target = target.with_name(target.name + ".gz")
+            gz_target.write_bytes(compressed)
+            os.utime(gz_target, (self.stamp, self.stamp))
             self.files[relative + ".gz"] = {"size": len(compressed),
                                             "sha256": hashlib.sha256(compressed).hexdigest()}
 
@@ -175,7 +188,7 @@ class ReleaseWriter:
     def commit(self) -> Release:
         """Write the manifest, move the release into place and make it current."""
         try:
-            manifest = {"release": self.id, "previous": self.previous,
+            manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
                         "files": dict(sorted(self.files.items()))}
             (self.folder / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
             final = self.site / RELEASES / self.id

@@ -166,3 +166,18 @@ def test_release_ids_sort_in_build_order(tmp_path):
         build(TINY, site)
         ids.append(current_release(site))
     assert ids == sorted(ids) and len(set(ids)) == 3
+
+
+def test_new_files_are_stamped_later_than_the_previous_release(tmp_path, data_copy):
+    # nginx's ETag is mtime-size: a changed file of equal size must still get a new ETag,
+    # even when two builds run within the same second.
+    site = tmp_path / "site"
+    build(data_copy, site)
+    first = current_release(site)
+    path = data_copy / "observations" / "acme_aml.csv"
+    path.write_text(path.read_text().replace("fatf_list,AUT,2024-10-25,none", "fatf_list,AUT,2024-10-25,grey"))
+    build(data_copy, site)
+    second = current_release(site)
+    doc = "api/v1/riskscores/acme_aml/AUT/index.json"
+    old, new = (site / RELEASES / first / doc).stat(), (site / RELEASES / second / doc).stat()
+    assert int(new.st_mtime) > int(old.st_mtime)
