@@ -15,6 +15,7 @@ from .publish import ReleaseWriter
 from .render import count_documents, render_all
 from .routes import openapi
 from .scoring import ModelScores, score_dataset
+from .serve.maps import render_release_maps
 from .validate import SCHEMA_DIR, DocumentValidator
 
 
@@ -88,6 +89,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 progress(1, total)
         if failures:
             raise ValidationFailed(failures)
+        for path, body in render_release_maps(dataset).items():
+            writer.write(path, body)
         started = time.perf_counter()
         release = writer.commit()
         clock.add("publish", started)

@@ -18,10 +18,10 @@ def pretty(raw: bytes) -> bytes:
 
 
 def published_documents(site: Path) -> dict[str, bytes]:
-    """Every JSON document of the current release by relative path (manifest and .gz left out)."""
+    """Every API document of the current release by relative path (.gz files left out)."""
     release = site / CURRENT
     return {str(p.relative_to(release)): p.read_bytes()
-            for p in sorted(release.rglob("*.json")) if p.name != "manifest.json"}
+            for p in sorted((release / "api").rglob("*.json"))}
 
 
 def build_tiny_documents() -> dict[str, bytes]:

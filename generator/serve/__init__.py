@@ -1,0 +1,1 @@
+"""Serving with nginx: the maps a release carries, the keys file, and running nginx."""

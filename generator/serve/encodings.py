@@ -1,0 +1,56 @@
+"""Every way a client writes a query value, as nginx sees it in `$arg_*` (raw, not URL-decoded).
+
+NGINX_NOTES.md: requests/httpx and URLSearchParams send `United+States` and `d%27Ivoire`, curl and
+encodeURIComponent send `%20` and a raw `'`; percent escapes come in upper or lower case; a browser
+may send UTF-8 bytes raw. nginx's map keys already ignore ASCII letter case.
+"""
+from __future__ import annotations
+
+from itertools import product
+import re
+from urllib.parse import quote
+
+_ESCAPE = re.compile(r"%[0-9A-F]{2}")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+# Characters each kind of client leaves unescaped (besides letters and digits).
+SAFE_SETS = (
+    "-._~",  # RFC 3986: curl --data-urlencode, Python quote/quote_plus, httpx
+    "-._~!*'()",  # encodeURIComponent
+    "-._*",  # URLSearchParams / application/x-www-form-urlencoded in browsers
+    "-._~!*'(),;:@/?$&=+",  # hand-written URLs: only spaces and non-ASCII escaped
+)
+
+
+def client_encodings(value: str) -> list[str]:
+    """The raw query-string forms of `value` that real clients send, one per nginx map key."""
+    forms: dict[str, str] = {}
+    for text in dict.fromkeys((value, value.upper(), value.lower())):  # nginx folds ASCII letters only
+        for safe, space, upper_hex, raw_utf8 in product(SAFE_SETS, ("%20", "+"), (True, False), (False, True)):
+            encoded = quote(text, safe=safe + " ")
+            if "&" in encoded or "#" in encoded or "+" in text and space == "+":
+                continue  # a raw & or # cannot be sent; + for space makes a literal + ambiguous
+            encoded = encoded.replace(" ", space)
+            if not upper_hex:
+                encoded = _lower_escapes(encoded)
+            if raw_utf8:
+                encoded = _raw_non_ascii(text, encoded, upper_hex)
+            forms.setdefault(ascii_folded(encoded), encoded)
+    return sorted(forms.values())
+
+
+def _lower_escapes(text: str) -> str:
+    return _ESCAPE.sub(lambda m: m[0].lower(), text)
+
+
+def ascii_folded(text: str) -> str:
+    """What nginx compares map keys on: ASCII letters lower-cased, other bytes as they are."""
+    return text.translate(_ASCII_LOWER)
+
+
+def _raw_non_ascii(text: str, encoded: str, upper_hex: bool) -> str:
+    """Put non-ASCII characters back as raw UTF-8 (what a browser address bar may send)."""
+    for ch in {c for c in text if ord(c) > 127}:
+        escaped = quote(ch)
+        encoded = encoded.replace(escaped if upper_hex else escaped.lower(), ch)
+    return encoded
