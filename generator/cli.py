@@ -122,6 +122,114 @@ def rollback(ctx: click.Context, site_dir: Path) -> None:
     _say(ctx, f"current release is now {previous}")
 
 
+KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False, path_type=Path),
+                           default="keys/keys.csv", show_default=True, envvar="RISKAPI_KEYS",
+                           help="The keys file (CSV: user, key, models, active), outside the served tree.")
+
+
+@main.group()
+def keys() -> None:
+    """Manage API keys: add, revoke, list."""
+
+
+@keys.command("add")
+@click.argument("user")
+@click.option("--models", default="", help="Custom models to grant, comma-separated (e.g. acme_aml).")
+@click.option("--key", "given_key", default=None, help="Use this key instead of a new random one.")
+@click.option("--replace", "replace_old", is_flag=True, help="Revoke the user's other keys (rotation).")
+@KEYS_OPTION
+@click.pass_context
+def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path) -> None:
+    """Add a key for USER and print it (once: it is not shown again)."""
+    from .serve.keys import add_key
+    granted = tuple(m.strip() for m in models.split(",") if m.strip())
+    added = _run(ctx, lambda: add_key(keys_file, user, granted, given_key, replace_old))
+    click.echo(added.key)
+    _say(ctx, f"added a key for {user}" + (f" with {', '.join(added.models)}" if added.models else "")
+         + f" to {keys_file}; a running `riskapi serve` picks it up within a second", level=1)
+
+
+@keys.command("revoke")
+@click.argument("user")
+@KEYS_OPTION
+@click.pass_context
+def keys_revoke(ctx, user: str, keys_file: Path) -> None:
+    """Deactivate every key of USER."""
+    from .serve.keys import revoke
+    count = _run(ctx, lambda: revoke(keys_file, user))
+    _say(ctx, f"revoked {count} key(s) of {user}")
+
+
+@keys.command("list")
+@KEYS_OPTION
+def keys_list(keys_file: Path) -> None:
+    """List users, their grants and whether each key is active (keys masked)."""
+    from .serve.keys import read_keys
+    for k in read_keys(keys_file):
+        click.echo(f"{k.user}\t{k.masked}\t{','.join(k.models) or '-'}\t{'active' if k.active else 'revoked'}")
+
+
+def _serve_settings(site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+                    rate_limit: float | None, foreground: bool = True):
+    from .serve.runtime import ServeSettings
+    return ServeSettings(site=site_dir.resolve(), keys=keys_file.resolve(), host=host, port=port,
+                         cache_control=cache_control, rate_limit=rate_limit, foreground=foreground)
+
+
+SERVE_OPTIONS = [
+    click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+    click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True),
+    click.option("--cache-control", default="private, no-cache", show_default=True,
+                 help="Cache-Control of successful answers (e.g. for a CDN that checks keys at its edge)."),
+    click.option("--rate-limit", type=click.FloatRange(min=0.001), default=None,
+                 help="Requests per second per client; off unless given."),
+]
+
+
+def _serve_options(command):
+    for option in reversed(SERVE_OPTIONS):
+        command = option(command)
+    return command
+
+
+@main.command()
+@SITE_OPTION
+@KEYS_OPTION
+@_serve_options
+@click.option("--prefix", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for nginx's configuration, logs and temp files [default: a new private one].")
+@click.pass_context
+def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+          rate_limit: float | None, prefix: Path | None) -> None:
+    """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
+    import tempfile
+    from .serve.runtime import serve_forever
+    settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
+    prefix = prefix or Path(tempfile.mkdtemp(prefix="riskapi-nginx-"))
+    _run(ctx, lambda: serve_forever(settings, prefix, lambda line: _say(ctx, line)))
+
+
+@main.command("nginx-config")
+@SITE_OPTION
+@KEYS_OPTION
+@_serve_options
+@click.option("--out", "prefix", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="nginx prefix to write conf/ into (run nginx with -p OUT -c OUT/conf/nginx.conf).")
+@click.pass_context
+def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+                 rate_limit: float | None, prefix: Path) -> None:
+    """Render and check the nginx configuration for your own nginx (run again, then reload, after changes)."""
+    from .serve.runtime import NginxRuntime
+    runtime = NginxRuntime(_serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit,
+                                           foreground=False), prefix)
+
+    def render() -> None:
+        runtime.render()
+        runtime.check()
+    _run(ctx, render)
+    _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
+
+
 @main.command("demo-data")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default="data",
               show_default=True, help="Folder to write the CSVs into.")

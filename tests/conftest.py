@@ -37,3 +37,13 @@ def data_copy(tmp_path) -> Path:
     target = tmp_path / "data"
     shutil.copytree(TINY, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def live():
+    """The tiny fixture served by a real nginx; stopped by pid at the end of the session."""
+    from .live import start_live_server
+    server = start_live_server(TINY)
+    yield server
+    server.runtime.stop()
+    shutil.rmtree(server.base, ignore_errors=True)

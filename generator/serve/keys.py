@@ -1,0 +1,151 @@
+"""The keys file (CSV: user, key, models, active) and the nginx key map rendered from it."""
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import os
+import re
+import secrets
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..errors import RiskApiError
+from .. import routes
+from .maps import template_environment
+
+HEADER = ["user", "key", "models", "active"]
+USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
+KEY = re.compile(r"[a-z0-9._~-]{16,128}")
+MODEL = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+class KeysError(RiskApiError):
+    """The keys file is malformed, or a keys command cannot do what was asked."""
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    user: str
+    key: str
+    models: tuple[str, ...]  # granted custom models, sorted
+    active: bool
+
+    @property
+    def masked(self) -> str:
+        return f"{self.key[:4]}…{self.key[-4:]}"
+
+
+def new_key() -> str:
+    """A lower-case hex key of 128 bits (NGINX_NOTES.md: nginx map keys ignore case)."""
+    return secrets.token_hex(16)
+
+
+def normalise_key(key: str) -> str:
+    folded = key.strip().lower()
+    if not KEY.fullmatch(folded):
+        raise KeysError("a key must be 16 to 128 characters of letters, digits and . _ ~ - "
+                        "(it is stored in lower case, since nginx compares keys ignoring case)")
+    return folded
+
+
+def read_keys(path: Path) -> list[ApiKey]:
+    """Every row of the keys file; a missing file has no keys."""
+    if not path.exists():
+        return []
+    keys, problems = [], []
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle, strict=True)
+        try:
+            header = next(reader, None)
+            if header != HEADER:
+                raise KeysError(f"{path}:1: the header must be {','.join(HEADER)}")
+            for row in reader:
+                if not any(cell.strip() for cell in row):
+                    continue
+                try:
+                    keys.append(_parse_row(row))
+                except KeysError as error:
+                    problems.append(f"{path}:{reader.line_num}: {error.message}")
+        except csv.Error as error:
+            problems.append(f"{path}:{reader.line_num}: malformed CSV: {error}")
+    if problems:
+        raise KeysError("the keys file has problems:\n  " + "\n  ".join(problems))
+    return keys
+
+
+def _parse_row(row: list[str]) -> ApiKey:
+    if len(row) != len(HEADER):
+        raise KeysError(f"has {len(row)} cells, expected {len(HEADER)}: {','.join(HEADER)}")
+    user, key, models, active = (cell.strip() for cell in row)
+    if not USER.fullmatch(user):
+        raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
+    granted = tuple(sorted({m.strip() for m in models.split(";") if m.strip()}))
+    for model in granted:
+        if not MODEL.fullmatch(model):
+            raise KeysError(f"model {model!r} is not a model code (separate several with ';')")
+    if active not in ("yes", "no"):
+        raise KeysError(f"active {active!r} must be yes or no")
+    return ApiKey(user, normalise_key(key), granted, active == "yes")
+
+
+def write_keys(path: Path, keys: list[ApiKey]) -> None:
+    """Replace the keys file in one step, readable by its owner only."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(HEADER)
+    for k in keys:
+        writer.writerow([k.user, k.key, ";".join(k.models), "yes" if k.active else "no"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".new")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(buffer.getvalue())
+    os.replace(temporary, path)
+
+
+def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
+            replace_old: bool = False) -> ApiKey:
+    """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys."""
+    if not USER.fullmatch(user):
+        raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
+    for model in models:
+        if not MODEL.fullmatch(model):
+            raise KeysError(f"model {model!r} is not a model code")
+    keys = read_keys(path)
+    added = ApiKey(user, normalise_key(key) if key else new_key(), tuple(sorted(set(models))), True)
+    if any(k.key == added.key for k in keys):
+        raise KeysError("that key is already in the keys file; keys must be unique")
+    if replace_old:
+        keys = [replace(k, active=False) if k.user == user else k for k in keys]
+    write_keys(path, keys + [added])
+    return added
+
+
+def revoke(path: Path, user: str) -> int:
+    """Deactivate every key of `user`; return how many were active."""
+    keys = read_keys(path)
+    active = [k for k in keys if k.user == user and k.active]
+    if not any(k.user == user for k in keys):
+        raise KeysError(f"no user {user!r} in {path}")
+    write_keys(path, [replace(k, active=False) if k.user == user else k for k in keys])
+    return len(active)
+
+
+def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...]) -> str:
+    """nginx maps: credential → user, and user → audience (the user's grants among the release's custom models).
+
+    API.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
+    `USER:KEY`, `KEY` or `basic:BASE64`, which these entries match exactly.
+    """
+    credentials, audiences = [], {}
+    for k in keys:
+        if not k.active:
+            continue
+        basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
+        credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
+        granted = tuple(m for m in k.models if m in custom_models)
+        audiences.setdefault(k.user, set()).update(granted)
+    audience_rows = [(user, routes.audience_name(frozenset(models))) for user, models in sorted(audiences.items())]
+    return template_environment().get_template("keys.conf.j2").render(credentials=credentials,
+                                                                       audiences=audience_rows)

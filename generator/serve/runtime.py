@@ -1,0 +1,242 @@
+"""Run nginx on the current release: render a private prefix, check it, start, reload on change, stop."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from ..errors import RiskApiError
+from ..publish import RELEASES, current_release
+from .keys import read_keys, render_key_map
+from .maps import NGINX_DIR, RELEASE_INFO, template_environment
+
+NGINX_CONF = Path(__file__).resolve().parent.parent.parent / "nginx.conf"
+INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
+
+
+class ServeError(RiskApiError):
+    """nginx is missing, its configuration is wrong, or it did not start."""
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    site: Path
+    keys: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    cache_control: str = "private, no-cache"
+    rate_limit: float | None = None  # requests per second per client; None: off
+    burst: int = 20
+    workers: str = "auto"
+    foreground: bool = True
+
+
+def nginx_binary() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+    if not found:
+        raise ServeError(f"nginx is not installed; {INSTALL_HINT}")
+    return found
+
+
+def _write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    """NGINX_NOTES.md: replace include files by writing x.new and renaming."""
+    temporary = path.with_name(path.name + ".new")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
+
+
+def _link_atomic(link: Path, target: Path) -> None:
+    temporary = link.with_name(link.name + ".new")
+    if temporary.is_symlink() or temporary.exists():
+        temporary.unlink()
+    os.symlink(target, temporary)
+    os.replace(temporary, link)
+
+
+def check_readable_by_workers(path: Path) -> None:
+    """nginx workers run as an unprivileged user when started as root: every folder must let them in."""
+    if os.geteuid() != 0:
+        return
+    for folder in [path, *path.parents]:
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            raise ServeError(f"nginx workers cannot enter {folder} (they run as an unprivileged user); "
+                             f"allow it with: chmod o+rx {folder}")
+
+
+def _children(pid: int) -> set[int]:
+    """Live child processes of `pid` (nginx's workers), read from /proc."""
+    children = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            children.add(int(entry.name))
+    return children
+
+
+class NginxRuntime:
+    """A private nginx prefix serving one site: conf/ (nginx.conf, runtime/, release/), logs/, temp/."""
+
+    def __init__(self, settings: ServeSettings, prefix: Path):
+        self.settings = settings
+        self.prefix = prefix.resolve()
+        self.conf = self.prefix / "conf"
+        self.process: subprocess.Popen | None = None
+        self.served: tuple | None = None  # what the running config was rendered from
+
+    # ------------------------------------------------------------------ rendering
+
+    def watched_state(self) -> tuple:
+        """What, when it changes, needs a re-render and reload: the current release and the keys file."""
+        keys = self.settings.keys
+        try:
+            info = keys.stat()
+            keys_state = (info.st_ino, info.st_mtime_ns, info.st_size)
+        except FileNotFoundError:
+            keys_state = None
+        return current_release(self.settings.site), keys_state
+
+    def render(self) -> tuple:
+        """Write the whole configuration for the current release and keys; return what it was made from."""
+        state = self.watched_state()
+        release = state[0]
+        if release is None:
+            raise ServeError(f"{self.settings.site} has no current release; run `riskapi build` first")
+        release_dir = (self.settings.site / RELEASES / release).resolve()
+        check_readable_by_workers(release_dir)
+        info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
+        environment = template_environment()
+        for folder in (self.conf / "runtime", self.prefix / "logs", self.prefix / "temp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.prefix, 0o711)
+        os.chmod(self.conf, 0o700)
+        settings = self.settings
+        values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
+                      logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
+                      rate_limit=settings.rate_limit, burst=settings.burst,
+                      listen=f"{settings.host}:{settings.port}", root=release_dir)
+        for name in ("main.conf", "http.conf", "server.conf"):
+            _write_atomic(self.conf / "runtime" / name, environment.get_template(f"{name}.j2").render(**values))
+        _write_atomic(self.conf / "runtime" / "keys.conf",
+                      render_key_map(read_keys(settings.keys), tuple(info["custom_models"])), mode=0o600)
+        _link_atomic(self.conf / "release", release_dir / NGINX_DIR)
+        shutil.copyfile(NGINX_CONF, self.conf / "nginx.conf.new")
+        os.replace(self.conf / "nginx.conf.new", self.conf / "nginx.conf")
+        return state
+
+    def _command(self, *extra: str) -> list[str]:
+        return [nginx_binary(), "-p", str(self.prefix), "-c", str(self.conf / "nginx.conf"), "-e", "stderr", *extra]
+
+    def check(self) -> None:
+        """`nginx -t` on the rendered configuration; raise with nginx's own words on failure."""
+        result = subprocess.run(self._command("-t", "-q"), capture_output=True, text=True)
+        if result.returncode != 0:
+            raise ServeError(f"nginx rejected the configuration in {self.conf}:\n{result.stderr.strip()}")
+
+    # ------------------------------------------------------------------ process
+
+    def start(self, timeout: float = 10.0) -> None:
+        self.served = self.render()
+        self.check()
+        self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while not self._accepting():
+            if self.process.poll() is not None:
+                raise ServeError(f"nginx exited at start (code {self.process.returncode}); "
+                                 f"see {self.prefix / 'logs' / 'error.log'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServeError("nginx did not start in time")
+            time.sleep(0.02)
+
+    def _accepting(self) -> bool:
+        """True once nginx accepts connections on its address."""
+        try:
+            with socket.create_connection((self.settings.host, self.settings.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def refresh(self) -> bool:
+        """Re-render and gracefully reload when the release or the keys changed; True if it reloaded."""
+        if self.watched_state() == self.served:
+            return False
+        self.reload()
+        return True
+
+    def reload(self, timeout: float = 15.0) -> None:
+        """Render, check, then SIGHUP; return once every old worker has finished its requests and
+        exited, so any request sent afterwards is answered with the new release and keys."""
+        state = self.render()
+        self.check()  # on failure nginx keeps serving the configuration it runs now
+        old_workers = _children(self.master_pid)
+        os.kill(self.master_pid, signal.SIGHUP)
+        deadline = time.monotonic() + timeout
+        while True:
+            workers = _children(self.master_pid)
+            if workers and not workers & old_workers:
+                break
+            if time.monotonic() > deadline:
+                raise ServeError(f"nginx did not finish reloading; see {self.prefix / 'logs' / 'error.log'}")
+            time.sleep(0.02)
+        self.served = state
+
+    @property
+    def master_pid(self) -> int:
+        if self.process is None:
+            raise ServeError("nginx is not running")
+        return self.process.pid
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Graceful stop (SIGQUIT) of the nginx this object started, by its pid."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGQUIT)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: float = 0.5) -> None:
+    """Run nginx in the foreground; pick up a new release or a changed keys file with a graceful reload."""
+    runtime = NginxRuntime(settings, prefix)
+    runtime.start()
+    say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}/api/v1/ "
+        f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    try:
+        while not stopping:
+            if runtime.process.poll() is not None:
+                raise ServeError(f"nginx stopped (code {runtime.process.returncode}); "
+                                 f"see {runtime.prefix / 'logs' / 'error.log'}")
+            try:
+                if runtime.refresh():
+                    say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
+            except RiskApiError as error:
+                say(f"not reloaded, still serving the previous configuration: {error.format_message()}")
+                runtime.served = runtime.watched_state()  # do not retry until something changes again
+            time.sleep(poll_seconds)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        runtime.stop()
+        say("stopped")

@@ -1,0 +1,106 @@
+"""A real nginx from the Debian package, started from the real nginx.conf on a free loopback port."""
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import socket
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.build import build
+from generator.publish import CURRENT
+from generator.serve.keys import add_key, revoke
+from generator.serve.runtime import NginxRuntime, ServeSettings
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    def all(self, name: str) -> list[str]:
+        return [v for k, v in self.raw_headers if k.lower() == name.lower()]
+
+    raw_headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class LiveServer:
+    """Keys: alice (granted acme_aml), bob (no grants), carol (revoked)."""
+
+    base: Path
+    runtime: NginxRuntime
+    port: int
+    keys: dict[str, str]
+
+    @property
+    def site(self) -> Path:
+        return self.runtime.settings.site
+
+    @property
+    def keys_file(self) -> Path:
+        return self.runtime.settings.keys
+
+    def release_file(self, relative: str) -> bytes:
+        return (self.site / CURRENT / relative).read_bytes()
+
+    def request(self, method: str, path: str, headers: dict[str, str] | None = None,
+                user: str | None = "alice", form: str = "apikey") -> Response:
+        """Send one request; `user` picks a key and `form` the header form (apikey, bare, basic)."""
+        sent = dict(headers or {})
+        if user is not None and "Authorization" not in sent:
+            sent["Authorization"] = auth_header(user, self.keys[user], form)
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.putrequest(method, path, skip_accept_encoding=True)
+            for name, value in sent.items():
+                connection.putheader(name, value)
+            connection.endheaders()
+            answer = connection.getresponse()
+            body = answer.read()
+            raw = answer.getheaders()
+            return Response(answer.status, {k.lower(): v for k, v in raw}, body, raw)
+        finally:
+            connection.close()
+
+    def get(self, path: str, **kwargs) -> Response:
+        return self.request("GET", path, **kwargs)
+
+
+def auth_header(user: str, key: str, form: str) -> str:
+    if form == "apikey":
+        return f"apikey {user}:{key}"
+    if form == "bare":
+        return key
+    if form == "basic":
+        return "Basic " + base64.b64encode(f"{user}:{key}".encode()).decode()
+    raise ValueError(form)
+
+
+def start_live_server(data: Path, rate_limit: float | None = None) -> LiveServer:
+    # A folder the unprivileged nginx workers may enter (pytest's own tmp folders are private).
+    base = Path(tempfile.mkdtemp(prefix="riskapi-live-"))
+    os.chmod(base, 0o755)
+    site = base / "site"
+    build(data, site)
+    keys_file = base / "keys" / "keys.csv"
+    keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key,
+            "carol": add_key(keys_file, "carol").key}
+    revoke(keys_file, "carol")
+    port = free_port()
+    settings = ServeSettings(site=site, keys=keys_file, port=port, rate_limit=rate_limit, burst=2, workers="2")
+    runtime = NginxRuntime(settings, base / "nginx")
+    runtime.start()
+    return LiveServer(base, runtime, port, keys)

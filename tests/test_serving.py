@@ -1,0 +1,328 @@
+"""API.md against a real nginx serving the tiny fixture: routes, case, filters, orderings, keys, errors."""
+import gzip
+import json
+
+import pytest
+
+API = "/api/v1"
+
+
+def doc(path: str) -> str:
+    return f"api/v1/{path}/index.json"
+
+
+# (request path, file of the current release that must come back byte for byte)
+ROUTES = [
+    (f"{API}/configuration/riskscoremodels/", doc("configuration/riskscoremodels/audience=acme_aml")),
+    (f"{API}/configuration/riskscoresmodels/", doc("configuration/riskscoremodels/audience=acme_aml")),
+    (f"{API}/configuration/riskscoremodels", doc("configuration/riskscoremodels/audience=acme_aml")),
+    (f"{API}/configuration/countries/", doc("configuration/countries")),
+    (f"{API}/configuration/countries", doc("configuration/countries")),
+    (f"{API}/riskscores/sovereign/", doc("riskscores/sovereign")),
+    (f"{API}/riskscores/sdg", doc("riskscores/sdg")),
+    (f"{API}/riskscores/acme_aml/", doc("riskscores/acme_aml")),
+    (f"{API}/riskscores/sovereign/AUT/", doc("riskscores/sovereign/AUT")),
+    (f"{API}/riskscores/sovereign/aut/", doc("riskscores/sovereign/AUT")),
+    (f"{API}/riskscores/sovereign/Aut", doc("riskscores/sovereign/AUT")),
+    (f"{API}/riskscores/sdg/civ/", doc("riskscores/sdg/CIV")),
+    (f"{API}/riskscores/acme_aml/NGA/", doc("riskscores/acme_aml/NGA")),
+    (f"{API}/riskscores/country/ZZZ/".replace("ZZZ", "NGA"), doc("riskscores/country/NGA/audience=acme_aml")),
+    (f"{API}/riskscores/country/nga", doc("riskscores/country/NGA/audience=acme_aml")),
+    (f"{API}/openapi.json", "api/v1/openapi.json"),
+]
+
+
+@pytest.mark.parametrize("path, file", ROUTES)
+def test_every_route_answers_its_file(live, path, file):
+    answer = live.get(path)
+    assert answer.status == 200, answer.body
+    assert answer.header("content-type") == "application/json; charset=utf-8"
+    assert answer.body == live.release_file(file)
+
+
+ORDERINGS = [
+    ("configuration/countries/", "", "configuration/countries"),
+    ("configuration/countries/", "?model=code", "configuration/countries"),
+    ("configuration/countries/", "?model=-code", "configuration/countries/model=-code"),
+    ("configuration/countries/", "?model=name", "configuration/countries/model=name"),
+    ("configuration/countries/", "?model=-name", "configuration/countries/model=-name"),
+    ("riskscores/sovereign/", "?ordering=country_code", "riskscores/sovereign"),
+    ("riskscores/sovereign/", "?ordering=-country_code", "riskscores/sovereign/ordering=-country_code"),
+    ("riskscores/sovereign/", "?ordering=country_name", "riskscores/sovereign/ordering=country_name"),
+    ("riskscores/sovereign/", "?ordering=-country_name", "riskscores/sovereign/ordering=-country_name"),
+    ("riskscores/sovereign", "?ordering=-country_name&unknown=1", "riskscores/sovereign/ordering=-country_name"),
+]
+
+
+@pytest.mark.parametrize("path, query, file", ORDERINGS)
+def test_every_ordering(live, path, query, file):
+    answer = live.get(f"{API}/{path}{query}")
+    assert answer.status == 200, answer.body
+    assert answer.body == live.release_file(doc(file))
+
+
+def test_orderings_really_order(live):
+    codes = [c["code"] for c in json.loads(live.get(f"{API}/configuration/countries/?model=-code").body)]
+    assert codes == ["NGA", "CIV", "AUT"]
+    names = [c["name"] for c in json.loads(live.get(f"{API}/configuration/countries/?model=name").body)]
+    assert names == ["Austria", "Côte d'Ivoire", "Nigeria"]  # Côte among the C's: accents folded
+
+
+FILTERS = [
+    # endpoint 2: code and name, every client encoding
+    ("configuration/countries/?code=CIV", "configuration/countries/filter=CIV"),
+    ("configuration/countries/?code=civ", "configuration/countries/filter=CIV"),
+    ("configuration/countries/?code=cIv&model=-name", "configuration/countries/filter=CIV"),
+    ("configuration/countries/?name=Austria", "configuration/countries/filter=AUT"),
+    ("configuration/countries/?name=AUSTRIA", "configuration/countries/filter=AUT"),
+    ("configuration/countries/?name=C%C3%B4te%20d%27Ivoire", "configuration/countries/filter=CIV"),  # curl
+    ("configuration/countries/?name=C%C3%B4te+d%27Ivoire", "configuration/countries/filter=CIV"),  # requests
+    ("configuration/countries/?name=C%c3%b4te%20d'Ivoire", "configuration/countries/filter=CIV"),  # lower escapes
+    ("configuration/countries/?name=c%C3%B4te%20D%27IVOIRE", "configuration/countries/filter=CIV"),
+    ("configuration/countries/?name=C%C3%94TE%20D%27IVOIRE", "configuration/countries/filter=CIV"),  # Ô upper
+    ("configuration/countries/?code=CIV&name=C%C3%B4te+d%27Ivoire", "configuration/countries/filter=CIV"),
+    ("configuration/countries/?code=AUT&name=Nigeria", "configuration/countries/filter=none"),  # AND
+    ("configuration/countries/?code=XXX", "configuration/countries/filter=none"),
+    ("configuration/countries/?name=Atlantis", "configuration/countries/filter=none"),
+    ("configuration/countries/?name=Austri", "configuration/countries/filter=none"),  # exact, not partial
+    # endpoint 3: country_code and country_name
+    ("riskscores/sovereign/?country_code=aut", "riskscores/sovereign/filter=AUT"),
+    ("riskscores/sovereign/?country_name=austria&ordering=-country_name", "riskscores/sovereign/filter=AUT"),
+    ("riskscores/sovereign/?country_name=C%C3%B4te%20d%27Ivoire", "riskscores/sovereign/filter=CIV"),
+    ("riskscores/sovereign/?country_code=NGA", "riskscores/sovereign/filter=NGA"),  # listed, no score → []
+    ("riskscores/sovereign/?country_code=AUT&country_name=Nigeria", "riskscores/sovereign/filter=none"),
+    ("riskscores/sovereign/?country_code=QQQ", "riskscores/sovereign/filter=none"),
+    ("riskscores/acme_aml?country_code=civ", "riskscores/acme_aml/filter=CIV"),
+]
+
+
+@pytest.mark.parametrize("path, file", FILTERS)
+def test_filters(live, path, file):
+    answer = live.get(f"{API}/{path}")
+    assert answer.status == 200, answer.body
+    assert answer.body == live.release_file(doc(file))
+
+
+def test_filter_that_matches_nothing_is_an_empty_list(live):
+    assert json.loads(live.get(f"{API}/configuration/countries/?name=Atlantis").body) == []
+    assert json.loads(live.get(f"{API}/riskscores/sovereign/?country_code=NGA").body)["data"] == []
+    assert [e["entity"]["countryCode"] for e in
+            json.loads(live.get(f"{API}/riskscores/sovereign/?country_name=Austria").body)["data"]] == ["AUT"]
+
+
+BAD_REQUESTS = [
+    ("configuration/countries/?model=size", "model"),
+    ("configuration/countries/?model=NAME", "model"),  # orderings are exact
+    ("configuration/countries/?code=AU", "code"),
+    ("configuration/countries/?code=AUST", "code"),
+    ("riskscores/sovereign/?ordering=score", "ordering"),
+    ("riskscores/sovereign/?ordering=-country_code,country_name", "ordering"),
+    ("riskscores/sovereign/?country_code=AUTT", "country_code"),
+    ("riskscores/sovereign/?country_code=A", "country_code"),
+]
+
+
+@pytest.mark.parametrize("path, parameter", BAD_REQUESTS)
+def test_invalid_parameter_values_are_400(live, path, parameter):
+    answer = live.get(f"{API}/{path}")
+    assert answer.status == 400
+    detail = json.loads(answer.body)["detail"]
+    assert detail.startswith(f"Invalid value for {parameter}:")
+
+
+def test_400_names_the_allowed_values(live):
+    detail = json.loads(live.get(f"{API}/riskscores/aml/?ordering=x".replace("aml", "sdg")).body)["detail"]
+    assert detail == ("Invalid value for ordering: use one of country_code, -country_code, country_name, "
+                      "-country_name.")
+
+
+@pytest.mark.parametrize("form", ["apikey", "bare", "basic"])
+@pytest.mark.parametrize("user", ["alice", "bob"])
+def test_all_three_header_forms(live, form, user):
+    assert live.get(f"{API}/riskscores/sovereign/AUT/", user=user, form=form).status == 200
+
+
+@pytest.mark.parametrize("header", [
+    "APIKEY {alice}:{key}", "ApiKey    {alice}:{key}", "apikey {alice}:{KEY}", "  {key}  ", "basic {basic}",
+])
+def test_header_spellings(live, header):
+    import base64
+    key = live.keys["alice"]
+    value = header.format(alice="alice", key=key, KEY=key.upper(),
+                          basic=base64.b64encode(f"alice:{key}".encode()).decode())
+    assert live.get(f"{API}/riskscores/sovereign/", headers={"Authorization": value}).status == 200
+
+
+@pytest.mark.parametrize("header, detail", [
+    (None, "Authentication credentials were not provided."),
+    ("apikey alice:0123456789abcdef0123456789abcdef", "Invalid API key."),  # wrong key
+    ("0123456789abcdef0123456789abcdef", "Invalid API key."),
+    ("apikey bob:{alice_key}", "Invalid API key."),  # right key, wrong user
+    ("apikey mallory:{alice_key}", "Invalid API key."),
+    ("{carol_key}", "Invalid API key."),  # revoked
+    ("apikey carol:{carol_key}", "Invalid API key."),
+    ("Basic Ym9iOnNlY3JldA==", "Invalid API key."),  # bob:secret
+    ("apikey", "Invalid API key."),
+])
+def test_forbidden(live, header, detail):
+    headers = {} if header is None else {
+        "Authorization": header.format(alice_key=live.keys["alice"], carol_key=live.keys["carol"])}
+    for path in (f"{API}/riskscores/sovereign/AUT/", f"{API}/configuration/countries/",
+                 f"{API}/riskscores/country/AUT/", f"{API}/riskscores/sdg/", f"{API}/configuration/riskscoremodels/"):
+        answer = live.get(path, headers=headers, user=None)
+        assert answer.status == 403, path
+        assert json.loads(answer.body) == {"detail": detail}
+
+
+def test_openapi_needs_no_key(live):
+    assert live.get(f"{API}/openapi.json", user=None).status == 200
+
+
+NOT_FOUND = [
+    f"{API}/riskscores/nosuchmodel/",
+    f"{API}/riskscores/nosuchmodel/AUT/",
+    f"{API}/riskscores/sovereign/XXX/",
+    f"{API}/riskscores/sovereign/AUTT/",
+    f"{API}/riskscores/SOVEREIGN/AUT/",  # model codes are lower-case and exact
+    f"{API}/riskscores/country/",
+    f"{API}/riskscores/country",
+    f"{API}/riskscores/country/XXX/",
+    f"{API}/riskscores/",
+    f"{API}/",
+    "/",
+    "/api/v2/riskscores/sovereign/",
+    f"{API}/riskscores/sovereign/AUT/index.json",
+    f"{API}/riskscores/sovereign/index.json",
+    f"{API}/riskscores/sovereign/index.json.gz",
+    f"{API}/riskscores/sovereign/AUT/index.json.gz",
+    f"{API}/riskscores/sovereign/filter=AUT/",
+    f"{API}/riskscores/sovereign/ordering=-country_name/",
+    f"{API}/riskscores/country/AUT/audience=acme_aml/",
+    f"{API}/configuration/riskscoremodels/audience=acme_aml/",
+    "/manifest.json",
+    "/nginx/release.json",
+    "/nginx/country-codes.conf",
+    "/api/v1/../manifest.json",
+    f"{API}/riskscores/sovereign/..%2f..%2f..%2fmanifest.json",
+    f"{API}/riskscores/sovereign/%2e%2e/%2e%2e/%2e%2e/manifest.json",
+    "/releases/",
+    "/current/api/v1/openapi.json",
+]
+
+
+@pytest.mark.parametrize("path", NOT_FOUND)
+def test_not_found(live, path):
+    answer = live.get(path)
+    assert answer.status in (404, 400), path
+    assert json.loads(answer.body)["detail"] in ("Not found.", "Bad request.")
+    assert answer.status == 404 or path.count("..") > 0
+
+
+def test_custom_model_exists_only_for_clients_granted_it(live):
+    for path in (f"{API}/riskscores/acme_aml/", f"{API}/riskscores/acme_aml/AUT/",
+                 f"{API}/riskscores/acme_aml/?country_code=AUT"):
+        assert live.get(path, user="alice").status == 200
+        bob = live.get(path, user="bob")
+        assert (bob.status, json.loads(bob.body)) == (404, {"detail": "Not found."})
+    # endpoints 1 and 5: bob gets exactly the document of a client without custom models
+    for path, public, granted in ((f"{API}/configuration/riskscoremodels/", doc("configuration/riskscoremodels"),
+                                   doc("configuration/riskscoremodels/audience=acme_aml")),
+                                  (f"{API}/riskscores/country/NGA/", doc("riskscores/country/NGA"),
+                                   doc("riskscores/country/NGA/audience=acme_aml"))):
+        assert live.get(path, user="bob").body == live.release_file(public)
+        assert live.get(path, user="alice").body == live.release_file(granted)
+    assert "acme_aml" not in live.get(f"{API}/configuration/riskscoremodels/", user="bob").body.decode()
+    assert json.loads(live.get(f"{API}/riskscores/country/NGA/", user="bob").body)["riskscores"] == []
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "TRACE", "CONNECT", "PROPFIND"])
+def test_other_methods_are_405_with_allow(live, method):
+    answer = live.request(method, f"{API}/riskscores/sovereign/AUT/")
+    assert answer.status == 405
+    assert answer.header("allow") == "GET, HEAD, OPTIONS"
+    assert json.loads(answer.body) == {"detail": f'Method "{method}" not allowed.'}
+
+
+def test_head_answers_like_get_without_body(live):
+    get, head = live.get(f"{API}/riskscores/sovereign/AUT/"), live.request("HEAD", f"{API}/riskscores/sovereign/AUT/")
+    assert (head.status, head.body) == (200, b"")
+    assert head.header("content-length") == get.header("content-length")
+    assert head.header("etag") == get.header("etag")
+
+
+@pytest.mark.parametrize("path", [f"{API}/configuration/riskscoremodels/", f"{API}/configuration/countries/",
+                                  f"{API}/riskscores/sovereign/", f"{API}/riskscores/sovereign/AUT/",
+                                  f"{API}/riskscores/country/AUT/", f"{API}/openapi.json",
+                                  f"{API}/riskscores/acme_aml/"])
+def test_preflight_without_key(live, path):
+    answer = live.request("OPTIONS", path, user=None, headers={
+        "Origin": "https://app.example.org", "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "authorization"})
+    assert answer.status == 204
+    assert answer.header("access-control-allow-origin") == "*"
+    assert "Authorization" in answer.header("access-control-allow-headers")
+    assert answer.header("allow") == "GET, HEAD, OPTIONS"
+
+
+def test_cors_headers_on_answers_and_errors(live):
+    for answer in (live.get(f"{API}/riskscores/sovereign/"), live.get(f"{API}/riskscores/sovereign/", user=None),
+                   live.get(f"{API}/nothing")):
+        assert answer.header("access-control-allow-origin") == "*"
+
+
+def test_gzip_negotiation(live):
+    path, file = f"{API}/riskscores/sovereign/AUT/", doc("riskscores/sovereign/AUT")
+    zipped = live.get(path, headers={"Accept-Encoding": "gzip, deflate, br"})
+    assert zipped.header("content-encoding") == "gzip"
+    assert "Accept-Encoding" in zipped.all("vary") and "Authorization" in zipped.all("vary")
+    assert gzip.decompress(zipped.body) == live.release_file(file)
+    plain = live.get(path)
+    assert plain.header("content-encoding") is None and plain.body == live.release_file(file)
+    small = live.get(f"{API}/configuration/countries/?code=AUT", headers={"Accept-Encoding": "gzip"})
+    assert small.header("content-encoding") is None  # under 1 KB: no .gz, served plain
+
+
+def test_conditional_requests(live):
+    path = f"{API}/riskscores/sovereign/AUT/"
+    first = live.get(path)
+    assert first.header("etag") and first.header("last-modified")
+    again = live.get(path, headers={"If-None-Match": first.header("etag")})
+    assert (again.status, again.body) == (304, b"")
+    since = live.get(path, headers={"If-Modified-Since": first.header("last-modified")})
+    assert since.status == 304
+
+
+def test_cache_control(live):
+    assert live.get(f"{API}/riskscores/sovereign/").header("cache-control") == "private, no-cache"
+    assert live.get(f"{API}/riskscores/sovereign/", user=None).header("cache-control") == "no-store"
+
+
+def test_server_version_is_hidden(live):
+    assert live.get(f"{API}/riskscores/sovereign/").header("server") == "nginx"
+
+
+ERRORS = [("GET", f"{API}/riskscores/sovereign/", None), ("GET", f"{API}/riskscores/zzz/", "alice"),
+          ("GET", f"{API}/riskscores/sovereign/?ordering=zz", "alice"), ("POST", f"{API}/", "alice"),
+          ("TRACE", "/", None), ("GET", "/" + "a" * 9000, None), ("DELETE", "/x", None)]
+
+
+@pytest.mark.parametrize("method, path, user", ERRORS, ids=[f"{m}-{p[:40]}" for m, p, _ in ERRORS])
+def test_every_error_is_json_with_detail(live, method, path, user):
+    answer = live.request(method, path, user=user)
+    assert answer.status >= 400
+    assert answer.header("content-type").startswith("application/json")
+    body = json.loads(answer.body)
+    assert isinstance(body["detail"], str) and body["detail"]
+    assert b"<html" not in answer.body.lower()
+
+
+def test_access_log_names_the_user_never_the_key(live):
+    live.get(f"{API}/riskscores/sovereign/?logcheck=1", user="bob", form="basic")
+    live.get(f"{API}/riskscores/sovereign/?logcheck=2", user="alice", form="bare")
+    log = (live.runtime.prefix / "logs" / "access.log").read_text()
+    lines = [line for line in log.splitlines() if "logcheck" in line]
+    assert any(" - bob [" in line for line in lines) and any(" - alice [" in line for line in lines)
+    for key in live.keys.values():
+        assert key not in log
+    import base64
+    assert base64.b64encode(f"bob:{live.keys['bob']}".encode()).decode() not in log
