@@ -104,6 +104,6 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
 def list_documents(dataset: Dataset, scores: tuple[ModelScores, ...], validator: DocumentValidator):
     """Every (route, document) of a release, openapi.json last."""
     yield from render_all(dataset, scores)
-    yield openapi(), build_openapi(validator.schemas, [s.data.model.code for s in scores
-                                                       if not s.data.model.custom])
+    public_models = [s.data.model.code for s in scores if not s.data.model.custom]
+    yield openapi(), build_openapi(validator.schemas, public_models, [c.code for c in dataset.countries[:3]])
 

@@ -35,6 +35,10 @@ def _rewrite_refs(node):
     return node
 
 
+# API.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
+CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
+
+
 def _parameter(name: str, where: str, description: str, **schema) -> dict:
     return {"name": name, "in": where, "required": where == "path", "description": description,
             "schema": {"type": "string", **schema}}
@@ -54,14 +58,14 @@ def _operation(summary: str, response: str, parameters: list[dict], keyed: bool 
     return operation
 
 
-def build_openapi(schemas: dict[str, dict], model_codes: list[str]) -> dict:
+def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str]) -> dict:
     """The OpenAPI 3.1 description of every route of API.md."""
     components = {name: _rewrite_refs(schema) for name, schema in schemas["common"]["$defs"].items()}
     for name, component in RESPONSES.items():
         schema = {k: v for k, v in schemas[name].items() if k not in ("$schema", "$id")}
         components[component] = _rewrite_refs(schema)
     code = _parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
-                      minLength=3, maxLength=3)
+                      minLength=3, maxLength=3, examples=country_codes)
     model = _parameter("model", "path", "Model code; custom models only for clients granted them",
                        pattern="^[a-z][a-z0-9_]*$", examples=model_codes)
     models_op = _operation("List risk score models", "riskscoremodels", [])
@@ -70,18 +74,18 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str]) -> dict:
         "/configuration/riskscoresmodels/": {"get": {**models_op, "summary": "List risk score models "
                                                      "(the earlier reference's spelling)"}},
         "/configuration/countries/": {"get": _operation("List countries", "countries", [
-            _parameter("code", "query", "Exact country code, case-insensitive", minLength=3, maxLength=3),
+            _parameter("code", "query", CODE_FILTER, pattern="^(.{3})?$"),
             _parameter("name", "query", "Exact country name, case-insensitive"),
-            _parameter("model", "query", "Ordering (the parameter is named model)",
-                       enum=list(routes.COUNTRY_ORDERINGS), default="code"),
+            _parameter("model", "query", "Ordering (the parameter is named model); empty means the default",
+                       enum=[*routes.COUNTRY_ORDERINGS, ""], default="code"),
         ])},
         "/riskscores/{model}/": {"get": _operation("Current risk scores of a model for all countries",
                                                    "model-scores", [
             model,
-            _parameter("country_code", "query", "Exact country code, case-insensitive", minLength=3, maxLength=3),
+            _parameter("country_code", "query", CODE_FILTER, pattern="^(.{3})?$"),
             _parameter("country_name", "query", "Exact country name, case-insensitive"),
-            _parameter("ordering", "query", "Ordering; a leading minus sorts descending",
-                       enum=list(routes.SCORE_ORDERINGS), default="country_code"),
+            _parameter("ordering", "query", "Ordering; a leading minus sorts descending; empty means the default",
+                       enum=[*routes.SCORE_ORDERINGS, ""], default="country_code"),
         ])},
         "/riskscores/{model}/{country_code}/": {"get": _operation(
             "Risk scores of a model for one country: history, current and projection, with sections and "

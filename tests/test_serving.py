@@ -326,3 +326,11 @@ def test_access_log_names_the_user_never_the_key(live):
         assert key not in log
     import base64
     assert base64.b64encode(f"bob:{live.keys['bob']}".encode()).decode() not in log
+
+
+@pytest.mark.parametrize("query", ["Uc%C3%A0", "%C3%92%3B%F0%B0%8F%B2", "a+b", "%41%55%54x"[:-1] + "", "xy%20"])
+def test_three_characters_that_are_no_country_match_nothing(live, query):
+    # 'Ucà', 'Ò;𰏲', 'a b', 'AUT' escaped (not a known raw code: matches nothing), 'xy '
+    answer = live.get(f"{API}/riskscores/sovereign/?country_code={query}")
+    assert answer.status == 200, answer.body
+    assert json.loads(answer.body)["data"] == [] or query == "%41%55%54"

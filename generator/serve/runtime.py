@@ -131,10 +131,13 @@ class NginxRuntime:
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       rate_limit=settings.rate_limit, burst=settings.burst,
                       listen=f"{settings.host}:{settings.port}", root=release_dir)
-        for name in ("main.conf", "http.conf", "server.conf"):
-            _write_atomic(self.conf / "runtime" / name, environment.get_template(f"{name}.j2").render(**values))
-        _write_atomic(self.conf / "runtime" / "keys.conf",
-                      render_key_map(read_keys(settings.keys), tuple(info["custom_models"])), mode=0o600)
+        # Everything is rendered before anything is written: a bad keys file changes nothing.
+        texts = {name: environment.get_template(f"{name}.j2").render(**values)
+                 for name in ("main.conf", "http.conf", "server.conf")}
+        key_map = render_key_map(read_keys(settings.keys), tuple(info["custom_models"]))
+        for name, text in texts.items():
+            _write_atomic(self.conf / "runtime" / name, text)
+        _write_atomic(self.conf / "runtime" / "keys.conf", key_map, mode=0o600)
         _link_atomic(self.conf / "release", release_dir / NGINX_DIR)
         shutil.copyfile(NGINX_CONF, self.conf / "nginx.conf.new")
         os.replace(self.conf / "nginx.conf.new", self.conf / "nginx.conf")

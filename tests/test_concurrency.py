@@ -1,0 +1,125 @@
+"""New releases and rotated keys under load: no failed request, every answer whole from one release."""
+import http.client
+import shutil
+import threading
+import time
+from collections import defaultdict
+
+import pytest
+
+from generator.build import build
+from generator.publish import CURRENT
+from generator.serve.keys import add_key
+
+from .conftest import TINY
+from .live import auth_header, start_live_server
+
+PATHS = ["/api/v1/riskscores/acme_aml/NGA/", "/api/v1/riskscores/acme_aml/", "/api/v1/riskscores/sovereign/AUT/",
+         "/api/v1/riskscores/country/NGA/", "/api/v1/configuration/countries/?name=Nigeria"]
+FILES = ["api/v1/riskscores/acme_aml/NGA/index.json", "api/v1/riskscores/acme_aml/index.json",
+         "api/v1/riskscores/sovereign/AUT/index.json", "api/v1/riskscores/country/NGA/audience=acme_aml/index.json",
+         "api/v1/configuration/countries/filter=NGA/index.json"]
+CLIENTS = 4
+MAX_SECONDS = 8.0  # the load stops by itself after this long …
+MAX_REQUESTS = 4000  # … or after this many requests per client
+
+
+class Client:
+    """One keep-alive connection; like urllib3, it resends a GET once when the server closed the
+    reused connection before answering (RFC 9112 §9.3.1), which graceful reloads do to idle ones."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.connection = None
+
+    def get(self, path: str, authorization: str) -> tuple[int, bytes]:
+        for attempt in (1, 2):
+            reused = self.connection is not None
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            try:
+                self.connection.request("GET", path, headers={"Authorization": authorization})
+                answer = self.connection.getresponse()
+                body = answer.read()
+                if answer.getheader("connection", "").lower() == "close":
+                    self.close()
+                return answer.status, body
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.close()
+                if not reused or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self):
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+@pytest.fixture
+def server(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(TINY, data)
+    live = start_live_server(data)
+    live.data = data
+    yield live
+    live.runtime.stop()
+    shutil.rmtree(live.base, ignore_errors=True)
+
+
+def release_bytes(site) -> dict[str, bytes]:
+    return {file: (site / CURRENT / file).read_bytes() for file in FILES}
+
+
+def test_swaps_and_key_rotation_under_load(server):
+    observations = server.data / "observations" / "acme_aml.csv"
+    variants = [observations.read_text()]
+    variants.append(variants[0].replace("fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"))
+    allowed = defaultdict(set)  # file → every version a release had
+    for file, body in release_bytes(server.site).items():
+        allowed[file].add(body)
+    authorization = auth_header("alice", server.keys["alice"], "apikey")
+    results, failures, stop = [], [], threading.Event()
+
+    def load(number: int):
+        client = Client(server.port)
+        for i in range(MAX_REQUESTS):
+            if stop.is_set():
+                break
+            path = PATHS[(i + number) % len(PATHS)]
+            try:
+                status, body = client.get(path, authorization)
+                results.append((path, status, body))
+            except Exception as error:  # any failed request fails the test
+                failures.append(f"{path}: {error!r}")
+        client.close()
+
+    threads = [threading.Thread(target=load, args=(n,)) for n in range(CLIENTS)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    reloads = 0
+    for round_number in range(4):
+        observations.write_text(variants[(round_number + 1) % 2])
+        build(server.data, server.site)
+        for file, body in release_bytes(server.site).items():
+            allowed[file].add(body)
+        assert server.runtime.refresh()
+        add_key(server.keys_file, "frank", key=None, replace_old=True)  # rotate another client's key
+        assert server.runtime.refresh()
+        reloads += 2
+        time.sleep(0.3)
+        if time.monotonic() - started > MAX_SECONDS:
+            break
+    stop.set()
+    for thread in threads:
+        thread.join(MAX_SECONDS + 10)
+    assert failures == []
+    assert len(results) > 100 and reloads >= 4
+    by_path = dict(zip(PATHS, FILES))
+    statuses = {status for _, status, _ in results}
+    assert statuses == {200}
+    for path, _, body in results:
+        assert body in allowed[by_path[path]], path  # whole, and from one release
+    # both versions of the changed document were seen during the run
+    assert len({body for path, _, body in results if path == PATHS[0]}) == 2

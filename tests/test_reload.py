@@ -1,0 +1,90 @@
+"""Keys and releases change under a running nginx: picked up by a graceful reload, no rebuild."""
+import json
+import shutil
+
+import pytest
+
+from generator.build import build
+from generator.publish import rollback
+from generator.serve.keys import add_key, revoke
+
+from .conftest import TINY
+from .live import start_live_server
+
+PATH = "/api/v1/riskscores/acme_aml/NGA/"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    data = tmp_path_factory.mktemp("reload") / "data"
+    shutil.copytree(TINY, data)
+    live = start_live_server(data)
+    live.data = data
+    yield live
+    live.runtime.stop()
+    shutil.rmtree(live.base, ignore_errors=True)
+
+
+def test_revoked_key_is_refused_after_reload(server):
+    dave = add_key(server.keys_file, "dave").key
+    assert server.runtime.refresh() is True
+    server.keys["dave"] = dave
+    assert server.get(PATH.replace("acme_aml", "sovereign"), user="dave").status == 200
+    revoke(server.keys_file, "dave")
+    assert server.runtime.refresh() is True
+    answer = server.get(PATH.replace("acme_aml", "sovereign"), user="dave")
+    assert (answer.status, json.loads(answer.body)) == (403, {"detail": "Invalid API key."})
+
+
+def test_new_grant_takes_effect_without_rebuild(server):
+    erin = add_key(server.keys_file, "erin").key
+    server.runtime.refresh()
+    server.keys["erin"] = erin
+    assert server.get(PATH, user="erin").status == 404
+    add_key(server.keys_file, "erin", ("acme_aml",), replace_old=True)
+    server.keys["erin"] = [line.split(",")[1] for line in server.keys_file.read_text().splitlines()
+                           if line.startswith("erin,") and line.endswith(",yes")][0]
+    server.runtime.refresh()
+    assert server.get(PATH, user="erin").status == 200
+    assert server.get(PATH, user="erin", form="bare").status == 200
+
+
+def test_nothing_changed_means_no_reload(server):
+    assert server.runtime.refresh() is False
+
+
+def test_new_release_is_served_after_reload_and_etags_survive_identical_data(server):
+    before = server.get(PATH)
+    unchanged = server.get("/api/v1/riskscores/sovereign/AUT/")
+    observations = server.data / "observations" / "acme_aml.csv"
+    observations.write_text(observations.read_text().replace("fatf_list,NGA,2024-10-25,grey",
+                                                             "fatf_list,NGA,2024-10-25,black"))
+    build(server.data, server.site)
+    assert server.runtime.refresh() is True
+    after = server.get(PATH)
+    assert json.loads(before.body)["results"][0]["score"] == 50.0
+    assert json.loads(after.body)["results"][0]["score"] == 100.0  # black: 100 of 100 points
+    assert after.header("etag") != before.header("etag")
+    # a document whose bytes did not change keeps its ETag: a client's conditional request is a 304
+    again = server.get("/api/v1/riskscores/sovereign/AUT/", headers={"If-None-Match": unchanged.header("etag")})
+    assert again.status == 304
+    # rolling back serves the previous release again
+    rollback(server.site)
+    server.runtime.refresh()
+    assert server.get(PATH).body == before.body
+
+
+def test_a_malformed_keys_file_changes_nothing(server):
+    """A keys file with a bad row is refused before anything is rendered; nginx keeps serving."""
+    good = server.get("/api/v1/riskscores/sovereign/")
+    keys_conf = server.keys_file
+    original = keys_conf.read_text()
+    try:
+        keys_conf.write_text(original + "mallory,abc,,yes\n")  # a key too short: the keys file is refused
+        with pytest.raises(Exception, match="keys file has problems"):
+            server.runtime.refresh()
+        assert server.get("/api/v1/riskscores/sovereign/").body == good.body
+        assert "mallory" not in (server.runtime.conf / "runtime" / "keys.conf").read_text()
+    finally:
+        keys_conf.write_text(original)
+        server.runtime.refresh()
