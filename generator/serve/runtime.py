@@ -157,7 +157,8 @@ class NginxRuntime:
     def start(self, timeout: float = 10.0) -> None:
         self.served = self.render()
         self.check()
-        self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL)
+        # Its own session: a Ctrl-C on the terminal reaches riskapi, which stops nginx gracefully.
+        self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + timeout
         while not self._accepting():
             if self.process.poll() is not None:
@@ -226,6 +227,7 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
         f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))  # even where a shell ignored it
     try:
         while not stopping:
             if runtime.process.poll() is not None:
@@ -238,8 +240,6 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                 say(f"not reloaded, still serving the previous configuration: {error.format_message()}")
                 runtime.served = runtime.watched_state()  # do not retry until something changes again
             time.sleep(poll_seconds)
-    except KeyboardInterrupt:
-        pass
     finally:
         runtime.stop()
         say("stopped")

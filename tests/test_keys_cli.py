@@ -1,0 +1,99 @@
+"""`riskapi keys` and `riskapi serve` as a user runs them."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.serve.keys import read_keys
+
+from .live import free_port
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_add_prints_a_new_128_bit_hex_key_once(tmp_path):
+    keys = tmp_path / "keys.csv"
+    result = run("keys", "add", "alice", "--models", "acme_aml", "--keys", keys)
+    assert result.exit_code == 0, result.output
+    key = result.output.strip()
+    assert re.fullmatch(r"[0-9a-f]{32}", key)
+    assert read_keys(keys)[0].key == key and read_keys(keys)[0].models == ("acme_aml",)
+    assert oct(keys.stat().st_mode & 0o777) == "0o600"
+
+
+def test_list_masks_keys(tmp_path):
+    keys = tmp_path / "keys.csv"
+    key = run("keys", "add", "alice", "--models", "acme_aml,other", "--keys", keys).output.strip()
+    run("keys", "add", "bob", "--keys", keys)
+    run("keys", "revoke", "bob", "--keys", keys)
+    listing = run("keys", "list", "--keys", keys).output.splitlines()
+    assert listing[0] == f"alice\t{key[:4]}…{key[-4:]}\tacme_aml,other\tactive"
+    assert listing[1].startswith("bob\t") and listing[1].endswith("\t-\trevoked")
+    assert key not in "\n".join(listing)
+
+
+def test_given_key_is_stored_in_lower_case(tmp_path):
+    keys = tmp_path / "keys.csv"
+    result = run("keys", "add", "carol", "--key", "ABCDEF0123456789ABCDEF", "--keys", keys)
+    assert result.output.strip() == "abcdef0123456789abcdef"
+
+
+def test_bad_keys_and_users_are_refused(tmp_path):
+    keys = tmp_path / "keys.csv"
+    assert run("keys", "add", "alice", "--key", "short", "--keys", keys).exit_code == 1
+    assert run("keys", "add", "al:ice", "--keys", keys).exit_code == 1
+    run("keys", "add", "alice", "--key", "0123456789abcdef0123", "--keys", keys)
+    duplicate = run("keys", "add", "bob", "--key", "0123456789ABCDEF0123", "--keys", keys)
+    assert duplicate.exit_code == 1 and "already in the keys file" in duplicate.output
+    assert run("keys", "revoke", "nobody", "--keys", keys).exit_code == 1
+
+
+def test_replace_rotates_a_users_key(tmp_path):
+    keys = tmp_path / "keys.csv"
+    old = run("keys", "add", "alice", "--keys", keys).output.strip()
+    new = run("keys", "add", "alice", "--replace", "--keys", keys).output.strip()
+    state = {k.key: k.active for k in read_keys(keys)}
+    assert state == {old: False, new: True}
+
+
+def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory):
+    import tempfile
+    from .conftest import TINY
+    base = tempfile.mkdtemp(prefix="riskapi-serve-")
+    os.chmod(base, 0o755)
+    site, keys = f"{base}/site", f"{base}/keys.csv"
+    assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
+    key = run("keys", "add", "alice", "--keys", keys).output.strip()
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--site", site, "--keys", keys,
+                                "--port", str(port), "--prefix", f"{base}/nginx"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = process.stdout.readline()
+        assert re.match(rf"serving release \S+ on http://127.0.0.1:{port}/api/v1/ ", first), first
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/configuration/countries/",
+                                         headers={"Authorization": key})
+        assert urllib.request.urlopen(request, timeout=5).status == 200
+        assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
+        assert process.stdout.readline().startswith("reloaded: release ")
+        revoke = run("keys", "revoke", "alice", "--keys", keys)
+        assert revoke.exit_code == 0
+        assert process.stdout.readline().startswith("reloaded: ")
+        try:
+            urllib.request.urlopen(request, timeout=5)
+            raise AssertionError("a revoked key was accepted")
+        except urllib.error.HTTPError as error:
+            assert error.code == 403
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=20)
+    assert process.returncode == 0
+    assert out.strip().endswith("stopped")
