@@ -88,3 +88,14 @@ def test_a_malformed_keys_file_changes_nothing(server):
     finally:
         keys_conf.write_text(original)
         server.runtime.refresh()
+
+
+def test_rebuild_with_identical_data_keeps_every_etag(server):
+    paths = ["/api/v1/riskscores/sovereign/AUT/", "/api/v1/riskscores/acme_aml/", "/api/v1/configuration/countries/",
+             "/api/v1/riskscores/country/CIV/", "/api/v1/configuration/riskscoremodels/"]
+    before = {path: server.get(path).header("etag") for path in paths}
+    build(server.data, server.site)
+    assert server.runtime.refresh() is True  # a new release id, so nginx reloads …
+    after = {path: server.get(path).header("etag") for path in paths}
+    assert after == before  # … yet every validator a client holds stays valid
+    assert all(server.get(p, headers={"If-None-Match": e}).status == 304 for p, e in before.items())
