@@ -14,6 +14,8 @@ import hashlib
 import os
 import shutil
 import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,8 @@ CURRENT = "current"
 MANIFEST = "manifest.json"
 GZIP_MIN_BYTES = 1024  # NGINX_NOTES.md: smaller files grow when gzipped
 KEEP_RELEASES = 5
+WRITE_THREADS = 2
+MAX_PENDING_WRITES = 64  # documents held in memory while their writes are under way
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,8 @@ class ReleaseWriter:
         self.linked = 0
         self.bytes = 0
         self._made_dirs: set[Path] = set()
+        self._pool = ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="publish")
+        self._pending: deque[tuple[str, Future]] = deque()
 
     def _new_id(self) -> str:
         """A UTC timestamp; ids sort in build order even for two builds in one second."""
@@ -156,15 +162,31 @@ class ReleaseWriter:
             self._made_dirs.add(target.parent)
         if self._link_unchanged(relative, digest, len(data), target):
             return
+        # Writing and gzip release the GIL: they run on the other core while the next document renders.
+        while len(self._pending) >= MAX_PENDING_WRITES:
+            self._collect(self._pending.popleft())
+        self._pending.append((relative, self._pool.submit(self._write_new, target, data)))
+
+    def _write_new(self, target: Path, data: bytes) -> dict | None:
         target.write_bytes(data)
         os.utime(target, (self.stamp, self.stamp))
-        if len(data) > GZIP_MIN_BYTES:
-            compressed = gzip.compress(data, compresslevel=6, mtime=0)
-            gz_target = target.with_name(target.name + ".gz")
-            gz_target.write_bytes(compressed)
-            os.utime(gz_target, (self.stamp, self.stamp))
-            self.files[relative + ".gz"] = {"size": len(compressed),
-                                            "sha256": hashlib.sha256(compressed).hexdigest()}
+        if len(data) <= GZIP_MIN_BYTES:
+            return None
+        compressed = gzip.compress(data, compresslevel=6, mtime=0)
+        gz_target = target.with_name(target.name + ".gz")
+        gz_target.write_bytes(compressed)
+        os.utime(gz_target, (self.stamp, self.stamp))
+        return {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
+
+    def _collect(self, pending: tuple[str, Future]) -> None:
+        relative, future = pending
+        gz_entry = future.result()  # re-raises a failed write
+        if gz_entry is not None:
+            self.files[relative + ".gz"] = gz_entry
+
+    def _finish_writes(self) -> None:
+        while self._pending:
+            self._collect(self._pending.popleft())
 
     def _link_unchanged(self, relative: str, digest: str, size: int, target: Path) -> bool:
         """Hard-link a file whose bytes did not change, so its mtime (and nginx's ETag) stays."""
@@ -188,6 +210,8 @@ class ReleaseWriter:
     def commit(self) -> Release:
         """Write the manifest, move the release into place and make it current."""
         try:
+            self._finish_writes()
+            self._pool.shutdown()
             manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
                         "files": dict(sorted(self.files.items()))}
             (self.folder / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
@@ -201,6 +225,8 @@ class ReleaseWriter:
 
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was."""
+        self._pool.shutdown(cancel_futures=True)
+        self._pending.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
         self._lock.release()
 

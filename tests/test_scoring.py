@@ -1,7 +1,7 @@
 """The tiny fixture scored by hand (tests/fixtures/tiny); every number is worked out in a comment."""
 import pytest
 
-from generator.scoring.bounds import color_points, goal_color, goal_trend, indicator_trend
+from generator.scoring.bounds import color_points, goal_color, goal_trend, indicator_trend, trend_base
 from generator.load.records import Bounds, Observation
 
 # sovereign: economy (0.6) = gdp_growth (max 100) + inflation (max 50);
@@ -162,15 +162,15 @@ def test_goal_trend(arrows, trend):
 def test_indicator_trend_needs_two_years():
     bounds = Bounds(optimum=100, green=98, red=80, lower=20)
     series = (Observation(2023, "2023-12-31", 50.0, False), Observation(2024, "2024-12-31", 60.0, False))
-    assert indicator_trend(series, series[-1], bounds) == "•"  # 2024 − 2023 < 2
+    assert indicator_trend(trend_base(series), series[-1], bounds) == "•"  # 2024 − 2023 < 2
     older = (Observation(2014, "2014-12-31", 10.0, False),) + series
-    assert indicator_trend(older, older[-1], bounds) == "•"  # 2014 is before 2015, so the base is 2023
+    assert indicator_trend(trend_base(older), older[-1], bounds) == "•"  # 2014 is before 2015, so the base is 2023
 
 
 def test_indicator_trend_decreasing_and_on_track():
     bounds = Bounds(optimum=100, green=98, red=80, lower=20)
     down = (Observation(2016, "2016-12-31", 60.0, False), Observation(2020, "2020-12-31", 50.0, False))
-    assert indicator_trend(down, down[-1], bounds) == "↓"
+    assert indicator_trend(trend_base(down), down[-1], bounds) == "↓"
     # s0 = 100 × 20/80 = 25, s1 = 100 × 60/80 = 75 over 4 years: 12.5/yr; required (97.5 − 25)/14 = 5.18 → ↑
     fast = (Observation(2016, "2016-12-31", 40.0, False), Observation(2020, "2020-12-31", 80.0, False))
-    assert indicator_trend(fast, fast[-1], bounds) == "↑"
+    assert indicator_trend(trend_base(fast), fast[-1], bounds) == "↑"

@@ -1,6 +1,8 @@
 """Typed, immutable records of the source data, passed from load to scoring and render."""
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Union
@@ -125,10 +127,25 @@ class Indicator:
         return self.applicability is None or self.applicability.applies_to(country)
 
     def points_for(self, x: Value) -> int | None:
-        for row in self.scoring:
-            if row.matches(x):
-                return row.risk_points
-        return None
+        """Points of the row that matches x (a checked table has exactly one), None if none does."""
+        if self.value_kind != "number":
+            return self._points_by_label.get((type(x), x))
+        lowers, points = self._numeric_bands
+        band = bisect.bisect_right(lowers, x) - 1  # rows sorted by lower bound, covering every number
+        return points[band] if band >= 0 and self.scoring_sorted[band].matches(x) else None
+
+    @cached_property
+    def scoring_sorted(self) -> tuple[ThresholdRow, ...]:
+        return tuple(sorted(self.scoring, key=lambda row: -math.inf if row.lower is None else row.lower))
+
+    @cached_property
+    def _numeric_bands(self) -> tuple[list[float], list[int]]:
+        rows = self.scoring_sorted
+        return [-math.inf if r.lower is None else r.lower for r in rows], [r.risk_points for r in rows]
+
+    @cached_property
+    def _points_by_label(self) -> dict:
+        return {(type(row.label), row.label): row.risk_points for row in self.scoring}
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from collections import defaultdict
 
 from ..load.records import Dataset, ModelData
 from . import bounds, points
+from .points import CountryContext
 from .numbers import competition_ranks, round3
 from .results import CountryScores, ModelScores, Ranking
 from .timeline import country_timeline, model_span
@@ -21,8 +22,8 @@ def score_model(dataset: Dataset, data: ModelData) -> ModelScores:
     span = model_span(data)
     countries: dict[str, CountryScores] = {}
     for country in dataset.countries:
-        series = {i.reference: data.observations[i.reference].get(country.code, ()) for i in data.indicators}
-        years = [score_year(data, country, year, series) for year in country_timeline(data, country, span)]
+        context = CountryContext.of(data, country)
+        years = [score_year(data, context, year) for year in country_timeline(data, context, span)]
         countries[country.code] = CountryScores(
             country,
             tuple(y.model for y in years if y.model is not None),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..load.records import Bounds, Country, Indicator, ModelData, Observation
 from .numbers import round3
-from .points import YearScores
+from .points import CountryContext, YearScores
 from .results import IndicatorResult, ModelResult, SdgMarks, SectionResult
 from .timeline import YearInputs
 
@@ -57,9 +57,13 @@ def color_points(x: float, bounds: Bounds) -> float:
     return 4.0
 
 
-def indicator_trend(series: tuple[Observation, ...], used: Observation, bounds: Bounds) -> str:
-    """Arrow from the score at the first year ≥ 2015 to the score of the value used now."""
-    base = next((o for o in series if TREND_BASE_YEAR <= o.year <= used.year), None)
+def trend_base(series: tuple[Observation, ...]) -> Observation | None:
+    """The first observation dated 2015 or later: where every trend of the series starts."""
+    return next((o for o in series if o.year >= TREND_BASE_YEAR), None)
+
+
+def indicator_trend(base: Observation | None, used: Observation, bounds: Bounds) -> str:
+    """Arrow from the score at the first year ≥ 2015 (`base`) to the score of the value used now."""
     if base is None or used.year - base.year < 2:
         return NO_TREND
     s0, s1 = normalise(base.value, bounds), normalise(used.value, bounds)
@@ -96,15 +100,14 @@ def goal_trend(arrows: list[str]) -> str:
     return UP if mean >= 3.5 else MODERATE if mean >= 2.5 else FLAT if mean >= 1.5 else DOWN
 
 
-def score_year(data: ModelData, country: Country, year: YearInputs,
-               series: dict[str, tuple[Observation, ...]]) -> YearScores:
+def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
     indicators: dict[str, IndicatorResult] = {}
     goals: dict[str, SectionResult] = {}
     goal_scores: list[float] = []
     available_total = applicable_total = 0
     for section in data.sections:
         members = data.indicators_of(section.reference)
-        applicable = [i for i in members if i.applies_to(country)]
+        applicable = [i for i in members if i.reference in country.applicable]
         available = [i for i in applicable if year.inputs[i.reference] is not None]
         applicable_total += len(applicable)
         available_total += len(available)
@@ -115,7 +118,7 @@ def score_year(data: ModelData, country: Country, year: YearInputs,
                 indicators[indicator.reference] = IndicatorResult(
                     year.year, year.type, None, None, None, None, None, SdgMarks(GRAY, NO_TREND))
                 continue
-            marks, score = _indicator_marks(indicator, observation, series.get(indicator.reference, ()))
+            marks, score = _indicator_marks(indicator, observation, country.trend_bases.get(indicator.reference))
             scores.append(score)
             colors.append((color_points(observation.value, indicator.bounds), marks.color))
             arrows.append(marks.trend)
@@ -136,9 +139,9 @@ def score_year(data: ModelData, country: Country, year: YearInputs,
     return YearScores(indicators, goals, model)
 
 
-def _indicator_marks(indicator: Indicator, observation: Observation, series) -> tuple[SdgMarks, float]:
+def _indicator_marks(indicator: Indicator, observation: Observation, base) -> tuple[SdgMarks, float]:
     bounds = indicator.bounds
-    return (SdgMarks(indicator_color(observation.value, bounds), indicator_trend(series, observation, bounds)),
+    return (SdgMarks(indicator_color(observation.value, bounds), indicator_trend(base, observation, bounds)),
             normalise(observation.value, bounds))
 
 

@@ -13,6 +13,24 @@ MODEL_MIN_SHARE = 0.30
 
 
 @dataclass(frozen=True)
+class CountryContext:
+    """What scoring needs of a country for every year: which indicators apply, and sdg trend bases."""
+
+    country: Country
+    applicable: frozenset[str]  # indicator references that apply to the country
+    trend_bases: dict[str, Observation | None]  # bounds models: first observation from 2015 on
+
+    @classmethod
+    def of(cls, data: ModelData, country: Country) -> "CountryContext":
+        from .bounds import trend_base
+        applicable = frozenset(i.reference for i in data.indicators if i.applies_to(country))
+        bases = {}
+        if data.model.scoring == "bounds":
+            bases = {ref: trend_base(data.observations[ref].get(country.code, ())) for ref in applicable}
+        return cls(country, applicable, bases)
+
+
+@dataclass(frozen=True)
 class YearScores:
     indicators: dict[str, IndicatorResult]
     sections: dict[str, SectionResult]
@@ -21,20 +39,19 @@ class YearScores:
 
 def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
     """Weights 0–100 proportional to the default weights of what has a result (0.15 / 0.925 → 16.216)."""
-    total = sum(default_weights[key] for key in sorted(default_weights))
+    total = sum(default_weights.values())  # insertion order is section order: the same sum every run
     if total <= 0:
         return {}
     return {key: 100 * weight / total for key, weight in default_weights.items()}
 
 
-def score_year(data: ModelData, country: Country, year: YearInputs,
-               series: dict[str, tuple[Observation, ...]]) -> YearScores:
+def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
     indicators: dict[str, IndicatorResult] = {}
     section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
     available_total = applicable_total = 0
     for section in data.sections:
         members = data.indicators_of(section.reference)
-        applicable = [i for i in members if i.applies_to(country)]
+        applicable = [i for i in members if i.reference in country.applicable]
         available = [i for i in applicable if year.inputs[i.reference] is not None]
         applicable_total += len(applicable)
         available_total += len(available)

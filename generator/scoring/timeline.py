@@ -42,12 +42,13 @@ def latest_within_lag(observations: tuple[Observation, ...], year: int, max_lag:
     return None
 
 
-def country_timeline(data: ModelData, country: Country, span: ModelSpan | None) -> list[YearInputs]:
-    """Every year with inputs for this country, typed history/current/projection."""
+def country_timeline(data: ModelData, context, span: ModelSpan | None) -> list[YearInputs]:
+    """Every year with inputs for the country of `context`, typed history/current/projection."""
     if span is None:
         return []
-    applicable = [i for i in data.indicators if i.applies_to(country)]
-    series = {i.reference: data.observations[i.reference].get(country.code, ()) for i in applicable}
+    code = context.country.code
+    applicable = [i for i in data.indicators if i.reference in context.applicable]
+    series = {i.reference: data.observations[i.reference].get(code, ()) for i in applicable}
     years: list[tuple[int, bool, dict]] = []
     for year in range(span.first, span.last + 1):
         inputs = {i.reference: latest_within_lag(series[i.reference], year, i.max_lag) for i in applicable}
