@@ -67,6 +67,10 @@ def read_table(path: Path, shown_as: str, columns: list[Column], problems: list[
             header = [name.strip() for name in header]
             if not _header_ok(header, columns, shown_as, problems):
                 return []
+            # Parsed values are remembered per column: codes, references, dates and statuses repeat
+            # on most of an observations file's rows.
+            plan = [(name, by_name[name].parse, by_name[name].required, {}) for name in header]
+            empty = {column.name: None for column in columns}
             for record in reader:
                 line = reader.line_num
                 if not any(cell.strip() for cell in record):
@@ -76,7 +80,7 @@ def read_table(path: Path, shown_as: str, columns: list[Column], problems: list[
                                             f"has {len(record)} cells, the header has {len(header)}",
                                             "quote cells that contain commas"))
                     continue
-                row = _parse_record(record, header, by_name, shown_as, line, problems)
+                row = _parse_record(record, plan, empty, shown_as, line, problems)
                 if row is not None:
                     rows.append(row)
         except csv.Error as error:
@@ -110,26 +114,35 @@ def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems
     return ok
 
 
-def _parse_record(record, header, by_name, shown_as, line, problems) -> Row | None:
-    cells: dict[str, Any] = {}
+def _parse_record(record, plan, empty, shown_as, line, problems) -> Row | None:
+    cells = dict(empty)
     ok = True
-    for name, raw in zip(header, record):
-        column = by_name[name]
-        text = raw.strip()
-        if not text:
-            if column.required:
+    for (name, parse, required, memory), raw in zip(plan, record):
+        value = raw.strip()
+        if not value:
+            if required:
                 problems.append(Problem(shown_as, line, name, "is empty", "this column needs a value"))
                 ok = False
-            cells[name] = None
             continue
-        try:
-            cells[name] = column.parse(text)
-        except CellError as error:
-            problems.append(Problem(shown_as, line, name, f"{text!r} {error.message}", error.hint))
+        if parse is text:
+            cells[name] = value
+            continue
+        parsed = memory.get(value, _UNSEEN)
+        if parsed is _UNSEEN:
+            try:
+                parsed = parse(value)
+            except CellError as error:
+                parsed = error
+            memory[value] = parsed
+        if isinstance(parsed, CellError):
+            problems.append(Problem(shown_as, line, name, f"{value!r} {parsed.message}", parsed.hint))
             ok = False
-    for name, column in by_name.items():
-        cells.setdefault(name, None)
+        else:
+            cells[name] = parsed
     return Row(line, cells) if ok else None
+
+
+_UNSEEN = object()
 
 
 # Cell parsers: each takes the stripped, non-empty text and returns a value or raises CellError.

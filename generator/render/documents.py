@@ -1,6 +1,7 @@
 """Render each kind of API document as plain dicts in SPEC.md's field order."""
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from ..load.records import Country, Indicator, Model, ModelData, Section, Value
@@ -10,6 +11,7 @@ from ..scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, class
 from ..scoring.results import CountryScores, IndicatorResult, ModelResult, ModelScores, SdgMarks, SectionResult
 
 
+@functools.lru_cache(maxsize=None)
 def timestamp(year: int) -> str:
     return f"{year}-12-31"  # SCORING.md §4: results are annual, dated YYYY-12-31
 
@@ -26,18 +28,30 @@ def risk_score(score: float, model: Model) -> float:
 
 
 def _risk_class(score: float, model: Model) -> dict:
-    number = classify_risk(risk_score(score, model))
+    return _risk_class_fields(score, model.higher_is_better)
+
+
+# Scores repeat a great deal (indicator scores are a few points values): derive each pair once.
+# The cached dicts are only ever read (dict.update copies them).
+@functools.lru_cache(maxsize=65536)
+def _risk_class_fields(score: float, higher_is_better: bool) -> dict:
+    number = classify_risk(round3(100 - score) if higher_is_better else score)
     return {"riskClassificationNumeric": number, "riskClassificationCategorical": RISK_CLASSES[number - 1]}
 
 
+@functools.lru_cache(maxsize=4096)
 def _quality(share: float) -> dict:
     number = data_quality(share)
     return {"dataQualityNumeric": number, "dataQualityCategorical": DATA_QUALITY[number - 1]}
 
 
-def _rank(scores: ModelScores, level: str, reference: str, year: int, code: str) -> dict:
-    found = scores.rank(level, reference, year, code)
-    return {"countryRank": found[0], "countryUniverse": found[1]} if found else {}
+def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str, year: int, code: str) -> None:
+    ranking = scores.rankings.get((level, reference, year))
+    if ranking is not None:
+        rank = ranking.ranks.get(code)
+        if rank is not None:
+            doc["countryRank"] = rank
+            doc["countryUniverse"] = len(ranking.ranks)
 
 
 def _sdg(marks: SdgMarks) -> dict:
@@ -83,7 +97,7 @@ def render_model_result(result: ModelResult, scores: ModelScores, country: Count
         doc["ratingLetter"] = RATING_LETTERS[position - 1]
     doc["shareIndicatorsAvailable"] = result.share
     doc.update(_quality(result.share))
-    doc.update(_rank(scores, "model", "", result.year, country.code))
+    _add_rank(doc, scores, "model", "", result.year, country.code)
     return doc
 
 
@@ -97,7 +111,7 @@ def render_section_result(result: SectionResult, section: Section, scores: Model
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
     doc.update(_quality(result.share))
-    doc.update(_rank(scores, "section", section.reference, result.year, code))
+    _add_rank(doc, scores, "section", section.reference, result.year, code)
     doc["weight"] = result.weight
     return doc
 
@@ -113,7 +127,7 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
     if result.sdg is not None:
         doc.update(_sdg(result.sdg))
     if result.score is not None:
-        doc.update(_rank(scores, "indicator", indicator.reference, result.year, code))
+        _add_rank(doc, scores, "indicator", indicator.reference, result.year, code)
         doc["weight"] = result.weight
     doc["data"] = render_raw_data(result, indicator)
     return doc
@@ -130,6 +144,10 @@ def render_raw_data(result: IndicatorResult, indicator: Indicator) -> dict:
     observation = result.observation
     if observation is None:
         return {"name": [indicator.short_name], "value": None}
+    if not observation.components:
+        value = observation.value
+        return {"name": [indicator.short_name], "value": [("true" if value else "false") if value is True or
+                                                             value is False else value]}
     names = [indicator.short_name] + [name for name, _ in observation.components]
     values = [_display(observation.value)] + [_display(value) for _, value in observation.components]
     return {"name": names, "value": values}
