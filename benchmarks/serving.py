@@ -1,0 +1,174 @@
+"""Serving benchmark: wrk against the real nginx.conf serving the demo release with 10,000 real keys,
+for an endpoint mix, against nginx's `return 200` ceiling and the same files by plain direct path
+(no keys, no maps) in the same run, and against a dynamic peer (FastAPI + uvicorn, 2 workers).
+Loopback only; every wrk run is bounded by --seconds.
+
+    python3 -m benchmarks.serving [--runs 3] [--seconds 10] [--connections 64]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .common import ROOT, record, summary
+
+MIX = [  # (path, user or None for a 403) — every kind of request the issue names
+    ("/api/v1/riskscores/sovereign/DEU/", "user1"), ("/api/v1/riskscores/esg/nga/", "user2"),
+    ("/api/v1/riskscores/sdg/BRA", "user3"), ("/api/v1/riskscores/aml/FRA/", "user4"),
+    ("/api/v1/riskscores/supplychainrisk/CHN/", "user5"), ("/api/v1/riskscores/aml/", "user6"),
+    ("/api/v1/riskscores/esg/?ordering=-country_name", "user7"),
+    ("/api/v1/riskscores/sovereign/?country_name=United+States", "user8"),
+    ("/api/v1/configuration/countries/?model=name", "user9"), ("/api/v1/riskscores/country/IND/", "user10"),
+    ("/api/v1/configuration/riskscoremodels/", "user11"), ("/api/v1/riskscores/sovereign/JPN/", None),
+]
+STATIC = {  # the same mix as files by direct path, for the plain static floor
+    "/api/v1/riskscores/sovereign/DEU/": "/api/v1/riskscores/sovereign/DEU/index.json",
+    "/api/v1/riskscores/esg/nga/": "/api/v1/riskscores/esg/NGA/index.json",
+    "/api/v1/riskscores/sdg/BRA": "/api/v1/riskscores/sdg/BRA/index.json",
+    "/api/v1/riskscores/aml/FRA/": "/api/v1/riskscores/aml/FRA/index.json",
+    "/api/v1/riskscores/supplychainrisk/CHN/": "/api/v1/riskscores/supplychainrisk/CHN/index.json",
+    "/api/v1/riskscores/aml/": "/api/v1/riskscores/aml/index.json",
+    "/api/v1/riskscores/esg/?ordering=-country_name": "/api/v1/riskscores/esg/ordering=-country_name/index.json",
+    "/api/v1/riskscores/sovereign/?country_name=United+States": "/api/v1/riskscores/sovereign/filter=USA/index.json",
+    "/api/v1/configuration/countries/?model=name": "/api/v1/configuration/countries/model=name/index.json",
+    "/api/v1/riskscores/country/IND/": "/api/v1/riskscores/country/IND/index.json",
+    "/api/v1/configuration/riskscoremodels/": "/api/v1/configuration/riskscoremodels/index.json",
+    "/api/v1/riskscores/sovereign/JPN/": "/api/v1/configuration/countries/filter=JPN/index.json",
+}
+KEY_COUNT = 10_000
+
+
+def lua_script(requests: list[tuple[str, str | None]]) -> str:
+    rows = ",\n".join(
+        '  {"%s", %s}' % (path, f'"{auth}"' if auth else "nil") for path, auth in requests)
+    return ("local requests = {\n" + rows + "\n}\nlocal i = 0\nrequest = function()\n  i = i + 1\n"
+            "  local r = requests[(i % #requests) + 1]\n  local h = {}\n  if r[2] then h['Authorization'] = r[2] end\n"
+            "  return wrk.format('GET', r[1], h)\nend\n")
+
+
+def wrk(port: int, script: Path, seconds: int, connections: int) -> dict:
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
+                          f"http://127.0.0.1:{port}"], capture_output=True, text=True, timeout=seconds + 30).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
+    latency = {p: _ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out)[1]) for p in ("50", "99")}
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sockets = re.search(r"Socket errors: (.*)", out)
+    return {"rate": rate, "p50": latency["50"], "p99": latency["99"], "non2xx": int(errors[1]) if errors else 0,
+            "socket_errors": sockets[1] if sockets else ""}
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(\w+)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--data", default="data")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: apt-get install -y wrk")
+    from generator.build import build
+    from generator.publish import CURRENT
+    from generator.serve.keys import ApiKey, new_key, write_keys
+    from generator.serve.runtime import NginxRuntime, ServeSettings
+    from tests.live import free_port
+
+    base = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    os.chmod(base, 0o755)
+    processes = []
+    try:
+        build(Path(args.data), base / "site")
+        keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
+        write_keys(base / "keys.csv", keys)
+        by_user = {k.user: k for k in keys}
+        release = (base / "site" / CURRENT).resolve()
+
+        api = NginxRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()), base / "api")
+        api.start()
+        processes.append(api)
+        # The floors: nginx with nothing but `return 200`, and the same files by direct path.
+        floor_port = free_port()
+        floor_conf = base / "floor" / "nginx.conf"
+        floor_conf.parent.mkdir()
+        floor_conf.write_text(
+            f"daemon off; worker_processes auto; pid {base}/floor/nginx.pid; error_log {base}/floor/error.log;\n"
+            "events { worker_connections 4096; }\n"
+            f"http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;\n"
+            f"  client_body_temp_path {base}/floor/body; proxy_temp_path {base}/floor/proxy;\n"
+            f"  fastcgi_temp_path {base}/floor/fcgi; uwsgi_temp_path {base}/floor/uwsgi; scgi_temp_path {base}/floor/scgi;\n"
+            f"  default_type application/json; open_file_cache max=20000 inactive=120s;\n"
+            f"  server {{ listen 127.0.0.1:{floor_port}; root {release};\n"
+            "    location = /ceiling { return 200 'ok'; }\n    location / { }\n  }\n}\n")
+        floor = subprocess.Popen(["nginx", "-p", str(base / "floor"), "-c", str(floor_conf), "-e", "stderr"],
+                                 start_new_session=True)
+        peer_port = free_port()
+        peer = subprocess.Popen([sys.executable, "-m", "uvicorn", "benchmarks.peer_app:app", "--host", "127.0.0.1",
+                                 "--port", str(peer_port), "--workers", "2", "--log-level", "warning",
+                                 "--no-access-log"], cwd=ROOT, start_new_session=True,
+                                env={**os.environ, "RISKAPI_PEER_RELEASE": str(release),
+                                     "RISKAPI_PEER_KEYS": str(base / "keys.csv")})
+        time.sleep(4)  # uvicorn loads every document into memory
+
+        def auth(user):
+            return f"apikey {user}:{by_user[user].key}" if user else None
+        scripts = {}
+        for name, requests in {
+            "ceiling": [("/ceiling", None)],
+            "static": [(STATIC[path], None) for path, _ in MIX],
+            "api": [(path, auth(user)) for path, user in MIX],
+            "peer": [(path, auth(user)) for path, user in MIX],
+        }.items():
+            scripts[name] = base / f"{name}.lua"
+            scripts[name].write_text(lua_script(requests))
+        ports = {"ceiling": floor_port, "static": floor_port, "api": api.settings.port, "peer": peer_port}
+        results = {name: [] for name in scripts}
+        for _ in range(args.runs):  # interleaved so every target sees the same machine noise
+            for name in scripts:
+                results[name].append(wrk(ports[name], scripts[name], args.seconds, args.connections))
+        rate = {name: summary([r["rate"] for r in rs]) for name, rs in results.items()}
+        p99 = {name: summary([r["p99"] for r in rs]) for name, rs in results.items()}
+        p50 = {name: summary([r["p50"] for r in rs]) for name, rs in results.items()}
+        api_vs_static = summary([a["rate"] / s["rate"] for a, s in zip(results["api"], results["static"])])
+        api_vs_peer = summary([a["rate"] / p["rate"] for a, p in zip(results["api"], results["peer"])])
+        forbidden = sum(r["non2xx"] for r in results["api"])
+        lines = [f"wrk -t2 -c{args.connections} -d{args.seconds}s, {args.runs} interleaved runs each; "
+                 f"{KEY_COUNT} keys in the key map; mix of {len(MIX)} requests (endpoint 4 documents, full, "
+                 "ordered and filtered lists, endpoint 5, endpoint 1, one 403); no Accept-Encoding.", "",
+                 "| target | requests/s (median, min–max) | p50 ms | p99 ms |", "|---|---|---|---|"]
+        labels = {"ceiling": "nginx `return 200` (ceiling)", "static": "same files by direct path (floor)",
+                  "api": "**the API** (real nginx.conf, keys, maps)", "peer": "FastAPI + uvicorn, 2 workers"}
+        for name, label in labels.items():
+            lines.append(f"| {label} | {rate[name]['median']:.0f} ({rate[name]['min']:.0f}–{rate[name]['max']:.0f}) | "
+                         f"{p50[name]['median']:.2f} | {p99[name]['median']:.2f} |")
+        lines += ["", f"- API / static floor: **{api_vs_static['median']:.2f}** (goal ≥ 0.90: "
+                      f"{'met' if api_vs_static['median'] >= 0.9 else 'not met'})",
+                  f"- API / dynamic peer: **{api_vs_peer['median']:.1f}×** (goal ≥ 5×: "
+                  f"{'met' if api_vs_peer['median'] >= 5 else 'not met'})",
+                  f"- API p99 at {args.connections} connections: {p99['api']['median']:.2f} ms (goal < 10 ms: "
+                  f"{'met' if p99['api']['median'] < 10 else 'not met'})",
+                  f"- non-2xx answers from the API: {forbidden} (the planted 403s: 1 in {len(MIX)})"]
+        record("Serving", f"python3 -m benchmarks.serving --runs {args.runs} --seconds {args.seconds}", lines)
+    finally:
+        for process in processes:
+            process.stop()
+        for name in ("floor", "peer"):
+            process = locals().get(name)
+            if process is not None:
+                process.terminate()
+                process.wait(20)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
