@@ -14,7 +14,7 @@ from .openapi import build_openapi
 from .publish import ReleaseWriter
 from .render import count_documents, render_all
 from .routes import openapi
-from .scoring import ModelScores, score_dataset
+from .scoring import ModelScores, score_dataset, score_model
 from .serve.maps import render_release_maps
 from .validate import SCHEMA_DIR, DocumentValidator
 
@@ -36,27 +36,45 @@ class BuildReport:
 
 
 class _Stopwatch:
+    """Adds elapsed time to stages; time spent in `timed` calls is not counted twice."""
+
     def __init__(self, stages: dict[str, float]):
         self.stages = stages
+        self._inner = 0.0
 
     def add(self, stage: str, since: float) -> float:
         now = time.perf_counter()
-        self.stages[stage] = self.stages.get(stage, 0.0) + now - since
+        self.stages[stage] = self.stages.get(stage, 0.0) + now - since - self._inner
+        self._inner = 0.0
         return now
 
+    def timed(self, stage: str, function, *args):
+        started = time.perf_counter()
+        result = function(*args)
+        elapsed = time.perf_counter() - started
+        self.stages[stage] = self.stages.get(stage, 0.0) + elapsed
+        self._inner += elapsed
+        return result
 
-def load_and_score(data_dir: Path, strict: bool, report: BuildReport) -> tuple[Dataset, tuple[ModelScores, ...]]:
-    """The first two stages, shared by `build` and `check`."""
-    clock = _Stopwatch(report.stages)
+
+def load(data_dir: Path, strict: bool, report: BuildReport) -> Dataset:
+    """The load stage, shared by `build` and `check`."""
     started = time.perf_counter()
     dataset = load_dataset(data_dir)
-    started = clock.add("load", started)
+    _Stopwatch(report.stages).add("load", started)
     report.warnings = dataset.warnings
     report.countries, report.models = len(dataset.countries), len(dataset.models)
     if strict and dataset.warnings:
         raise DataError(list(dataset.warnings), heading=f"{data_dir} has warnings, and --strict makes them errors")
+    return dataset
+
+
+def load_and_score(data_dir: Path, strict: bool, report: BuildReport) -> tuple[Dataset, tuple[ModelScores, ...]]:
+    """Load and score everything at once (for `check`, which writes nothing)."""
+    dataset = load(data_dir, strict, report)
+    started = time.perf_counter()
     scores = score_dataset(dataset)
-    clock.add("score", started)
+    _Stopwatch(report.stages).add("score", started)
     return dataset, scores
 
 
@@ -64,9 +82,11 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir."""
     report = BuildReport()
-    dataset, scores = load_and_score(data_dir, strict, report)
+    dataset = load(data_dir, strict, report)
     clock = _Stopwatch(report.stages)
     validator = DocumentValidator(schema_dir)
+    # Models are scored one at a time as rendering reaches them (see render_all).
+    scores = (clock.timed("score", score_model, dataset, data) for data in dataset.models)
     documents = list_documents(dataset, scores, validator)
     total = count_documents(dataset)
     writer = ReleaseWriter(site_dir)
@@ -101,9 +121,9 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     return report
 
 
-def list_documents(dataset: Dataset, scores: tuple[ModelScores, ...], validator: DocumentValidator):
+def list_documents(dataset: Dataset, scores, validator: DocumentValidator):
     """Every (route, document) of a release, openapi.json last."""
     yield from render_all(dataset, scores)
-    public_models = [s.data.model.code for s in scores if not s.data.model.custom]
+    public_models = [m.model.code for m in dataset.models if not m.model.custom]
     yield openapi(), build_openapi(validator.schemas, public_models, [c.code for c in dataset.countries[:3]])
 

@@ -55,26 +55,27 @@ def model_list(audience: str = PUBLIC) -> Route:
     return Route(path, _file(path, _audience_folder(audience)), "riskscoremodels", audience)
 
 
+def _list_route(path: str, schema: str, order_parameter: str, orderings: tuple[str, ...], ordering: str,
+                filter_parameter: str, country: str | None) -> Route:
+    """A list endpoint's variant: its filter answer for one country (or none), or an ordering."""
+    if country is not None:
+        query = f"{filter_parameter}=" + ("XXX" if country == NO_MATCH else country)
+        return Route(f"{path}?{query}", _file(path, f"filter={country}"), schema)
+    if ordering == orderings[0]:  # the default ordering is the plain URL
+        return Route(path, _file(path), schema)
+    return Route(f"{path}?{order_parameter}={ordering}", _file(path, f"{order_parameter}={ordering}"), schema)
+
+
 def country_list(ordering: str = "code", country: str | None = None) -> Route:
     """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
-    path = f"{API}/configuration/countries/"
-    if country is not None:
-        query = "code=" + ("XXX" if country == NO_MATCH else country)
-        return Route(f"{path}?{query}", _file(path, f"filter={country}"), "countries")
-    if ordering == COUNTRY_ORDERINGS[0]:
-        return Route(path, _file(path), "countries")
-    return Route(f"{path}?model={ordering}", _file(path, f"model={ordering}"), "countries")
+    return _list_route(f"{API}/configuration/countries/", "countries", "model", COUNTRY_ORDERINGS, ordering,
+                       "code", country)
 
 
 def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
     """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
-    path = f"{API}/riskscores/{model}/"
-    if country is not None:
-        query = "country_code=" + ("XXX" if country == NO_MATCH else country)
-        return Route(f"{path}?{query}", _file(path, f"filter={country}"), "model-scores")
-    if ordering == SCORE_ORDERINGS[0]:
-        return Route(path, _file(path), "model-scores")
-    return Route(f"{path}?ordering={ordering}", _file(path, f"ordering={ordering}"), "model-scores")
+    return _list_route(f"{API}/riskscores/{model}/", "model-scores", "ordering", SCORE_ORDERINGS, ordering,
+                       "country_code", country)
 
 
 def country_model_scores(model: str, code: str) -> Route:

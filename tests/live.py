@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import shutil
 import http.client
 import os
 import socket
@@ -104,3 +106,17 @@ def start_live_server(data: Path, rate_limit: float | None = None) -> LiveServer
     runtime = NginxRuntime(settings, base / "nginx")
     runtime.start()
     return LiveServer(base, runtime, port, keys)
+
+
+@contextlib.contextmanager
+def serving_copy_of(data: Path, folder: Path):
+    """A live server on a writable copy of a dataset (`server.data`), stopped and removed afterwards."""
+    copy = folder / "data"
+    shutil.copytree(data, copy)
+    server = start_live_server(copy)
+    server.data = copy
+    try:
+        yield server
+    finally:
+        server.runtime.stop()
+        shutil.rmtree(server.base, ignore_errors=True)

@@ -1,6 +1,5 @@
 """New releases and rotated keys under load: no failed request, every answer whole from one release."""
 import http.client
-import shutil
 import threading
 import time
 from collections import defaultdict
@@ -12,7 +11,7 @@ from generator.publish import CURRENT
 from generator.serve.keys import add_key
 
 from .conftest import TINY
-from .live import auth_header, start_live_server
+from .live import auth_header, serving_copy_of
 
 PATHS = ["/api/v1/riskscores/acme_aml/NGA/", "/api/v1/riskscores/acme_aml/", "/api/v1/riskscores/sovereign/AUT/",
          "/api/v1/riskscores/country/NGA/", "/api/v1/configuration/countries/?name=Nigeria"]
@@ -58,13 +57,8 @@ class Client:
 
 @pytest.fixture
 def server(tmp_path):
-    data = tmp_path / "data"
-    shutil.copytree(TINY, data)
-    live = start_live_server(data)
-    live.data = data
-    yield live
-    live.runtime.stop()
-    shutil.rmtree(live.base, ignore_errors=True)
+    with serving_copy_of(TINY, tmp_path) as live:
+        yield live
 
 
 def release_bytes(site) -> dict[str, bytes]:

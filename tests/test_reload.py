@@ -1,6 +1,5 @@
 """Keys and releases change under a running nginx: picked up by a graceful reload, no rebuild."""
 import json
-import shutil
 
 import pytest
 
@@ -9,20 +8,15 @@ from generator.publish import rollback
 from generator.serve.keys import add_key, revoke
 
 from .conftest import TINY
-from .live import start_live_server
+from .live import serving_copy_of
 
 PATH = "/api/v1/riskscores/acme_aml/NGA/"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    data = tmp_path_factory.mktemp("reload") / "data"
-    shutil.copytree(TINY, data)
-    live = start_live_server(data)
-    live.data = data
-    yield live
-    live.runtime.stop()
-    shutil.rmtree(live.base, ignore_errors=True)
+    with serving_copy_of(TINY, tmp_path_factory.mktemp("reload")) as live:
+        yield live
 
 
 def test_revoked_key_is_refused_after_reload(server):

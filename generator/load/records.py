@@ -148,7 +148,7 @@ class Indicator:
         return {(type(row.label), row.label): row.risk_points for row in self.scoring}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """One raw value of an indicator for a country at a date, with any extra components."""
 

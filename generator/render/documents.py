@@ -8,7 +8,8 @@ from ..load.records import Country, Indicator, Model, ModelData, Section, Value
 from ..scoring.bounds import COLOR_MEANING, TREND_MEANING, normalise
 from ..scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, classify_risk, data_quality, rating,
                                round3)
-from ..scoring.results import CountryScores, IndicatorResult, ModelResult, ModelScores, SdgMarks, SectionResult
+from ..scoring.results import (CountryScores, CurrentScores, IndicatorResult, ModelResult, ModelScores, SdgMarks,
+                               SectionResult)
 
 
 @functools.lru_cache(maxsize=None)
@@ -233,15 +234,15 @@ def render_country_model_scores(scores: ModelScores, scored: CountryScores) -> d
     }
 
 
-def render_country_scores(country: Country, visible: list[ModelScores]) -> dict:
+def render_country_scores(country: Country, visible: list[CurrentScores]) -> dict:
     """Endpoint 5: the current score of every visible model that has one."""
     riskscores = []
     for scores in visible:
-        current = scores.countries[country.code].current
+        current = scores.current.get(country.code)
         if current is None:
             continue
-        riskscores.append({"model": scores.data.model.code,
-                           "riskClassificationCategorical": _risk_class(current.score, scores.data.model)[
+        riskscores.append({"model": scores.model.code,
+                           "riskClassificationCategorical": _risk_class(current.score, scores.model)[
                                "riskClassificationCategorical"],
                            "timestamp": timestamp(current.year), "score": current.score})
     return {"name": country.name, "code": country.code, "riskscores": riskscores}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..load.records import Bounds, Country, Indicator, ModelData, Observation
 from .numbers import round3
-from .points import CountryContext, YearScores
+from .points import CountryContext, YearScores, section_coverage
 from .results import IndicatorResult, ModelResult, SdgMarks, SectionResult
 from .timeline import YearInputs
 
@@ -105,10 +105,7 @@ def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> Ye
     goals: dict[str, SectionResult] = {}
     goal_scores: list[float] = []
     available_total = applicable_total = 0
-    for section in data.sections:
-        members = data.indicators_of(section.reference)
-        applicable = [i for i in members if i.reference in country.applicable]
-        available = [i for i in applicable if year.inputs[i.reference] is not None]
+    for section, members, applicable, available in section_coverage(data, country, year):
         applicable_total += len(applicable)
         available_total += len(available)
         scores, colors, arrows = [], [], []

@@ -45,14 +45,20 @@ def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
     return {key: 100 * weight / total for key, weight in default_weights.items()}
 
 
-def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
-    indicators: dict[str, IndicatorResult] = {}
-    section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
-    available_total = applicable_total = 0
+def section_coverage(data: ModelData, country: CountryContext, year: YearInputs):
+    """Each section with its indicators, those that apply to the country, and those with a value."""
     for section in data.sections:
         members = data.indicators_of(section.reference)
         applicable = [i for i in members if i.reference in country.applicable]
         available = [i for i in applicable if year.inputs[i.reference] is not None]
+        yield section, members, applicable, available
+
+
+def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
+    indicators: dict[str, IndicatorResult] = {}
+    section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
+    available_total = applicable_total = 0
+    for section, members, applicable, available in section_coverage(data, country, year):
         applicable_total += len(applicable)
         available_total += len(available)
         section_max = sum(i.risk_points_max for i in available)

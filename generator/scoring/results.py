@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..load.records import Country, ModelData, Observation
+from ..load.records import Country, Model, ModelData, Observation
 
 HISTORY, CURRENT, PROJECTION = "history", "current", "projection"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SdgMarks:
     """Colour and trend of an sdg indicator or goal (SCORING.md §3)."""
 
@@ -16,7 +16,7 @@ class SdgMarks:
     trend: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IndicatorResult:
     year: int
     type: str
@@ -28,7 +28,7 @@ class IndicatorResult:
     sdg: SdgMarks | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SectionResult:
     year: int
     type: str
@@ -40,7 +40,7 @@ class SectionResult:
     sdg: SdgMarks | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelResult:
     year: int
     type: str
@@ -86,3 +86,16 @@ class ModelScores:
         if ranking is None or country not in ranking.ranks:
             return None
         return ranking.ranks[country], ranking.universe
+
+
+@dataclass(frozen=True)
+class CurrentScores:
+    """What endpoints 1 and 5 need of a scored model: the model and each country's current result."""
+
+    model: Model
+    current: dict[str, ModelResult]  # by country code, countries with a current result only
+
+    @classmethod
+    def of(cls, scores: ModelScores) -> "CurrentScores":
+        return cls(scores.data.model, {code: c.current for code, c in scores.countries.items()
+                                       if c.current is not None})

@@ -1,0 +1,52 @@
+"""Scale benchmark: the demo generator at 1×, 4× and 10× entities (countries; plus more models and
+years on request), to show how build time and peak memory grow; prints the growth exponent.
+
+    python3 -m benchmarks.scale [--factors 1,4,10] [--models 6] [--years 17]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import tempfile
+from pathlib import Path
+
+from .common import record, run_json
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--factors", default="1,4,10")
+    parser.add_argument("--models", type=int, default=6)
+    parser.add_argument("--years", type=int, default=17)
+    args = parser.parse_args()
+    from generator.demo import DemoSpec, write_demo_data
+    rows = []
+    for factor in (int(f) for f in args.factors.split(",")):
+        folder = Path(tempfile.mkdtemp(prefix=f"bench-scale-{factor}-"))
+        try:
+            countries = 249 * factor
+            write_demo_data(DemoSpec.make(countries=countries, models=args.models, years=args.years,
+                                          last_year=2026), folder)
+            result = run_json(["-m", "benchmarks.build", "--measure", "build", "--data", str(folder)], timeout=3600)
+            rows.append((factor, countries, result))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    base_factor, _, base = rows[0]
+    lines = ["| entities | countries | documents | MB | build s | × time | peak MB | stages |", "|---|---|---|---|---|---|---|---|"]
+    for factor, countries, r in rows:
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
+        lines.append(f"| {factor}× | {countries} | {r['documents']} | {r['bytes'] / 1e6:.0f} | {r['wall']:.1f} | "
+                     f"{r['wall'] / base['wall']:.2f} | {r['peak_mb']:.0f} | {stages} |")
+    last_factor, _, last = rows[-1]
+    exponent = math.log(last["wall"] / base["wall"]) / math.log(last_factor / base_factor)
+    lines += ["", f"- growth exponent of build time in entities: **{exponent:.2f}** (1.0 is linear; goal: "
+                  f"{last_factor}× entities ≤ {last_factor * 1.1:.0f}× time: "
+                  f"{'met' if last['wall'] / base['wall'] <= last_factor * 1.1 else 'not met'})",
+              f"- peak memory at {last_factor}×: {last['peak_mb']:.0f} MB (goal < 1500 MB: "
+              f"{'met' if last['peak_mb'] < 1500 else 'not met'})"]
+    record("Scale", f"python3 -m benchmarks.scale --factors {args.factors}", lines)
+
+
+if __name__ == "__main__":
+    main()
