@@ -103,3 +103,18 @@ def test_round_rejects_non_finite():
 def test_rating_positions(score, position):
     # 2.381 × 0.21 = 0.50001 → 1 (clamped at 1 anyway); 50 × 0.21 = 10.5 → 11 half-up; 95 × 0.21 = 19.95 → 20.
     assert rating(score) == position
+
+
+def test_ranking_by_bisection_agrees_with_competition_ranks():
+    # The build ranks by bisecting a sorted array; SCORING.md's definition is competition_ranks.
+    import random
+    from array import array
+    from generator.scoring.results import Ranking
+    rng = random.Random(5)
+    for _ in range(200):
+        scores = {f"C{i}": rng.choice([round3(rng.uniform(0, 100)), 50.0, 25.0]) for i in range(rng.randint(1, 40))}
+        for higher_is_better in (False, True):
+            ranking = Ranking(array("d", sorted(scores.values())), higher_is_better)
+            expected = competition_ranks(scores, higher_is_better)
+            assert {c: ranking.rank_of(s) for c, s in scores.items()} == expected
+            assert ranking.universe == len(scores)

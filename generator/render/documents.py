@@ -46,13 +46,11 @@ def _quality(share: float) -> dict:
     return {"dataQualityNumeric": number, "dataQualityCategorical": DATA_QUALITY[number - 1]}
 
 
-def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str, year: int, code: str) -> None:
+def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str, year: int, score: float) -> None:
     ranking = scores.rankings.get((level, reference, year))
     if ranking is not None:
-        rank = ranking.ranks.get(code)
-        if rank is not None:
-            doc["countryRank"] = rank
-            doc["countryUniverse"] = len(ranking.ranks)
+        doc["countryRank"] = ranking.rank_of(score)
+        doc["countryUniverse"] = ranking.universe
 
 
 def _sdg(marks: SdgMarks) -> dict:
@@ -98,7 +96,7 @@ def render_model_result(result: ModelResult, scores: ModelScores, country: Count
         doc["ratingLetter"] = RATING_LETTERS[position - 1]
     doc["shareIndicatorsAvailable"] = result.share
     doc.update(_quality(result.share))
-    _add_rank(doc, scores, "model", "", result.year, country.code)
+    _add_rank(doc, scores, "model", "", result.year, result.score)
     return doc
 
 
@@ -112,7 +110,7 @@ def render_section_result(result: SectionResult, section: Section, scores: Model
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
     doc.update(_quality(result.share))
-    _add_rank(doc, scores, "section", section.reference, result.year, code)
+    _add_rank(doc, scores, "section", section.reference, result.year, result.score)
     doc["weight"] = result.weight
     return doc
 
@@ -128,7 +126,7 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
     if result.sdg is not None:
         doc.update(_sdg(result.sdg))
     if result.score is not None:
-        _add_rank(doc, scores, "indicator", indicator.reference, result.year, code)
+        _add_rank(doc, scores, "indicator", indicator.reference, result.year, result.score)
         doc["weight"] = result.weight
     doc["data"] = render_raw_data(result, indicator)
     return doc

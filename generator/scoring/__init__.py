@@ -1,12 +1,13 @@
 """Score every model for every country and year: pure functions over the loaded records."""
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 
 from ..load.records import Dataset, ModelData
 from . import bounds, points
 from .points import CountryContext
-from .numbers import competition_ranks, round3
+from .numbers import round3
 from .results import CountryScores, ModelScores, Ranking
 from .timeline import country_timeline, model_span
 
@@ -48,7 +49,7 @@ def rank_all(countries: dict[str, CountryScores], higher_is_better: bool) -> dic
             for result in results:
                 if result.score is not None:
                     scores[("indicator", reference, result.year)][code] = result.score
-    return {key: Ranking(competition_ranks(level, higher_is_better)) for key, level in scores.items()}
+    return {key: Ranking(array("d", sorted(level.values())), higher_is_better) for key, level in scores.items()}
 
 
 def regional_scores(countries: dict[str, CountryScores]) -> dict[tuple[str, int], float]:

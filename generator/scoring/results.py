@@ -1,6 +1,8 @@
 """What scoring produces: results per country, level and year, plus cross-country ranks."""
 from __future__ import annotations
 
+import bisect
+from array import array
 from dataclasses import dataclass, field
 
 from ..load.records import Country, Model, ModelData, Observation
@@ -64,13 +66,23 @@ class CountryScores:
 
 @dataclass(frozen=True)
 class Ranking:
-    """Ranks of one level (model, a section or an indicator) at one date."""
+    """The scores of one level (model, a section or an indicator) at one date, sorted.
 
-    ranks: dict[str, int] = field(hash=False)
+    A rank is 1 + the number of strictly less risky scores (SCORING.md §4), so a sorted array of
+    8-byte floats answers it by bisection; a dict of country → rank took ten times the memory.
+    """
+
+    sorted_scores: array = field(hash=False)
+    higher_is_better: bool
 
     @property
     def universe(self) -> int:
-        return len(self.ranks)
+        return len(self.sorted_scores)
+
+    def rank_of(self, score: float) -> int:
+        if self.higher_is_better:
+            return len(self.sorted_scores) - bisect.bisect_right(self.sorted_scores, score) + 1
+        return bisect.bisect_left(self.sorted_scores, score) + 1
 
 
 @dataclass(frozen=True)
@@ -82,10 +94,15 @@ class ModelScores:
     regional: dict[tuple[str, int], float] = field(hash=False)  # (region, year) -> rounded mean, bounds models
 
     def rank(self, level: str, reference: str, year: int, country: str) -> tuple[int, int] | None:
+        """(rank, universe) of a country's score at a level and year; None where it has none."""
         ranking = self.rankings.get((level, reference, year))
-        if ranking is None or country not in ranking.ranks:
+        scored = self.countries[country]
+        results = (scored.results if level == "model" else
+                   (scored.sections if level == "section" else scored.indicators)[reference])
+        score = next((r.score for r in results if r.year == year), None)
+        if ranking is None or score is None:
             return None
-        return ranking.ranks[country], ranking.universe
+        return ranking.rank_of(score), ranking.universe
 
 
 @dataclass(frozen=True)
