@@ -9,7 +9,7 @@ from ..errors import DataError, Problem
 from . import table as t
 from .records import (Applicability, Bounds, Country, Dataset, Indicator, Model, ModelData, Observation,
                       Section, ThresholdRow, Value)
-from .table import CellError, Column, Row, read_table
+from .table import CellError, Column, Row, iter_table, read_table
 from .thresholds import coverage_gaps, parse_threshold, value_kind
 
 __all__ = ["load_dataset", "Dataset"]
@@ -284,64 +284,69 @@ class _Loader:
     def load_observations(self, model: Model, indicators: tuple[Indicator, ...], countries: dict[str, Country]):
         name = f"observations/{model.code}.csv"
         by_reference = {i.reference: i for i in indicators}
-        main: dict[tuple[str, str, str], tuple[Row, Value, bool]] = {}
-        components: dict[tuple[str, str, str], list[tuple[Row, str, Value | None]]] = defaultdict(list)
-        seen: dict[tuple, int] = {}
-        outside: dict[str, list[Row]] = defaultdict(list)
-        unknown: dict[tuple[str, str], list[Row]] = defaultdict(list)
-        for r in self.read(name, OBSERVATION_COLUMNS):
-            indicator = by_reference.get(r["indicator"])
+        # Only line numbers and values are kept per row: these files are the bulk of the data.
+        main: dict[tuple[str, str, str], tuple[int, Value, bool]] = {}
+        components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = defaultdict(list)
+        outside: dict[str, list[tuple[int, str]]] = defaultdict(list)  # indicator → (line, country)
+        unknown: dict[tuple[str, str], list[int]] = defaultdict(list)  # (column, value) → lines
+        for r in iter_table(self.dir / name, self.shown(name), OBSERVATION_COLUMNS, self.problems):
+            cells = r.cells
+            reference, country = cells["indicator"], cells["country"]
+            indicator = by_reference.get(reference)
             if indicator is None:
-                if (model.code, r["indicator"]) not in self.broken_indicators:
-                    unknown[("indicator", r["indicator"])].append(r)
+                if (model.code, reference) not in self.broken_indicators:
+                    unknown[("indicator", reference)].append(r.line)
                 continue
-            if r["country"] not in countries:
-                unknown[("country", r["country"])].append(r)
+            if country not in countries:
+                unknown[("country", country)].append(r.line)
                 continue
-            key = (r["indicator"], r["country"], r["date"])
-            full_key = key + (r["component"] or "",)
-            if full_key in seen:
-                self.problem(name, r, "date", f"duplicate: {r['indicator']} {r['country']} {r['date']}"
-                             + (f" component {r['component']!r}" if r["component"] else "")
-                             + f" is already on line {seen[full_key]}", "keep one row per date")
+            key = (reference, country, cells["date"])
+            component = cells["component"]
+            earlier = main.get(key) if not component else next(
+                (c for c in components.get(key, ()) if c[1] == component), None)
+            if earlier is not None:
+                self.problem(name, r, "date", f"duplicate: {reference} {country} {cells['date']}"
+                             + (f" component {component!r}" if component else "")
+                             + f" is already on line {earlier[0]}", "keep one row per date")
                 continue
-            seen[full_key] = r.line
-            projected = r["status"] == "projected"
-            if r["component"]:
-                components[key].append((r, r["component"], component_value(r["value"])))
+            projected = cells["status"] == "projected"
+            if component:
+                components[key].append((r.line, component, component_value(cells["value"])))
                 continue
             try:
-                value = parse_value(r["value"], indicator)
+                value = parse_value(cells["value"], indicator)
             except CellError as error:
-                self.problem(name, r, "value", f"{r['value']!r} {error.message}", error.hint)
+                self.problem(name, r, "value", f"{cells['value']!r} {error.message}", error.hint)
                 continue
             if indicator.scoring and indicator.points_for(value) is None:
-                self.problem(name, r, "value", f"{r['value']!r} matches no scoring row of "
+                self.problem(name, r, "value", f"{cells['value']!r} matches no scoring row of "
                              f"{model.code}/{indicator.reference}",
                              "allowed: " + ", ".join(row.threshold for row in indicator.scoring))
                 continue
-            if not indicator.applies_to(countries[r["country"]]):
-                outside[indicator.reference].append(r)
-            main[key] = (r, value, projected)
-        for (column, value), rows in unknown.items():
+            if not indicator.applies_to(countries[country]):
+                outside[reference].append((r.line, country))
+            main[key] = (r.line, value, projected)
+        for (column, value), lines in unknown.items():
             message, hint = (f"{value!r} is not an indicator of {model.code}",
                              "fix the reference or add the indicator to indicators.csv") if column == "indicator" \
                 else (f"{value!r} is not in countries.csv", "add the country or fix the code")
-            self.problem(name, rows[0], column, message, hint + _more_lines(rows))
+            self.problems.append(Problem(self.shown(name), lines[0], column, message, hint + _more_lines(lines)))
         for reference, rows in outside.items():
-            codes = sorted({r["country"] for r in rows})
-            self.warn(name, rows[0], "country", f"{len(rows)} observations of {reference} are for countries outside "
-                      f"its applicability {by_reference[reference].applicability.text!r} "
-                      f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored")
+            codes = sorted({country for _, country in rows})
+            self.warnings.append(Problem(
+                self.shown(name), rows[0][0], "country", f"{len(rows)} observations of {reference} are for countries "
+                f"outside its applicability {by_reference[reference].applicability.text!r} "
+                f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored"))
         for key, extra in components.items():
             if key not in main:
-                row = extra[0][0]
-                self.problem(name, row, "component", f"component {row['component']!r} of {key[0]} {key[1]} {key[2]} "
-                             "has no main row", "add the row with a blank component that holds the scored value")
+                line, component, _ = extra[0]
+                self.problems.append(Problem(
+                    self.shown(name), line, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} "
+                    "has no main row", "add the row with a blank component that holds the scored value"))
         series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
-        for key, (row, value, projected) in main.items():
+        for key, (_line, value, projected) in main.items():
             indicator, country, date = key
-            extra = tuple((component, v) for _, component, v in sorted(components.get(key, []), key=lambda e: e[0].line))
+            extra = tuple((component, v) for _, component, v in sorted(components.get(key, [])))
             series[indicator][country].append(Observation(int(date[:4]), date, value, projected, extra))
         result: dict[str, dict[str, tuple[Observation, ...]]] = {}
         for indicator in indicators:
@@ -353,12 +358,12 @@ class _Loader:
         return result
 
 
-def _more_lines(rows: list[Row]) -> str:
+def _more_lines(lines: list[int]) -> str:
     """`; also on lines 18, 19, 20 and 7 more` for a problem that repeats on many rows."""
-    if len(rows) == 1:
+    if len(lines) == 1:
         return ""
-    shown = ", ".join(str(r.line) for r in rows[1:4])
-    more = f" and {len(rows) - 4} more" if len(rows) > 4 else ""
+    shown = ", ".join(str(line) for line in lines[1:4])
+    more = f" and {len(lines) - 4} more" if len(lines) > 4 else ""
     return f"; also on lines {shown}{more}"
 
 

@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import Problem
 
@@ -52,21 +52,25 @@ class Row:
 
 def read_table(path: Path, shown_as: str, columns: list[Column], problems: list[Problem]) -> list[Row]:
     """Return the rows whose every cell parsed; append a Problem for every bad cell."""
+    return list(iter_table(path, shown_as, columns, problems))
+
+
+def iter_table(path: Path, shown_as: str, columns: list[Column], problems: list[Problem]) -> Iterator[Row]:
+    """Yield, one at a time, the rows whose every cell parsed; append a Problem for every bad cell."""
     if not path.is_file():
         problems.append(Problem(shown_as, None, None, "file is missing"))
-        return []
+        return
     by_name = {column.name: column for column in columns}
-    rows: list[Row] = []
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle, strict=True)
         try:
             header = next(reader, None)
             if header is None:
                 problems.append(Problem(shown_as, 1, None, "file is empty", f"expected the header {','.join(by_name)}"))
-                return []
+                return
             header = [name.strip() for name in header]
             if not _header_ok(header, columns, shown_as, problems):
-                return []
+                return
             # Parsed values are remembered per column: codes, references, dates and statuses repeat
             # on most of an observations file's rows.
             plan = [(name, by_name[name].parse, by_name[name].required, {}) for name in header]
@@ -82,14 +86,13 @@ def read_table(path: Path, shown_as: str, columns: list[Column], problems: list[
                     continue
                 row = _parse_record(record, plan, empty, shown_as, line, problems)
                 if row is not None:
-                    rows.append(row)
+                    yield row
         except csv.Error as error:
             problems.append(Problem(shown_as, reader.line_num, None, f"malformed CSV: {error}",
                                     "check the quotes on this line"))
         except UnicodeDecodeError as error:
             problems.append(Problem(shown_as, None, None, f"is not UTF-8 text: {error.reason} at byte {error.start}",
                                     "save the file as CSV UTF-8"))
-    return rows
 
 
 def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems: list[Problem]) -> bool:
