@@ -110,9 +110,7 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
     dataset = load(data_dir, strict, report)
     clock = _Stopwatch(report.stages)
     validator = DocumentValidator(schema_dir)
-    # Models are scored one at a time as rendering reaches them (see render_all).
-    scores = (clock.timed("score", score_model, dataset, data) for data in dataset.models)
-    documents = list_documents(dataset, scores, validator)
+    documents = list_documents(dataset, scored_one_by_one(dataset, clock), validator)
     total = count_documents(dataset)
     writer = ReleaseWriter(site_dir)
     failures: list[str] = []
@@ -144,6 +142,14 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
         raise
     report.release, report.bytes, report.linked = release.id, writer.bytes, writer.linked
     return report
+
+
+def scored_one_by_one(dataset: Dataset, clock: _Stopwatch):
+    """Score each model when rendering reaches it; once its documents are out, drop its raw data,
+    which this build owns, so memory holds about one model's series at a time."""
+    for data in dataset.models:
+        yield clock.timed("score", score_model, dataset, data)
+        data.observations.clear()
 
 
 def list_documents(dataset: Dataset, scores, validator: DocumentValidator):

@@ -28,9 +28,11 @@ def render_all(dataset: Dataset, all_scores: Iterable[ModelScores]) -> Iterator[
     """
     countries = list(dataset.countries)
     current: list[CurrentScores] = []
-    for scores in all_scores:
+    models = iter(all_scores)
+    while (scores := next(models, None)) is not None:
         yield from render_model_documents(scores, countries)
         current.append(CurrentScores.of(scores))
+        del scores  # let the series go before the next model is scored
 
     # Endpoints 1 and 5 depend on the client's custom-model grants: one variant per audience.
     for grants in routes.audiences(dataset.custom_models):
