@@ -15,7 +15,6 @@ NO_MATCH = "none"  # filter variant that matches no country
 
 COUNTRY_ORDERINGS = ("code", "-code", "name", "-name")  # endpoint 2, parameter `model`
 SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_name")  # endpoint 3, `ordering`
-ALIASES = {f"{API}/configuration/riskscoresmodels/": f"{API}/configuration/riskscoremodels/"}
 
 
 @dataclass(frozen=True)

@@ -185,9 +185,6 @@ class Dataset:
     models: tuple[ModelData, ...]  # sorted by code
     warnings: tuple[Problem, ...] = ()
 
-    def model(self, code: str) -> ModelData:
-        return next(m for m in self.models if m.model.code == code)
-
     @property
     def custom_models(self) -> tuple[str, ...]:
         return tuple(m.model.code for m in self.models if m.model.custom)

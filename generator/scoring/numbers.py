@@ -49,7 +49,10 @@ def rating(risk_score: float) -> int:
 
 
 def competition_ranks(scores: dict[str, float], higher_is_better: bool) -> dict[str, int]:
-    """Rank = 1 + the number of strictly less risky countries; ties share a rank (1, 2, 2, 4)."""
+    """Rank = 1 + the number of strictly less risky countries; ties share a rank (1, 2, 2, 4).
+
+    The definition as SCORING.md states it; the build ranks with `Ranking` (a sorted array, far
+    less memory) and a test holds the two to the same answers."""
     ordered = sorted(scores.values(), reverse=higher_is_better)
     first_position: dict[float, int] = {}
     for position, score in enumerate(ordered, start=1):
