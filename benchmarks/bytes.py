@@ -57,8 +57,10 @@ def main() -> None:
         documents = {p: e for p, e in manifest.items() if p.endswith("index.json")}
         raw_total = sum(e["size"] for e in documents.values())
         gz_total = sum(manifest.get(p + ".gz", e)["size"] for p, e in documents.items())
+        br_total = sum(manifest.get(p + ".br", e)["size"] for p, e in documents.items())
         lines = [f"- {len(documents)} documents, **{raw_total / 1e6:.1f} MB** raw; **{gz_total / 1e6:.1f} MB** as "
-                 f"served with gzip ({raw_total / gz_total:.1f}× smaller; files ≤ 1 KB are served plain)", "",
+                 f"served with gzip ({raw_total / gz_total:.1f}× smaller), **{br_total / 1e6:.1f} MB** with brotli "
+                 f"({raw_total / br_total:.1f}× smaller); files ≤ 1 KB are served plain", "",
                  "| kind | documents | median raw KB | max raw KB | median gzip KB |", "|---|---|---|---|---|"]
         for label, matches in KINDS:
             chosen = [p for p in documents if matches(p)]

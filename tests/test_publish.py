@@ -38,14 +38,16 @@ def test_release_has_manifest_with_every_file(tiny_site):
         assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def test_gzip_beside_files_over_1kb(tiny_site):
+def test_gzip_and_brotli_beside_files_over_1kb(tiny_site):
+    import brotli
     release = tiny_site / CURRENT
     for path in release.rglob("index.json"):
-        compressed = path.with_name("index.json.gz")
+        gz, br = path.with_name("index.json.gz"), path.with_name("index.json.br")
         if path.stat().st_size > GZIP_MIN_BYTES:
-            assert gzip.decompress(compressed.read_bytes()) == path.read_bytes()
+            assert gzip.decompress(gz.read_bytes()) == path.read_bytes()
+            assert brotli.decompress(br.read_bytes()) == path.read_bytes()
         else:
-            assert not compressed.exists()
+            assert not gz.exists() and not br.exists()
 
 
 def test_current_is_a_relative_symlink(tiny_site):
@@ -62,7 +64,7 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
     second = current_release(site)
     assert second != first and releases(site) == [first, second]
     files = read_manifest(site / RELEASES / second)
-    assert report.linked == len([f for f in files if not f.endswith(".gz")])  # documents and nginx maps
+    assert report.linked == len([f for f in files if not f.endswith((".gz", ".br"))])  # documents and nginx maps
     checked = 0
     for relative, state in before.items():
         if relative.startswith(f"{RELEASES}/{first}/api/"):
@@ -70,7 +72,7 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
             info = (site / relative.replace(first, second, 1)).stat()
             assert (info.st_ino, info.st_mtime_ns) == (inode, mtime), relative
             checked += 1
-    assert checked > report.documents  # every document and its .gz
+    assert checked > report.documents  # every document and its .gz and .br
 
 
 def test_changed_file_gets_new_bytes_and_others_stay_linked(tmp_path, data_copy):

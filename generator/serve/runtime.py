@@ -20,6 +20,8 @@ from .maps import NGINX_DIR, RELEASE_INFO, template_environment
 
 NGINX_CONF = Path(__file__).resolve().parent.parent.parent / "nginx.conf"
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
+# Debian's package libnginx-mod-http-brotli-static; used where it is installed (API.md).
+BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 
 
 class ServeError(RiskApiError):
@@ -130,7 +132,8 @@ class NginxRuntime:
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       rate_limit=settings.rate_limit, burst=settings.burst,
-                      listen=f"{settings.host}:{settings.port}", root=release_dir)
+                      listen=f"{settings.host}:{settings.port}", root=release_dir,
+                      brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
         # Everything is rendered before anything is written: a bad keys file changes nothing.
         texts = {name: environment.get_template(f"{name}.j2").render(**values)
                  for name in ("main.conf", "http.conf", "server.conf")}
