@@ -230,6 +230,18 @@ def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cac
     _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
 
 
+@main.command()
+@click.argument("model")
+@click.argument("country")
+@click.option("--date", default=None, help="Result date YYYY-MM-DD [default: the current result].")
+@SITE_OPTION
+@click.pass_context
+def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> None:
+    """Print how MODEL's score for COUNTRY was reached, from the current release."""
+    from .explain import explain as explain_score, format_explanation
+    click.echo(format_explanation(_run(ctx, lambda: explain_score(site_dir, model, country, date))))
+
+
 @main.command("demo-data")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default="data",
               show_default=True, help="Folder to write the CSVs into.")
