@@ -46,6 +46,7 @@ class Explanation:
     timestamp: str
     result: dict | None  # the model result of that date (None below the coverage cut-off)
     sections: tuple[SectionLine, ...]
+    dates: tuple[str, ...]  # every date with results for this model and country
 
 
 def explain(site: Path, model: str, code: str, date: str | None = None) -> Explanation:
@@ -70,7 +71,8 @@ def explain(site: Path, model: str, code: str, date: str | None = None) -> Expla
                                     at and at.get("riskPoints"), at and at.get("riskPointsMax"),
                                     at and at["weight"], lines))
     entity = document["entity"]
-    return Explanation(model, entity["countryCode"], entity["countryName"], chosen, result, tuple(sections))
+    return Explanation(model, entity["countryCode"], entity["countryName"], chosen, result, tuple(sections),
+                       tuple(dates))
 
 
 def _indicator_line(indicator: dict, date: str) -> IndicatorLine:
