@@ -10,10 +10,11 @@ from typing import Callable
 
 import orjson
 
-from .errors import DataError, Problem, ValidationFailed
+from .diff import ReleaseDiff, diff_releases, format_diff
+from .errors import DataError, Problem, RiskApiError, ValidationFailed
 from .load import Dataset, load_dataset
 from .openapi import build_openapi
-from .publish import ReleaseWriter
+from .publish import CHANGES, ReleaseWriter
 from .render import count_documents, render_all
 from .routes import openapi
 from .scoring import ModelScores, score_dataset, score_model
@@ -24,6 +25,7 @@ from .validate import SCHEMA_DIR, DocumentValidator
 @dataclass
 class BuildReport:
     release: str | None = None
+    changes: ReleaseDiff | None = None  # against the release that was current before
     documents: int = 0
     bytes: int = 0
     linked: int = 0
@@ -98,14 +100,23 @@ def load_and_score(data_dir: Path, strict: bool, report: BuildReport) -> tuple[D
     return dataset, scores
 
 
+class TooManyClassChanges(RiskApiError):
+    """A data release would move more countries between risk classes than the operator allows."""
+
+
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
-          progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR) -> BuildReport:
-    """Build every document from data_dir and publish them as a new current release of site_dir."""
+          progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
+          max_class_changes: int | None = None) -> BuildReport:
+    """Build every document from data_dir and publish them as a new current release of site_dir.
+
+    With `max_class_changes`, a release that moves more countries between risk classes than that
+    is not published (a guard against a broken data release)."""
     with cyclic_gc_paused():
-        return _build(data_dir, site_dir, strict, progress, schema_dir)
+        return _build(data_dir, site_dir, strict, progress, schema_dir, max_class_changes)
 
 
-def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: Path) -> BuildReport:
+def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: Path,
+           max_class_changes: int | None) -> BuildReport:
     report = BuildReport()
     dataset = load(data_dir, strict, report)
     clock = _Stopwatch(report.stages)
@@ -135,6 +146,14 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
         for path, body in render_release_maps(dataset).items():
             writer.write(path, body)
         started = time.perf_counter()
+        writer.finish()
+        report.changes = diff_releases(writer.previous_dir, writer.folder)
+        if max_class_changes is not None and report.changes.class_changes > max_class_changes:
+            raise TooManyClassChanges(
+                f"not published: {report.changes.class_changes} countries would change risk class, more than "
+                f"--max-class-changes {max_class_changes}\n"
+                + format_diff(report.changes, writer.previous, "this build"))
+        (writer.folder / CHANGES).write_text(format_diff(report.changes, writer.previous, writer.id) + "\n")
         release = writer.commit()
         clock.add("publish", started)
     except BaseException:

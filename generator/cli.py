@@ -61,26 +61,30 @@ def _run(ctx: click.Context, action):
 @DATA_OPTION
 @SITE_OPTION
 @STRICT_OPTION
+@click.option("--max-class-changes", type=click.IntRange(min=0), default=None,
+              help="Refuse to publish when more countries than this change risk class.")
 @click.pass_context
-def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool) -> None:
+def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
+                  max_class_changes: int | None) -> None:
     """Build every document from the CSVs and publish a new release."""
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
 
     def run() -> BuildReport:
         if not show_bar:
-            return build(data_dir, site_dir, strict)
+            return build(data_dir, site_dir, strict, max_class_changes=max_class_changes)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
-            return build(data_dir, site_dir, strict, progress)
+            return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes)
 
     report = _run(ctx, run)
     _warnings(ctx, report)
     _say(ctx, f"stages: {_stages(report)}", level=1)
     _say(ctx, f"published release {report.release}: {report.documents} documents, {report.bytes / 1e6:.1f} MB "
-              f"({report.linked} unchanged), {report.models} models × {report.countries} countries "
+              f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.seconds:.1f}s")
+    _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
 
 
 @main.command()
@@ -111,6 +115,27 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
         files = publish.read_manifest(site_dir / publish.RELEASES / release_id)
         marker = "*" if release_id == current else " "
         click.echo(f"{marker} {release_id}  {len(files)} files")
+
+
+@main.command()
+@click.argument("old", required=False)
+@click.argument("new", required=False)
+@SITE_OPTION
+@click.pass_context
+def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
+    """Print what release NEW changes against OLD (default: the current one against the one before)."""
+    from .diff import diff_releases, format_diff
+    ids = publish.releases(site_dir)
+    new = new or publish.current_release(site_dir)
+    if new not in ids:
+        raise click.ClickException(f"no release {new!r} in {site_dir}; `riskapi releases` lists them")
+    if old is None:
+        position = ids.index(new)
+        old = ids[position - 1] if position > 0 else None
+    elif old not in ids:
+        raise click.ClickException(f"no release {old!r} in {site_dir}; `riskapi releases` lists them")
+    folder = site_dir / publish.RELEASES
+    click.echo(format_diff(diff_releases(folder / old if old else None, folder / new), old, new))
 
 
 @main.command()

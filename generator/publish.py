@@ -27,6 +27,7 @@ from .errors import PublishError
 RELEASES = "releases"
 CURRENT = "current"
 MANIFEST = "manifest.json"
+CHANGES = "changes.txt"  # what the release changed against the one current before it
 GZIP_MIN_BYTES = 1024  # NGINX_NOTES.md: smaller files grow when gzipped
 # Served as they are to clients that accept them (nginx gzip_static / brotli_static). Brotli at
 # quality 4 compresses faster than gzip -6 here and still 14 % smaller; both are deterministic.
@@ -140,7 +141,8 @@ class ReleaseWriter:
         self.linked = 0
         self.bytes = 0
         self._made_dirs: set[Path] = set()
-        self._pool = ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="publish")
+        self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=WRITE_THREADS,
+                                                                   thread_name_prefix="publish")
         self._pending: deque[tuple[str, Future]] = deque()
 
     def _new_id(self) -> str:
@@ -218,14 +220,25 @@ class ReleaseWriter:
         self.linked += 1
         return True
 
+    @property
+    def previous_dir(self) -> Path | None:
+        return self._previous_dir
+
+    def finish(self) -> None:
+        """Wait for every write and write the manifest; the release is complete but not yet live."""
+        if self._pool is None:
+            return
+        self._finish_writes()
+        self._pool.shutdown()
+        self._pool = None
+        manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
+                    "files": dict(sorted(self.files.items()))}
+        (self.folder / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+
     def commit(self) -> Release:
-        """Write the manifest, move the release into place and make it current."""
+        """Finish, move the release into place and make it current."""
         try:
-            self._finish_writes()
-            self._pool.shutdown()
-            manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
-                        "files": dict(sorted(self.files.items()))}
-            (self.folder / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+            self.finish()
             final = self.site / RELEASES / self.id
             os.rename(self.folder, final)
             switch_to(self.site, self.id)
@@ -236,7 +249,8 @@ class ReleaseWriter:
 
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was."""
-        self._pool.shutdown(cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
         self._pending.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
         self._lock.release()

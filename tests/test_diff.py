@@ -1,0 +1,75 @@
+"""Release diff: a changed observation shows up exactly where expected; the class-change guard."""
+import pytest
+from click.testing import CliRunner
+
+from generator.build import TooManyClassChanges, build
+from generator.cli import main
+from generator.publish import CHANGES, CURRENT, current_release, releases
+
+
+def make_nga_black(data):
+    path = data / "observations" / "acme_aml.csv"
+    path.write_text(path.read_text().replace("fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"))
+
+
+def test_identical_data_changes_nothing(tmp_path):
+    from .conftest import TINY
+    build(TINY, tmp_path)
+    report = build(TINY, tmp_path)
+    assert report.changes.headline() == "0 documents changed, 0 added, 0 removed; 0 countries changed risk class"
+
+
+def test_a_changed_observation_shows_up_exactly_where_expected(tmp_path, data_copy):
+    build(data_copy, tmp_path)
+    make_nga_black(data_copy)
+    report = build(data_copy, tmp_path)
+    changes = report.changes
+    # NGA's acme_aml score: grey 50 → black 100 (100 of 100 points); class Medium → Very High; ranks
+    # were AUT 1, CIV 2, NGA 2 (tie at 50) and become AUT 1, CIV 2, NGA 3, so only NGA's rank moves.
+    assert changes.changed == (
+        "api/v1/riskscores/acme_aml/NGA/index.json",
+        "api/v1/riskscores/acme_aml/filter=NGA/index.json",
+        "api/v1/riskscores/acme_aml/index.json",
+        "api/v1/riskscores/acme_aml/ordering=-country_code/index.json",
+        "api/v1/riskscores/acme_aml/ordering=-country_name/index.json",
+        "api/v1/riskscores/acme_aml/ordering=country_name/index.json",
+        "api/v1/riskscores/country/NGA/audience=acme_aml/index.json",
+    )
+    assert (changes.added, changes.removed) == ((), ())
+    acme = next(m for m in changes.models if m.model == "acme_aml")
+    assert [(c.code, c.old["riskClassificationCategorical"], c.new["riskClassificationCategorical"])
+            for c in acme.class_changes] == [("NGA", "Medium", "Very High")]
+    assert [(c.code, c.old["countryRank"], c.new["countryRank"]) for c in acme.rank_changes] == [("NGA", 2, 3)]
+    assert [(c.code, c.score_move) for c in acme.largest_moves] == [("NGA", 50.0)]
+    assert all(not m.class_changes for m in changes.models if m.model != "acme_aml")
+    assert "    NGA: Medium → Very High" in (tmp_path / CURRENT / CHANGES).read_text()
+
+
+def test_diff_command_defaults_to_current_against_the_one_before(tmp_path, data_copy):
+    build(data_copy, tmp_path)
+    make_nga_black(data_copy)
+    build(data_copy, tmp_path)
+    old, new = releases(tmp_path)
+    result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[:3] == [
+        f"{old} → {new}: 7 documents changed, 0 added, 0 removed; 1 countries changed risk class",
+        "  acme_aml: 1 class, 0 rating and 1 rank changes",
+        "    NGA: Medium → Very High",
+    ]
+    back = CliRunner().invoke(main, ["diff", new, old, "--site", str(tmp_path)])
+    assert "    NGA: Very High → Medium" in back.output
+    assert CliRunner().invoke(main, ["diff", "nope", "--site", str(tmp_path)]).exit_code == 1
+
+
+def test_max_class_changes_refuses_to_publish(tmp_path, data_copy):
+    build(data_copy, tmp_path)
+    before = current_release(tmp_path)
+    make_nga_black(data_copy)
+    with pytest.raises(TooManyClassChanges, match="1 countries would change risk class"):
+        build(data_copy, tmp_path, max_class_changes=0)
+    assert current_release(tmp_path) == before and releases(tmp_path) == [before]
+    result = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(tmp_path),
+                                       "--max-class-changes", "0"])
+    assert result.exit_code == 1 and "NGA: Medium → Very High" in result.output
+    assert build(data_copy, tmp_path, max_class_changes=1).release != before
