@@ -16,6 +16,7 @@ from .load import Dataset, load_dataset
 from .openapi import build_openapi
 from .publish import CHANGES, ReleaseWriter
 from .render import count_documents, render_all
+from .render.pages import example_routes, render_pages
 from .routes import openapi
 from .scoring import ModelScores, score_dataset, score_model
 from .serve.maps import render_release_maps
@@ -125,9 +126,13 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
     total = count_documents(dataset)
     writer = ReleaseWriter(site_dir)
     failures: list[str] = []
+    wanted = {route.file: kind for kind, route in example_routes(dataset).items()}
+    examples: dict[str, object] = {}
     try:
         started = time.perf_counter()
         for route, document in documents:
+            if route.file in wanted:
+                examples[wanted[route.file]] = document  # real answers for the HTML reference
             started = clock.add("render", started)
             errors = validator.errors(route, document) if route.schema else []
             started = clock.add("validate", started)
@@ -145,6 +150,8 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
             raise ValidationFailed(failures)
         for path, body in render_release_maps(dataset).items():
             writer.write(path, body)
+        for path, body in render_pages(dataset, examples, cli_commands()).items():
+            writer.write(path, body)
         started = time.perf_counter()
         writer.finish()
         report.changes = diff_releases(writer.previous_dir, writer.folder)
@@ -161,6 +168,21 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
         raise
     report.release, report.bytes, report.linked = release.id, writer.bytes, writer.linked
     return report
+
+
+def cli_commands() -> list[tuple[str, str]]:
+    """Every riskapi command with its one-line help, for the reference page."""
+    import click
+
+    from .cli import main
+
+    def walk(group: click.Group, prefix: str):
+        for name, command in sorted(group.commands.items()):
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix} {name}")
+            else:
+                yield f"{prefix} {name}", command.get_short_help_str(limit=120)
+    return list(walk(main, "riskapi"))
 
 
 def scored_one_by_one(dataset: Dataset, clock: _Stopwatch):

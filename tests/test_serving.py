@@ -189,8 +189,11 @@ NOT_FOUND = [
     f"{API}/riskscores/country/XXX/",
     f"{API}/riskscores/",
     f"{API}/",
-    "/",
     "/api/v2/riskscores/sovereign/",
+    "/docs/models/acme_aml/",  # custom models are never documented publicly
+    "/docs/models/nosuchmodel/",
+    "/docs/index.html.gz",
+    "/docs/../manifest.json",
     f"{API}/riskscores/sovereign/AUT/index.json",
     f"{API}/riskscores/sovereign/index.json",
     f"{API}/riskscores/sovereign/index.json.gz",
@@ -352,3 +355,36 @@ def test_three_characters_that_are_no_country_match_nothing(live, query):
     answer = live.get(f"{API}/riskscores/sovereign/?country_code={query}")
     assert answer.status == 200, answer.body
     assert json.loads(answer.body)["data"] == [] or query == "%41%55%54"
+
+
+@pytest.mark.parametrize("path", ["/", "/docs/", "/docs", "/docs/models/sovereign/", "/docs/models/sdg"])
+def test_pages_need_no_key(live, path):
+    answer = live.get(path, user=None)
+    assert answer.status == 200
+    assert answer.header("content-type") == "text/html; charset=utf-8"
+    page = answer.body.decode()
+    assert page.startswith("<!doctype html>")
+    assert "<script" not in page and "<link" not in page and "@import" not in page  # nothing from outside
+    assert "acme_aml" not in page  # custom models stay hidden
+
+
+def test_reference_documents_every_endpoint_and_command(live):
+    from generator.build import cli_commands
+    page = live.get("/", user=None).body.decode()
+    for path in ("/api/v1/configuration/riskscoremodels/", "/api/v1/configuration/riskscoresmodels/",
+                 "/api/v1/configuration/countries/", "/api/v1/riskscores/{model}/",
+                 "/api/v1/riskscores/{model}/{country_code}/", "/api/v1/riskscores/country/{code}/",
+                 "/api/v1/openapi.json"):
+        assert path in page, path
+    for name, _ in cli_commands():
+        assert f"<code>{name}</code>" in page, name
+    # a real answer of the current release is shown: the model list a keyless reader may see
+    import html
+    text = html.unescape(page)
+    assert '"code": "sdg"' in text and '"code": "sovereign"' in text
+
+
+def test_model_page_shows_the_methodology(live):
+    page = live.get("/docs/models/sovereign/", user=None).body.decode()
+    for text in ("gdp_growth", "0 &lt;= x &lt; 2", "Institutions", "AAA … D", "default weight"):
+        assert text in page, text

@@ -1,0 +1,90 @@
+"""The HTML pages people read (served without a key): API reference and one methodology page per public model."""
+from __future__ import annotations
+
+import orjson
+
+from .. import routes
+from ..load.records import Dataset
+from ..serve.maps import template_environment
+from .documents import render_scoring
+
+EXAMPLE_BASE = "http://127.0.0.1:8080"  # where scripts/demo.sh serves
+
+
+def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
+    """The documents whose real (abridged) answers the reference shows, by endpoint."""
+    public = [m.model.code for m in dataset.models if not m.model.custom]
+    codes = [c.code for c in dataset.countries]
+    code = "DEU" if "DEU" in codes else codes[0]
+    model = "sovereign" if "sovereign" in public else public[0]
+    return {"models": routes.model_list(), "countries": routes.country_list(),
+            "scores": routes.model_scores(model), "country-model": routes.country_model_scores(model, code),
+            "country": routes.country_scores(code)}
+
+
+def _abridge(kind: str, document):
+    """Keep enough of a real answer to show its shape."""
+    if kind == "countries":
+        return document[:3], len(document) > 3
+    if kind == "scores":
+        return {**document, "data": document["data"][:1]}, len(document["data"]) > 1
+    if kind == "country-model":
+        def last(items):
+            return [{**i, "results": i["results"][-1:]} for i in items[:1]]
+        return ({**document, "results": document["results"][-1:], "sections": last(document["sections"]),
+                 "indicators": last(document["indicators"])}, True)
+    return document, False
+
+
+def render_pages(dataset: Dataset, examples: dict[str, object], commands: list[tuple[str, str]]) -> dict[str, bytes]:
+    """Every page by path in the release: docs/index.html and docs/models/<code>/index.html."""
+    environment = template_environment()
+    public = [m for m in dataset.models if not m.model.custom]  # custom models are never shown publicly
+    summary = [dict(code=m.model.code, title=m.model.title, version=m.model.version, sections=len(m.sections),
+                    indicators=len(m.indicators)) for m in public]
+    chosen = example_routes(dataset)
+    shown = {}
+    for kind, route in chosen.items():
+        document, abridged = _abridge(kind, examples[kind])
+        shown[kind] = (route.url, orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), abridged)
+    model_path = chosen["scores"].url.removeprefix(routes.API)
+    endpoints = [
+        dict(anchor="models", title="1. Risk score models", path="/api/v1/configuration/riskscoremodels/",
+             alias="/api/v1/configuration/riskscoresmodels/", text="The models this key may see.", parameters=[],
+             kind="models"),
+        dict(anchor="countries", title="2. Countries", path="/api/v1/configuration/countries/", alias=None,
+             text="Every country, with filters and an ordering.", kind="countries", parameters=[
+                 dict(name="code", meaning="exact country code, any case", allowed="3 characters"),
+                 dict(name="name", meaning="exact country name, any case", allowed="a name of the list"),
+                 dict(name="model", meaning="the ordering (the parameter is called model)",
+                      allowed=", ".join(routes.COUNTRY_ORDERINGS) + " (default code)")]),
+        dict(anchor="scores", title="3. Risk scores of a model", path="/api/v1/riskscores/{model}/", alias=None,
+             text=f"The current score of every country that has one, for example {model_path}.", kind="scores",
+             parameters=[
+                 dict(name="country_code", meaning="exact country code, any case", allowed="3 characters"),
+                 dict(name="country_name", meaning="exact country name, any case", allowed="a name of the list"),
+                 dict(name="ordering", meaning="the order of the list",
+                      allowed=", ".join(routes.SCORE_ORDERINGS) + " (default country_code)")]),
+        dict(anchor="country-model", title="4. Risk scores of a model for one country",
+             path="/api/v1/riskscores/{model}/{country_code}/", alias=None,
+             text="The whole series (history, current, projection) of the model, its sections and its indicators.",
+             kind="country-model", parameters=[]),
+        dict(anchor="country", title="5. A country with its current scores", path="/api/v1/riskscores/country/{code}/",
+             alias=None, text="The current score of every model this key may see.", kind="country", parameters=[]),
+    ]
+    for endpoint in endpoints:
+        url, response, abridged = shown[endpoint["kind"]]
+        endpoint.update(example=url, response=response, abridged=abridged)
+    common = dict(models=summary, base=EXAMPLE_BASE, release_note="of the published data")
+    pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
+        title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}
+    for data in public:
+        sections = [dict(reference=s.reference, name=s.name, default_weight=s.default_weight, sdg_number=s.sdg_number,
+                         count=len(data.indicators_of(s.reference))) for s in data.sections]
+        indicators = [dict(reference=i.reference, name=i.name, section=i.section, description=i.description,
+                           unit=i.unit, frequency=i.frequency, max_lag=i.max_lag, source=i.source,
+                           applicability=i.applicability.text if i.applicability else None,
+                           scoring=render_scoring(i)) for i in data.indicators]
+        pages[f"docs/models/{data.model.code}/index.html"] = environment.get_template("docs/model.html.j2").render(
+            title=data.model.title, model=data.model, sections=sections, indicators=indicators, **common)
+    return {path: text.encode() for path, text in pages.items()}
