@@ -1,9 +1,11 @@
 """`riskapi keys` and `riskapi serve` as a user runs them."""
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -76,17 +78,23 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--site", site, "--keys", keys,
                                 "--port", str(port), "--prefix", f"{base}/nginx"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+
+    def next_line() -> str:
+        return lines.get(timeout=30)  # a bounded wait: a missing line fails the test, never hangs it
+
     try:
-        first = process.stdout.readline()
+        first = next_line()
         assert re.match(rf"serving release \S+ on http://127.0.0.1:{port}/api/v1/ ", first), first
         request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/configuration/countries/",
                                          headers={"Authorization": key})
         assert urllib.request.urlopen(request, timeout=5).status == 200
         assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
-        assert process.stdout.readline().startswith("reloaded: release ")
+        assert next_line().startswith("reloaded: release ")
         revoke = run("keys", "revoke", "alice", "--keys", keys)
         assert revoke.exit_code == 0
-        assert process.stdout.readline().startswith("reloaded: ")
+        assert next_line().startswith("reloaded: ")
         try:
             urllib.request.urlopen(request, timeout=5)
             raise AssertionError("a revoked key was accepted")
@@ -94,6 +102,6 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
             assert error.code == 403
     finally:
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=20)
+        process.wait(timeout=20)
     assert process.returncode == 0
-    assert out.strip().endswith("stopped")
+    assert next_line().strip() == "stopped"
