@@ -126,13 +126,14 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
     total = count_documents(dataset)
     writer = ReleaseWriter(site_dir)
     failures: list[str] = []
-    wanted = {route.file: kind for kind, route in example_routes(dataset).items()}
-    examples: dict[str, object] = {}
+    wanted = {route.file: (kind, route) for kind, route in example_routes(dataset).items()}
+    examples: dict[str, tuple] = {}
     try:
         started = time.perf_counter()
         for route, document in documents:
             if route.file in wanted:
-                examples[wanted[route.file]] = document  # real answers for the HTML reference
+                kind, _ = wanted[route.file]
+                examples[kind] = (route, document)  # real answers for the HTML reference
             started = clock.add("render", started)
             errors = validator.errors(route, document) if route.schema else []
             started = clock.add("validate", started)

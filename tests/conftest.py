@@ -31,6 +31,21 @@ def tiny_site(tmp_path_factory) -> Path:
     return site
 
 
+def replace_in(path: Path, old: str, new: str) -> None:
+    """Change the first occurrence of `old` in a (copied) data file; the text must be there."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+NGA_GREY, NGA_BLACK = "fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"
+
+
+def make_nga_black(data: Path) -> None:
+    """acme_aml: NGA's FATF status grey (50 of 100 points) becomes black (100 of 100)."""
+    replace_in(data / "observations" / "acme_aml.csv", NGA_GREY, NGA_BLACK)
+
+
 @pytest.fixture
 def data_copy(tmp_path) -> Path:
     """A writable copy of the tiny fixture, for tests that break it."""

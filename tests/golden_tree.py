@@ -9,7 +9,7 @@ import orjson
 from generator.build import build
 from generator.publish import CURRENT
 
-from .conftest import GOLDEN, TINY
+from .conftest import TINY
 
 
 def pretty(raw: bytes) -> bytes:

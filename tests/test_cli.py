@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.publish import current_release, releases
 
-from .conftest import TINY
+from .conftest import TINY, replace_in
 
 
 def run(*args):
@@ -37,8 +37,7 @@ def test_build_quiet_prints_nothing(tmp_path):
 
 
 def test_bad_data_exits_1_with_located_messages_and_publishes_nothing(tmp_path, data_copy):
-    (data_copy / "countries.csv").write_text(
-        (data_copy / "countries.csv").read_text().replace("NGA,Nigeria", "NGA,Nigeria,extra"))
+    replace_in(data_copy / "countries.csv", "NGA,Nigeria", "NGA,Nigeria,extra")
     result = run("build", "--data", data_copy, "--site", tmp_path / "site")
     assert result.exit_code == 1, result.output
     assert f"{data_copy}/countries.csv:4: has 7 cells, the header has 6" in result.output
@@ -53,8 +52,8 @@ def test_check_writes_nothing(tmp_path):
 
 
 def test_strict_turns_warnings_into_errors(data_copy):
-    path = data_copy / "indicators.csv"
-    path.write_text(path.read_text().replace("0.6667,annual", "0.6,annual").replace("0.3333,annual", "0.4,annual"))
+    replace_in(data_copy / "indicators.csv", "0.6667,annual", "0.6,annual")
+    replace_in(data_copy / "indicators.csv", "0.3333,annual", "0.4,annual")
     relaxed = run("check", "--data", data_copy)
     assert relaxed.exit_code == 0 and "2 warning(s) (--strict makes them errors)" in relaxed.output
     strict = run("check", "--strict", "--data", data_copy)

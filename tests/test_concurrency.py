@@ -10,7 +10,7 @@ from generator.build import build
 from generator.publish import CURRENT
 from generator.serve.keys import add_key
 
-from .conftest import TINY
+from .conftest import NGA_BLACK, NGA_GREY, TINY
 from .live import auth_header, serving_copy_of
 
 PATHS = ["/api/v1/riskscores/acme_aml/NGA/", "/api/v1/riskscores/acme_aml/", "/api/v1/riskscores/sovereign/AUT/",
@@ -68,7 +68,7 @@ def release_bytes(site) -> dict[str, bytes]:
 def test_swaps_and_key_rotation_under_load(server):
     observations = server.data / "observations" / "acme_aml.csv"
     variants = [observations.read_text()]
-    variants.append(variants[0].replace("fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"))
+    variants.append(variants[0].replace(NGA_GREY, NGA_BLACK))
     allowed = defaultdict(set)  # file → every version a release had
     for file, body in release_bytes(server.site).items():
         allowed[file].add(body)

@@ -6,10 +6,7 @@ from generator.build import TooManyClassChanges, build
 from generator.cli import main
 from generator.publish import CHANGES, CURRENT, current_release, releases
 
-
-def make_nga_black(data):
-    path = data / "observations" / "acme_aml.csv"
-    path.write_text(path.read_text().replace("fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"))
+from .conftest import make_nga_black
 
 
 def test_identical_data_changes_nothing(tmp_path):

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 
 from click.testing import CliRunner

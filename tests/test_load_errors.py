@@ -4,11 +4,7 @@ import pytest
 from generator.errors import DataError
 from generator.load import load_dataset
 
-
-def replace_in(path, old, new):
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+from .conftest import replace_in
 
 
 def problems(data_dir) -> list[str]:

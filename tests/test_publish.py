@@ -14,7 +14,7 @@ from generator.publish import (CURRENT, GZIP_MIN_BYTES, RELEASES, ReleaseWriter,
                                releases, rollback)
 from generator.validate import SCHEMA_DIR
 
-from .conftest import TINY
+from .conftest import TINY, make_nga_black, replace_in
 
 
 def snapshot(site) -> dict[str, tuple]:
@@ -81,8 +81,7 @@ def test_changed_file_gets_new_bytes_and_others_stay_linked(tmp_path, data_copy)
     site = tmp_path / "site"
     build(data_copy, site)
     first = current_release(site)
-    path = data_copy / "observations" / "acme_aml.csv"
-    path.write_text(path.read_text().replace("fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25,black"))
+    make_nga_black(data_copy)
     report = build(data_copy, site)
     second = current_release(site)
     nga = "api/v1/riskscores/acme_aml/NGA/index.json"
@@ -180,8 +179,8 @@ def test_new_files_are_stamped_later_than_the_previous_release(tmp_path, data_co
     site = tmp_path / "site"
     build(data_copy, site)
     first = current_release(site)
-    path = data_copy / "observations" / "acme_aml.csv"
-    path.write_text(path.read_text().replace("fatf_list,AUT,2024-10-25,none", "fatf_list,AUT,2024-10-25,grey"))
+    replace_in(data_copy / "observations" / "acme_aml.csv", "fatf_list,AUT,2024-10-25,none",
+               "fatf_list,AUT,2024-10-25,grey")
     build(data_copy, site)
     second = current_release(site)
     doc = "api/v1/riskscores/acme_aml/AUT/index.json"

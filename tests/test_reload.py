@@ -7,7 +7,7 @@ from generator.build import build
 from generator.publish import rollback
 from generator.serve.keys import add_key, revoke
 
-from .conftest import TINY
+from .conftest import TINY, make_nga_black
 from .live import serving_copy_of
 
 PATH = "/api/v1/riskscores/acme_aml/NGA/"
@@ -50,9 +50,7 @@ def test_nothing_changed_means_no_reload(server):
 def test_new_release_is_served_after_reload_and_etags_survive_identical_data(server):
     before = server.get(PATH)
     unchanged = server.get("/api/v1/riskscores/sovereign/AUT/")
-    observations = server.data / "observations" / "acme_aml.csv"
-    observations.write_text(observations.read_text().replace("fatf_list,NGA,2024-10-25,grey",
-                                                             "fatf_list,NGA,2024-10-25,black"))
+    make_nga_black(server.data)
     build(server.data, server.site)
     assert server.runtime.refresh() is True
     after = server.get(PATH)

@@ -349,7 +349,7 @@ def test_access_log_names_the_user_never_the_key(live):
     assert base64.b64encode(f"bob:{live.keys['bob']}".encode()).decode() not in log
 
 
-@pytest.mark.parametrize("query", ["Uc%C3%A0", "%C3%92%3B%F0%B0%8F%B2", "a+b", "%41%55%54x"[:-1] + "", "xy%20"])
+@pytest.mark.parametrize("query", ["Uc%C3%A0", "%C3%92%3B%F0%B0%8F%B2", "a+b", "%41%55%54", "xy%20"])
 def test_three_characters_that_are_no_country_match_nothing(live, query):
     # 'Ucà', 'Ò;𰏲', 'a b', 'AUT' escaped (not a known raw code: matches nothing), 'xy '
     answer = live.get(f"{API}/riskscores/sovereign/?country_code={query}")

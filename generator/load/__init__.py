@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import DataError, Problem
 from . import table as t
 from .records import (Applicability, Bounds, Country, Dataset, Indicator, Model, ModelData, Observation,
-                      Section, ThresholdRow, Value)
+                      Section, Value)
 from .table import CellError, Column, Row, iter_table, read_table
 from .thresholds import coverage_gaps, parse_threshold, value_kind
 

@@ -24,8 +24,12 @@ def name_key(name: str) -> str:
 
 
 def risk_score(score: float, model: Model) -> float:
+    return as_risk(score, model.higher_is_better)
+
+
+def as_risk(score: float, higher_is_better: bool) -> float:
     """The score read as risk: sdg's higher-is-better score turns into 100 − score (SCORING.md §4)."""
-    return round3(100 - score) if model.higher_is_better else score
+    return round3(100 - score) if higher_is_better else score
 
 
 def _risk_class(score: float, model: Model) -> dict:
@@ -36,7 +40,7 @@ def _risk_class(score: float, model: Model) -> dict:
 # The cached dicts are only ever read (dict.update copies them).
 @functools.lru_cache(maxsize=65536)
 def _risk_class_fields(score: float, higher_is_better: bool) -> dict:
-    number = classify_risk(round3(100 - score) if higher_is_better else score)
+    number = classify_risk(as_risk(score, higher_is_better))
     return {"riskClassificationNumeric": number, "riskClassificationCategorical": RISK_CLASSES[number - 1]}
 
 
@@ -143,10 +147,8 @@ def render_raw_data(result: IndicatorResult, indicator: Indicator) -> dict:
     observation = result.observation
     if observation is None:
         return {"name": [indicator.short_name], "value": None}
-    if not observation.components:
-        value = observation.value
-        return {"name": [indicator.short_name], "value": [("true" if value else "false") if value is True or
-                                                             value is False else value]}
+    if not observation.components:  # the common case, without building lists twice
+        return {"name": [indicator.short_name], "value": [_display(observation.value)]}
     names = [indicator.short_name] + [name for name, _ in observation.components]
     values = [_display(observation.value)] + [_display(value) for _, value in observation.components]
     return {"name": names, "value": values}

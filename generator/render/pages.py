@@ -36,18 +36,20 @@ def _abridge(kind: str, document):
     return document, False
 
 
-def render_pages(dataset: Dataset, examples: dict[str, object], commands: list[tuple[str, str]]) -> dict[str, bytes]:
-    """Every page by path in the release: docs/index.html and docs/models/<code>/index.html."""
+def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, object]],
+                 commands: list[tuple[str, str]]) -> dict[str, bytes]:
+    """Every page by path in the release: docs/index.html and docs/models/<code>/index.html.
+
+    `examples` holds, by kind of `example_routes`, the route and the document the build rendered."""
     environment = template_environment()
     public = [m for m in dataset.models if not m.model.custom]  # custom models are never shown publicly
     summary = [dict(code=m.model.code, title=m.model.title, version=m.model.version, sections=len(m.sections),
                     indicators=len(m.indicators)) for m in public]
-    chosen = example_routes(dataset)
     shown = {}
-    for kind, route in chosen.items():
-        document, abridged = _abridge(kind, examples[kind])
+    for kind, (route, document) in examples.items():
+        document, abridged = _abridge(kind, document)
         shown[kind] = (route.url, orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), abridged)
-    model_path = chosen["scores"].url.removeprefix(routes.API)
+    model_path = examples["scores"][0].url.removeprefix(routes.API)
     endpoints = [
         dict(anchor="models", title="1. Risk score models", path="/api/v1/configuration/riskscoremodels/",
              alias="/api/v1/configuration/riskscoresmodels/", text="The models this key may see.", parameters=[],

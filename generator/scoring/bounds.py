@@ -1,7 +1,7 @@
 """Bounds models (sdg, higher is better): normalisation, colours, trends, goals (SCORING.md §3)."""
 from __future__ import annotations
 
-from ..load.records import Bounds, Country, Indicator, ModelData, Observation
+from ..load.records import Bounds, Indicator, ModelData, Observation
 from .numbers import round3
 from .points import CountryContext, YearScores, section_coverage
 from .results import IndicatorResult, ModelResult, SdgMarks, SectionResult

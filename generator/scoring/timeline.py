@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..load.records import Country, ModelData, Observation
+from ..load.records import ModelData, Observation
 from .results import CURRENT, HISTORY, PROJECTION
+
+if TYPE_CHECKING:  # points imports this module
+    from .points import CountryContext
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ def latest_within_lag(observations: tuple[Observation, ...], year: int, max_lag:
     return None
 
 
-def country_timeline(data: ModelData, context, span: ModelSpan | None) -> list[YearInputs]:
+def country_timeline(data: ModelData, context: "CountryContext", span: ModelSpan | None) -> list[YearInputs]:
     """Every year with inputs for the country of `context`, typed history/current/projection."""
     if span is None:
         return []
