@@ -16,7 +16,7 @@ from .load import Dataset, load_dataset
 from .openapi import build_openapi
 from .publish import CHANGES, ReleaseWriter
 from .render import count_documents, render_all
-from .render.pages import example_routes, render_pages
+from .render.pages import ReleaseChanges, example_routes, render_pages
 from .routes import openapi
 from .scoring import ModelScores, score_dataset, score_model
 from .serve.maps import render_release_maps
@@ -151,16 +151,20 @@ def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: P
             raise ValidationFailed(failures)
         for path, body in render_release_maps(dataset).items():
             writer.write(path, body)
-        for path, body in render_pages(dataset, examples, cli_commands()).items():
-            writer.write(path, body)
         started = time.perf_counter()
-        writer.finish()
-        report.changes = diff_releases(writer.previous_dir, writer.folder)
+        writer.flush()
+        report.changes = diff_releases(writer.previous_dir, writer.folder, new_files=writer.files)
         if max_class_changes is not None and report.changes.class_changes > max_class_changes:
             raise TooManyClassChanges(
                 f"not published: {report.changes.class_changes} countries would change risk class, more than "
                 f"--max-class-changes {max_class_changes}\n"
                 + format_diff(report.changes, writer.previous, "this build"))
+        clock.add("publish", started)
+        for path, body in render_pages(dataset, examples, cli_commands(),
+                                       ReleaseChanges(writer.previous, writer.id, report.changes)).items():
+            writer.write(path, body)
+        started = time.perf_counter()
+        writer.finish()
         (writer.folder / CHANGES).write_text(format_diff(report.changes, writer.previous, writer.id) + "\n")
         release = writer.commit()
         clock.add("publish", started)

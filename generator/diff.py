@@ -53,9 +53,8 @@ class ReleaseDiff:
                 f"{self.class_changes} countries changed risk class")
 
 
-def _documents(release: Path) -> dict[str, str]:
-    return {path: entry["sha256"] for path, entry in read_manifest(release).items()
-            if path.startswith("api/") and path.endswith(".json")}
+def _documents(files: dict[str, dict]) -> dict[str, str]:
+    return {path: entry["sha256"] for path, entry in files.items() if path.startswith("api/") and path.endswith(".json")}
 
 
 def _current_scores(release: Path, model: str) -> dict[str, dict]:
@@ -70,10 +69,12 @@ def _models(documents: dict[str, str]) -> set[str]:
             if path.count("/") == 4 and path.startswith("api/v1/riskscores/") and "/country/" not in path}
 
 
-def diff_releases(old: Path | None, new: Path, largest: int = 5) -> ReleaseDiff:
-    """Compare two release folders (a missing old release counts as empty)."""
-    before = _documents(old) if old else {}
-    after = _documents(new)
+def diff_releases(old: Path | None, new: Path, largest: int = 5, new_files: dict[str, dict] | None = None) -> ReleaseDiff:
+    """Compare two release folders (a missing old release counts as empty).
+
+    `new_files` stands for the new release's manifest while it is still being written."""
+    before = _documents(read_manifest(old)) if old else {}
+    after = _documents(read_manifest(new) if new_files is None else new_files)
     added = tuple(sorted(set(after) - set(before)))
     removed = tuple(sorted(set(before) - set(after)))
     changed = tuple(sorted(p for p in set(before) & set(after) if before[p] != after[p]))

@@ -196,7 +196,8 @@ class ReleaseWriter:
         for suffix, entry in future.result().items():  # re-raises a failed write
             self.files[relative + suffix] = entry
 
-    def _finish_writes(self) -> None:
+    def flush(self) -> None:
+        """Wait until every file written so far is on disk (the release can still take more)."""
         while self._pending:
             self._collect(self._pending.popleft())
 
@@ -228,7 +229,7 @@ class ReleaseWriter:
         """Wait for every write and write the manifest; the release is complete but not yet live."""
         if self._pool is None:
             return
-        self._finish_writes()
+        self.flush()
         self._pool.shutdown()
         self._pool = None
         manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,

@@ -3,4 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
+# The page tests drive Debian's headless Chromium through Debian's chromedriver.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "Chromium is missing: run 'sudo apt-get install -y chromium chromium-driver'" >&2
+    exit 1
+  fi
+fi
 python3 -m pytest "$@"

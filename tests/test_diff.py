@@ -70,3 +70,22 @@ def test_max_class_changes_refuses_to_publish(tmp_path, data_copy):
                                        "--max-class-changes", "0"])
     assert result.exit_code == 1 and "NGA: Medium → Very High" in result.output
     assert build(data_copy, tmp_path, max_class_changes=1).release != before
+
+
+def test_the_changes_page_shows_public_models_only(tmp_path, data_copy):
+    from .conftest import replace_in
+    build(data_copy, tmp_path)
+    make_nga_black(data_copy)  # a custom model's change: never on the public page
+    # sovereign CIV 2024: inflation 8 (25 of 50 points) → 12 (50 of 50); economy (50 + 50) / 150 = 66.667;
+    # score 0.6 × 66.667 + 0.4 × 50 (institutions) = 60, was 50: class Medium → High
+    replace_in(data_copy / "observations" / "sovereign.csv", "inflation,CIV,2024,8,", "inflation,CIV,2024,12,")
+    build(data_copy, tmp_path)
+    old, new = releases(tmp_path)
+    page = (tmp_path / CURRENT / "docs" / "changes" / "index.html").read_text()
+    assert f"Release <code>{new}</code> against <code>{old}</code>" in page
+    # documents: acme_aml's 7 (above) + sovereign's CIV document, its filter, the list in 4 orderings and
+    # CIV's country document for both audiences = 16; class changes: public models only
+    assert "16 documents changed, 0 added, 0 removed; 1 countries changed risk class" in page
+    assert '<tr><td>CIV</td><td>Medium</td><td>High</td></tr>' in page
+    assert '<tr><td>CIV</td><td>50.0</td><td>60.0</td><td>+10</td></tr>' in page
+    assert "acme_aml" not in page and "NGA" not in page

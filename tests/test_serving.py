@@ -1,8 +1,11 @@
 """API.md against a real nginx serving the tiny fixture: routes, case, filters, orderings, keys, errors."""
 import gzip
 import json
+import re
 
 import pytest
+
+from .conftest import ROOT
 
 API = "/api/v1"
 
@@ -357,15 +360,33 @@ def test_three_characters_that_are_no_country_match_nothing(live, query):
     assert json.loads(answer.body)["data"] == [] or query == "%41%55%54"
 
 
-@pytest.mark.parametrize("path", ["/", "/docs/", "/docs", "/docs/models/sovereign/", "/docs/models/sdg"])
+@pytest.mark.parametrize("path", ["/", "/docs/", "/docs", "/docs/models/sovereign/", "/docs/models/sdg",
+                                  "/docs/explorer/", "/docs/explorer", "/docs/changes/"])
 def test_pages_need_no_key(live, path):
     answer = live.get(path, user=None)
     assert answer.status == 200
     assert answer.header("content-type") == "text/html; charset=utf-8"
     page = answer.body.decode()
     assert page.startswith("<!doctype html>")
-    assert "<script" not in page and "<link" not in page and "@import" not in page  # nothing from outside
+    scripts = re.findall(r"<script[^>]*>", page)
+    assert scripts in ([], ['<script src="/docs/explorer.js">'])  # only the explorer's own script
+    assert "<link" not in page and "@import" not in page  # nothing from outside
     assert "acme_aml" not in page  # custom models stay hidden
+    # the browser runs no script but the site's own, and sends no form or frame anywhere
+    policy = answer.header("content-security-policy")
+    assert "script-src 'self'" in policy and "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_explorer_script_is_served_without_a_key(live):
+    answer = live.get("/docs/explorer.js", user=None)
+    assert answer.status == 200
+    assert answer.header("content-type") == "text/javascript; charset=utf-8"
+    assert answer.body == (ROOT / "generator" / "templates" / "docs" / "explorer.js").read_bytes()
+
+
+def test_json_answers_may_run_nothing(live):
+    assert live.get("/api/v1/configuration/countries/").header("content-security-policy") == \
+        "default-src 'none'; frame-ancestors 'none'"
 
 
 def test_reference_documents_every_endpoint_and_command(live):

@@ -1,14 +1,27 @@
 """The HTML pages people read (served without a key): API reference and one methodology page per public model."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import orjson
 
 from .. import routes
+from ..diff import ReleaseDiff
 from ..load.records import Dataset
 from ..serve.maps import template_environment
 from .documents import render_scoring
 
 EXAMPLE_BASE = "http://127.0.0.1:8080"  # where scripts/demo.sh serves
+EXPLORER_SCRIPT = Path(__file__).parent.parent / "templates" / "docs" / "explorer.js"
+
+
+@dataclass(frozen=True)
+class ReleaseChanges:
+    """What the release being built changes against the one that was current (for the changes page)."""
+    previous: str | None
+    release: str
+    diff: ReleaseDiff
 
 
 def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
@@ -37,8 +50,9 @@ def _abridge(kind: str, document):
 
 
 def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, object]],
-                 commands: list[tuple[str, str]]) -> dict[str, bytes]:
-    """Every page by path in the release: docs/index.html and docs/models/<code>/index.html.
+                 commands: list[tuple[str, str]], changes: ReleaseChanges) -> dict[str, bytes]:
+    """Every page by path in the release: docs/index.html, docs/models/<code>/index.html, the
+    explorer (docs/explorer/index.html and its script) and docs/changes/index.html.
 
     `examples` holds, by kind of `example_routes`, the route and the document the build rendered."""
     environment = template_environment()
@@ -89,4 +103,13 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
                            scoring=render_scoring(i)) for i in data.indicators]
         pages[f"docs/models/{data.model.code}/index.html"] = environment.get_template("docs/model.html.j2").render(
             title=data.model.title, model=data.model, sections=sections, indicators=indicators, **common)
-    return {path: text.encode() for path, text in pages.items()}
+    pages["docs/explorer/index.html"] = environment.get_template("docs/explorer.html.j2").render(
+        title="Explorer", **common)
+    public_codes = {m.model.code for m in public}
+    changed_models = [m for m in changes.diff.models if m.model in public_codes]
+    pages["docs/changes/index.html"] = environment.get_template("docs/changes.html.j2").render(
+        title="Changes of this release", changes=changes, changed_models=changed_models,
+        class_changes=sum(len(m.class_changes) for m in changed_models), **common)
+    encoded = {path: text.encode() for path, text in pages.items()}
+    encoded["docs/explorer.js"] = EXPLORER_SCRIPT.read_bytes()
+    return encoded
