@@ -10,6 +10,8 @@ cat <<TXT
 Demo key (user demo, granted the custom model acme_aml): $key
 Try it:
   curl -H 'Authorization: apikey demo:$key' http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/
+Read the API reference at http://127.0.0.1:8080/ and explore with the key (paste demo:$key)
+at http://127.0.0.1:8080/docs/explorer/
 
 TXT
 exec riskapi serve --site site --keys keys/keys.csv --host 127.0.0.1 --port "${PORT:-8080}"
