@@ -268,8 +268,8 @@ def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> 
 
 
 @main.command("demo-data")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default="data",
-              show_default=True, help="Folder to write the CSVs into.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write the CSVs into (no default: data/ holds the real demo data).")
 @click.option("--countries", type=click.IntRange(1, 17000), default=249, show_default=True,
               help="Countries: the 249 ISO ones first, then made-up codes.")
 @click.option("--models", type=click.IntRange(1, 99), default=6, show_default=True,
@@ -282,7 +282,7 @@ def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> 
 @click.pass_context
 def demo_data(ctx, out_dir: Path, countries: int, models: int, years: int | None, last_year: int | None,
               seed: int) -> None:
-    """Write a deterministic synthetic demo dataset."""
+    """Write a seeded synthetic dataset of any size (benchmarks, tests); data/ holds real data."""
     from .demo import DemoSpec, write_demo_data
     spec = DemoSpec.make(countries=countries, models=models, years=years, last_year=last_year, seed=seed)
     counts = write_demo_data(spec, out_dir)
