@@ -22,9 +22,10 @@ def fmt(stats: dict, unit: str = "s", digits: int = 2) -> str:
             f"n={stats['runs']})")
 
 
-def run_json(args: list[str], timeout: float = 1800) -> dict:
+def run_json(args: list[str], timeout: float = 1800, env: dict | None = None) -> dict:
     """Run a measurement in a fresh Python process (its own peak memory) and read its JSON line."""
-    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                            env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..load.records import Bounds, Indicator, ModelData, Observation
 from .numbers import round3
-from .points import CountryContext, YearScores, section_coverage
+from .points import CountryContext, YearScores, percent, section_coverage
 from .results import IndicatorResult, ModelResult, SdgMarks, SectionResult
 from .timeline import YearInputs
 
@@ -105,7 +105,7 @@ def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> Ye
     goals: dict[str, SectionResult] = {}
     goal_scores: list[float] = []
     available_total = applicable_total = 0
-    for section, members, applicable, available in section_coverage(data, country, year):
+    for section, members, applicable, available in section_coverage(country, year):
         applicable_total += len(applicable)
         available_total += len(available)
         scores, colors, arrows = [], [], []
@@ -120,7 +120,7 @@ def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> Ye
             colors.append((color_points(observation.value, indicator.bounds), marks.color))
             arrows.append(marks.trend)
             indicators[indicator.reference] = IndicatorResult(
-                year.year, year.type, observation, round3(score), None, None, round3(100 / len(available)), marks)
+                year.year, year.type, observation, round3(score), None, None, percent(1, len(available)), marks)
         share = round3(len(available) / len(applicable)) if applicable else 0.0
         if available and share >= GOAL_MIN_SHARE:
             score = sum(scores) / len(scores)
@@ -128,7 +128,7 @@ def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> Ye
             goals[section.reference] = SectionResult(year.year, year.type, round3(score), None, None, 0.0, share,
                                                      SdgMarks(goal_color(colors), goal_trend(arrows)))
     # SCORING.md §3: goals weigh equally.
-    goals = {ref: _with_weight(goal, round3(100 / len(goals))) for ref, goal in goals.items()}
+    goals = {ref: _with_weight(goal, percent(1, len(goals))) for ref, goal in goals.items()}
     share = round3(available_total / applicable_total) if applicable_total else 0.0
     model = None
     if goals and share >= MODEL_MIN_SHARE:

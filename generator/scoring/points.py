@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from ..load.records import Country, ModelData, Observation
+from ..load.records import Country, Indicator, ModelData, Observation, Section
 from .numbers import round3
 from .results import IndicatorResult, ModelResult, SectionResult
 from .timeline import YearInputs
@@ -19,6 +20,8 @@ class CountryContext:
     country: Country
     applicable: frozenset[str]  # indicator references that apply to the country
     trend_bases: dict[str, Observation | None]  # bounds models: first observation from 2015 on
+    # per section: its indicators and those that apply to the country (the same every year)
+    sections: tuple[tuple[Section, tuple[Indicator, ...], tuple[Indicator, ...]], ...] = ()
 
     @classmethod
     def of(cls, data: ModelData, country: Country) -> "CountryContext":
@@ -27,7 +30,9 @@ class CountryContext:
         bases = {}
         if data.model.scoring == "bounds":
             bases = {ref: trend_base(data.observations[ref].get(country.code, ())) for ref in applicable}
-        return cls(country, applicable, bases)
+        sections = tuple((section, members, tuple(i for i in members if i.reference in applicable))
+                         for section in data.sections for members in (data.indicators_of(section.reference),))
+        return cls(country, applicable, bases, sections)
 
 
 @dataclass(frozen=True)
@@ -45,20 +50,24 @@ def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
     return {key: 100 * weight / total for key, weight in default_weights.items()}
 
 
-def section_coverage(data: ModelData, country: CountryContext, year: YearInputs):
+def section_coverage(country: CountryContext, year: YearInputs):
     """Each section with its indicators, those that apply to the country, and those with a value."""
-    for section in data.sections:
-        members = data.indicators_of(section.reference)
-        applicable = [i for i in members if i.reference in country.applicable]
-        available = [i for i in applicable if year.inputs[i.reference] is not None]
-        yield section, members, applicable, available
+    inputs = year.inputs
+    for section, members, applicable in country.sections:
+        yield section, members, applicable, [i for i in applicable if inputs[i.reference] is not None]
+
+
+@lru_cache(maxsize=65536)
+def percent(part: int, whole: int) -> float:
+    """round3(100 × part / whole) of whole numbers; the same few pairs recur millions of times."""
+    return round3(100 * part / whole)
 
 
 def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
     indicators: dict[str, IndicatorResult] = {}
     section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
     available_total = applicable_total = 0
-    for section, members, applicable, available in section_coverage(data, country, year):
+    for section, members, applicable, available in section_coverage(country, year):
         applicable_total += len(applicable)
         available_total += len(available)
         section_max = sum(i.risk_points_max for i in available)
@@ -72,8 +81,8 @@ def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> Ye
             points_max = indicator.risk_points_max
             points_sum += points
             indicators[indicator.reference] = IndicatorResult(
-                year.year, year.type, observation, round3(100 * points / points_max), points, points_max,
-                round3(100 * points_max / section_max))
+                year.year, year.type, observation, percent(points, points_max), points, points_max,
+                percent(points_max, section_max))
         share = round3(len(available) / len(applicable)) if applicable else 0.0
         if available and share >= SECTION_MIN_SHARE:
             section_raw[section.reference] = (points_sum, section_max, share)
