@@ -171,11 +171,11 @@ async function showCountry() {
               r ? number(r.riskClassificationCategorical) : "–", pointsOf(r)];
     }));
   const sectionNames = Object.fromEntries(document_.sections.map((s) => [s.reference, s.name]));
-  tableOf($("indicators"), ["indicator", "section", "raw value", "unit", "score", "points or colour", "date"],
+  tableOf($("indicators"), ["indicator", "section", "raw value", "unit", "score", "points or colour", "year"],
     document_.indicators.map((i) => {
       const r = currentOf(i.results);
       return [i.name, sectionNames[i.section] || i.section, rawValue(r), i.unit || "", r ? number(r.score) : "–",
-              pointsOf(r), r ? r.timestamp : "–"];
+              pointsOf(r), r ? year(r) : "–"];
     }));
   $("country-view").hidden = false;
   markSelected();
