@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .realdata import series as raw
 from .realdata import sources
-from .realdata.catalogue import ALL_SOURCES, MODELS, NONE, IndicatorSpec, ModelSpec
+from .realdata.catalogue import ALL_SOURCES, MODELS, IndicatorSpec, ModelSpec
 
 DATA_RELEASE = "2026-11-22"  # the models' update date and the indicators' last update
 VERSION = "2.0.0"
