@@ -69,6 +69,18 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
+def unlogged_runtime_class():
+    from generator.serve.runtime import NginxRuntime
+
+    class UnloggedRuntime(NginxRuntime):
+        def render(self):
+            state = super().render()
+            http = self.conf / "runtime" / "http.conf"
+            http.write_text(re.sub(r"(?m)^access_log .*$", "access_log off;", http.read_text()))
+            return state
+    return UnloggedRuntime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -83,6 +95,7 @@ def main() -> None:
     from generator.serve.keys import ApiKey, new_key, write_keys
     from generator.serve.runtime import NginxRuntime, ServeSettings
     from tests.live import free_port
+    UnloggedRuntime = unlogged_runtime_class()
 
     base = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     os.chmod(base, 0o755)
@@ -97,6 +110,11 @@ def main() -> None:
         api = NginxRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()), base / "api")
         api.start()
         processes.append(api)
+        # The same API without its access log: what the one line per request (user names) costs.
+        unlogged = UnloggedRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()),
+                                   base / "api-unlogged")
+        unlogged.start()
+        processes.append(unlogged)
         # The floors: nginx with nothing but `return 200`, and the same files by direct path.
         floor_port = free_port()
         floor_conf = base / "floor" / "nginx.conf"
@@ -127,11 +145,13 @@ def main() -> None:
             "ceiling": [("/ceiling", None)],
             "static": [(STATIC[path], None) for path, _ in MIX],
             "api": [(path, auth(user)) for path, user in MIX],
+            "unlogged": [(path, auth(user)) for path, user in MIX],
             "peer": [(path, auth(user)) for path, user in MIX],
         }.items():
             scripts[name] = base / f"{name}.lua"
             scripts[name].write_text(lua_script(requests))
-        ports = {"ceiling": floor_port, "static": floor_port, "api": api.settings.port, "peer": peer_port}
+        ports = {"ceiling": floor_port, "static": floor_port, "api": api.settings.port,
+                 "unlogged": unlogged.settings.port, "peer": peer_port}
         results = {name: [] for name in scripts}
         for _ in range(args.runs):  # interleaved so every target sees the same machine noise
             for name in scripts:
@@ -147,12 +167,16 @@ def main() -> None:
                  "ordered and filtered lists, endpoint 5, endpoint 1, one 403); no Accept-Encoding.", "",
                  "| target | requests/s (median, min–max) | p50 ms | p99 ms |", "|---|---|---|---|"]
         labels = {"ceiling": "nginx `return 200` (ceiling)", "static": "same files by direct path (floor)",
-                  "api": "**the API** (real nginx.conf, keys, maps)", "peer": "FastAPI + uvicorn, 2 workers"}
+                  "api": "**the API** (real nginx.conf, keys, maps)",
+                  "unlogged": "the API without its access log (diagnosis only)",
+                  "peer": "FastAPI + uvicorn, 2 workers"}
         for name, label in labels.items():
             lines.append(f"| {label} | {rate[name]['median']:.0f} ({rate[name]['min']:.0f}–{rate[name]['max']:.0f}) | "
                          f"{p50[name]['median']:.2f} | {p99[name]['median']:.2f} |")
+        unlogged_vs_static = summary([a["rate"] / s["rate"] for a, s in zip(results["unlogged"], results["static"])])
         lines += ["", f"- API / static floor: **{api_vs_static['median']:.2f}** (goal ≥ 0.90: "
-                      f"{'met' if api_vs_static['median'] >= 0.9 else 'not met'})",
+                      f"{'met' if api_vs_static['median'] >= 0.9 else 'not met'}); without the access log "
+                      f"{unlogged_vs_static['median']:.2f}",
                   f"- API / dynamic peer: **{api_vs_peer['median']:.1f}×** (goal ≥ 5×: "
                   f"{'met' if api_vs_peer['median'] >= 5 else 'not met'})",
                   f"- API p99 at {args.connections} connections: {p99['api']['median']:.2f} ms (goal < 10 ms: "
