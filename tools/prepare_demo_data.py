@@ -112,21 +112,16 @@ def collect_series(codes: set[str], economies) -> tuple[dict[str, raw.Series], d
     entries = {code: entry for code, entry in entries.items() if code in codes}  # drops XKX (not ISO)
     numeric = {c.numeric: c.code for c in sources.iso_countries()}
     population = sources.wpp_population(numeric)
-    names = {}
-
-    def by_name(name: str) -> str | None:
-        if name not in names:
-            names[name] = sources.match_country_name(name, {})
-        return names[name]
 
     found = raw.factbook_series(entries)
     found["population_growth"] = raw.population_growth(population, FIRST_YEAR, PROJECTION_HORIZON)
-    found["co2_per_capita"] = raw.co2_per_capita(entries, population, sources.gapminder_co2_per_capita(by_name),
+    found["co2_per_capita"] = raw.co2_per_capita(entries, population, sources.gapminder_co2_per_capita(sources.iso_code_of_name),
                                                  FIRST_YEAR)
     found["life_expectancy"] = raw.merged(raw.only_years(sources.wdi_life_expectancy(), FIRST_YEAR),
                                           found["life_expectancy"])
-    for column, name in sources.human_freedom_index(tuple(HFI_COLUMNS.values())).items():
-        found[next(k for k, v in HFI_COLUMNS.items() if v == column)] = name
+    freedom = sources.human_freedom_index(tuple(HFI_COLUMNS.values()))
+    for name, column in HFI_COLUMNS.items():
+        found[name] = freedom[column]
     found["wb_lending"] = {code: {2022: e.lending} for code, e in economies.items()
                            if code in codes and e.lending in ("IBRD", "IDA", "Blend", "Not classified")}
     found = {name: {code: values for code, values in per_country.items() if code in codes}

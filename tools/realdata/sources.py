@@ -101,6 +101,12 @@ def match_country_name(name: str, manual: dict[str, str]) -> str | None:
     return hits.pop() if len(hits) == 1 else None
 
 
+@cache
+def iso_code_of_name(name: str) -> str | None:
+    """match_country_name without manual entries, remembered (series name countries many times)."""
+    return match_country_name(name, {})
+
+
 # ---- B1. CIA World Factbook (2025 edition): public domain ---------------------------------------
 
 FACTBOOK_MANUAL = {  # conventional short forms coco's expressions miss or match twice
