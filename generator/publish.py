@@ -15,7 +15,8 @@ import os
 import shutil
 import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +37,31 @@ COMPRESSED_FORMS = (
     (".br", lambda data: brotli.compress(data, quality=4)),
 )
 KEEP_RELEASES = 5
-WRITE_THREADS = 2
-MAX_PENDING_WRITES = 64  # documents held in memory while their writes are under way
+# Writing and compressing run in a worker process: in a thread they would wait for the GIL that
+# rendering holds (one switch interval per call), and the renderer would wait for them in turn.
+WRITE_PROCESSES = 1
+WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
+MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
+
+
+def write_with_twins(batch: list[tuple[str, str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:
+    """In the worker: write each (relative, target, data) and, over 1 KB, its pre-compressed
+    twins; return the twins' manifest entries by relative path."""
+    written = []
+    for relative, target, data in batch:
+        path = Path(target)
+        path.write_bytes(data)
+        os.utime(path, (stamp, stamp))
+        entries = {}
+        if len(data) > GZIP_MIN_BYTES:
+            for suffix, compress in COMPRESSED_FORMS:
+                compressed = compress(data)
+                twin = path.with_name(path.name + suffix)
+                twin.write_bytes(compressed)
+                os.utime(twin, (stamp, stamp))
+                entries[suffix] = {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
+        written.append((relative, entries))
+    return written
 
 
 @dataclass(frozen=True)
@@ -97,6 +121,11 @@ class SiteLock:
             raise PublishError(f"another build or rollback is using {site}; try again when it has finished") from None
 
     def release(self) -> None:
+        if self._handle.closed:
+            return
+        # Unlock explicitly: a forked write worker shares the open file, and closing alone would
+        # keep the lock until every copy is closed.
+        fcntl.flock(self._handle, fcntl.LOCK_UN)
         self._handle.close()
 
     def __enter__(self):
@@ -141,9 +170,11 @@ class ReleaseWriter:
         self.linked = 0
         self.bytes = 0
         self._made_dirs: set[Path] = set()
-        self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=WRITE_THREADS,
-                                                                   thread_name_prefix="publish")
-        self._pending: deque[tuple[str, Future]] = deque()
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
+            max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"))
+        self._pending: deque[Future] = deque()
+        self._batch: list[tuple[str, str, bytes]] = []
+        self._batch_bytes = 0
 
     def _new_id(self) -> str:
         """A UTC timestamp; ids sort in build order even for two builds in one second."""
@@ -171,33 +202,27 @@ class ReleaseWriter:
             self._made_dirs.add(target.parent)
         if self._link_unchanged(relative, digest, len(data), target):
             return
-        # Writing and gzip release the GIL: they run on the other core while the next document renders.
-        while len(self._pending) >= MAX_PENDING_WRITES:
+        self._batch.append((relative, str(target), data))
+        self._batch_bytes += len(data)
+        if self._batch_bytes >= WRITE_BATCH_BYTES:
+            self._submit()
+
+    def _submit(self) -> None:
+        if not self._batch:
+            return
+        while len(self._pending) >= MAX_PENDING_BATCHES:
             self._collect(self._pending.popleft())
-        self._pending.append((relative, self._pool.submit(self._write_new, target, data)))
+        self._pending.append(self._pool.submit(write_with_twins, self._batch, self.stamp))
+        self._batch, self._batch_bytes = [], 0
 
-    def _write_new(self, target: Path, data: bytes) -> dict[str, dict]:
-        """Write a file and, over 1 KB, its pre-compressed twins; return their manifest entries."""
-        target.write_bytes(data)
-        os.utime(target, (self.stamp, self.stamp))
-        if len(data) <= GZIP_MIN_BYTES:
-            return {}
-        entries = {}
-        for suffix, compress in COMPRESSED_FORMS:
-            compressed = compress(data)
-            twin = target.with_name(target.name + suffix)
-            twin.write_bytes(compressed)
-            os.utime(twin, (self.stamp, self.stamp))
-            entries[suffix] = {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
-        return entries
-
-    def _collect(self, pending: tuple[str, Future]) -> None:
-        relative, future = pending
-        for suffix, entry in future.result().items():  # re-raises a failed write
-            self.files[relative + suffix] = entry
+    def _collect(self, pending: Future) -> None:
+        for relative, entries in pending.result():  # re-raises a failed write
+            for suffix, entry in entries.items():
+                self.files[relative + suffix] = entry
 
     def flush(self) -> None:
         """Wait until every file written so far is on disk (the release can still take more)."""
+        self._submit()
         while self._pending:
             self._collect(self._pending.popleft())
 
@@ -251,8 +276,10 @@ class ReleaseWriter:
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was."""
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)  # nothing writes into the folder after this
+            self._pool = None
         self._pending.clear()
+        self._batch = []
         shutil.rmtree(self.folder, ignore_errors=True)
         self._lock.release()
 

@@ -125,6 +125,23 @@ def test_validation_failure_after_writing_started_leaves_current_untouched(tmp_p
     assert not list((site / RELEASES).glob(".tmp-*"))
 
 
+def test_a_write_that_fails_in_the_worker_process_fails_the_release(tmp_path):
+    site = tmp_path / "site"
+    build(TINY, site)
+    before = snapshot(site)
+    writer = ReleaseWriter(site)
+    try:
+        (writer.folder / "api/v1/x/index.json.gz").mkdir(parents=True)  # a folder where the gzip twin must go
+        writer.write("api/v1/x/index.json", b"[" + b"0," * GZIP_MIN_BYTES + b"0]")
+        with pytest.raises(IsADirectoryError):
+            writer.finish()  # the worker's error comes back to the build
+    finally:
+        writer.abort()
+    assert snapshot(site) == before
+    assert not list((site / RELEASES).glob(".tmp-*"))
+    build(TINY, site)  # and the site takes the next build (the lock was released)
+
+
 def test_second_write_to_same_path_is_an_error(tmp_path):
     writer = ReleaseWriter(tmp_path / "site")
     try:
