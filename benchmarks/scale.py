@@ -50,6 +50,9 @@ def main() -> None:
     lines += ["", f"- growth exponent of build time in entities: **{exponent:.2f}** (1.0 is linear; goal: "
                   f"{last_factor}× entities ≤ {last_factor * 1.1:.0f}× time: "
                   f"{'met' if last['wall'] / base['wall'] <= last_factor * 1.1 else 'not met'})",
+              f"- per output byte instead of per entity ({last['bytes'] / base['bytes']:.2f}× the bytes at "
+              f"{last_factor}×; the generator's 1× holds sparse territories, its made-up countries are all full): "
+              f"exponent **{math.log(last['wall'] / base['wall']) / math.log(last['bytes'] / base['bytes']):.2f}**",
               f"- peak memory at {last_factor}×: {last['peak_mb']:.0f} MB (goal < 1500 MB: "
               f"{'met' if last['peak_mb'] < 1500 else 'not met'})"]
     flag = " --in-memory" if args.in_memory else ""
