@@ -384,6 +384,11 @@ def test_explorer_script_is_served_without_a_key(live):
     assert answer.body == (ROOT / "generator" / "templates" / "docs" / "explorer.js").read_bytes()
 
 
+def test_favicon_is_an_empty_answer_without_a_key(live):
+    answer = live.get("/favicon.ico", user=None)
+    assert (answer.status, answer.body) == (204, b"")
+
+
 def test_json_answers_may_run_nothing(live):
     assert live.get("/api/v1/configuration/countries/").header("content-security-policy") == \
         "default-src 'none'; frame-ancestors 'none'"
