@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from generator.serve.runtime import NginxRuntime
+
 from .common import ROOT, record, summary
 
 MIX = [  # (path, user or None for a 403) — every kind of request the issue names
@@ -69,16 +71,14 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def unlogged_runtime_class():
-    from generator.serve.runtime import NginxRuntime
+class UnloggedRuntime(NginxRuntime):
+    """The API's own runtime with its access log off: what logging costs (diagnosis only)."""
 
-    class UnloggedRuntime(NginxRuntime):
-        def render(self):
-            state = super().render()
-            http = self.conf / "runtime" / "http.conf"
-            http.write_text(re.sub(r"(?m)^access_log .*$", "access_log off;", http.read_text()))
-            return state
-    return UnloggedRuntime
+    def render(self):
+        state = super().render()
+        http = self.conf / "runtime" / "http.conf"
+        http.write_text(re.sub(r"(?m)^access_log .*$", "access_log off;", http.read_text()))
+        return state
 
 
 def main() -> None:
@@ -93,9 +93,8 @@ def main() -> None:
     from generator.build import build
     from generator.publish import CURRENT
     from generator.serve.keys import ApiKey, new_key, write_keys
-    from generator.serve.runtime import NginxRuntime, ServeSettings
+    from generator.serve.runtime import ServeSettings
     from tests.live import free_port
-    UnloggedRuntime = unlogged_runtime_class()
 
     base = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     os.chmod(base, 0o755)

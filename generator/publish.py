@@ -11,11 +11,11 @@ import datetime
 import fcntl
 import gzip
 import hashlib
+import multiprocessing
 import os
 import shutil
 import time
 from collections import deque
-import multiprocessing
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,12 +44,12 @@ WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about th
 MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
 
 
-def write_with_twins(batch: list[tuple[str, str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:
-    """In the worker: write each (relative, target, data) and, over 1 KB, its pre-compressed
-    twins; return the twins' manifest entries by relative path."""
+def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:
+    """In the worker: write each (relative path, data) under folder and, over 1 KB, its
+    pre-compressed twins; return the twins' manifest entries by relative path."""
     written = []
-    for relative, target, data in batch:
-        path = Path(target)
+    for relative, data in batch:
+        path = folder / relative
         path.write_bytes(data)
         os.utime(path, (stamp, stamp))
         entries = {}
@@ -173,7 +173,7 @@ class ReleaseWriter:
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"))
         self._pending: deque[Future] = deque()
-        self._batch: list[tuple[str, str, bytes]] = []
+        self._batch: list[tuple[str, bytes]] = []
         self._batch_bytes = 0
 
     def _new_id(self) -> str:
@@ -202,7 +202,7 @@ class ReleaseWriter:
             self._made_dirs.add(target.parent)
         if self._link_unchanged(relative, digest, len(data), target):
             return
-        self._batch.append((relative, str(target), data))
+        self._batch.append((relative, data))
         self._batch_bytes += len(data)
         if self._batch_bytes >= WRITE_BATCH_BYTES:
             self._submit()
@@ -212,7 +212,7 @@ class ReleaseWriter:
             return
         while len(self._pending) >= MAX_PENDING_BATCHES:
             self._collect(self._pending.popleft())
-        self._pending.append(self._pool.submit(write_with_twins, self._batch, self.stamp))
+        self._pending.append(self._pool.submit(write_with_twins, self.folder, self._batch, self.stamp))
         self._batch, self._batch_bytes = [], 0
 
     def _collect(self, pending: Future) -> None:

@@ -112,7 +112,8 @@ def test_values_match_the_sources():
     assert observation("sovereign", "population_growth", "NGA", "2024") == {
         "indicator": "population_growth", "country": "NGA", "date": "2024", "value": "2.108", "status": "actual"}
     assert observation("sovereign", "population_growth", "NGA", "2025")["status"] == "projected"
-    # CO2 per person: Factbook 600.192 Mt (2023) ÷ WPP population of 2023 (interpolated 2020–2025)
+    # CO2 per person: Factbook 600.192 Mt (2023) ÷ WPP population of 2023, interpolated between
+    # 83,628,710 (2020) and 84,075,074 (2025): 83,628,710 + 3/5 × 446,364 = 83,896,528 → 7.154 t
     co2 = float(observation("esg", "co2_per_capita", "DEU", "2023")["value"])
     assert 7.0 < co2 < 7.5
 

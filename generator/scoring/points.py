@@ -21,7 +21,7 @@ class CountryContext:
     applicable: frozenset[str]  # indicator references that apply to the country
     trend_bases: dict[str, Observation | None]  # bounds models: first observation from 2015 on
     # per section: its indicators and those that apply to the country (the same every year)
-    sections: tuple[tuple[Section, tuple[Indicator, ...], tuple[Indicator, ...]], ...] = ()
+    sections: tuple[tuple[Section, tuple[Indicator, ...], tuple[Indicator, ...]], ...]
 
     @classmethod
     def of(cls, data: ModelData, country: Country) -> "CountryContext":
@@ -30,9 +30,11 @@ class CountryContext:
         bases = {}
         if data.model.scoring == "bounds":
             bases = {ref: trend_base(data.observations[ref].get(country.code, ())) for ref in applicable}
-        sections = tuple((section, members, tuple(i for i in members if i.reference in applicable))
-                         for section in data.sections for members in (data.indicators_of(section.reference),))
-        return cls(country, applicable, bases, sections)
+        sections = []
+        for section in data.sections:
+            members = data.indicators_of(section.reference)
+            sections.append((section, members, tuple(i for i in members if i.reference in applicable)))
+        return cls(country, applicable, bases, tuple(sections))
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def section_coverage(country: CountryContext, year: YearInputs):
 
 @lru_cache(maxsize=65536)
 def percent(part: int, whole: int) -> float:
-    """round3(100 × part / whole) of whole numbers; the same few pairs recur millions of times."""
+    """round3(100 × part / whole) of whole numbers; a few pairs recur hundreds of thousands of times."""
     return round3(100 * part / whole)
 
 

@@ -95,68 +95,120 @@ class ModelSpec:
     indicators: tuple[IndicatorSpec, ...] = field(default=())
 
 
-# ---- shared indicator definitions (each model scores its own copy, with its own table) ----------
+# ---- what each indicator measures: the same in every model that scores it -----------------------
 
-def rule_of_law(section: str, points=(100, 75, 50, 25, 0)) -> IndicatorSpec:
-    return IndicatorSpec("rule_of_law", section, "Rule of law", "Rule of law (0-10)", "rule_of_law", (HFI,),
-                         "index 0-10", 9, (4, 5, 6, 7.5), points,
-                         description="Procedural, civil and criminal justice (HFI pf_rol, from the World Justice "
-                                     "Project); higher is better. Latest edition in the package: 2016.")
-
-
-def legal_integrity(section: str) -> IndicatorSpec:
-    return IndicatorSpec("legal_integrity", section, "Integrity of the legal system", "Legal integrity (0-10)",
-                         "legal_integrity", (HFI,), "index 0-10", 9, (4, 5.5, 7, 8.5), (100, 75, 50, 25, 0),
-                         description="HFI ef_legal_integrity; higher is better. Latest edition in the package: 2016.")
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    short_name: str
+    sources: tuple[Source, ...]
+    unit: str = ""
+    max_lag: int = 2
+    description: str = ""
 
 
-def bribes(section: str) -> IndicatorSpec:
-    return IndicatorSpec("bribes", section, "Extra payments and bribes", "Bribes (0-10)", "bribes", (HFI,),
-                         "index 0-10", 9, (3, 4.5, 6, 7.5), (100, 75, 50, 25, 0),
-                         description="HFI ef_regulation_business_bribes (10 = no bribes asked); 2016.")
+HFI_2016 = "Latest edition in the package: 2016."
+MEASURES: dict[str, Measure] = {
+    "gdp_growth": Measure("Real GDP growth", "GDP growth", (FACTBOOK,), "%", 2),
+    "gdp_per_capita": Measure("Real GDP per capita (PPP, 2021 dollars)", "GDP per capita", (FACTBOOK,), "USD", 2),
+    "population_growth": Measure(
+        "Population growth", "Population growth", (WPP,), "% per year", 1,
+        "Average yearly change over the WPP five-year step the year falls in (UN WPP 2024, medium variant); "
+        "from 2025 on a projection."),
+    "inflation": Measure("Consumer price inflation", "Inflation", (FACTBOOK,), "%", 2,
+                         "Annual change of consumer prices. Deflation scores as a risk too."),
+    "public_debt": Measure("General government gross debt", "Public debt", (FACTBOOK,), "% of GDP", 8,
+                           "Mixed vintages: the Factbook's latest figure per country (2016–2024)."),
+    "taxes_revenue": Measure("Taxes and other revenues", "Revenue", (FACTBOOK,), "% of GDP", 3),
+    "current_account": Measure("Current account balance", "Current account", (FACTBOOK,), "% of GDP", 2,
+                               "Current account balance ÷ GDP at the official exchange rate, same year."),
+    "reserves_months": Measure("Reserves in months of imports", "Reserves", (FACTBOOK,), "months", 2,
+                               "Reserves of foreign exchange and gold ÷ imports of goods and services × 12."),
+    "wb_lending": Measure("World Bank lending category", "WB lending", (WDI,), "", 4,
+                          "IDA (concessional only) signals limited market access; FY2023 list."),
+    "rule_of_law": Measure("Rule of law", "Rule of law (0-10)", (HFI,), "index 0-10", 9,
+                           "Procedural, civil and criminal justice (HFI pf_rol, from the World Justice Project); "
+                           "higher is better. " + HFI_2016),
+    "legal_integrity": Measure("Integrity of the legal system", "Legal integrity (0-10)", (HFI,), "index 0-10", 9,
+                               "HFI ef_legal_integrity; higher is better. " + HFI_2016),
+    "bribes": Measure("Extra payments and bribes", "Bribes (0-10)", (HFI,), "index 0-10", 9,
+                      "HFI ef_regulation_business_bribes (10 = no bribes asked); 2016."),
+    "expression": Measure("Freedom of expression", "Expression (0-10)", (HFI,), "index 0-10", 9,
+                          "HFI pf_expression; higher is freer. " + HFI_2016),
+    "homicide": Measure("Safety from homicide", "Homicide (0-10)", (HFI,), "index 0-10", 9,
+                        "HFI pf_ss_homicide: 10 = no homicides; from UNODC rates. 2016."),
+    "trafficking_tier": Measure(
+        "Trafficking in persons tier", "TIP tier", (FACTBOOK,), "", 1,
+        "US Trafficking in Persons report 2025, as the Factbook lists it: Tier 2 Watch List, Tier 3 and special "
+        "cases; every other country is Tier 1 or 2."),
+    "drug_majors": Measure(
+        "Major drug or precursor country", "USG majors list", (FACTBOOK,), "", 1,
+        "US government identification (2025) as a major illicit drug-producing or drug-transit country, or a "
+        "major precursor-chemical producer."),
+    "terrorist_groups": Measure(
+        "Designated terrorist groups active", "Terrorist groups", (FACTBOOK,), "groups", 1,
+        "Number of US-designated terrorist groups the Factbook lists as active in the country (0 where none is "
+        "listed)."),
+    "fatf_list": Measure("FATF list status", "FATF list", (NONE,), "", 1,
+                         "FATF black and grey lists. No registry package ships them, so the indicator has no "
+                         "observations and coverage shows it."),
+    "co2_per_capita": Measure("CO2 emissions per person", "CO2 per person", (FACTBOOK, WPP, GAPMINDER_CO2),
+                              "t per person", 3,
+                              "Factbook total emissions ÷ WPP population (2023); 2000–2010 from Gapminder."),
+    "pm25": Measure("Fine particulate matter (PM2.5)", "PM2.5", (FACTBOOK,), "µg/m³", 6),
+    "forest_share": Measure("Forest area", "Forest", (FACTBOOK,), "% of land", 5),
+    "fossil_capacity": Measure("Fossil share of power capacity", "Fossil capacity", (FACTBOOK,), "% of capacity", 3),
+    "life_expectancy": Measure("Life expectancy at birth", "Life expectancy", (FACTBOOK, WDI_PANEL), "years", 4,
+                               "2024 from the Factbook; 2000–2020 from the World Bank panel."),
+    "infant_mortality": Measure("Infant mortality", "Infant mortality", (FACTBOOK,), "per 1,000 live births", 3),
+    "maternal_mortality": Measure("Maternal mortality", "Maternal mortality", (FACTBOOK,),
+                                  "per 100,000 live births", 3),
+    "electricity_access": Measure("Access to electricity", "Electricity access", (FACTBOOK,), "% of population", 3),
+    "drinking_water": Measure("Improved drinking water", "Drinking water", (FACTBOOK,), "% of population", 4),
+    "sanitation": Measure("Improved sanitation", "Sanitation", (FACTBOOK,), "% of population", 4),
+    "gini": Measure("Income inequality (Gini)", "Gini", (FACTBOOK,), "index 0-100", 10,
+                    "Mixed vintages (2010s–2020s)."),
+    "military_expenditure": Measure("Military expenditure", "Military spending", (FACTBOOK,), "% of GDP", 3),
+    "internet_users": Measure("Internet users", "Internet users", (FACTBOOK,), "% of population", 3),
+    "export_concentration": Measure("Largest export partner's share", "Top export partner", (FACTBOOK,),
+                                    "% of exports", 3,
+                                    "Share of the largest of the Factbook's top five export partners."),
+    "landlocked": Measure("Landlocked", "Landlocked", (FACTBOOK,), "", 1,
+                          "No coastline (Factbook Geography › Coastline)."),
+    "natural_hazards": Measure("Kinds of natural hazard", "Natural hazards", (FACTBOOK,), "kinds", 1,
+                               "Number of hazards the Factbook lists (floods, earthquakes, droughts, …)."),
+    "poverty": Measure("Population below the national poverty line", "Poverty", (FACTBOOK,), "%", 10,
+                       "National poverty lines; mixed vintages."),
+    "education_expenditure": Measure("Public spending on education", "Education spending", (FACTBOOK,),
+                                     "% of GDP", 6),
+    "unemployment": Measure("Unemployment rate", "Unemployment", (FACTBOOK,), "% of labour force", 3),
+}
+
+# Points tables shared by every points model that scores the measure (risk: higher points, riskier).
+FALLING = (100, 75, 50, 25, 0)  # a higher value is safer
+RISING = (0, 25, 50, 75, 100)  # a higher value is riskier
+POINTS_TABLES: dict[str, dict] = {
+    "rule_of_law": dict(edges=(4, 5, 6, 7.5), points=FALLING),
+    "legal_integrity": dict(edges=(4, 5.5, 7, 8.5), points=FALLING),
+    "bribes": dict(edges=(3, 4.5, 6, 7.5), points=FALLING),
+    "inflation": dict(edges=(0, 3, 6, 10, 20), points=(40, 0, 20, 50, 80, 100)),
+    "electricity_access": dict(edges=(50, 80, 95, 99.5), points=(100, 70, 40, 15, 0)),
+    "internet_users": dict(edges=(30, 55, 75, 90), points=(100, 70, 40, 15, 0)),
+    "terrorist_groups": dict(edges=(1, 2, 4), points=(0, 40, 70, 100)),
+    "trafficking_tier": dict(labels=(("Tier 1 or 2", 0), ("Tier 2 Watch List", 50), ("Special case", 80),
+                                     ("Tier 3", 100))),
+    "drug_majors": dict(labels=(("Not listed", 0), ("Precursor chemicals", 40), ("Producing or transit", 80),
+                                ("Producing or transit and precursor", 100))),
+}
 
 
-def inflation(section: str) -> IndicatorSpec:
-    return IndicatorSpec("inflation", section, "Consumer price inflation", "Inflation", "inflation", (FACTBOOK,),
-                         "%", 2, (0, 3, 6, 10, 20), (40, 0, 20, 50, 80, 100),
-                         description="Annual change of consumer prices. Deflation scores as a risk too.")
-
-
-def electricity_access(section: str) -> IndicatorSpec:
-    return IndicatorSpec("electricity_access", section, "Access to electricity", "Electricity access",
-                         "electricity_access", (FACTBOOK,), "% of population", 3, (50, 80, 95, 99.5),
-                         (100, 70, 40, 15, 0))
-
-
-def internet_users(section: str) -> IndicatorSpec:
-    return IndicatorSpec("internet_users", section, "Internet users", "Internet users", "internet_users",
-                         (FACTBOOK,), "% of population", 3, (30, 55, 75, 90), (100, 70, 40, 15, 0))
-
-
-def terrorist_groups(section: str) -> IndicatorSpec:
-    return IndicatorSpec("terrorist_groups", section, "Designated terrorist groups active", "Terrorist groups",
-                         "terrorist_groups", (FACTBOOK,), "groups", 1, (1, 2, 4), (0, 40, 70, 100),
-                         description="Number of US-designated terrorist groups the Factbook lists as active in "
-                                     "the country (0 where none is listed).")
-
-
-TRAFFICKING = ("Tier 1 or 2", 0), ("Tier 2 Watch List", 50), ("Special case", 80), ("Tier 3", 100)
-DRUGS = (("Not listed", 0), ("Precursor chemicals", 40), ("Producing or transit", 80),
-         ("Producing or transit and precursor", 100))
-
-
-def trafficking(section: str) -> IndicatorSpec:
-    return IndicatorSpec("trafficking_tier", section, "Trafficking in persons tier", "TIP tier", "trafficking_tier",
-                         (FACTBOOK,), "", 1, labels=TRAFFICKING,
-                         description="US Trafficking in Persons report 2025, as the Factbook lists it: Tier 2 "
-                                     "Watch List, Tier 3 and special cases; every other country is Tier 1 or 2.")
-
-
-def drug_majors(section: str) -> IndicatorSpec:
-    return IndicatorSpec("drug_majors", section, "Major drug or precursor country", "USG majors list",
-                         "drug_majors", (FACTBOOK,), "", 1, labels=DRUGS,
-                         description="US government identification (2025) as a major illicit drug-producing or "
-                                     "drug-transit country, or a major precursor-chemical producer.")
+def indicator(reference: str, section: str, **scoring) -> IndicatorSpec:
+    """The measure `reference` scored in `section`: by the given table or bounds, else its shared points table."""
+    measure = MEASURES[reference]
+    series = None if measure.sources == (NONE,) else reference  # each series is named after its measure
+    return IndicatorSpec(reference, section, measure.name, measure.short_name, series, measure.sources,
+                         measure.unit, measure.max_lag, description=measure.description,
+                         **(scoring or POINTS_TABLES[reference]))
 
 
 MODELS: tuple[ModelSpec, ...] = (
@@ -169,30 +221,17 @@ MODELS: tuple[ModelSpec, ...] = (
          SectionSpec("fiscal", "Public finances", 0.25, "Debt and revenue"),
          SectionSpec("external", "External position", 0.2, "Current account, reserves, access to finance"),
          SectionSpec("institutions", "Institutions", 0.2, "Rule of law and legal integrity")),
-        (IndicatorSpec("gdp_growth", "growth", "Real GDP growth", "GDP growth", "gdp_growth", (FACTBOOK,), "%", 2,
-                       (-2, 0, 1.5, 3), (100, 75, 50, 25, 0)),
-         IndicatorSpec("gdp_per_capita", "growth", "Real GDP per capita (PPP, 2021 dollars)", "GDP per capita",
-                       "gdp_per_capita", (FACTBOOK,), "USD", 2, (3000, 8000, 20000, 40000), (200, 150, 100, 50, 0)),
-         IndicatorSpec("population_growth", "growth", "Population growth", "Population growth",
-                       "population_growth", (WPP,), "% per year", 1, (-0.5, 0, 1.5, 2.5), (50, 25, 0, 25, 50),
-                       description="Average yearly change over the WPP five-year step the year falls in (UN WPP "
-                                   "2024, medium variant); from 2025 on a projection."),
-         inflation("prices"),
-         IndicatorSpec("public_debt", "fiscal", "General government gross debt", "Public debt", "public_debt",
-                       (FACTBOOK,), "% of GDP", 8, (30, 60, 90, 120), (0, 25, 50, 75, 100),
-                       description="Mixed vintages: the Factbook's latest figure per country (2016–2024)."),
-         IndicatorSpec("taxes_revenue", "fiscal", "Taxes and other revenues", "Revenue", "taxes_revenue",
-                       (FACTBOOK,), "% of GDP", 3, (10, 15, 20, 30), (50, 35, 20, 10, 0)),
-         IndicatorSpec("current_account", "external", "Current account balance", "Current account",
-                       "current_account", (FACTBOOK,), "% of GDP", 2, (-8, -4, -1, 2), (100, 70, 40, 20, 0),
-                       description="Current account balance ÷ GDP at the official exchange rate, same year."),
-         IndicatorSpec("reserves_months", "external", "Reserves in months of imports", "Reserves",
-                       "reserves_months", (FACTBOOK,), "months", 2, (2, 3, 6, 9), (100, 70, 40, 20, 0),
-                       description="Reserves of foreign exchange and gold ÷ imports of goods and services × 12."),
-         IndicatorSpec("wb_lending", "external", "World Bank lending category", "WB lending", "wb_lending",
-                       (WDI,), "", 4, labels=(("Not classified", 0), ("IBRD", 30), ("Blend", 70), ("IDA", 100)),
-                       description="IDA (concessional only) signals limited market access; FY2023 list."),
-         rule_of_law("institutions"), legal_integrity("institutions")),
+        (indicator("gdp_growth", "growth", edges=(-2, 0, 1.5, 3), points=FALLING),
+         indicator("gdp_per_capita", "growth", edges=(3000, 8000, 20000, 40000), points=(200, 150, 100, 50, 0)),
+         indicator("population_growth", "growth", edges=(-0.5, 0, 1.5, 2.5), points=(50, 25, 0, 25, 50)),
+         indicator("inflation", "prices"),
+         indicator("public_debt", "fiscal", edges=(30, 60, 90, 120), points=RISING),
+         indicator("taxes_revenue", "fiscal", edges=(10, 15, 20, 30), points=(50, 35, 20, 10, 0)),
+         indicator("current_account", "external", edges=(-8, -4, -1, 2), points=(100, 70, 40, 20, 0)),
+         indicator("reserves_months", "external", edges=(2, 3, 6, 9), points=(100, 70, 40, 20, 0)),
+         indicator("wb_lending", "external",
+                   labels=(("Not classified", 0), ("IBRD", 30), ("Blend", 70), ("IDA", 100))),
+         indicator("rule_of_law", "institutions"), indicator("legal_integrity", "institutions")),
     ),
     ModelSpec(
         "aml", "Anti-money-laundering risk",
@@ -202,12 +241,10 @@ MODELS: tuple[ModelSpec, ...] = (
          SectionSpec("institutions", "Institutions", 0.35, "Rule of law, legal integrity and bribery"),
          SectionSpec("terrorism", "Terrorism", 0.15, "Terrorist groups active"),
          SectionSpec("lists", "Official lists", 0.15, "FATF lists: no public source, so no data")),
-        (trafficking("crime"), drug_majors("crime"), rule_of_law("institutions"), legal_integrity("institutions"),
-         bribes("institutions"), terrorist_groups("terrorism"),
-         IndicatorSpec("fatf_list", "lists", "FATF list status", "FATF list", None, (NONE,), "", 1,
-                       labels=(("none", 0), ("grey", 50), ("black", 100)),
-                       description="FATF black and grey lists. No registry package ships them, so the indicator "
-                                   "has no observations and coverage shows it.")),
+        (indicator("trafficking_tier", "crime"), indicator("drug_majors", "crime"),
+         indicator("rule_of_law", "institutions"), indicator("legal_integrity", "institutions"),
+         indicator("bribes", "institutions"), indicator("terrorist_groups", "terrorism"),
+         indicator("fatf_list", "lists", labels=(("none", 0), ("grey", 50), ("black", 100)))),
     ),
     ModelSpec(
         "esg", "Environmental, social and governance risk",
@@ -215,32 +252,18 @@ MODELS: tuple[ModelSpec, ...] = (
         (SectionSpec("environment", "Environment", 0.35, "Emissions, air, forests and power"),
          SectionSpec("social", "Social", 0.35, "Health, services and inequality"),
          SectionSpec("governance", "Governance", 0.3, "Rule of law, expression and militarisation")),
-        (IndicatorSpec("co2_per_capita", "environment", "CO2 emissions per person", "CO2 per person",
-                       "co2_per_capita", (FACTBOOK, WPP, GAPMINDER_CO2), "t per person", 3, (2, 5, 10, 15),
-                       (0, 25, 50, 75, 100),
-                       description="Factbook total emissions ÷ WPP population (2023); 2000–2010 from Gapminder."),
-         IndicatorSpec("pm25", "environment", "Fine particulate matter (PM2.5)", "PM2.5", "pm25", (FACTBOOK,),
-                       "µg/m³", 6, (10, 20, 35, 50), (0, 25, 50, 75, 100)),
-         IndicatorSpec("forest_share", "environment", "Forest area", "Forest", "forest_share", (FACTBOOK,),
-                       "% of land", 5, (5, 15, 30, 50), (50, 35, 20, 10, 0)),
-         IndicatorSpec("fossil_capacity", "environment", "Fossil share of power capacity", "Fossil capacity",
-                       "fossil_capacity", (FACTBOOK,), "% of capacity", 3, (20, 40, 60, 80), (0, 25, 50, 75, 100)),
-         IndicatorSpec("life_expectancy", "social", "Life expectancy at birth", "Life expectancy",
-                       "life_expectancy", (FACTBOOK, WDI_PANEL), "years", 4, (60, 65, 72, 78), (100, 75, 50, 25, 0),
-                       description="2024 from the Factbook; 2000–2020 from the World Bank panel."),
-         IndicatorSpec("infant_mortality", "social", "Infant mortality", "Infant mortality", "infant_mortality",
-                       (FACTBOOK,), "per 1,000 live births", 3, (5, 12, 25, 50), (0, 25, 50, 75, 100)),
-         electricity_access("social"),
-         IndicatorSpec("drinking_water", "social", "Improved drinking water", "Drinking water", "drinking_water",
-                       (FACTBOOK,), "% of population", 4, (70, 85, 95, 99), (100, 75, 50, 25, 0)),
-         IndicatorSpec("gini", "social", "Income inequality (Gini)", "Gini", "gini", (FACTBOOK,), "index 0-100", 10,
-                       (30, 35, 40, 50), (0, 25, 50, 75, 100), description="Mixed vintages (2010s–2020s)."),
-         rule_of_law("governance"),
-         IndicatorSpec("expression", "governance", "Freedom of expression", "Expression (0-10)", "expression",
-                       (HFI,), "index 0-10", 9, (4, 6, 7.5, 9), (100, 75, 50, 25, 0),
-                       description="HFI pf_expression; higher is freer. Latest edition in the package: 2016."),
-         IndicatorSpec("military_expenditure", "governance", "Military expenditure", "Military spending",
-                       "military_expenditure", (FACTBOOK,), "% of GDP", 3, (1.5, 2.5, 4, 6), (0, 20, 50, 75, 100))),
+        (indicator("co2_per_capita", "environment", edges=(2, 5, 10, 15), points=RISING),
+         indicator("pm25", "environment", edges=(10, 20, 35, 50), points=RISING),
+         indicator("forest_share", "environment", edges=(5, 15, 30, 50), points=(50, 35, 20, 10, 0)),
+         indicator("fossil_capacity", "environment", edges=(20, 40, 60, 80), points=RISING),
+         indicator("life_expectancy", "social", edges=(60, 65, 72, 78), points=FALLING),
+         indicator("infant_mortality", "social", edges=(5, 12, 25, 50), points=RISING),
+         indicator("electricity_access", "social"),
+         indicator("drinking_water", "social", edges=(70, 85, 95, 99), points=FALLING),
+         indicator("gini", "social", edges=(30, 35, 40, 50), points=RISING),
+         indicator("rule_of_law", "governance"),
+         indicator("expression", "governance", edges=(4, 6, 7.5, 9), points=FALLING),
+         indicator("military_expenditure", "governance", edges=(1.5, 2.5, 4, 6), points=(0, 20, 50, 75, 100))),
     ),
     ModelSpec(
         "supplychainrisk", "Supply-chain risk",
@@ -250,16 +273,12 @@ MODELS: tuple[ModelSpec, ...] = (
          SectionSpec("trade", "Trade exposure", 0.2, "Export concentration and sea access"),
          SectionSpec("hazards", "Natural hazards", 0.2, "Kinds of natural hazard"),
          SectionSpec("stability", "Stability", 0.3, "Terrorism, rule of law and prices")),
-        (electricity_access("infrastructure"), internet_users("infrastructure"),
-         IndicatorSpec("export_concentration", "trade", "Largest export partner's share", "Top export partner",
-                       "export_concentration", (FACTBOOK,), "% of exports", 3, (15, 25, 40, 60), (0, 25, 50, 75, 100),
-                       description="Share of the largest of the Factbook's top five export partners."),
-         IndicatorSpec("landlocked", "trade", "Landlocked", "Landlocked", "landlocked", (FACTBOOK,), "", 1,
-                       flag=(100, 0), description="No coastline (Factbook Geography › Coastline)."),
-         IndicatorSpec("natural_hazards", "hazards", "Kinds of natural hazard", "Natural hazards", "natural_hazards",
-                       (FACTBOOK,), "kinds", 1, (2, 3, 5), (0, 30, 60, 100),
-                       description="Number of hazards the Factbook lists (floods, earthquakes, droughts, …)."),
-         terrorist_groups("stability"), rule_of_law("stability"), inflation("stability")),
+        (indicator("electricity_access", "infrastructure"), indicator("internet_users", "infrastructure"),
+         indicator("export_concentration", "trade", edges=(15, 25, 40, 60), points=RISING),
+         indicator("landlocked", "trade", flag=(100, 0)),
+         indicator("natural_hazards", "hazards", edges=(2, 3, 5), points=(0, 30, 60, 100)),
+         indicator("terrorist_groups", "stability"), indicator("rule_of_law", "stability"),
+         indicator("inflation", "stability")),
     ),
     ModelSpec(
         "sdg", "Sustainable Development Goals performance",
@@ -274,37 +293,22 @@ MODELS: tuple[ModelSpec, ...] = (
          SectionSpec("sdg9", "Industry, innovation and infrastructure", 1, sdg_number=9),
          SectionSpec("sdg13", "Climate action", 1, sdg_number=13),
          SectionSpec("sdg16", "Peace, justice and strong institutions", 1, sdg_number=16)),
-        (IndicatorSpec("poverty", "sdg1", "Population below the national poverty line", "Poverty", "poverty",
-                       (FACTBOOK,), "%", 10, bounds=(0, 10, 30, 70), description="National poverty lines; mixed vintages."),
-         IndicatorSpec("life_expectancy", "sdg3", "Life expectancy at birth", "Life expectancy", "life_expectancy",
-                       (FACTBOOK, WDI_PANEL), "years", 4, bounds=(83, 78, 65, 50)),
-         IndicatorSpec("infant_mortality", "sdg3", "Infant mortality", "Infant mortality", "infant_mortality",
-                       (FACTBOOK,), "per 1,000 live births", 3, bounds=(2, 12, 40, 100)),
-         IndicatorSpec("maternal_mortality", "sdg3", "Maternal mortality", "Maternal mortality",
-                       "maternal_mortality", (FACTBOOK,), "per 100,000 live births", 3, bounds=(3, 70, 300, 1000)),
-         IndicatorSpec("education_expenditure", "sdg4", "Public spending on education", "Education spending",
-                       "education_expenditure", (FACTBOOK,), "% of GDP", 6, bounds=(6, 4, 2.5, 0.5)),
-         IndicatorSpec("drinking_water", "sdg6", "Improved drinking water", "Drinking water", "drinking_water",
-                       (FACTBOOK,), "% of population", 4, bounds=(100, 98, 80, 40)),
-         IndicatorSpec("sanitation", "sdg6", "Improved sanitation", "Sanitation", "sanitation", (FACTBOOK,),
-                       "% of population", 4, bounds=(100, 95, 70, 20)),
-         IndicatorSpec("electricity_access", "sdg7", "Access to electricity", "Electricity access",
-                       "electricity_access", (FACTBOOK,), "% of population", 3, bounds=(100, 98, 80, 20)),
-         IndicatorSpec("fossil_capacity", "sdg7", "Fossil share of power capacity", "Fossil capacity",
-                       "fossil_capacity", (FACTBOOK,), "% of capacity", 3, bounds=(0, 40, 75, 100)),
-         IndicatorSpec("unemployment", "sdg8", "Unemployment rate", "Unemployment", "unemployment", (FACTBOOK,),
-                       "% of labour force", 3, bounds=(2, 5, 10, 25)),
-         IndicatorSpec("gdp_growth", "sdg8", "Real GDP growth", "GDP growth", "gdp_growth", (FACTBOOK,), "%", 2,
-                       bounds=(6, 3, 1, -5)),
-         IndicatorSpec("internet_users", "sdg9", "Internet users", "Internet users", "internet_users", (FACTBOOK,),
-                       "% of population", 3, bounds=(100, 85, 50, 5)),
-         IndicatorSpec("co2_per_capita", "sdg13", "CO2 emissions per person", "CO2 per person", "co2_per_capita",
-                       (FACTBOOK, WPP, GAPMINDER_CO2), "t per person", 3, bounds=(0, 2, 8, 25)),
-         IndicatorSpec("homicide", "sdg16", "Safety from homicide", "Homicide (0-10)", "homicide", (HFI,),
-                       "index 0-10", 9, bounds=(10, 8, 5, 0),
-                       description="HFI pf_ss_homicide: 10 = no homicides; from UNODC rates. 2016."),
-         IndicatorSpec("rule_of_law", "sdg16", "Rule of law", "Rule of law (0-10)", "rule_of_law", (HFI,),
-                       "index 0-10", 9, bounds=(9, 7, 4.5, 2))),
+        # bounds: optimum, green, red, lower
+        (indicator("poverty", "sdg1", bounds=(0, 10, 30, 70)),
+         indicator("life_expectancy", "sdg3", bounds=(83, 78, 65, 50)),
+         indicator("infant_mortality", "sdg3", bounds=(2, 12, 40, 100)),
+         indicator("maternal_mortality", "sdg3", bounds=(3, 70, 300, 1000)),
+         indicator("education_expenditure", "sdg4", bounds=(6, 4, 2.5, 0.5)),
+         indicator("drinking_water", "sdg6", bounds=(100, 98, 80, 40)),
+         indicator("sanitation", "sdg6", bounds=(100, 95, 70, 20)),
+         indicator("electricity_access", "sdg7", bounds=(100, 98, 80, 20)),
+         indicator("fossil_capacity", "sdg7", bounds=(0, 40, 75, 100)),
+         indicator("unemployment", "sdg8", bounds=(2, 5, 10, 25)),
+         indicator("gdp_growth", "sdg8", bounds=(6, 3, 1, -5)),
+         indicator("internet_users", "sdg9", bounds=(100, 85, 50, 5)),
+         indicator("co2_per_capita", "sdg13", bounds=(0, 2, 8, 25)),
+         indicator("homicide", "sdg16", bounds=(10, 8, 5, 0)),
+         indicator("rule_of_law", "sdg16", bounds=(9, 7, 4.5, 2))),
     ),
     ModelSpec(
         "acme_aml", "ACME bespoke anti-money-laundering risk",
@@ -312,8 +316,8 @@ MODELS: tuple[ModelSpec, ...] = (
         (SectionSpec("crime", "Illicit markets", 0.5, "Trafficking and drugs"),
          SectionSpec("integrity", "Integrity", 0.3, "Bribery and legal integrity"),
          SectionSpec("terrorism", "Terrorism", 0.2, "Terrorist groups active")),
-        (trafficking("crime"), drug_majors("crime"), bribes("integrity"), legal_integrity("integrity"),
-         terrorist_groups("terrorism")),
+        (indicator("trafficking_tier", "crime"), indicator("drug_majors", "crime"), indicator("bribes", "integrity"),
+         indicator("legal_integrity", "integrity"), indicator("terrorist_groups", "terrorism")),
     ),
 )
 
