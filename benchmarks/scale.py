@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--in-memory", action="store_true", help="build into /dev/shm instead of the disk")
     args = parser.parse_args()
     env = {**os.environ, "TMPDIR": "/dev/shm"} if args.in_memory else None
-    from generator.demo import DemoSpec, write_demo_data
+    from tools.synthetic_data import DemoSpec, write_demo_data
     rows = []
     for factor in (int(f) for f in args.factors.split(",")):
         folder = Path(tempfile.mkdtemp(prefix=f"bench-scale-{factor}-"))

@@ -1,4 +1,5 @@
-"""One build: load → score → render → validate → publish, returning a report."""
+"""One build, flowing forward: load → per model (score → render → validate → write) → shared documents →
+diff against the previous release → release extras (pages, nginx maps, changes.txt) → commit."""
 from __future__ import annotations
 
 import contextlib
@@ -6,20 +7,21 @@ import gc
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import orjson
 
-from .diff import ReleaseDiff, diff_releases, format_diff
-from .errors import DataError, Problem, RiskApiError, ValidationFailed
+from . import routes
+from .diff import ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
+from .errors import DataError, Problem, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
-from .openapi import build_openapi
+from .load.records import ModelData, ModelObservations
 from .publish import CHANGES, ReleaseWriter
-from .render import count_documents, render_all
+from .render import render_country_model_scores, render_model_lists, render_shared_documents
+from .render.nginx_maps import render_release_maps
+from .render.openapi import build_openapi
 from .render.pages import ReleaseChanges, example_routes, render_pages
-from .routes import openapi
-from .scoring import ModelScores, score_dataset, score_model
-from .serve.maps import render_release_maps
+from .scoring import CurrentScores, score_model
 from .validate import SCHEMA_DIR, DocumentValidator
 
 
@@ -40,26 +42,18 @@ class BuildReport:
         return sum(self.stages.values())
 
 
-class _Stopwatch:
-    """Adds elapsed time to stages; time spent in `timed` calls is not counted twice."""
+class StageClock:
+    """Adds the time of each call to its stage (load, score, render, validate, publish)."""
 
     def __init__(self, stages: dict[str, float]):
         self.stages = stages
-        self._inner = 0.0
 
-    def add(self, stage: str, since: float) -> float:
-        now = time.perf_counter()
-        self.stages[stage] = self.stages.get(stage, 0.0) + now - since - self._inner
-        self._inner = 0.0
-        return now
-
-    def timed(self, stage: str, function, *args):
+    def run(self, stage: str, function, *args):
         started = time.perf_counter()
-        result = function(*args)
-        elapsed = time.perf_counter() - started
-        self.stages[stage] = self.stages.get(stage, 0.0) + elapsed
-        self._inner += elapsed
-        return result
+        try:
+            return function(*args)
+        finally:
+            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - started
 
 
 @contextlib.contextmanager
@@ -79,128 +73,120 @@ def cyclic_gc_paused():
             gc.enable()
 
 
-def load(data_dir: Path, strict: bool, report: BuildReport) -> Dataset:
-    """The load stage, shared by `build` and `check`."""
-    started = time.perf_counter()
-    dataset = load_dataset(data_dir)
-    _Stopwatch(report.stages).add("load", started)
-    report.warnings = dataset.warnings
-    report.countries, report.models = len(dataset.countries), len(dataset.models)
+def load_checked(data_dir: Path, strict: bool) -> tuple[Dataset, dict[str, ModelObservations]]:
+    """The load stage, shared by `build` and `check`: with `strict`, warnings are errors."""
+    dataset, observations = load_dataset(data_dir)
     if strict and dataset.warnings:
         raise DataError(list(dataset.warnings), heading=f"{data_dir} has warnings, and --strict makes them errors")
-    return dataset
+    return dataset, observations
 
 
-def load_and_score(data_dir: Path, strict: bool, report: BuildReport) -> tuple[Dataset, tuple[ModelScores, ...]]:
-    """Load and score everything at once (for `check`, which writes nothing)."""
+def check(data_dir: Path, strict: bool = False) -> tuple[BuildReport, int]:
+    """Load and score everything, write nothing; return the report and the number of current model scores."""
+    report = BuildReport()
+    clock = StageClock(report.stages)
     with cyclic_gc_paused():
-        dataset = load(data_dir, strict, report)
-        started = time.perf_counter()
-        scores = score_dataset(dataset)
-        _Stopwatch(report.stages).add("score", started)
-    return dataset, scores
+        dataset, observations = clock.run("load", load_checked, data_dir, strict)
+        scored = 0
+        for definition in dataset.models:
+            scores = clock.run("score", score_model, dataset.countries,
+                               ModelData(definition, observations.pop(definition.model.code)))
+            scored += sum(1 for c in scores.countries.values() if c.current is not None)
+    report.warnings, report.countries, report.models = dataset.warnings, len(dataset.countries), len(dataset.models)
+    return report, scored
 
 
-class TooManyClassChanges(RiskApiError):
-    """A data release would move more countries between risk classes than the operator allows."""
+class ValidatedWriter:
+    """Validates each document against its route's schema, serialises it and hands it to the release writer;
+    keeps every schema violation (nothing is published if there is one) and the documents the reference shows."""
+
+    def __init__(self, writer: ReleaseWriter, validator: DocumentValidator, clock: StageClock,
+                 example_files: set[str], progress: Callable[[int, int], None] | None, total: int):
+        self.writer, self.validator, self.clock = writer, validator, clock
+        self.example_files, self.progress, self.total = example_files, progress, total
+        self.failures: list[str] = []
+        self.examples: dict[str, object] = {}  # by file: real answers for the HTML reference
+        self.documents = 0
+
+    def add(self, rendered: list[tuple[routes.Route, object]]) -> None:
+        for route, document in rendered:
+            self.add_one(route, document)
+
+    def add_one(self, route: routes.Route, document: object) -> None:
+        if route.file in self.example_files:
+            self.examples[route.file] = document
+        errors = self.clock.run("validate", self.validator.errors, route, document) if route.schema else []
+        if errors:
+            self.failures.extend(errors)
+            return
+        body = self.clock.run("render", orjson.dumps, document)
+        self.clock.run("publish", self.writer.write, route.file, body)
+        self.documents += 1
+        if self.progress:
+            self.progress(1, self.total)
 
 
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
-          max_class_changes: int | None = None) -> BuildReport:
+          max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = ()) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
-    With `max_class_changes`, a release that moves more countries between risk classes than that
-    is not published (a guard against a broken data release)."""
-    with cyclic_gc_paused():
-        return _build(data_dir, site_dir, strict, progress, schema_dir, max_class_changes)
-
-
-def _build(data_dir: Path, site_dir: Path, strict: bool, progress, schema_dir: Path,
-           max_class_changes: int | None) -> BuildReport:
+    With `max_class_changes`, a release that moves more countries between risk classes than that is
+    not published (a guard against a broken data release). `cli_commands` (name, help) are listed on
+    the HTML reference."""
     report = BuildReport()
-    dataset = load(data_dir, strict, report)
-    clock = _Stopwatch(report.stages)
-    validator = DocumentValidator(schema_dir)
-    documents = list_documents(dataset, scored_one_by_one(dataset, clock), validator)
-    total = count_documents(dataset)
-    writer = ReleaseWriter(site_dir)
-    failures: list[str] = []
-    wanted = {route.file: (kind, route) for kind, route in example_routes(dataset).items()}
-    examples: dict[str, tuple] = {}
-    try:
-        started = time.perf_counter()
-        for route, document in documents:
-            if route.file in wanted:
-                kind, _ = wanted[route.file]
-                examples[kind] = (route, document)  # real answers for the HTML reference
-            started = clock.add("render", started)
-            errors = validator.errors(route, document) if route.schema else []
-            started = clock.add("validate", started)
-            if errors:
-                failures.extend(errors)
-                continue
-            body = orjson.dumps(document)
-            started = clock.add("render", started)
-            writer.write(route.file, body)
-            report.documents += 1
-            started = clock.add("publish", started)
-            if progress:
-                progress(1, total)
-        if failures:
-            raise ValidationFailed(failures)
-        for path, body in render_release_maps(dataset).items():
-            writer.write(path, body)
-        started = time.perf_counter()
-        writer.flush()
-        report.changes = diff_releases(writer.previous_dir, writer.folder, new_files=writer.files)
-        if max_class_changes is not None and report.changes.class_changes > max_class_changes:
-            raise TooManyClassChanges(
-                f"not published: {report.changes.class_changes} countries would change risk class, more than "
-                f"--max-class-changes {max_class_changes}\n"
-                + format_diff(report.changes, writer.previous, "this build"))
-        clock.add("publish", started)
-        for path, body in render_pages(dataset, examples, cli_commands(),
-                                       ReleaseChanges(writer.previous, writer.id, report.changes)).items():
-            writer.write(path, body)
-        started = time.perf_counter()
-        writer.finish()
-        (writer.folder / CHANGES).write_text(format_diff(report.changes, writer.previous, writer.id) + "\n")
-        release = writer.commit()
-        clock.add("publish", started)
-    except BaseException:
-        writer.abort()
-        raise
+    clock = StageClock(report.stages)
+    with cyclic_gc_paused():
+        dataset, observations = clock.run("load", load_checked, data_dir, strict)
+        report.warnings, report.countries, report.models = (dataset.warnings, len(dataset.countries),
+                                                            len(dataset.models))
+        countries = dataset.countries
+        validator = DocumentValidator(schema_dir)
+        examples = example_routes(dataset)
+        total = routes.document_count(len(countries), len(dataset.models), len(dataset.custom_models))
+        writer = ReleaseWriter(site_dir)
+        try:
+            out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
+            current: list[CurrentScores] = []
+            score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
+            for definition in dataset.models:
+                code = definition.model.code
+                # Popped: only this model's observations and series are held while it renders.
+                scores = clock.run("score", score_model, countries, ModelData(definition, observations.pop(code)))
+                lists = clock.run("render", render_model_lists, scores, countries)
+                out.add(lists)
+                score_lists[code] = dict(lists)[routes.model_scores(code)]
+                for country in countries:
+                    out.add_one(routes.country_model_scores(code, country.code),
+                                clock.run("render", render_country_model_scores, scores, scores.countries[country.code]))
+                current.append(CurrentScores.of(scores))
+                del scores, lists
+            out.add(clock.run("render", render_shared_documents, countries, current, dataset.custom_models))
+            public = [m.model.code for m in dataset.models if not m.model.custom]
+            out.add_one(routes.openapi(), clock.run("render", build_openapi, validator.schemas, public,
+                                                    [c.code for c in countries[:3]]))
+            if out.failures:
+                raise ValidationFailed(out.failures)
+
+            previous = clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
+            report.changes = diff_releases(previous, ReleaseSnapshot.of(writer.files, score_lists))
+            if max_class_changes is not None and report.changes.class_changes > max_class_changes:
+                raise TooManyClassChanges(
+                    f"not published: {report.changes.class_changes} countries would change risk class, more than "
+                    f"--max-class-changes {max_class_changes}\n"
+                    + format_diff(report.changes, writer.previous, "this build"))
+
+            shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
+            extras = {**render_release_maps(dataset),
+                      **clock.run("render", render_pages, dataset, shown, list(cli_commands),
+                                  ReleaseChanges(writer.previous, writer.id, report.changes)),
+                      CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode()}
+            for path, body in extras.items():
+                clock.run("publish", writer.write, path, body)
+            release = clock.run("publish", writer.commit)
+        except BaseException:
+            writer.abort()
+            raise
+    report.documents = out.documents
     report.release, report.bytes, report.linked = release.id, writer.bytes, writer.linked
     return report
-
-
-def cli_commands() -> list[tuple[str, str]]:
-    """Every riskapi command with its one-line help, for the reference page."""
-    import click
-
-    from .cli import main
-
-    def walk(group: click.Group, prefix: str):
-        for name, command in sorted(group.commands.items()):
-            if isinstance(command, click.Group):
-                yield from walk(command, f"{prefix} {name}")
-            else:
-                yield f"{prefix} {name}", command.get_short_help_str(limit=120)
-    return list(walk(main, "riskapi"))
-
-
-def scored_one_by_one(dataset: Dataset, clock: _Stopwatch):
-    """Score each model when rendering reaches it; once its documents are out, drop its raw data,
-    which this build owns, so memory holds about one model's series at a time."""
-    for data in dataset.models:
-        yield clock.timed("score", score_model, dataset, data)
-        data.observations.clear()
-
-
-def list_documents(dataset: Dataset, scores, validator: DocumentValidator):
-    """Every (route, document) of a release, openapi.json last."""
-    yield from render_all(dataset, scores)
-    public_models = [m.model.code for m in dataset.models if not m.model.custom]
-    yield openapi(), build_openapi(validator.schemas, public_models, [c.code for c in dataset.countries[:3]])
-

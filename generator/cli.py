@@ -1,4 +1,4 @@
-"""The `riskapi` command: a thin click layer over build, check, releases, rollback and demo-data."""
+"""The `riskapi` command: a thin click layer over the library, and the one place errors meet the user."""
 from __future__ import annotations
 
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from . import publish
-from .build import BuildReport, build, load_and_score
+from .build import BuildReport, build, check as check_data
 from .errors import RiskApiError
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -71,12 +71,14 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
 
     def run() -> BuildReport:
         if not show_bar:
-            return build(data_dir, site_dir, strict, max_class_changes=max_class_changes)
+            return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
+                         cli_commands=command_table())
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
-            return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes)
+            return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
+                         cli_commands=command_table())
 
     report = _run(ctx, run)
     _warnings(ctx, report)
@@ -93,10 +95,8 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
     """Load and score the CSVs without writing anything."""
-    report = BuildReport()
-    dataset, scores = _run(ctx, lambda: load_and_score(data_dir, strict, report))
+    report, scored = _run(ctx, lambda: check_data(data_dir, strict))
     _warnings(ctx, report)
-    scored = sum(1 for s in scores for c in s.countries.values() if c.current is not None)
     _say(ctx, f"{data_dir} is valid: {report.models} models, {report.countries} countries, "
               f"{scored} current model scores ({_stages(report)})")
 
@@ -124,7 +124,7 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
 @click.pass_context
 def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
     """Print what release NEW changes against OLD (default: the current one against the one before)."""
-    from .diff import diff_releases, format_diff
+    from .diff import diff_releases, format_diff, read_snapshot
     ids = publish.releases(site_dir)
     new = new or publish.current_release(site_dir)
     if new not in ids:
@@ -135,7 +135,8 @@ def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
     elif old not in ids:
         raise click.ClickException(f"no release {old!r} in {site_dir}; `riskapi releases` lists them")
     folder = site_dir / publish.RELEASES
-    click.echo(format_diff(diff_releases(folder / old if old else None, folder / new), old, new))
+    click.echo(format_diff(diff_releases(read_snapshot(folder / old) if old else None, read_snapshot(folder / new)),
+                           old, new))
 
 
 @main.command()
@@ -267,26 +268,15 @@ def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> 
     click.echo(format_explanation(_run(ctx, lambda: explain_score(site_dir, model, country, date))))
 
 
-@main.command("demo-data")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write the CSVs into (no default: data/ holds the real demo data).")
-@click.option("--countries", type=click.IntRange(1, 17000), default=249, show_default=True,
-              help="Countries: the 249 ISO ones first, then made-up codes.")
-@click.option("--models", type=click.IntRange(1, 99), default=6, show_default=True,
-              help="Models: the five standard ones and acme_aml first, then extra copies.")
-@click.option("--years", type=click.IntRange(1, 100), default=None,
-              help="Years of actual data ending at --last-year [default: from 2010].")
-@click.option("--last-year", type=click.IntRange(2000, 2100), default=None,
-              help="Last year of actual data [default: this year].")
-@click.option("--seed", type=int, default=2026, show_default=True)
-@click.pass_context
-def demo_data(ctx, out_dir: Path, countries: int, models: int, years: int | None, last_year: int | None,
-              seed: int) -> None:
-    """Write a seeded synthetic dataset of any size (benchmarks, tests); data/ holds real data."""
-    from .demo import DemoSpec, write_demo_data
-    spec = DemoSpec.make(countries=countries, models=models, years=years, last_year=last_year, seed=seed)
-    counts = write_demo_data(spec, out_dir)
-    _say(ctx, f"wrote {out_dir}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+def command_table() -> list[tuple[str, str]]:
+    """Every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the reference page)."""
+    def walk(group: click.Group, prefix: str):
+        for name, command in sorted(group.commands.items()):
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix} {name}")
+            else:
+                yield f"{prefix} {name}", command.get_short_help_str(limit=120)
+    return list(walk(main, "riskapi"))
 
 
 if __name__ == "__main__":

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import orjson
 
+from . import routes
 from .publish import read_manifest
-
-SCORE_LISTS = "api/v1/riskscores/{model}/index.json"
 
 
 @dataclass(frozen=True)
@@ -53,35 +52,43 @@ class ReleaseDiff:
                 f"{self.class_changes} countries changed risk class")
 
 
-def _documents(files: dict[str, dict]) -> dict[str, str]:
-    return {path: entry["sha256"] for path, entry in files.items() if path.startswith("api/") and path.endswith(".json")}
+@dataclass(frozen=True)
+class ReleaseSnapshot:
+    """What a diff compares of a release: each API document's digest and each model's current results."""
+
+    documents: dict[str, str]  # path of every API document -> sha256
+    scores: dict[str, dict[str, dict]]  # model -> country code -> its current result as published
+
+    @classmethod
+    def of(cls, files: dict[str, dict], score_lists: dict[str, dict]) -> "ReleaseSnapshot":
+        """From a manifest's files and each model's endpoint 3 document (default ordering), by model."""
+        return cls({path: entry["sha256"] for path, entry in files.items()
+                    if path.startswith("api/") and path.endswith(".json")},
+                   {model: current_results(document) for model, document in score_lists.items()})
 
 
-def _current_scores(release: Path, model: str) -> dict[str, dict]:
-    path = release / SCORE_LISTS.format(model=model)
-    if not path.is_file():
-        return {}
-    return {entry["entity"]["countryCode"]: entry["results"][0] for entry in orjson.loads(path.read_bytes())["data"]}
+def current_results(score_list: dict) -> dict[str, dict]:
+    """Each country's current result in an endpoint 3 document, by country code."""
+    return {entry["entity"]["countryCode"]: entry["results"][0] for entry in score_list["data"]}
 
 
-def _models(documents: dict[str, str]) -> set[str]:
-    return {path.split("/")[3] for path in documents
-            if path.count("/") == 4 and path.startswith("api/v1/riskscores/") and "/country/" not in path}
+def read_snapshot(release: Path) -> ReleaseSnapshot:
+    """The snapshot of a release folder on disk."""
+    files = read_manifest(release)
+    return ReleaseSnapshot.of(files, {model: orjson.loads((release / routes.model_scores(model).file).read_bytes())
+                                      for model in routes.score_list_models(files)})
 
 
-def diff_releases(old: Path | None, new: Path, largest: int = 5, new_files: dict[str, dict] | None = None) -> ReleaseDiff:
-    """Compare two release folders (a missing old release counts as empty).
-
-    `new_files` stands for the new release's manifest while it is still being written."""
-    before = _documents(read_manifest(old)) if old else {}
-    after = _documents(read_manifest(new) if new_files is None else new_files)
+def diff_releases(old: ReleaseSnapshot | None, new: ReleaseSnapshot, largest: int = 5) -> ReleaseDiff:
+    """Compare two releases (a missing old release counts as empty and has no model changes)."""
+    before = old.documents if old else {}
+    after = new.documents
     added = tuple(sorted(set(after) - set(before)))
     removed = tuple(sorted(set(before) - set(after)))
     changed = tuple(sorted(p for p in set(before) & set(after) if before[p] != after[p]))
     models = []
-    for model in sorted(_models(before) | _models(after)) if old else ():  # a first release compares to nothing
-        old_scores = _current_scores(old, model) if old else {}
-        new_scores = _current_scores(new, model)
+    for model in sorted(set(old.scores) | set(new.scores)) if old else ():
+        old_scores, new_scores = old.scores.get(model, {}), new.scores.get(model, {})
         changes = [CountryChange(code, old_scores.get(code), new_scores.get(code))
                    for code in sorted(set(old_scores) | set(new_scores))]
         moves = sorted((c for c in changes if c.score_move), key=lambda c: (-abs(c.score_move), c.code))

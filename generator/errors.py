@@ -1,4 +1,8 @@
-"""Errors the build reports: one small hierarchy rooted in click.ClickException."""
+"""Every error of the package: one small hierarchy rooted in click.ClickException.
+
+A RiskApiError is an expected failure: the CLI prints its message (a traceback only with -v) and
+exits 1. CellError is the loader's signal for one unreadable cell; it never leaves load/.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,3 +57,28 @@ class ValidationFailed(RiskApiError):
 
 class PublishError(RiskApiError):
     """The release could not be written or switched."""
+
+
+class TooManyClassChanges(RiskApiError):
+    """A data release would move more countries between risk classes than the operator allows."""
+
+
+class ExplainError(RiskApiError):
+    """The model, country or date is not in the current release."""
+
+
+class ServeError(RiskApiError):
+    """nginx is missing, its configuration is wrong, or it did not start."""
+
+
+class KeysError(RiskApiError):
+    """The keys file is malformed, or a keys command cannot do what was asked."""
+
+
+class CellError(ValueError):
+    """A cell that cannot be read; carries the message and the fix."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint

@@ -7,13 +7,11 @@ from pathlib import Path
 import orjson
 
 from . import routes
-from .errors import RiskApiError
+from .errors import ExplainError
 from .load.thresholds import parse_threshold
 from .publish import CURRENT
 
 
-class ExplainError(RiskApiError):
-    """The model, country or date is not in the current release."""
 
 
 @dataclass(frozen=True)

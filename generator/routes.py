@@ -77,6 +77,13 @@ def model_scores(model: str, ordering: str = "country_code", country: str | None
                        "country_code", country)
 
 
+def score_list_models(files) -> list[str]:
+    """The models whose endpoint 3 document (default ordering) is among `files` of a release."""
+    prefix, suffix = model_scores("{model}").file.split("{model}")
+    names = (f[len(prefix):-len(suffix)] for f in files if f.startswith(prefix) and f.endswith(suffix))
+    return sorted(name for name in names if name and "/" not in name)
+
+
 def country_model_scores(model: str, code: str) -> Route:
     """Endpoint 4: the whole series of a model for one country."""
     path = f"{API}/riskscores/{model}/{code}/"
@@ -87,6 +94,14 @@ def country_scores(code: str, audience: str = PUBLIC) -> Route:
     """Endpoint 5: current scores of every model the audience may see, for one country."""
     path = f"{API}/riskscores/country/{code}/"
     return Route(path, _file(path, _audience_folder(audience)), "country-scores", audience)
+
+
+def document_count(countries: int, models: int, custom_models: int) -> int:
+    """How many API documents a release has: the routes above, for every model, country and audience."""
+    audiences = 2 ** custom_models
+    per_model = len(SCORE_ORDERINGS) + countries + 1 + countries  # endpoint 3 (orderings, filters, none), 4
+    shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
+    return models * per_model + shared + 1  # + openapi.json
 
 
 def openapi() -> Route:

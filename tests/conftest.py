@@ -8,7 +8,8 @@ import pytest
 
 from generator.build import build
 from generator.load import load_dataset
-from generator.scoring import score_dataset
+from generator.load.records import ModelData
+from generator.scoring import score_model
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "tests" / "fixtures" / "tiny"
@@ -19,8 +20,9 @@ DEMO_DATA = ROOT / "data"
 @pytest.fixture(scope="session")
 def tiny_scores():
     """The tiny fixture, loaded and scored: {model code: ModelScores}."""
-    dataset = load_dataset(TINY)
-    return {s.data.model.code: s for s in score_dataset(dataset)}
+    dataset, observations = load_dataset(TINY)
+    return {d.model.code: score_model(dataset.countries, ModelData(d, observations[d.model.code]))
+            for d in dataset.models}
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.build import build
+from generator.cli import command_table
 from generator.publish import CURRENT
 from generator.serve.keys import add_key, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
@@ -96,7 +97,7 @@ def start_live_server(data: Path, rate_limit: float | None = None) -> LiveServer
     base = Path(tempfile.mkdtemp(prefix="riskapi-live-"))
     os.chmod(base, 0o755)
     site = base / "site"
-    build(data, site)
+    build(data, site, cli_commands=command_table())
     keys_file = base / "keys" / "keys.csv"
     keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key,
             "carol": add_key(keys_file, "carol").key}

@@ -16,7 +16,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from generator.build import cli_commands
+from generator.cli import command_table
 
 from .conftest import ROOT
 
@@ -71,7 +71,7 @@ def test_reference_page_documents_every_endpoint_and_command(live, browser):
         assert f"GET {path}" in page, path
     assert "also /api/v1/configuration/riskscoresmodels/" in page
     commands = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#cli ~ table td:first-child code")]
-    assert commands == [name for name, _ in cli_commands()]
+    assert commands == [name for name, _ in command_table()]
     assert "apikey USER:KEY" in page and "curl -u USER:KEY" in page
     screenshot(browser, "reference")
     screenshot(browser, "reference-phone", width=400)

@@ -84,10 +84,10 @@ def test_usage_errors_exit_2(tmp_path):
     assert run("no-such-command").exit_code == 2
 
 
-def test_demo_data_writes_a_dataset_that_checks(tmp_path):
+def test_synthetic_data_tool_writes_a_dataset_that_checks(tmp_path, capsys):
+    from tools.synthetic_data import main as synthetic_data
     out = tmp_path / "demo"
-    result = run("demo-data", "--out", out, "--countries", 12, "--models", 6, "--years", 3, "--last-year", 2024)
-    assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"wrote {out}: 12 countries, 6 models,")
+    synthetic_data(["--out", str(out), "--countries", "12", "--models", "6", "--years", "3", "--last-year", "2024"])
+    assert capsys.readouterr().out.startswith(f"wrote {out}: 12 countries, 6 models,")
     checked = run("check", "--strict", "--data", out)
     assert checked.exit_code == 0, checked.output

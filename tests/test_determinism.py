@@ -2,8 +2,8 @@
 import orjson
 
 from generator.build import build
-from generator.demo import DemoSpec, write_demo_data
-from generator.publish import CURRENT, read_manifest
+from tools.synthetic_data import DemoSpec, write_demo_data
+from generator.publish import CHANGES, CURRENT, read_manifest
 
 from .conftest import TINY
 
@@ -11,12 +11,14 @@ from .conftest import TINY
 def test_two_builds_give_identical_bytes(tmp_path):
     first_id, second_id = build(TINY, tmp_path / "a").release, build(TINY, tmp_path / "b").release
     first, second = read_manifest(tmp_path / "a" / CURRENT), read_manifest(tmp_path / "b" / CURRENT)
-    # The changes page names its own release (a timestamp): apart from that name it is identical too.
-    changes = "docs/changes/index.html"
-    pages = [(tmp_path / site / CURRENT / changes).read_text() for site in ("a", "b")]
-    assert pages[0].replace(first_id, "ID") == pages[1].replace(second_id, "ID")
+    # The changes page and changes.txt name their own release (a timestamp): apart from that name
+    # they are identical too.
+    named = ("docs/changes/index.html", CHANGES)
+    for path in named:
+        texts = [(tmp_path / site / CURRENT / path).read_text() for site in ("a", "b")]
+        assert texts[0].replace(first_id, "ID") == texts[1].replace(second_id, "ID")
     def without_changes(files):
-        return {path: entry for path, entry in files.items() if not path.startswith(changes)}
+        return {path: entry for path, entry in files.items() if not path.startswith(named)}
     assert without_changes(first) == without_changes(second) and len(without_changes(first)) > 50
 
 

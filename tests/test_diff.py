@@ -2,7 +2,8 @@
 import pytest
 from click.testing import CliRunner
 
-from generator.build import TooManyClassChanges, build
+from generator.build import build
+from generator.errors import TooManyClassChanges
 from generator.cli import main
 from generator.publish import CHANGES, CURRENT, current_release, releases
 

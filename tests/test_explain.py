@@ -3,7 +3,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.explain import ExplainError, explain
+from generator.errors import ExplainError
+from generator.explain import explain
 
 
 def test_explanation_of_the_hand_worked_case(tiny_site):

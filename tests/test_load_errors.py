@@ -152,6 +152,6 @@ def test_a_repeated_unknown_reference_is_one_problem(data_copy):
 def test_weight_that_points_do_not_imply_is_a_warning(data_copy):
     replace_in(data_copy / "indicators.csv", "0.6667,annual", "0.6,annual")
     replace_in(data_copy / "indicators.csv", "0.3333,annual", "0.4,annual")
-    warnings = [str(w).replace(f"{data_copy}/", "") for w in load_dataset(data_copy).warnings]
+    warnings = [str(w).replace(f"{data_copy}/", "") for w in load_dataset(data_copy)[0].warnings]
     assert warnings[0] == ("indicators.csv: column default_weight: sovereign/gdp_growth has default weight 0.6, "
                            "its points imply 0.6667 (section scores weigh indicators by their maximum points)")

@@ -3,9 +3,21 @@ import pytest
 
 from generator.load.records import Bounds
 from generator.scoring import bounds
-from generator.scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, classify_risk,
-                                       competition_ranks, data_quality, rating, round3)
+from generator.load.records import Country
+from generator.scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, classify_risk, data_quality,
+                                       rating, round3)
 from generator.scoring.points import rescale_weights
+from generator.scoring.ranks import MODEL, rank_all
+from generator.scoring.results import CountryScores, ModelResult, ModelScores
+
+
+def published_ranks(scores: dict[str, float], higher_is_better: bool) -> dict[str, tuple[int, int]]:
+    """(rank, universe) of each country's 2024 model score, through the ranking the documents use."""
+    countries = {code: CountryScores(Country(code, code, "R", "I", False, "country"),
+                                     (ModelResult(2024, "current", score, None, None, 1.0, 1, 5, None),), {}, {})
+                 for code, score in scores.items()}
+    ranked = ModelScores(None, countries, rank_all(countries, higher_is_better), {})
+    return {code: ranked.rank(MODEL, "", scored.results[0]) for code, scored in countries.items()}
 
 
 @pytest.mark.parametrize("points, points_max, score, risk_class", [
@@ -55,11 +67,12 @@ def test_risk_class_boundaries(score, risk_class):
 
 
 def test_ranks_share_ties():
-    # §5.6: rank = 1 + number strictly less risky.
-    assert competition_ranks({"a": 3.1, "b": 5.0, "c": 5.0, "d": 7.2}, higher_is_better=False) == \
-        {"a": 1, "b": 2, "c": 2, "d": 4}
+    # §5.6: rank = 1 + number strictly less risky; universe 4.
+    assert published_ranks({"a": 3.1, "b": 5.0, "c": 5.0, "d": 7.2}, higher_is_better=False) == \
+        {"a": (1, 4), "b": (2, 4), "c": (2, 4), "d": (4, 4)}
     # sdg: higher is better, so 85.61 is the least risky.
-    assert competition_ranks({"a": 85.61, "b": 80, "c": 80}, higher_is_better=True) == {"a": 1, "b": 2, "c": 2}
+    assert published_ranks({"a": 85.61, "b": 80, "c": 80}, higher_is_better=True) == \
+        {"a": (1, 3), "b": (2, 3), "c": (2, 3)}
 
 
 @pytest.mark.parametrize("optimum, lower, x, score", [
@@ -105,16 +118,15 @@ def test_rating_positions(score, position):
     assert rating(score) == position
 
 
-def test_ranking_by_bisection_agrees_with_competition_ranks():
-    # The build ranks by bisecting a sorted array; SCORING.md's definition is competition_ranks.
+def test_ranks_follow_the_definition_on_random_scores():
+    # SCORING.md §4 word for word: 1 + the number of countries with a strictly less risky score.
     import random
-    from array import array
-    from generator.scoring.results import Ranking
     rng = random.Random(5)
     for _ in range(200):
         scores = {f"C{i}": rng.choice([round3(rng.uniform(0, 100)), 50.0, 25.0]) for i in range(rng.randint(1, 40))}
         for higher_is_better in (False, True):
-            ranking = Ranking(array("d", sorted(scores.values())), higher_is_better)
-            expected = competition_ranks(scores, higher_is_better)
-            assert {c: ranking.rank_of(s) for c, s in scores.items()} == expected
-            assert ranking.universe == len(scores)
+            def less_risky(a: float, b: float) -> bool:
+                return a > b if higher_is_better else a < b
+            expected = {c: (1 + sum(less_risky(o, s) for o in scores.values()), len(scores))
+                        for c, s in scores.items()}
+            assert published_ranks(scores, higher_is_better) == expected

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.build import build
-from generator.demo import DemoSpec, write_demo_data
+from tools.synthetic_data import DemoSpec, write_demo_data
 from generator.publish import CURRENT
 
 from .conftest import TINY

@@ -395,14 +395,14 @@ def test_json_answers_may_run_nothing(live):
 
 
 def test_reference_documents_every_endpoint_and_command(live):
-    from generator.build import cli_commands
+    from generator.cli import command_table
     page = live.get("/", user=None).body.decode()
     for path in ("/api/v1/configuration/riskscoremodels/", "/api/v1/configuration/riskscoresmodels/",
                  "/api/v1/configuration/countries/", "/api/v1/riskscores/{model}/",
                  "/api/v1/riskscores/{model}/{country_code}/", "/api/v1/riskscores/country/{code}/",
                  "/api/v1/openapi.json"):
         assert path in page, path
-    for name, _ in cli_commands():
+    for name, _ in command_table():
         assert f"<code>{name}</code>" in page, name
     # a real answer of the current release is shown: the model list a keyless reader may see
     import html

@@ -5,11 +5,11 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-from ..errors import DataError, Problem
+from ..errors import CellError, DataError, Problem
 from . import table as t
-from .records import (Applicability, Bounds, Country, Dataset, Indicator, Model, ModelData, Observation,
-                      Section, Value)
-from .table import CellError, Column, Row, iter_table, read_table
+from .records import (Applicability, Bounds, Country, Dataset, Indicator, Model, ModelDefinition, ModelObservations,
+                      Observation, ScoringMethod, Section, Value)
+from .table import Column, Row, iter_table, read_table
 from .thresholds import coverage_gaps, parse_threshold, value_kind
 
 __all__ = ["load_dataset", "Dataset"]
@@ -25,7 +25,7 @@ MODEL_COLUMNS = [
     Column("code", t.model_code), Column("title", t.text), Column("description", t.text),
     Column("source", t.text), Column("version", t.text), Column("update_date", t.iso_date),
     Column("url", t.url), Column("direction", t.choice("risk", "performance")),
-    Column("scoring", t.choice("points", "bounds")), Column("rating", t.yes_no), Column("custom", t.yes_no),
+    Column("scoring", t.choice(*ScoringMethod)), Column("rating", t.yes_no), Column("custom", t.yes_no),
 ]
 SECTION_COLUMNS = [
     Column("model", t.model_code), Column("reference", t.reference), Column("name", t.text),
@@ -55,14 +55,16 @@ OBSERVATION_COLUMNS = [
 ]
 
 
-def load_dataset(data_dir: Path | str) -> Dataset:
-    """Read and check every CSV of `data_dir`; raise DataError listing every problem found."""
+def load_dataset(data_dir: Path | str) -> tuple[Dataset, dict[str, ModelObservations]]:
+    """Read and check every CSV of `data_dir`: the dataset, and each model's observations by model code
+    (a dict the caller owns, so it can let go of each model's observations once scored).
+    Raise DataError listing every problem found."""
     data_dir = Path(data_dir)
     loader = _Loader(data_dir)
-    dataset = loader.load()
+    loaded = loader.load()
     if loader.problems:
         raise DataError(loader.problems, heading=f"{data_dir} has problems")
-    return dataset
+    return loaded
 
 
 class _Loader:
@@ -102,22 +104,22 @@ class _Loader:
 
     # ------------------------------------------------------------------ files
 
-    def load(self) -> Dataset:
+    def load(self) -> tuple[Dataset, dict[str, ModelObservations]]:
         countries = self.load_countries()
         models = self.load_models()
         sections = self.load_sections(models)
         indicators = self.load_indicators(models, sections)
         self.load_scoring(models, indicators)
-        model_data = []
+        definitions, observations = [], {}
         for code, model in sorted(models.items()):
             model_sections = tuple(s for s in sections.values() if s.model == code)
             model_indicators = tuple(self.finish_indicator(models, i) for i in indicators.values() if i["model"] == code)
             model_indicators = tuple(i for i in model_indicators if i is not None)
             self.check_structure(model, model_sections, model_indicators)
-            observations = self.load_observations(model, model_indicators, countries)
-            model_data.append(ModelData(model, model_sections, model_indicators, observations))
-        return Dataset(tuple(sorted(countries.values(), key=lambda c: c.code)), tuple(model_data),
-                       tuple(self.warnings))
+            observations[code] = self.load_observations(model, model_indicators, countries)
+            definitions.append(ModelDefinition(model, model_sections, model_indicators))
+        return (Dataset(tuple(sorted(countries.values(), key=lambda c: c.code)), tuple(definitions),
+                        tuple(self.warnings)), observations)
 
     def load_countries(self) -> dict[str, Country]:
         name = "countries.csv"
@@ -130,12 +132,13 @@ class _Loader:
         name = "models.csv"
         models = {}
         for r in self.unique(name, self.read(name, MODEL_COLUMNS), ("code",)):
-            if (r["scoring"] == "bounds") != (r["direction"] == "performance"):
+            if (r["scoring"] == ScoringMethod.BOUNDS) != (r["direction"] == "performance"):
                 self.problem(name, r, "direction", f"{r['direction']!r} does not fit scoring {r['scoring']!r}",
                              "points models measure risk (direction risk); bounds models score 100 at the "
                              "optimum (direction performance)")
                 continue
-            models[r["code"]] = Model(**{c.name: r[c.name] for c in MODEL_COLUMNS})
+            models[r["code"]] = Model(**{c.name: r[c.name] for c in MODEL_COLUMNS if c.name != "scoring"},
+                                      scoring=ScoringMethod(r["scoring"]))
         return models
 
     def load_sections(self, models: dict[str, Model]) -> dict[tuple[str, str], Section]:
@@ -177,7 +180,7 @@ class _Loader:
     def load_scoring(self, models, indicators) -> None:
         name = "scoring.csv"
         for r in self.read(name, SCORING_COLUMNS):
-            indicator = self.scored_indicator(name, r, models, indicators, "points")
+            indicator = self.scored_indicator(name, r, models, indicators, ScoringMethod.POINTS)
             if indicator is None:
                 continue
             try:
@@ -186,7 +189,7 @@ class _Loader:
                 self.problem(name, r, "threshold", f"{r['threshold']!r} {error.message}", error.hint)
         name = "bounds.csv"
         for r in self.unique(name, self.read(name, BOUNDS_COLUMNS), ("model", "indicator")):
-            indicator = self.scored_indicator(name, r, models, indicators, "bounds")
+            indicator = self.scored_indicator(name, r, models, indicators, ScoringMethod.BOUNDS)
             if indicator is None:
                 continue
             bounds = Bounds(r["optimum"], r["green"], r["red"], r["lower"])
@@ -203,7 +206,7 @@ class _Loader:
             self.problem(name, r, "model", f"{r['model']!r} is not in models.csv", "add the model first")
             return None
         if models[r["model"]].scoring != kind:
-            other = "scoring.csv" if kind == "bounds" else "bounds.csv"
+            other = "scoring.csv" if kind == ScoringMethod.BOUNDS else "bounds.csv"
             self.problem(name, r, "model", f"{r['model']} is a {models[r['model']].scoring} model",
                          f"its tables belong in {other}")
             return None
@@ -224,7 +227,7 @@ class _Loader:
         where = f"indicator {raw['model']}/{raw['reference']}"
         rows = [row for _, row in raw["scoring"]]
         kind = "number"
-        if model.scoring == "points":
+        if model.scoring == ScoringMethod.POINTS:
             if not rows:
                 self.problems.append(Problem(self.shown("scoring.csv"), None, None,
                                              f"{where} has no scoring rows", "add its threshold rows"))
@@ -269,7 +272,7 @@ class _Loader:
                 self.problem("indicators.csv", None, "default_weight",
                              f"the indicator weights of section {model.code}/{section.reference} sum to {total:.4f}, "
                              "not 1", "adjust them to sum to 1")
-            if model.scoring == "points":
+            if model.scoring == ScoringMethod.POINTS:
                 # SCORING.md §2: a section weighs its indicators by riskPointsMax, so say when the
                 # published default weight would mislead a reader.
                 points = sum(i.risk_points_max for i in members)
@@ -284,6 +287,7 @@ class _Loader:
     def load_observations(self, model: Model, indicators: tuple[Indicator, ...], countries: dict[str, Country]):
         name = f"observations/{model.code}.csv"
         by_reference = {i.reference: i for i in indicators}
+        labels = {i.reference: {row.label for row in i.scoring} for i in indicators}
         # Only line numbers and values are kept per row: these files are the bulk of the data.
         main: dict[tuple[str, str, str], tuple[int, Value, bool]] = {}
         components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = defaultdict(list)
@@ -318,7 +322,8 @@ class _Loader:
             except CellError as error:
                 self.problem(name, r, "value", f"{cells['value']!r} {error.message}", error.hint)
                 continue
-            if indicator.scoring and indicator.points_for(value) is None:
+            # A checked numeric table covers every number; labels must be one of the table's.
+            if indicator.value_kind == "label" and value not in labels[reference]:
                 self.problem(name, r, "value", f"{cells['value']!r} matches no scoring row of "
                              f"{model.code}/{indicator.reference}",
                              "allowed: " + ", ".join(row.threshold for row in indicator.scoring))

@@ -1,9 +1,8 @@
 """Typed, immutable records of the source data, passed from load to scoring and render."""
 from __future__ import annotations
 
-import bisect
-import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Union
 
@@ -22,6 +21,13 @@ class Country:
     geo_type: str
 
 
+class ScoringMethod(StrEnum):
+    """How a model turns raw values into scores (SCORING.md §2 and §3)."""
+
+    POINTS = "points"  # threshold tables give risk points; higher scores are riskier
+    BOUNDS = "bounds"  # reference values normalise to 0–100; higher scores are better (sdg)
+
+
 @dataclass(frozen=True)
 class Model:
     code: str
@@ -32,7 +38,7 @@ class Model:
     update_date: str
     url: str
     direction: str  # "risk" (higher is riskier) or "performance" (higher is better)
-    scoring: str  # "points" or "bounds"
+    scoring: ScoringMethod
     rating: bool
     custom: bool
 
@@ -126,27 +132,6 @@ class Indicator:
     def applies_to(self, country: Country) -> bool:
         return self.applicability is None or self.applicability.applies_to(country)
 
-    def points_for(self, x: Value) -> int | None:
-        """Points of the row that matches x (a checked table has exactly one), None if none does."""
-        if self.value_kind != "number":
-            return self._points_by_label.get((type(x), x))
-        lowers, points = self._numeric_bands
-        band = bisect.bisect_right(lowers, x) - 1  # rows sorted by lower bound, covering every number
-        return points[band] if band >= 0 and self.scoring_sorted[band].matches(x) else None
-
-    @cached_property
-    def scoring_sorted(self) -> tuple[ThresholdRow, ...]:
-        return tuple(sorted(self.scoring, key=lambda row: -math.inf if row.lower is None else row.lower))
-
-    @cached_property
-    def _numeric_bands(self) -> tuple[list[float], list[int]]:
-        rows = self.scoring_sorted
-        return [-math.inf if r.lower is None else r.lower for r in rows], [r.risk_points for r in rows]
-
-    @cached_property
-    def _points_by_label(self) -> dict:
-        return {(type(row.label), row.label): row.risk_points for row in self.scoring}
-
 
 @dataclass(frozen=True, slots=True)
 class Observation:
@@ -159,15 +144,17 @@ class Observation:
     components: tuple[tuple[str, Value | None], ...] = ()
 
 
+# observations[indicator reference][country code] -> observations sorted by year
+ModelObservations = dict[str, dict[str, tuple[Observation, ...]]]
+
+
 @dataclass(frozen=True)
-class ModelData:
-    """A model with its sections, indicators (in file order) and observations."""
+class ModelDefinition:
+    """A model with its sections and indicators (in file order): what scoring and the docs pages read."""
 
     model: Model
     sections: tuple[Section, ...]
     indicators: tuple[Indicator, ...]
-    # observations[indicator reference][country code] -> observations sorted by year
-    observations: dict[str, dict[str, tuple[Observation, ...]]] = field(hash=False, compare=False)
 
     def indicators_of(self, section: str) -> tuple[Indicator, ...]:
         return self._by_section.get(section, ())
@@ -178,11 +165,34 @@ class ModelData:
 
 
 @dataclass(frozen=True)
+class ModelData:
+    """A model's definition with its observations: the input of scoring one model."""
+
+    definition: ModelDefinition
+    observations: ModelObservations = field(hash=False, compare=False)
+
+    @property
+    def model(self) -> Model:
+        return self.definition.model
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        return self.definition.sections
+
+    @property
+    def indicators(self) -> tuple[Indicator, ...]:
+        return self.definition.indicators
+
+    def indicators_of(self, section: str) -> tuple[Indicator, ...]:
+        return self.definition.indicators_of(section)
+
+
+@dataclass(frozen=True)
 class Dataset:
-    """Everything the build needs from `data/`, checked and typed."""
+    """Everything the build needs from `data/` but the observations, checked and typed."""
 
     countries: tuple[Country, ...]  # sorted by code
-    models: tuple[ModelData, ...]  # sorted by code
+    models: tuple[ModelDefinition, ...]  # sorted by code
     warnings: tuple[Problem, ...] = ()
 
     @property

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import Problem
+from ..errors import CellError, Problem
 
 
 _DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
@@ -24,13 +24,6 @@ _MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _REFERENCE = re.compile(r"[A-Za-z0-9_.\-]{1,60}")
 
 
-class CellError(ValueError):
-    """A cell that cannot be read; carries the message and the fix."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
+from ..errors import CellError
 from .records import ThresholdRow
-from .table import CellError
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _BELOW = re.compile(rf"x\s*<\s*{_NUMBER}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 import functools
 import unicodedata
 
-from ..load.records import Country, Indicator, Model, ModelData, Section, Value
-from ..scoring.bounds import COLOR_MEANING, TREND_MEANING, normalise
-from ..scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, classify_risk, data_quality, rating,
-                               round3)
+from ..load.records import Country, Indicator, Model, ModelData, ScoringMethod, Section, Value
+from ..scoring.bounds import COLOR_MEANING, TREND_MEANING, reference_scores
+from ..scoring.numbers import DATA_QUALITY, RATING_LETTERS, RISK_CLASSES
+from ..scoring.ranks import INDICATOR, MODEL, SECTION
 from ..scoring.results import (CountryScores, CurrentScores, IndicatorResult, ModelResult, ModelScores, SdgMarks,
                                SectionResult)
 
@@ -23,38 +23,17 @@ def name_key(name: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
-def risk_score(score: float, model: Model) -> float:
-    return as_risk(score, model.higher_is_better)
+# Classes are decided in scoring; here each number only picks its fields (read, never changed).
+RISK_CLASS_FIELDS = {number: {"riskClassificationNumeric": number, "riskClassificationCategorical": name}
+                     for number, name in enumerate(RISK_CLASSES, start=1)}
+QUALITY_FIELDS = {number: {"dataQualityNumeric": number, "dataQualityCategorical": name}
+                  for number, name in enumerate(DATA_QUALITY, start=1)}
 
 
-def as_risk(score: float, higher_is_better: bool) -> float:
-    """The score read as risk: sdg's higher-is-better score turns into 100 − score (SCORING.md §4)."""
-    return round3(100 - score) if higher_is_better else score
-
-
-def _risk_class(score: float, model: Model) -> dict:
-    return _risk_class_fields(score, model.higher_is_better)
-
-
-# Scores repeat a great deal (indicator scores are a few points values): derive each pair once.
-# The cached dicts are only ever read (dict.update copies them).
-@functools.lru_cache(maxsize=65536)
-def _risk_class_fields(score: float, higher_is_better: bool) -> dict:
-    number = classify_risk(as_risk(score, higher_is_better))
-    return {"riskClassificationNumeric": number, "riskClassificationCategorical": RISK_CLASSES[number - 1]}
-
-
-@functools.lru_cache(maxsize=4096)
-def _quality(share: float) -> dict:
-    number = data_quality(share)
-    return {"dataQualityNumeric": number, "dataQualityCategorical": DATA_QUALITY[number - 1]}
-
-
-def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str, year: int, score: float) -> None:
-    ranking = scores.rankings.get((level, reference, year))
-    if ranking is not None:
-        doc["countryRank"] = ranking.rank_of(score)
-        doc["countryUniverse"] = ranking.universe
+def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str, result) -> None:
+    rank = scores.rank(level, reference, result)
+    if rank is not None:
+        doc["countryRank"], doc["countryUniverse"] = rank
 
 
 def _sdg(marks: SdgMarks) -> dict:
@@ -86,51 +65,47 @@ def render_entity(country: Country, scored: CountryScores) -> dict:
 # ---------------------------------------------------------------- results
 
 def render_model_result(result: ModelResult, scores: ModelScores, country: Country) -> dict:
-    model = scores.data.model
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
-    if model.scoring == "bounds":
+    if scores.data.model.scoring == ScoringMethod.BOUNDS:
         doc["regionalScore"] = scores.regional[(country.region, result.year)]
-    doc.update(_risk_class(result.score, model))
+    doc.update(RISK_CLASS_FIELDS[result.risk_class])
     if result.risk_points is not None:
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
-    if model.rating:
-        position = rating(risk_score(result.score, model))
-        doc["ratingNumeric"] = position
-        doc["ratingLetter"] = RATING_LETTERS[position - 1]
+    if result.rating is not None:
+        doc["ratingNumeric"] = result.rating
+        doc["ratingLetter"] = RATING_LETTERS[result.rating - 1]
     doc["shareIndicatorsAvailable"] = result.share
-    doc.update(_quality(result.share))
-    _add_rank(doc, scores, "model", "", result.year, result.score)
+    doc.update(QUALITY_FIELDS[result.quality])
+    _add_rank(doc, scores, MODEL, "", result)
     return doc
 
 
-def render_section_result(result: SectionResult, section: Section, scores: ModelScores, code: str) -> dict:
-    model = scores.data.model
+def render_section_result(result: SectionResult, section: Section, scores: ModelScores) -> dict:
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
     if result.sdg is not None:
         doc.update(_sdg(result.sdg))
-    doc.update(_risk_class(result.score, model))
+    doc.update(RISK_CLASS_FIELDS[result.risk_class])
     if result.risk_points is not None:
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
-    doc.update(_quality(result.share))
-    _add_rank(doc, scores, "section", section.reference, result.year, result.score)
+    doc.update(QUALITY_FIELDS[result.quality])
+    _add_rank(doc, scores, SECTION, section.reference, result)
     doc["weight"] = result.weight
     return doc
 
 
-def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores, code: str) -> dict:
-    model = scores.data.model
+def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores) -> dict:
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
     if result.score is not None:
-        doc.update(_risk_class(result.score, model))
-    if model.scoring == "points":
+        doc.update(RISK_CLASS_FIELDS[result.risk_class])
+    if scores.data.model.scoring == ScoringMethod.POINTS:  # SPEC.md: null points when the value is missing
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
     if result.sdg is not None:
         doc.update(_sdg(result.sdg))
     if result.score is not None:
-        _add_rank(doc, scores, "indicator", indicator.reference, result.year, result.score)
+        _add_rank(doc, scores, INDICATOR, indicator.reference, result)
         doc["weight"] = result.weight
     doc["data"] = render_raw_data(result, indicator)
     return doc
@@ -159,11 +134,9 @@ def render_raw_data(result: IndicatorResult, indicator: Indicator) -> dict:
 def render_scoring(indicator: Indicator) -> list[dict]:
     if indicator.bounds is None:
         return [{"threshold": row.threshold, "riskPoints": row.risk_points} for row in indicator.scoring]
-    bounds = indicator.bounds
     # SCORING.md §3: the four reference values, each with the score it gets.
-    return [{"threshold": f"{label}: x = {value:g}", "riskPoints": round3(normalise(value, bounds))}
-            for label, value in (("optimum", bounds.optimum), ("green", bounds.green),
-                                 ("red", bounds.red), ("lower", bounds.lower))]
+    return [{"threshold": f"{label}: x = {value:g}", "riskPoints": score}
+            for label, value, score in reference_scores(indicator.bounds)]
 
 
 def render_section(section: Section, scores: ModelScores, scored: CountryScores) -> dict:
@@ -174,7 +147,7 @@ def render_section(section: Section, scores: ModelScores, scored: CountryScores)
         doc["description"] = section.description
     if section.sdg_number is not None:
         doc["SDGnumber"] = section.sdg_number
-    doc["results"] = [render_section_result(r, section, scores, scored.country.code) for r in results]
+    doc["results"] = [render_section_result(r, section, scores) for r in results]
     return doc
 
 
@@ -195,7 +168,7 @@ def render_indicator(indicator: Indicator, scores: ModelScores, scored: CountryS
     doc["scoring"] = render_scoring(indicator)
     if indicator.applicability is not None:
         doc["applicableFlag"] = indicator.applicability.text
-    doc["results"] = [render_indicator_result(r, indicator, scores, scored.country.code) for r in results]
+    doc["results"] = [render_indicator_result(r, indicator, scores) for r in results]
     return doc
 
 
@@ -242,7 +215,6 @@ def render_country_scores(country: Country, visible: list[CurrentScores]) -> dic
         if current is None:
             continue
         riskscores.append({"model": scores.model.code,
-                           "riskClassificationCategorical": _risk_class(current.score, scores.model)[
-                               "riskClassificationCategorical"],
+                           "riskClassificationCategorical": RISK_CLASSES[current.risk_class - 1],
                            "timestamp": timestamp(current.year), "score": current.score})
     return {"name": country.name, "code": country.code, "riskscores": riskscores}

@@ -9,7 +9,7 @@ import orjson
 from .. import routes
 from ..diff import ReleaseDiff
 from ..load.records import Dataset
-from ..serve.maps import template_environment
+from .templates import template_environment
 from .documents import render_scoring
 
 EXAMPLE_BASE = "http://127.0.0.1:8080"  # where scripts/demo.sh serves

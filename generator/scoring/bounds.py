@@ -1,14 +1,16 @@
 """Bounds models (sdg, higher is better): normalisation, colours, trends, goals (SCORING.md §3)."""
 from __future__ import annotations
 
-from ..load.records import Bounds, Indicator, ModelData, Observation
-from .numbers import round3
-from .points import CountryContext, YearScores, percent, section_coverage
-from .results import IndicatorResult, ModelResult, SdgMarks, SectionResult
-from .timeline import YearInputs
+from collections import defaultdict
+
+from ..load.records import Bounds, ModelData, Observation
+from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
+from .numbers import data_quality, model_rating, risk_class, round3
+from .results import CountryScores, IndicatorResult, ModelResult, SdgMarks, SectionResult
 
 GOAL_MIN_SHARE = 0.50
 MODEL_MIN_SHARE = 0.80
+HIGHER_IS_BETTER = True  # bounds models score performance (the loader allows only direction performance)
 TREND_BASE_YEAR = 2015
 TARGET_YEAR = 2030
 
@@ -23,6 +25,7 @@ TREND_MEANING = {
     DOWN: "Decreasing", NO_TREND: "Trend information unavailable",
 }
 TREND_POINTS = {UP: 4, MODERATE: 3, FLAT: 2, DOWN: 1}
+UNAVAILABLE = SdgMarks(GRAY, NO_TREND)  # a missing indicator
 
 
 def normalise(x: float, bounds: Bounds) -> float:
@@ -100,47 +103,77 @@ def goal_trend(arrows: list[str]) -> str:
     return UP if mean >= 3.5 else MODERATE if mean >= 2.5 else FLAT if mean >= 1.5 else DOWN
 
 
-def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
-    indicators: dict[str, IndicatorResult] = {}
-    goals: dict[str, SectionResult] = {}
-    goal_scores: list[float] = []
-    available_total = applicable_total = 0
-    for section, members, applicable, available in section_coverage(country, year):
-        applicable_total += len(applicable)
-        available_total += len(available)
-        scores, colors, arrows = [], [], []
-        for indicator in members:
-            observation = year.inputs[indicator.reference]
-            if observation is None:
+def reference_scores(bounds: Bounds) -> list[tuple[str, float, float]]:
+    """The four reference values, each with the rounded score it gets (what `scoring` lists for sdg)."""
+    return [(label, value, round3(normalise(value, bounds)))
+            for label, value in (("optimum", bounds.optimum), ("green", bounds.green),
+                                 ("red", bounds.red), ("lower", bounds.lower))]
+
+
+class BoundsMethod:
+    """Scores a bounds model's years; built once per model."""
+
+    def __init__(self, data: ModelData):
+        self.data = data
+        self._trend_bases: dict[str, dict[str, Observation | None]] = {}  # by country code, filled once each
+
+    def trend_bases(self, country: CountryContext) -> dict[str, Observation | None]:
+        code = country.country.code
+        if code not in self._trend_bases:
+            self._trend_bases[code] = {ref: trend_base(series) for ref, series in country.series.items()}
+        return self._trend_bases[code]
+
+    def regional_scores(self, countries: dict[str, CountryScores]) -> dict[tuple[str, int], float]:
+        """Mean of the rounded scores of a region's countries with a result on the same date."""
+        members: dict[tuple[str, int], list[float]] = defaultdict(list)
+        for code in sorted(countries):
+            scored = countries[code]
+            for result in scored.results:
+                members[(scored.country.region, result.year)].append(result.score)
+        return {key: round3(sum(scores) / len(scores)) for key, scores in members.items()}
+
+    def score_year(self, country: CountryContext, year: YearInputs) -> YearScores:
+        bases = self.trend_bases(country)
+        indicators: dict[str, IndicatorResult] = {}
+        goals: dict[str, tuple[float, float, SdgMarks]] = {}  # unrounded score, share, marks
+        available_total = applicable_total = 0
+        for section, members, applicable, available in section_coverage(country, year):
+            applicable_total += len(applicable)
+            available_total += len(available)
+            scores, colors, arrows = [], [], []
+            for indicator in members:
+                observation = year.inputs[indicator.reference]
+                if observation is None:
+                    indicators[indicator.reference] = IndicatorResult(
+                        year.year, year.type, None, None, None, None, None, None, UNAVAILABLE)
+                    continue
+                bounds = indicator.bounds
+                marks = SdgMarks(indicator_color(observation.value, bounds),
+                                 indicator_trend(bases[indicator.reference], observation, bounds))
+                score = normalise(observation.value, bounds)
+                scores.append(score)
+                colors.append((color_points(observation.value, bounds), marks.color))
+                arrows.append(marks.trend)
+                rounded = round3(score)
                 indicators[indicator.reference] = IndicatorResult(
-                    year.year, year.type, None, None, None, None, None, SdgMarks(GRAY, NO_TREND))
-                continue
-            marks, score = _indicator_marks(indicator, observation, country.trend_bases.get(indicator.reference))
-            scores.append(score)
-            colors.append((color_points(observation.value, indicator.bounds), marks.color))
-            arrows.append(marks.trend)
-            indicators[indicator.reference] = IndicatorResult(
-                year.year, year.type, observation, round3(score), None, None, percent(1, len(available)), marks)
-        share = round3(len(available) / len(applicable)) if applicable else 0.0
-        if available and share >= GOAL_MIN_SHARE:
-            score = sum(scores) / len(scores)
-            goal_scores.append(score)
-            goals[section.reference] = SectionResult(year.year, year.type, round3(score), None, None, 0.0, share,
-                                                     SdgMarks(goal_color(colors), goal_trend(arrows)))
-    # SCORING.md §3: goals weigh equally.
-    goals = {ref: _with_weight(goal, percent(1, len(goals))) for ref, goal in goals.items()}
-    share = round3(available_total / applicable_total) if applicable_total else 0.0
-    model = None
-    if goals and share >= MODEL_MIN_SHARE:
-        model = ModelResult(year.year, year.type, round3(sum(goal_scores) / len(goal_scores)), None, None, share)
-    return YearScores(indicators, goals, model)
-
-
-def _indicator_marks(indicator: Indicator, observation: Observation, base) -> tuple[SdgMarks, float]:
-    bounds = indicator.bounds
-    return (SdgMarks(indicator_color(observation.value, bounds), indicator_trend(base, observation, bounds)),
-            normalise(observation.value, bounds))
-
-
-def _with_weight(goal: SectionResult, weight: float) -> SectionResult:
-    return SectionResult(goal.year, goal.type, goal.score, None, None, weight, goal.share, goal.sdg)
+                    year.year, year.type, observation, rounded, None, None, percent(1, len(available)),
+                    risk_class(rounded, HIGHER_IS_BETTER), marks)
+            goal_share = share(len(available), len(applicable))
+            if available and goal_share >= GOAL_MIN_SHARE:
+                goals[section.reference] = (sum(scores) / len(scores), goal_share,
+                                            SdgMarks(goal_color(colors), goal_trend(arrows)))
+        # SCORING.md §3: goals weigh equally.
+        weight = percent(1, len(goals)) if goals else 0.0
+        sections = {}
+        for reference, (score, goal_share, marks) in goals.items():
+            rounded = round3(score)
+            sections[reference] = SectionResult(year.year, year.type, rounded, None, None, weight, goal_share,
+                                                risk_class(rounded, HIGHER_IS_BETTER), data_quality(goal_share), marks)
+        model_share = share(available_total, applicable_total)
+        model = None
+        if goals and model_share >= MODEL_MIN_SHARE:
+            rounded = round3(sum(score for score, _, _ in goals.values()) / len(goals))
+            model = ModelResult(year.year, year.type, rounded, None, None, model_share,
+                                risk_class(rounded, HIGHER_IS_BETTER), data_quality(model_share),
+                                model_rating(rounded, HIGHER_IS_BETTER) if self.data.model.rating else None)
+        return YearScores(indicators, sections, model)

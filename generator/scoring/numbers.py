@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 RISK_CLASSES = ("Very Low", "Low", "Medium", "High", "Very High")
 DATA_QUALITY = ("Very Poor", "Poor", "Medium", "Good", "Very Good")
@@ -35,6 +36,19 @@ def classify_risk(risk_score: float) -> int:
     return min(5, int(risk_score // 20) + 1)
 
 
+def as_risk(score: float, higher_is_better: bool) -> float:
+    """The score read as risk: sdg's higher-is-better score turns into 100 − score (SCORING.md §4)."""
+    return round3(100 - score) if higher_is_better else score
+
+
+# Scores repeat a great deal (indicator scores are a few points values): classify each once.
+@lru_cache(maxsize=65536)
+def risk_class(score: float, higher_is_better: bool) -> int:
+    """Risk class 1–5 of a rounded score of a model of either direction."""
+    return classify_risk(as_risk(score, higher_is_better))
+
+
+@lru_cache(maxsize=4096)
 def data_quality(share: float) -> int | None:
     """Data quality 1–5 of a rounded share; None below 0.30 (no result)."""
     for floor, quality in ((0.86, 5), (0.72, 4), (0.58, 3), (0.44, 2), (0.30, 1)):
@@ -48,13 +62,6 @@ def rating(risk_score: float) -> int:
     return min(21, max(1, round_half_up(risk_score * 21 / 100)))
 
 
-def competition_ranks(scores: dict[str, float], higher_is_better: bool) -> dict[str, int]:
-    """Rank = 1 + the number of strictly less risky countries; ties share a rank (1, 2, 2, 4).
-
-    The definition as SCORING.md states it; the build ranks with `Ranking` (a sorted array, far
-    less memory) and a test holds the two to the same answers."""
-    ordered = sorted(scores.values(), reverse=higher_is_better)
-    first_position: dict[float, int] = {}
-    for position, score in enumerate(ordered, start=1):
-        first_position.setdefault(score, position)
-    return {country: first_position[score] for country, score in scores.items()}
+def model_rating(score: float, higher_is_better: bool) -> int:
+    """Rating position of a rounded model score of either direction."""
+    return rating(as_risk(score, higher_is_better))

@@ -1,47 +1,35 @@
 """Risk-point models: indicator → section → model for one country and year (SCORING.md §2)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+import bisect
+import math
 
-from ..load.records import Country, Indicator, ModelData, Observation, Section
-from .numbers import round3
+from ..load.records import Indicator, ModelData, Value
+from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
+from .numbers import data_quality, model_rating, risk_class, round3
 from .results import IndicatorResult, ModelResult, SectionResult
-from .timeline import YearInputs
 
 SECTION_MIN_SHARE = 0.30
 MODEL_MIN_SHARE = 0.30
+HIGHER_IS_BETTER = False  # points models measure risk (the loader allows only direction risk)
 
 
-@dataclass(frozen=True)
-class CountryContext:
-    """What scoring needs of a country for every year: which indicators apply, and sdg trend bases."""
+class PointsTable:
+    """An indicator's threshold rows, ready to look up: by bisection for numbers, by label otherwise."""
 
-    country: Country
-    applicable: frozenset[str]  # indicator references that apply to the country
-    trend_bases: dict[str, Observation | None]  # bounds models: first observation from 2015 on
-    # per section: its indicators and those that apply to the country (the same every year)
-    sections: tuple[tuple[Section, tuple[Indicator, ...], tuple[Indicator, ...]], ...]
+    def __init__(self, indicator: Indicator):
+        self.numeric = indicator.value_kind == "number"
+        rows = sorted(indicator.scoring, key=lambda row: -math.inf if row.lower is None else row.lower)
+        self._rows = rows
+        self._lowers = [-math.inf if row.lower is None else row.lower for row in rows]
+        self._by_label = {(type(row.label), row.label): row.risk_points for row in rows}
 
-    @classmethod
-    def of(cls, data: ModelData, country: Country) -> "CountryContext":
-        from .bounds import trend_base
-        applicable = frozenset(i.reference for i in data.indicators if i.applies_to(country))
-        bases = {}
-        if data.model.scoring == "bounds":
-            bases = {ref: trend_base(data.observations[ref].get(country.code, ())) for ref in applicable}
-        sections = []
-        for section in data.sections:
-            members = data.indicators_of(section.reference)
-            sections.append((section, members, tuple(i for i in members if i.reference in applicable)))
-        return cls(country, applicable, bases, tuple(sections))
-
-
-@dataclass(frozen=True)
-class YearScores:
-    indicators: dict[str, IndicatorResult]
-    sections: dict[str, SectionResult]
-    model: ModelResult | None
+    def points_for(self, x: Value) -> int | None:
+        """Points of the row that matches x (a checked table has exactly one), None if none does."""
+        if not self.numeric:
+            return self._by_label.get((type(x), x))
+        band = bisect.bisect_right(self._lowers, x) - 1  # rows sorted by lower bound, covering every number
+        return self._rows[band].risk_points if band >= 0 and self._rows[band].matches(x) else None
 
 
 def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
@@ -52,58 +40,65 @@ def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
     return {key: 100 * weight / total for key, weight in default_weights.items()}
 
 
-def section_coverage(country: CountryContext, year: YearInputs):
-    """Each section with its indicators, those that apply to the country, and those with a value."""
-    inputs = year.inputs
-    for section, members, applicable in country.sections:
-        yield section, members, applicable, [i for i in applicable if inputs[i.reference] is not None]
+class PointsMethod:
+    """Scores a points model's years; built once per model."""
 
+    def __init__(self, data: ModelData):
+        self.data = data
+        self.tables = {i.reference: PointsTable(i) for i in data.indicators}
+        self.rated = data.model.rating
 
-@lru_cache(maxsize=65536)
-def percent(part: int, whole: int) -> float:
-    """round3(100 × part / whole) of whole numbers; a few pairs recur hundreds of thousands of times."""
-    return round3(100 * part / whole)
+    def regional_scores(self, countries) -> dict[tuple[str, int], float]:
+        return {}  # SCORING.md: only bounds models publish a regional score
 
-
-def score_year(data: ModelData, country: CountryContext, year: YearInputs) -> YearScores:
-    indicators: dict[str, IndicatorResult] = {}
-    section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
-    available_total = applicable_total = 0
-    for section, members, applicable, available in section_coverage(country, year):
-        applicable_total += len(applicable)
-        available_total += len(available)
-        section_max = sum(i.risk_points_max for i in available)
-        points_sum = 0
-        for indicator in members:
-            observation = year.inputs[indicator.reference]
-            if observation is None:
-                indicators[indicator.reference] = IndicatorResult(year.year, year.type, None, None, None, None, None)
+    def score_year(self, country: CountryContext, year: YearInputs) -> YearScores:
+        indicators: dict[str, IndicatorResult] = {}
+        section_raw: dict[str, tuple[int, int, float]] = {}  # points, max, share
+        available_total = applicable_total = 0
+        for section, members, applicable, available in section_coverage(country, year):
+            applicable_total += len(applicable)
+            available_total += len(available)
+            section_max = sum(i.risk_points_max for i in available)
+            points_sum = 0
+            for indicator in members:
+                observation = year.inputs[indicator.reference]
+                if observation is None:
+                    indicators[indicator.reference] = IndicatorResult(year.year, year.type, None, None, None, None,
+                                                                      None, None)
+                    continue
+                points = self.tables[indicator.reference].points_for(observation.value)
+                points_max = indicator.risk_points_max
+                points_sum += points
+                score = percent(points, points_max)
+                indicators[indicator.reference] = IndicatorResult(
+                    year.year, year.type, observation, score, points, points_max, percent(points_max, section_max),
+                    risk_class(score, HIGHER_IS_BETTER))
+            section_share = share(len(available), len(applicable))
+            if available and section_share >= SECTION_MIN_SHARE:
+                section_raw[section.reference] = (points_sum, section_max, section_share)
+        weights = rescale_weights({s.reference: s.default_weight for s in self.data.sections
+                                   if s.reference in section_raw})
+        sections: dict[str, SectionResult] = {}
+        model_score = 0.0
+        model_points = model_max = 0
+        for section in self.data.sections:
+            if section.reference not in weights:
                 continue
-            points = indicator.points_for(observation.value)
-            points_max = indicator.risk_points_max
-            points_sum += points
-            indicators[indicator.reference] = IndicatorResult(
-                year.year, year.type, observation, percent(points, points_max), points, points_max,
-                percent(points_max, section_max))
-        share = round3(len(available) / len(applicable)) if applicable else 0.0
-        if available and share >= SECTION_MIN_SHARE:
-            section_raw[section.reference] = (points_sum, section_max, share)
-    weights = rescale_weights({s.reference: s.default_weight for s in data.sections if s.reference in section_raw})
-    sections: dict[str, SectionResult] = {}
-    model_score = 0.0
-    model_points = model_max = 0
-    for section in data.sections:
-        if section.reference not in weights:
-            continue
-        points, points_max, share = section_raw[section.reference]
-        score = 100 * points / points_max
-        model_score += weights[section.reference] * score / 100
-        model_points += points
-        model_max += points_max
-        sections[section.reference] = SectionResult(year.year, year.type, round3(score), points, points_max,
-                                                    round3(weights[section.reference]), share)
-    share = round3(available_total / applicable_total) if applicable_total else 0.0
-    model = None
-    if sections and share >= MODEL_MIN_SHARE:
-        model = ModelResult(year.year, year.type, round3(model_score), model_points, model_max, share)
-    return YearScores(indicators, sections, model)
+            points, points_max, section_share = section_raw[section.reference]
+            score = 100 * points / points_max
+            model_score += weights[section.reference] * score / 100
+            model_points += points
+            model_max += points_max
+            rounded = round3(score)
+            sections[section.reference] = SectionResult(
+                year.year, year.type, rounded, points, points_max, round3(weights[section.reference]), section_share,
+                risk_class(rounded, HIGHER_IS_BETTER), data_quality(section_share))
+        model_share = share(available_total, applicable_total)
+        model = None
+        if sections and model_share >= MODEL_MIN_SHARE:
+            rounded = round3(model_score)
+            model = ModelResult(year.year, year.type, rounded, model_points, model_max, model_share,
+                                risk_class(rounded, HIGHER_IS_BETTER), data_quality(model_share),
+                                model_rating(rounded, HIGHER_IS_BETTER) if self.rated else None)
+        return YearScores(indicators, sections, model)
+

@@ -1,4 +1,4 @@
-"""What scoring produces: results per country, level and year, plus cross-country ranks."""
+"""What scoring produces: results per country, level and year, each with its classifications."""
 from __future__ import annotations
 
 import bisect
@@ -27,6 +27,7 @@ class IndicatorResult:
     risk_points: int | None
     risk_points_max: int | None
     weight: float | None  # rounded, 0–100 within the section
+    risk_class: int | None  # 1–5 (SCORING.md §4); None without a score
     sdg: SdgMarks | None = None
 
 
@@ -39,6 +40,8 @@ class SectionResult:
     risk_points_max: int | None
     weight: float  # rounded, 0–100 among the sections with a result
     share: float  # rounded share of available applicable indicators
+    risk_class: int  # 1–5
+    quality: int  # data quality 1–5 of the share
     sdg: SdgMarks | None = None
 
 
@@ -50,6 +53,9 @@ class ModelResult:
     risk_points: int | None
     risk_points_max: int | None
     share: float
+    risk_class: int  # 1–5
+    quality: int  # data quality 1–5 of the share
+    rating: int | None  # 1 (AAA) … 21 (D) for models with a rating
 
 
 @dataclass(frozen=True)
@@ -64,12 +70,15 @@ class CountryScores:
         return next((r for r in self.results if r.type == CURRENT), None)
 
 
+RankKey = tuple[str, str, int]  # (level, reference, year); the model level's reference is ""
+
+
 @dataclass(frozen=True)
 class Ranking:
-    """The scores of one level (model, a section or an indicator) at one date, sorted.
+    """The scores of one level (model, a section or an indicator) at one date, sorted (ranks.py).
 
-    A rank is 1 + the number of strictly less risky scores (SCORING.md §4), so a sorted array of
-    8-byte floats answers it by bisection; a dict of country → rank took ten times the memory.
+    A rank is 1 + the number of strictly less risky scores, so a sorted array of 8-byte floats
+    answers it by bisection; a dict of country → rank took ten times the memory.
     """
 
     sorted_scores: array = field(hash=False)
@@ -80,7 +89,7 @@ class Ranking:
         return len(self.sorted_scores)
 
     def rank_of(self, score: float) -> int:
-        if self.higher_is_better:
+        if self.higher_is_better:  # ties share a rank: 1, 2, 2, 4
             return len(self.sorted_scores) - bisect.bisect_right(self.sorted_scores, score) + 1
         return bisect.bisect_left(self.sorted_scores, score) + 1
 
@@ -89,20 +98,15 @@ class Ranking:
 class ModelScores:
     data: ModelData
     countries: dict[str, CountryScores]  # every country of the list, by code
-    # rankings[(level, reference, year)], level "model", "section" or "indicator" (reference "" for model)
-    rankings: dict[tuple[str, str, int], Ranking] = field(hash=False)
+    rankings: dict[RankKey, Ranking] = field(hash=False)
     regional: dict[tuple[str, int], float] = field(hash=False)  # (region, year) -> rounded mean, bounds models
 
-    def rank(self, level: str, reference: str, year: int, country: str) -> tuple[int, int] | None:
-        """(rank, universe) of a country's score at a level and year; None where it has none."""
-        ranking = self.rankings.get((level, reference, year))
-        scored = self.countries[country]
-        results = (scored.results if level == "model" else
-                   (scored.sections if level == "section" else scored.indicators)[reference])
-        score = next((r.score for r in results if r.year == year), None)
-        if ranking is None or score is None:
+    def rank(self, level: str, reference: str, result) -> tuple[int, int] | None:
+        """(rank, universe) of a result at a level ("model", "section", "indicator"); None where it has none."""
+        ranking = self.rankings.get((level, reference, result.year))
+        if ranking is None or result.score is None:
             return None
-        return ranking.rank_of(score), ranking.universe
+        return ranking.rank_of(result.score), ranking.universe
 
 
 @dataclass(frozen=True)

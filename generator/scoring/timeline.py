@@ -2,13 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..load.records import ModelData, Observation
+from .context import CountryContext, YearInputs
 from .results import CURRENT, HISTORY, PROJECTION
-
-if TYPE_CHECKING:  # points imports this module
-    from .points import CountryContext
 
 
 @dataclass(frozen=True)
@@ -16,13 +13,6 @@ class ModelSpan:
     first: int  # earliest observation year of the model
     last: int  # latest observation year
     last_actual: int  # latest year with an actual observation
-
-
-@dataclass(frozen=True)
-class YearInputs:
-    year: int
-    type: str
-    inputs: dict[str, Observation | None]  # by indicator reference; None: missing or not applicable
 
 
 def model_span(data: ModelData) -> ModelSpan | None:
@@ -46,13 +36,11 @@ def latest_within_lag(observations: tuple[Observation, ...], year: int, max_lag:
     return None
 
 
-def country_timeline(data: ModelData, context: "CountryContext", span: ModelSpan | None) -> list[YearInputs]:
+def country_timeline(data: ModelData, context: CountryContext, span: ModelSpan | None) -> list[YearInputs]:
     """Every year with inputs for the country of `context`, typed history/current/projection."""
     if span is None:
         return []
-    code = context.country.code
-    applicable = [i for i in data.indicators if i.reference in context.applicable]
-    series = {i.reference: data.observations[i.reference].get(code, ()) for i in applicable}
+    applicable, series = context.applicable, context.series
     years: list[tuple[int, bool, dict]] = []
     for year in range(span.first, span.last + 1):
         inputs = {i.reference: latest_within_lag(series[i.reference], year, i.max_lag) for i in applicable}

@@ -10,9 +10,9 @@ import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import RiskApiError
+from ..errors import KeysError
 from .. import routes
-from .maps import template_environment
+from ..render.templates import template_environment
 
 HEADER = ["user", "key", "models", "active"]
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
@@ -20,8 +20,6 @@ KEY = re.compile(r"[a-z0-9._~-]{16,128}")
 MODEL = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
-class KeysError(RiskApiError):
-    """The keys file is malformed, or a keys command cannot do what was asked."""
 
 
 @dataclass(frozen=True)

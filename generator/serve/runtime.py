@@ -13,10 +13,11 @@ from pathlib import Path
 
 import orjson
 
-from ..errors import RiskApiError
+from ..errors import RiskApiError, ServeError
 from ..publish import RELEASES, current_release
 from .keys import read_keys, render_key_map
-from .maps import NGINX_DIR, RELEASE_INFO, template_environment
+from ..render.nginx_maps import NGINX_DIR, RELEASE_INFO
+from ..render.templates import template_environment
 
 NGINX_CONF = Path(__file__).resolve().parent.parent.parent / "nginx.conf"
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
@@ -24,8 +25,6 @@ INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 
 
-class ServeError(RiskApiError):
-    """nginx is missing, its configuration is wrong, or it did not start."""
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,15 @@
-"""Write a deterministic, seeded synthetic demo dataset (and larger ones for the scale benchmarks).
+"""Write a deterministic, seeded synthetic dataset of any size (the scale benchmarks' and property tests' input).
 
-Codes and English names are the real ISO 3166-1 list (pycountry); every value, region, income
-group and model parameter is synthetic and says so.
+    python3 -m tools.synthetic_data --out DIR [--countries N] [--models M] [--years Y] [--last-year YYYY] [--seed S]
+
+Codes and English names are the real ISO 3166-1 list (pycountry, `pip install -e '.[synthetic]'`);
+every value, region, income group and model parameter is synthetic and says so. The committed
+data/ is real data, written by tools/prepare_demo_data.py.
 """
 from __future__ import annotations
 
+import argparse
 import csv
-import datetime
 import itertools
 import random
 from dataclasses import dataclass
@@ -24,6 +27,8 @@ SPARSE = ("ATF", "BVT", "CCK", "CXR", "HMD", "IOT", "NFK", "PCN", "SGS", "TKL", 
           "MAF", "SPM", "NIU", "MSR", "FLK", "ALA")
 NO_DATA = "ATA"  # one country with no data at all
 FIRST_YEAR = 2010
+# Fixed rather than today's year, so one command writes the same dataset in any year.
+DEFAULT_LAST_YEAR = 2026
 PROJECTION_YEARS = 2
 
 # Catalogue: model -> (title, direction, scoring, rating, custom, sections)
@@ -123,7 +128,7 @@ class DemoSpec:
     @classmethod
     def make(cls, countries: int = 249, models: int = 6, years: int | None = None, last_year: int | None = None,
              seed: int = 2026) -> "DemoSpec":
-        last_year = last_year or datetime.date.today().year
+        last_year = last_year or DEFAULT_LAST_YEAR
         first_year = last_year - years + 1 if years else FIRST_YEAR
         extra = [f"extra{n:02d}" for n in range(len(STANDARD_MODELS) + 1, models + 1)]
         return cls(tuple(country_list(countries)), (STANDARD_MODELS + tuple(extra))[:models], first_year,
@@ -324,3 +329,22 @@ def _value(good, bad, level: float) -> tuple[str, list]:
         return label, [("FATF call for action", "yes" if label == "black" else "no"),
                        ("FATF increased monitoring", "yes" if label == "grey" else "no")]
     return f"{good + (bad - good) * level:.2f}", []
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder to write the CSVs into")
+    parser.add_argument("--countries", type=int, default=249, help="the 249 ISO ones first, then made-up codes")
+    parser.add_argument("--models", type=int, default=6, help="the five standard ones and acme_aml first")
+    parser.add_argument("--years", type=int, default=None, help=f"years of actual data [default: from {FIRST_YEAR}]")
+    parser.add_argument("--last-year", type=int, default=DEFAULT_LAST_YEAR, help="last year of actual data")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+    spec = DemoSpec.make(countries=args.countries, models=args.models, years=args.years, last_year=args.last_year,
+                         seed=args.seed)
+    counts = write_demo_data(spec, args.out)
+    print(f"wrote {args.out}: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

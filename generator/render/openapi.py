@@ -1,7 +1,7 @@
 """Build openapi.json (OpenAPI 3.1) from the JSON Schemas in schemas/, so the two never disagree."""
 from __future__ import annotations
 
-from . import routes
+from .. import routes
 
 RESPONSES = {
     "riskscoremodels": "RiskScoreModels", "countries": "Countries", "model-scores": "ModelScores",

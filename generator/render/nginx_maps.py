@@ -1,31 +1,15 @@
 """The nginx map entries a release carries (rendered with jinja2 into `<release>/nginx/`)."""
 from __future__ import annotations
 
-import jinja2
 import orjson
 
 from .. import routes
 from ..load.records import Dataset
 from .encodings import client_encodings
+from .templates import template_environment
 
 NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"
-
-
-def nginx_string(value: str) -> str:
-    """Escape a value for a double-quoted nginx string."""
-    return value.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def template_environment() -> jinja2.Environment:
-    environment = jinja2.Environment(loader=jinja2.PackageLoader("generator", "templates"), trim_blocks=True,
-                                     lstrip_blocks=True, keep_trailing_newline=True,
-                                     # HTML pages are escaped; nginx files are not HTML
-                                     autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
-                                                                         default_for_string=False),
-                                     undefined=jinja2.StrictUndefined)
-    environment.filters["nginx_string"] = nginx_string
-    return environment
 
 
 def render_release_maps(dataset: Dataset) -> dict[str, bytes]:

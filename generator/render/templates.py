@@ -1,0 +1,23 @@
+"""The one Jinja environment: text artefacts (nginx files, HTML pages) from generator/templates/."""
+from __future__ import annotations
+
+import functools
+
+import jinja2
+
+
+def nginx_string(value: str) -> str:
+    """Escape a value for a double-quoted nginx string."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+@functools.cache
+def template_environment() -> jinja2.Environment:
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("generator", "templates"), trim_blocks=True,
+                                     lstrip_blocks=True, keep_trailing_newline=True,
+                                     # HTML pages are escaped; nginx files are not HTML
+                                     autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
+                                                                         default_for_string=False),
+                                     undefined=jinja2.StrictUndefined)
+    environment.filters["nginx_string"] = nginx_string
+    return environment

@@ -1,0 +1,96 @@
+"""The package's data flows one way: cli → build → {render, validate, publish} → scoring → load.
+
+Walks every import of every module in generator/ (function-level ones too) and fails on a cycle or
+on an import of a higher layer. routes, errors and small shared helpers sit below everything.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "generator"
+
+# Layer of each top-level module or sub-package of generator/: a module may import only its own
+# layer or lower ones, and never in a cycle.
+LAYERS = {
+    "errors": 0, "routes": 0, "resources": 0, "files": 0,
+    "load": 1,
+    "scoring": 2,
+    "render": 3, "validate": 3, "publish": 3, "diff": 3,
+    "build": 4, "explain": 4, "serve": 4,
+    "cli": 5, "__main__": 5,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every generator module that the file imports, resolved to its dotted name."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("generator")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("generator"):
+                found.add(target)
+                found |= {f"{target}.{alias.name}" for alias in node.names}  # `from . import routes`
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {target for target in imports_of(path) if target in files and target != name}
+            for name, path in files.items()}
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1  # the package itself
+    return LAYERS[parts[1]]
+
+
+def test_every_module_has_a_layer():
+    assert {m.split(".")[1] for m in graph() if "." in m} <= set(LAYERS)
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = sorted(f"{m} (layer {layer(m)}) imports {t} (layer {layer(t)})"
+                    for m, targets in graph().items() for t in targets if layer(t) > layer(m))
+    assert upward == []
+
+
+def test_no_import_cycles():
+    edges = graph()
+    cycles, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for target in sorted(edges[node]):
+            if state.get(target) == "open":
+                cycles.append(" → ".join(path[path.index(target):] + [target]))
+            elif target not in state:
+                visit(target, path + [target])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+def test_the_walker_sees_relative_and_function_level_imports(tmp_path):
+    # The walker itself: a relative import inside a function is found and resolved.
+    module = PACKAGE / "build.py"
+    assert "generator.load" in imports_of(module)
+    assert "generator.render" in imports_of(module) or "generator.render.documents" in imports_of(module)
