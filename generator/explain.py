@@ -101,9 +101,11 @@ def format_explanation(e: Explanation) -> str:
         if "ratingLetter" in r:
             line += f", rating {r['ratingNumeric']} {r['ratingLetter']}"
         out.append(line)
+        rank = (f"rank {r['countryRank']} of {r['countryUniverse']}" if "countryRank" in r
+                else "not ranked (data quality below Medium)")
         out.append(f"  share of indicators {r['shareIndicatorsAvailable']} → data quality "
-                   f"{r['dataQualityNumeric']} {r['dataQualityCategorical']}; rank {r['countryRank']} of "
-                   f"{r['countryUniverse']}" + (f"; regional score {r['regionalScore']}" if "regionalScore" in r else ""))
+                   f"{r['dataQualityNumeric']} {r['dataQualityCategorical']}; {rank}"
+                   + (f"; regional score {r['regionalScore']}" if "regionalScore" in r else ""))
         terms = [s for s in e.sections if s.score is not None]
         out.append("  score = Σ section weight × section score / 100 = "
                    + " + ".join(f"{s.weight} × {s.score} / 100" for s in terms)

@@ -102,6 +102,10 @@ def check_bounds(site: Path) -> None:
 
 
 def _rank(ranked, universes, key, result):
+    # SCORING.md §4: model and section results below Medium data quality take no rank
+    if not key[1].startswith("indicator:") and result["dataQualityNumeric"] < 3:
+        assert "countryRank" not in result and "countryUniverse" not in result
+        return
     universe = result["countryUniverse"]
     assert 1 <= result["countryRank"] <= universe
     assert universes.setdefault(key, universe) == universe

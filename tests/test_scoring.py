@@ -82,9 +82,15 @@ def test_ranks(tiny_scores):
     assert rank_at(sovereign, "model", "", 2024, "AUT") == (1, 2)
     assert rank_at(sovereign, "model", "", 2024, "CIV") == (2, 2)
     assert rank_at(sovereign, "model", "", 2024, "NGA") is None
-    # economy 2024: AUT 16.667 < CIV 50 < NGA 100
+    # economy 2024: AUT 16.667 < CIV 50; NGA's 100 rests on 1 of its 2 indicators: share 0.5 → data
+    # quality 2 Poor, below Medium, so it takes no rank and the universe is 2 (SCORING.md §4).
     assert [rank_at(sovereign, "section", "economy", 2024, c) for c in ("AUT", "CIV", "NGA")] == \
-        [(1, 3), (2, 3), (3, 3)]
+        [(1, 2), (2, 2), None]
+    # institutions 2023: CIV has IMF only (rule of law missing): 1 of 2 → Poor, unranked; AUT alone (1, 1).
+    assert [rank_at(sovereign, "section", "institutions", 2023, c) for c in ("AUT", "CIV")] == [(1, 1), None]
+    # the same results are still published, with their quality
+    civ_2023 = sovereign.countries["CIV"].sections["institutions"][0]
+    assert (civ_2023.year, civ_2023.score, civ_2023.quality) == (2023, 100.0, 2)
     # acme_aml: AUT none → 0, CIV and NGA grey → 50: ranks 1, 2, 2
     acme = tiny_scores["acme_aml"]
     assert [rank_at(acme, "model", "", 2024, c) for c in ("AUT", "CIV", "NGA")] == [(1, 3), (2, 3), (2, 3)]

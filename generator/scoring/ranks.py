@@ -4,20 +4,22 @@ from __future__ import annotations
 from array import array
 from collections import defaultdict
 
-from .results import CountryScores, RankKey, Ranking
+from .results import INDICATOR, MODEL, SECTION, CountryScores, RankKey, Ranking, takes_rank
 
-MODEL, SECTION, INDICATOR = "model", "section", "indicator"
+__all__ = ["rank_all", "MODEL", "SECTION", "INDICATOR"]
 
 
 def rank_all(countries: dict[str, CountryScores], higher_is_better: bool) -> dict[RankKey, Ranking]:
-    """A ranking per level and date over the countries with a score there."""
+    """A ranking per level and date over the countries with a score there that takes a rank."""
     scores: dict[RankKey, list[float]] = defaultdict(list)
     for scored in countries.values():
         for result in scored.results:
-            scores[(MODEL, "", result.year)].append(result.score)
+            if takes_rank(MODEL, result):
+                scores[(MODEL, "", result.year)].append(result.score)
         for reference, results in scored.sections.items():
             for result in results:
-                scores[(SECTION, reference, result.year)].append(result.score)
+                if takes_rank(SECTION, result):
+                    scores[(SECTION, reference, result.year)].append(result.score)
         for reference, results in scored.indicators.items():
             for result in results:
                 if result.score is not None:

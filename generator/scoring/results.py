@@ -71,6 +71,15 @@ class CountryScores:
 
 
 RankKey = tuple[str, str, int]  # (level, reference, year); the model level's reference is ""
+MODEL, SECTION, INDICATOR = "model", "section", "indicator"
+# SCORING.md §4: a model or section score built on too little data is published with its quality,
+# but takes no rank and does not count in the universe (as the Basel AML Index's public edition).
+MIN_RANKED_QUALITY = 3  # Medium
+
+
+def takes_rank(level: str, result) -> bool:
+    """Whether a result with a score is ranked at its level."""
+    return level == INDICATOR or result.quality >= MIN_RANKED_QUALITY
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,7 @@ class ModelScores:
     def rank(self, level: str, reference: str, result) -> tuple[int, int] | None:
         """(rank, universe) of a result at a level ("model", "section", "indicator"); None where it has none."""
         ranking = self.rankings.get((level, reference, result.year))
-        if ranking is None or result.score is None:
+        if ranking is None or result.score is None or not takes_rank(level, result):
             return None
         return ranking.rank_of(result.score), ranking.universe
 

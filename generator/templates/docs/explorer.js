@@ -159,7 +159,9 @@ async function showCountry() {
   $("country-facts").textContent = [entity.regionName, entity.worldBankClassification,
     entity.oecdMember ? "OECD member" : null].filter(Boolean).join(" · ");
   $("current").textContent = current && current.score !== null
-    ? `Current score ${current.score} (${current.riskClassificationCategorical}), ${year(current)}, rank ${current.countryRank} of ${current.countryUniverse}, data quality ${current.dataQualityCategorical}`
+    ? `Current score ${current.score} (${current.riskClassificationCategorical}), ${year(current)}, `
+      + (current.countryRank ? `rank ${current.countryRank} of ${current.countryUniverse}` : "not ranked")
+      + `, data quality ${current.dataQualityCategorical}`
       + (current.ratingLetter ? `, rating ${current.ratingLetter}` : "")
     : "No current score: too few indicators have data for this country.";
   $("current").dataset.score = current && current.score !== null ? current.score : "";
@@ -210,7 +212,7 @@ function drawRanking() {
   const { key, descending } = state.sort;
   const pick = RANKING_COLUMNS.find((c) => c[0] === key)[2];
   const rows = [...state.ranking].sort((a, b) => {
-    const p = pick(a), q = pick(b);
+    const p = pick(a) ?? Infinity, q = pick(b) ?? Infinity;  // unranked (data quality below Medium) last
     const order = typeof p === "string" ? p.localeCompare(q) : p - q;
     return (descending ? -order : order) || a.entity.countryCode.localeCompare(b.entity.countryCode);
   });
