@@ -9,7 +9,6 @@ import click
 
 from . import publish
 from .build import BuildReport, build, check as check_data
-from .errors import RiskApiError
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
                            default="data", show_default=True, envvar="RISKAPI_DATA",
@@ -20,11 +19,46 @@ SITE_OPTION = click.option("--site", "site_dir", type=click.Path(file_okay=False
 STRICT_OPTION = click.option("--strict", is_flag=True, help="Treat data warnings as errors.")
 
 
+class RiskApiGroup(click.Group):
+    """The one place where errors meet the user (exit codes: 0 ok, 1 failure, 2 usage).
+
+    A RiskApiError prints its message; an OSError (a full disk, a permission) prints the path and
+    the reason; anything else is a bug and says so. Tracebacks only with -v."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.UsageError):
+            raise
+        except click.ClickException:
+            _traceback_if_verbose(ctx)
+            raise
+        except OSError as error:
+            _traceback_if_verbose(ctx)
+            raise click.ClickException(describe_os_error(error)) from error
+        except Exception as error:
+            _traceback_if_verbose(ctx)
+            raise click.ClickException(f"internal error: {type(error).__name__}: {error}; "
+                                       "run with -v for the traceback") from error
+
+
+def describe_os_error(error: OSError) -> str:
+    """`site/releases: No space left on device`: the path and the reason, without the errno noise."""
+    reason = error.strerror or str(error)
+    path = error.filename if error.filename is not None else None
+    return f"{path}: {reason}" if path is not None else reason
+
+
+def _traceback_if_verbose(ctx: click.Context) -> None:
+    if (ctx.obj or {}).get("verbose"):
+        traceback.print_exc()
+
+
 def _stages(report: BuildReport) -> str:
     return ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stages.items())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RiskApiGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", count=True, help="More output; -v also shows tracebacks.")
 @click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
 @click.pass_context
@@ -45,16 +79,6 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
             click.echo(f"  {warning}", err=True)
         if len(report.warnings) > 10 and not ctx.obj["verbose"]:
             click.echo(f"  … and {len(report.warnings) - 10} more (-v lists them all)", err=True)
-
-
-def _run(ctx: click.Context, action):
-    """Run a library call; its errors become one clean message (a traceback only with -v)."""
-    try:
-        return action()
-    except RiskApiError:
-        if ctx.obj["verbose"]:
-            traceback.print_exc()
-        raise
 
 
 @main.command("build")
@@ -80,7 +104,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
                          cli_commands=command_table())
 
-    report = _run(ctx, run)
+    report = run()
     _warnings(ctx, report)
     _say(ctx, f"stages: {_stages(report)}", level=1)
     _say(ctx, f"published release {report.release}: {report.documents} documents, {report.bytes / 1e6:.1f} MB "
@@ -95,7 +119,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
     """Load and score the CSVs without writing anything."""
-    report, scored = _run(ctx, lambda: check_data(data_dir, strict))
+    report, scored = check_data(data_dir, strict)
     _warnings(ctx, report)
     _say(ctx, f"{data_dir} is valid: {report.models} models, {report.countries} countries, "
               f"{scored} current model scores ({_stages(report)})")
@@ -144,7 +168,7 @@ def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
 @click.pass_context
 def rollback(ctx: click.Context, site_dir: Path) -> None:
     """Make the release before the current one current again."""
-    previous = _run(ctx, lambda: publish.rollback(site_dir))
+    previous = publish.rollback(site_dir)
     _say(ctx, f"current release is now {previous}")
 
 
@@ -169,7 +193,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
     """Add a key for USER and print it (once: it is not shown again)."""
     from .serve.keys import add_key
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
-    added = _run(ctx, lambda: add_key(keys_file, user, granted, given_key, replace_old))
+    added = add_key(keys_file, user, granted, given_key, replace_old)
     click.echo(added.key)
     _say(ctx, f"added a key for {user}" + (f" with {', '.join(added.models)}" if added.models else "")
          + f" to {keys_file}; a running `riskapi serve` picks it up within a second", level=1)
@@ -182,7 +206,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
 def keys_revoke(ctx, user: str, keys_file: Path) -> None:
     """Deactivate every key of USER."""
     from .serve.keys import revoke
-    count = _run(ctx, lambda: revoke(keys_file, user))
+    count = revoke(keys_file, user)
     _say(ctx, f"revoked {count} key(s) of {user}")
 
 
@@ -232,7 +256,7 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
     from .serve.runtime import serve_forever
     settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
     prefix = prefix or Path(tempfile.mkdtemp(prefix="riskapi-nginx-"))
-    _run(ctx, lambda: serve_forever(settings, prefix, lambda line: _say(ctx, line)))
+    serve_forever(settings, prefix, lambda line: _say(ctx, line))
 
 
 @main.command("nginx-config")
@@ -252,7 +276,7 @@ def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cac
     def render() -> None:
         runtime.render()
         runtime.check()
-    _run(ctx, render)
+    render()
     _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
 
 
@@ -265,7 +289,7 @@ def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cac
 def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> None:
     """Print how MODEL's score for COUNTRY was reached, from the current release."""
     from .explain import explain as explain_score, format_explanation
-    click.echo(format_explanation(_run(ctx, lambda: explain_score(site_dir, model, country, date))))
+    click.echo(format_explanation(explain_score(site_dir, model, country, date)))
 
 
 def command_table() -> list[tuple[str, str]]:

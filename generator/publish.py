@@ -24,6 +24,7 @@ import brotli
 import orjson
 
 from .errors import PublishError
+from .files import link_atomic, write_file
 
 RELEASES = "releases"
 CURRENT = "current"
@@ -50,15 +51,12 @@ def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -
     written = []
     for relative, data in batch:
         path = folder / relative
-        path.write_bytes(data)
-        os.utime(path, (stamp, stamp))
+        write_file(path, data, stamp)
         entries = {}
         if len(data) > GZIP_MIN_BYTES:
             for suffix, compress in COMPRESSED_FORMS:
                 compressed = compress(data)
-                twin = path.with_name(path.name + suffix)
-                twin.write_bytes(compressed)
-                os.utime(twin, (stamp, stamp))
+                write_file(path.with_name(path.name + suffix), compressed, stamp)
                 entries[suffix] = {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
         written.append((relative, entries))
     return written
@@ -101,11 +99,7 @@ def _manifest_stamp(release_dir: Path) -> int:
 
 def switch_to(site: Path, release_id: str) -> None:
     """Point `current` at a release in one atomic step: a new symlink renamed over the old one."""
-    temporary = site / f".{CURRENT}.tmp-{os.getpid()}"
-    if temporary.is_symlink() or temporary.exists():
-        temporary.unlink()
-    os.symlink(f"{RELEASES}/{release_id}", temporary)
-    os.replace(temporary, site / CURRENT)
+    link_atomic(site / CURRENT, f"{RELEASES}/{release_id}")
 
 
 class SiteLock:
@@ -259,7 +253,7 @@ class ReleaseWriter:
         self._pool = None
         manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
                     "files": dict(sorted(self.files.items()))}
-        (self.folder / MANIFEST).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+        write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
     def commit(self) -> Release:
         """Finish, move the release into place and make it current."""

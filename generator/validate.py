@@ -6,9 +6,10 @@ from pathlib import Path
 
 import jsonschema_rs
 
+from .resources import SCHEMA_DIR
 from .routes import Route
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+__all__ = ["DocumentValidator", "SCHEMA_DIR", "load_schemas"]
 
 
 def load_schemas(schema_dir: Path = SCHEMA_DIR) -> dict[str, dict]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import base64
 import csv
 import io
-import os
 import re
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import KeysError
+from ..files import write_atomic
 from .. import routes
 from ..render.templates import template_environment
 
@@ -95,11 +95,7 @@ def write_keys(path: Path, keys: list[ApiKey]) -> None:
     for k in keys:
         writer.writerow([k.user, k.key, ";".join(k.models), "yes" if k.active else "no"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".new")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(buffer.getvalue())
-    os.replace(temporary, path)
+    write_atomic(path, buffer.getvalue().encode(), mode=0o600)
 
 
 def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,

@@ -14,12 +14,13 @@ from pathlib import Path
 import orjson
 
 from ..errors import RiskApiError, ServeError
+from ..files import link_atomic, write_atomic
+from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release
 from .keys import read_keys, render_key_map
 from ..render.nginx_maps import NGINX_DIR, RELEASE_INFO
 from ..render.templates import template_environment
 
-NGINX_CONF = Path(__file__).resolve().parent.parent.parent / "nginx.conf"
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 # Debian's package libnginx-mod-http-brotli-static; used where it is installed (API.md).
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
@@ -45,24 +46,6 @@ def nginx_binary() -> str:
     if not found:
         raise ServeError(f"nginx is not installed; {INSTALL_HINT}")
     return found
-
-
-def _write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
-    """NGINX_NOTES.md: replace include files by writing x.new and renaming."""
-    temporary = path.with_name(path.name + ".new")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temporary, mode)
-    os.replace(temporary, path)
-
-
-def _link_atomic(link: Path, target: Path) -> None:
-    temporary = link.with_name(link.name + ".new")
-    if temporary.is_symlink() or temporary.exists():
-        temporary.unlink()
-    os.symlink(target, temporary)
-    os.replace(temporary, link)
 
 
 def check_readable_by_workers(path: Path) -> None:
@@ -138,11 +121,10 @@ class NginxRuntime:
                  for name in ("main.conf", "http.conf", "server.conf")}
         key_map = render_key_map(read_keys(settings.keys), tuple(info["custom_models"]))
         for name, text in texts.items():
-            _write_atomic(self.conf / "runtime" / name, text)
-        _write_atomic(self.conf / "runtime" / "keys.conf", key_map, mode=0o600)
-        _link_atomic(self.conf / "release", release_dir / NGINX_DIR)
-        shutil.copyfile(NGINX_CONF, self.conf / "nginx.conf.new")
-        os.replace(self.conf / "nginx.conf.new", self.conf / "nginx.conf")
+            write_atomic(self.conf / "runtime" / name, text.encode())
+        write_atomic(self.conf / "runtime" / "keys.conf", key_map.encode(), mode=0o600)
+        link_atomic(self.conf / "release", release_dir / NGINX_DIR)
+        write_atomic(self.conf / "nginx.conf", NGINX_CONF.read_bytes())
         return state
 
     def _command(self, *extra: str) -> list[str]:

@@ -1,0 +1,128 @@
+"""The CLI edge: every failure is one clear line and exit 1, a traceback only with -v; the live release stays.
+
+Expected errors print their message, an OSError its path and reason, anything else "internal error"
+(the policy of Sphinx's errors module). The file-system faults are real: a tiny tmpfs filled up, and a
+read-only mount (as root, as CI runs; a user without root gets a read-only folder instead).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.publish import RELEASES, current_release, releases
+
+from .conftest import TINY
+
+AS_ROOT = os.geteuid() == 0
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@contextlib.contextmanager
+def small_filesystem(folder: Path, size: str):
+    """A real tmpfs of `size` mounted on folder (root only), unmounted afterwards."""
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def fill(folder: Path) -> None:
+    """Write until the file system says it is full."""
+    with open(folder / "filler", "wb") as handle:
+        with contextlib.suppress(OSError):
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+
+
+@contextlib.contextmanager
+def read_only(folder: Path):
+    """Make folder read-only: a read-only remount as root (root ignores modes), a mode of 0555 otherwise."""
+    if AS_ROOT:
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+    try:
+        yield
+    finally:
+        if AS_ROOT:
+            subprocess.run(["mount", "-o", "remount,rw", str(folder)], check=True)
+        else:
+            folder.chmod(0o755)
+
+
+def assert_one_clear_line(result, expected: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert result.output.strip() == f"Error: {expected}", result.output
+
+
+def test_a_full_disk_names_the_file_and_the_live_release_stays(tmp_path):
+    if not AS_ROOT:  # without root there is no file system to fill: a read-only folder stands in
+        site = tmp_path / "site"
+        assert run("build", "--data", TINY, "--site", site).exit_code == 0
+        live = current_release(site)
+        with read_only(site / RELEASES):
+            result = run("build", "--data", TINY, "--site", site)
+        assert result.exit_code == 1 and "Permission denied" in result.output and "Traceback" not in result.output
+        assert (current_release(site), releases(site)) == (live, [live])
+        return
+    with small_filesystem(tmp_path / "disk", "4m") as disk:
+        site = disk / "site"
+        assert run("build", "--data", TINY, "--site", site).exit_code == 0
+        live = current_release(site)
+        fill(disk)
+        result = run("build", "--data", TINY, "--site", site)
+        # the first file the new release could not hold, by its path
+        assert result.exit_code == 1, result.output
+        message = result.output.strip()
+        assert message.startswith(f"Error: {site / RELEASES}/.tmp-") and message.endswith(": No space left on device")
+        assert "Traceback" not in result.output
+        assert (current_release(site), releases(site)) == (live, [live])
+        assert not [p for p in (site / RELEASES).iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_a_read_only_site_names_the_folder(tmp_path):
+    if AS_ROOT:
+        with small_filesystem(tmp_path / "disk", "4m") as disk:
+            (disk / "site" / RELEASES).mkdir(parents=True)
+            with read_only(disk):
+                result = run("build", "--data", TINY, "--site", disk / "site")
+            assert_one_clear_line(result, f"{disk / 'site' / '.lock'}: Read-only file system")
+    else:
+        (tmp_path / "site" / RELEASES).mkdir(parents=True)
+        with read_only(tmp_path / "site"):
+            result = run("build", "--data", TINY, "--site", tmp_path / "site")
+        assert_one_clear_line(result, f"{tmp_path / 'site' / '.lock'}: Permission denied")
+
+
+def test_an_unexpected_error_is_called_internal_and_shows_its_traceback_with_v(tmp_path, monkeypatch):
+    import generator.build
+
+    def broken(*args):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(generator.build, "score_model", broken)
+    assert_one_clear_line(run("build", "--data", TINY, "--site", tmp_path),
+                          "internal error: RuntimeError: boom; run with -v for the traceback")
+    verbose = run("-v", "build", "--data", TINY, "--site", tmp_path)
+    assert verbose.exit_code == 1 and "Traceback" in verbose.output and "RuntimeError: boom" in verbose.output
+    assert current_release(tmp_path) is None and releases(tmp_path) == []
+
+
+def test_a_data_error_prints_its_message_and_a_traceback_only_with_v(tmp_path, data_copy):
+    (data_copy / "models.csv").unlink()
+    quiet = run("build", "--data", data_copy, "--site", tmp_path)
+    assert quiet.exit_code == 1 and "models.csv: file is missing" in quiet.output
+    assert "Traceback" not in quiet.output
+    verbose = run("-v", "build", "--data", data_copy, "--site", tmp_path)
+    assert verbose.exit_code == 1 and "Traceback" in verbose.output and "DataError" in verbose.output
