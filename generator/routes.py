@@ -9,12 +9,95 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
+from .encodings import client_encodings
+
 API = "/api/v1"
 PUBLIC = "public"
-NO_MATCH = "none"  # filter variant that matches no country
+NO_MATCH = "none"  # the filter variant that matches no country (its folder is `filter=none/`)
 
 COUNTRY_ORDERINGS = ("code", "-code", "name", "-name")  # endpoint 2, parameter `model`
 SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_name")  # endpoint 3, `ordering`
+
+
+# ---------------------------------------------------------------- the endpoints, described once
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    where: str  # "path" or "query"
+    description: str  # for openapi.json
+    constraints: tuple[tuple[str, object], ...] = ()  # JSON Schema keywords of the string value, in order
+    examples: str | None = None  # "models" or "countries": openapi.json lists the release's own
+    meaning: str = ""  # for the reference page (query parameters)
+    allowed: str = ""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    anchor: str  # the endpoint's short name (and the reference page's anchor)
+    title: str
+    path: str  # URL template under API
+    summary: str  # openapi.json's summary
+    text: str  # the reference page's sentence; {example} is an example URL
+    schema: str  # name of the response schema in schemas/
+    parameters: tuple[Parameter, ...] = ()
+    alias: str | None = None  # another spelling of the path that answers the same
+    alias_summary: str | None = None
+
+    @property
+    def query_parameters(self) -> tuple[Parameter, ...]:
+        return tuple(p for p in self.parameters if p.where == "query")
+
+
+# API.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
+CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
+_CODE_FILTER_CONSTRAINTS = (("pattern", "^(.{3})?$"),)
+_MODEL = Parameter("model", "path", "Model code; custom models only for clients granted them",
+                   (("pattern", "^[a-z][a-z0-9_]*$"),), examples="models")
+_COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
+                          (("minLength", 3), ("maxLength", 3)), examples="countries")
+
+ENDPOINTS = (
+    Endpoint("models", "1. Risk score models", "/configuration/riskscoremodels/", "List risk score models",
+             "The models this key may see.", "riskscoremodels",
+             alias="/configuration/riskscoresmodels/",
+             alias_summary="List risk score models (the earlier reference's spelling)"),
+    Endpoint("countries", "2. Countries", "/configuration/countries/", "List countries",
+             "Every country, with filters and an ordering.", "countries", (
+                 Parameter("code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
+                           meaning="exact country code, any case", allowed="3 characters"),
+                 Parameter("name", "query", "Exact country name, case-insensitive",
+                           meaning="exact country name, any case", allowed="a name of the list"),
+                 Parameter("model", "query", "Ordering (the parameter is named model); empty means the default",
+                           (("enum", [*COUNTRY_ORDERINGS, ""]), ("default", COUNTRY_ORDERINGS[0])),
+                           meaning="the ordering (the parameter is called model)",
+                           allowed=", ".join(COUNTRY_ORDERINGS) + f" (default {COUNTRY_ORDERINGS[0]})"))),
+    Endpoint("scores", "3. Risk scores of a model", "/riskscores/{model}/",
+             "Current risk scores of a model for all countries",
+             "The current score of every country that has one, for example {example}.", "model-scores", (
+                 _MODEL,
+                 Parameter("country_code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
+                           meaning="exact country code, any case", allowed="3 characters"),
+                 Parameter("country_name", "query", "Exact country name, case-insensitive",
+                           meaning="exact country name, any case", allowed="a name of the list"),
+                 Parameter("ordering", "query",
+                           "Ordering; a leading minus sorts descending; empty means the default",
+                           (("enum", [*SCORE_ORDERINGS, ""]), ("default", SCORE_ORDERINGS[0])),
+                           meaning="the order of the list",
+                           allowed=", ".join(SCORE_ORDERINGS) + f" (default {SCORE_ORDERINGS[0]})"))),
+    Endpoint("country-model", "4. Risk scores of a model for one country", "/riskscores/{model}/{country_code}/",
+             "Risk scores of a model for one country: history, current and projection, with sections and "
+             "indicators",
+             "The whole series (history, current, projection) of the model, its sections and its indicators.",
+             "country-model-scores", (_MODEL, _COUNTRY_CODE)),
+    Endpoint("country", "5. A country with its current scores", "/riskscores/country/{code}/",
+             "A country with the current score of each model",
+             "The current score of every model this key may see.", "country-scores",
+             (Parameter("code", "path", _COUNTRY_CODE.description, _COUNTRY_CODE.constraints, examples="countries"),)),
+)
+
+
+# ---------------------------------------------------------------- one route per document
 
 
 @dataclass(frozen=True)
@@ -40,17 +123,23 @@ def audiences(custom_models: tuple[str, ...]) -> list[frozenset[str]]:
 
 
 def _file(path: str, *variant: str) -> str:
-    parts = [path.strip("/").removeprefix("api/v1").strip("/")] + [v for v in variant if v]
-    return "/".join(["api/v1"] + [p for p in parts if p] + ["index.json"])
+    """The file answering `path` (+ variant folders): the URL path itself, then index.json."""
+    return "/".join([path.strip("/")] + [v for v in variant if v] + ["index.json"])
 
 
 def _audience_folder(audience: str) -> str:
     return "" if audience == PUBLIC else f"audience={audience}"
 
 
+def _path(anchor: str, **values: str) -> str:
+    """An endpoint's URL with its path parameters filled in."""
+    endpoint = next(e for e in ENDPOINTS if e.anchor == anchor)
+    return API + endpoint.path.format(**values)
+
+
 def model_list(audience: str = PUBLIC) -> Route:
     """Endpoint 1: the models a client may see."""
-    path = f"{API}/configuration/riskscoremodels/"
+    path = _path("models")
     return Route(path, _file(path, _audience_folder(audience)), "riskscoremodels", audience)
 
 
@@ -67,13 +156,12 @@ def _list_route(path: str, schema: str, order_parameter: str, orderings: tuple[s
 
 def country_list(ordering: str = "code", country: str | None = None) -> Route:
     """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
-    return _list_route(f"{API}/configuration/countries/", "countries", "model", COUNTRY_ORDERINGS, ordering,
-                       "code", country)
+    return _list_route(_path("countries"), "countries", "model", COUNTRY_ORDERINGS, ordering, "code", country)
 
 
 def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
     """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
-    return _list_route(f"{API}/riskscores/{model}/", "model-scores", "ordering", SCORE_ORDERINGS, ordering,
+    return _list_route(_path("scores", model=model), "model-scores", "ordering", SCORE_ORDERINGS, ordering,
                        "country_code", country)
 
 
@@ -86,13 +174,13 @@ def score_list_models(files) -> list[str]:
 
 def country_model_scores(model: str, code: str) -> Route:
     """Endpoint 4: the whole series of a model for one country."""
-    path = f"{API}/riskscores/{model}/{code}/"
+    path = _path("country-model", model=model, country_code=code)
     return Route(path, _file(path), "country-model-scores")
 
 
 def country_scores(code: str, audience: str = PUBLIC) -> Route:
     """Endpoint 5: current scores of every model the audience may see, for one country."""
-    path = f"{API}/riskscores/country/{code}/"
+    path = _path("country", code=code)
     return Route(path, _file(path, _audience_folder(audience)), "country-scores", audience)
 
 
@@ -105,4 +193,31 @@ def document_count(countries: int, models: int, custom_models: int) -> int:
 
 
 def openapi() -> Route:
-    return Route(f"{API}/openapi.json", "api/v1/openapi.json", "")  # checked against the OpenAPI meta-schema in tests
+    return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")  # checked against the OpenAPI meta-schema in tests
+
+
+# ---------------------------------------------------------------- a release's routing, as data
+
+@dataclass(frozen=True)
+class ReleaseRouting:
+    """Everything a server needs to map a request of one release to its file: what nginx's maps are
+    rendered from (and what an edge worker would read)."""
+
+    countries: tuple[str, ...]  # country codes; matched ignoring case
+    country_names: tuple[tuple[str, str], ...]  # (a name as a client encodes it in a query, its code)
+    models: tuple[tuple[str, bool], ...]  # (model code, custom)
+    audiences: tuple[tuple[str, tuple[str, ...]], ...]  # (audience name, the custom models it sees)
+    prefix: str = API
+    score_orderings: tuple[str, ...] = SCORE_ORDERINGS
+    country_orderings: tuple[str, ...] = COUNTRY_ORDERINGS
+    no_match: str = NO_MATCH
+
+
+def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]]) -> ReleaseRouting:
+    """The routing of a release with these (code, name) countries and (code, custom) models."""
+    custom = tuple(code for code, is_custom in models if is_custom)
+    return ReleaseRouting(
+        countries=tuple(code for code, _ in countries),
+        country_names=tuple((encoded, code) for code, name in countries for encoded in client_encodings(name)),
+        models=tuple(models),
+        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in audiences(custom)))

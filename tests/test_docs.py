@@ -2,7 +2,7 @@
 import click
 
 from generator.cli import main
-from generator.routes import COUNTRY_ORDERINGS, SCORE_ORDERINGS
+from generator.routes import API, COUNTRY_ORDERINGS, ENDPOINTS, SCORE_ORDERINGS
 
 from .conftest import ROOT
 
@@ -29,11 +29,14 @@ def test_every_command_and_option_is_in_the_readme():
 
 
 def test_every_endpoint_and_ordering_is_in_the_readme():
-    for route in ("GET /api/v1/configuration/riskscoremodels/", "…/riskscoresmodels/",
-                  "GET /api/v1/configuration/countries/", "GET /api/v1/riskscores/{model}/",
-                  "GET /api/v1/riskscores/{model}/{country_code}/", "GET /api/v1/riskscores/country/{code}/",
-                  "GET /api/v1/openapi.json"):
-        assert route in README, route
+    assert len(ENDPOINTS) == 5
+    for endpoint in ENDPOINTS:
+        assert f"GET {API}{endpoint.path}" in README, endpoint.path
+        if endpoint.alias:
+            assert "…/" + endpoint.alias.rstrip("/").rsplit("/", 1)[-1] + "/" in README, endpoint.alias
+        for parameter in endpoint.query_parameters:
+            assert f"{parameter.name}=" in README, (endpoint.path, parameter.name)
+    assert f"GET {API}/openapi.json" in README
     for ordering in COUNTRY_ORDERINGS + SCORE_ORDERINGS:
         assert f"`{ordering}`" in README, ordering
 

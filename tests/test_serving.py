@@ -396,11 +396,11 @@ def test_json_answers_may_run_nothing(live):
 
 def test_reference_documents_every_endpoint_and_command(live):
     from generator.cli import command_table
+    from generator.routes import API, ENDPOINTS
     page = live.get("/", user=None).body.decode()
-    for path in ("/api/v1/configuration/riskscoremodels/", "/api/v1/configuration/riskscoresmodels/",
-                 "/api/v1/configuration/countries/", "/api/v1/riskscores/{model}/",
-                 "/api/v1/riskscores/{model}/{country_code}/", "/api/v1/riskscores/country/{code}/",
-                 "/api/v1/openapi.json"):
+    paths = [API + p for e in ENDPOINTS for p in (e.path, e.alias) if p] + [f"{API}/openapi.json"]
+    assert len(paths) == 7
+    for path in paths:
         assert path in page, path
     for name, _ in command_table():
         assert f"<code>{name}</code>" in page, name

@@ -5,7 +5,6 @@ import orjson
 
 from .. import routes
 from ..load.records import Dataset
-from .encodings import client_encodings
 from .templates import template_environment
 
 NGINX_DIR = "nginx"
@@ -13,19 +12,18 @@ RELEASE_INFO = f"{NGINX_DIR}/release.json"
 
 
 def render_release_maps(dataset: Dataset) -> dict[str, bytes]:
-    """Every nginx file of a release by path relative to the release folder."""
+    """Every nginx file of a release by path relative to the release folder, from its routing."""
+    routing = routes.release_routing([(c.code, c.name) for c in dataset.countries],
+                                     [(m.model.code, m.model.custom) for m in dataset.models])
     environment = template_environment()
-    codes = [c.code for c in dataset.countries]
-    names = [(encoded, c.code) for c in dataset.countries for encoded in client_encodings(c.name)]
-    models = [(m.model.code, "custom" if m.model.custom else "public") for m in dataset.models]
-    grants = [(routes.audience_name(audience), model) for audience in routes.audiences(dataset.custom_models)
-              for model in sorted(audience)]
+    models = [(code, "custom" if custom else "public") for code, custom in routing.models]
+    grants = [(audience, model) for audience, granted in routing.audiences for model in granted]
     files = {
-        "country-codes.conf": environment.get_template("country-codes.conf.j2").render(codes=codes),
-        "country-names.conf": environment.get_template("country-names.conf.j2").render(names=names),
+        "country-codes.conf": environment.get_template("country-codes.conf.j2").render(codes=routing.countries),
+        "country-names.conf": environment.get_template("country-names.conf.j2").render(names=routing.country_names),
         "models.conf": environment.get_template("models.conf.j2").render(models=models),
         "custom-grants.conf": environment.get_template("custom-grants.conf.j2").render(grants=grants),
     }
     rendered = {f"{NGINX_DIR}/{name}": text.encode() for name, text in files.items()}
-    rendered[RELEASE_INFO] = orjson.dumps({"custom_models": list(dataset.custom_models)})
+    rendered[RELEASE_INFO] = orjson.dumps({"custom_models": [code for code, custom in routing.models if custom]})
     return rendered

@@ -35,13 +35,12 @@ def _rewrite_refs(node):
     return node
 
 
-# API.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
-CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
-
-
-def _parameter(name: str, where: str, description: str, **schema) -> dict:
-    return {"name": name, "in": where, "required": where == "path", "description": description,
-            "schema": {"type": "string", **schema}}
+def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> dict:
+    schema = {"type": "string", **dict(parameter.constraints)}
+    if parameter.examples:
+        schema["examples"] = examples[parameter.examples]
+    return {"name": parameter.name, "in": parameter.where, "required": parameter.where == "path",
+            "description": parameter.description, "schema": schema}
 
 
 def _operation(summary: str, response: str, parameters: list[dict], keyed: bool = True) -> dict:
@@ -59,41 +58,19 @@ def _operation(summary: str, response: str, parameters: list[dict], keyed: bool 
 
 
 def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str]) -> dict:
-    """The OpenAPI 3.1 description of every route of API.md."""
+    """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS."""
     components = {name: _rewrite_refs(schema) for name, schema in schemas["common"]["$defs"].items()}
     for name, component in RESPONSES.items():
         schema = {k: v for k, v in schemas[name].items() if k not in ("$schema", "$id")}
         components[component] = _rewrite_refs(schema)
-    code = _parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
-                      minLength=3, maxLength=3, examples=country_codes)
-    model = _parameter("model", "path", "Model code; custom models only for clients granted them",
-                       pattern="^[a-z][a-z0-9_]*$", examples=model_codes)
-    models_op = _operation("List risk score models", "riskscoremodels", [])
-    paths = {
-        "/configuration/riskscoremodels/": {"get": models_op},
-        "/configuration/riskscoresmodels/": {"get": {**models_op, "summary": "List risk score models "
-                                                     "(the earlier reference's spelling)"}},
-        "/configuration/countries/": {"get": _operation("List countries", "countries", [
-            _parameter("code", "query", CODE_FILTER, pattern="^(.{3})?$"),
-            _parameter("name", "query", "Exact country name, case-insensitive"),
-            _parameter("model", "query", "Ordering (the parameter is named model); empty means the default",
-                       enum=[*routes.COUNTRY_ORDERINGS, ""], default="code"),
-        ])},
-        "/riskscores/{model}/": {"get": _operation("Current risk scores of a model for all countries",
-                                                   "model-scores", [
-            model,
-            _parameter("country_code", "query", CODE_FILTER, pattern="^(.{3})?$"),
-            _parameter("country_name", "query", "Exact country name, case-insensitive"),
-            _parameter("ordering", "query", "Ordering; a leading minus sorts descending; empty means the default",
-                       enum=[*routes.SCORE_ORDERINGS, ""], default="country_code"),
-        ])},
-        "/riskscores/{model}/{country_code}/": {"get": _operation(
-            "Risk scores of a model for one country: history, current and projection, with sections and "
-            "indicators", "country-model-scores", [model, code])},
-        "/riskscores/country/{code}/": {"get": _operation(
-            "A country with the current score of each model", "country-scores",
-            [{**code, "name": "code"}])},
-    }
+    examples = {"models": model_codes, "countries": country_codes}
+    paths = {}
+    for endpoint in routes.ENDPOINTS:
+        operation = _operation(endpoint.summary, endpoint.schema,
+                               [_parameter(p, examples) for p in endpoint.parameters])
+        paths[endpoint.path] = {"get": operation}
+        if endpoint.alias:
+            paths[endpoint.alias] = {"get": {**operation, "summary": endpoint.alias_summary}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Country risk API", "version": "1.0.0",

@@ -64,33 +64,14 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
         document, abridged = _abridge(kind, document)
         shown[kind] = (route.url, orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), abridged)
     model_path = examples["scores"][0].url.removeprefix(routes.API)
-    endpoints = [
-        dict(anchor="models", title="1. Risk score models", path="/api/v1/configuration/riskscoremodels/",
-             alias="/api/v1/configuration/riskscoresmodels/", text="The models this key may see.", parameters=[],
-             kind="models"),
-        dict(anchor="countries", title="2. Countries", path="/api/v1/configuration/countries/", alias=None,
-             text="Every country, with filters and an ordering.", kind="countries", parameters=[
-                 dict(name="code", meaning="exact country code, any case", allowed="3 characters"),
-                 dict(name="name", meaning="exact country name, any case", allowed="a name of the list"),
-                 dict(name="model", meaning="the ordering (the parameter is called model)",
-                      allowed=", ".join(routes.COUNTRY_ORDERINGS) + " (default code)")]),
-        dict(anchor="scores", title="3. Risk scores of a model", path="/api/v1/riskscores/{model}/", alias=None,
-             text=f"The current score of every country that has one, for example {model_path}.", kind="scores",
-             parameters=[
-                 dict(name="country_code", meaning="exact country code, any case", allowed="3 characters"),
-                 dict(name="country_name", meaning="exact country name, any case", allowed="a name of the list"),
-                 dict(name="ordering", meaning="the order of the list",
-                      allowed=", ".join(routes.SCORE_ORDERINGS) + " (default country_code)")]),
-        dict(anchor="country-model", title="4. Risk scores of a model for one country",
-             path="/api/v1/riskscores/{model}/{country_code}/", alias=None,
-             text="The whole series (history, current, projection) of the model, its sections and its indicators.",
-             kind="country-model", parameters=[]),
-        dict(anchor="country", title="5. A country with its current scores", path="/api/v1/riskscores/country/{code}/",
-             alias=None, text="The current score of every model this key may see.", kind="country", parameters=[]),
-    ]
-    for endpoint in endpoints:
-        url, response, abridged = shown[endpoint["kind"]]
-        endpoint.update(example=url, response=response, abridged=abridged)
+    endpoints = []
+    for e in routes.ENDPOINTS:
+        url, response, abridged = shown[e.anchor]
+        endpoints.append(dict(anchor=e.anchor, title=e.title, path=routes.API + e.path,
+                              alias=routes.API + e.alias if e.alias else None, text=e.text.format(example=model_path),
+                              parameters=[dict(name=p.name, meaning=p.meaning, allowed=p.allowed)
+                                          for p in e.query_parameters],
+                              example=url, response=response, abridged=abridged))
     common = dict(models=summary, base=EXAMPLE_BASE, release_note="of the published data")
     pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
         title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}

@@ -17,6 +17,7 @@ from ..errors import RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
 from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release
+from ..routes import API
 from .keys import read_keys, render_key_map
 from ..render.nginx_maps import NGINX_DIR, RELEASE_INFO
 from ..render.templates import template_environment
@@ -207,7 +208,7 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
     """Run nginx in the foreground; pick up a new release or a changed keys file with a graceful reload."""
     runtime = NginxRuntime(settings, prefix)
     runtime.start()
-    say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}/api/v1/ "
+    say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}{API}/ "
         f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
