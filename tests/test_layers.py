@@ -27,8 +27,12 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+MODULES = {module_name(p) for p in PACKAGE.rglob("*.py")}
+
+
 def imports_of(path: Path) -> set[str]:
-    """Every generator module that the file imports, resolved to its dotted name."""
+    """Every generator module that the file imports, resolved to its dotted name (`from . import x`
+    imports the module x when there is one, else a name of the package)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
@@ -42,13 +46,14 @@ def imports_of(path: Path) -> set[str]:
             else:
                 target = node.module or ""
             if target.startswith("generator"):
-                found.add(target)
-                found |= {f"{target}.{alias.name}" for alias in node.names}  # `from . import routes`
+                modules = {f"{target}.{alias.name}" for alias in node.names} & MODULES
+                found |= modules if len(modules) == len(node.names) else modules | {target}
     return found
 
 
 def graph() -> dict[str, set[str]]:
     files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    assert set(files) == MODULES
     return {name: {target for target in imports_of(path) if target in files and target != name}
             for name, path in files.items()}
 

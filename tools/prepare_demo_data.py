@@ -15,6 +15,9 @@ import io
 from collections import Counter
 from pathlib import Path
 
+from generator.load.contract import (BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS,
+                                     OBSERVATION_COLUMNS, SCORING_COLUMNS, SECTION_COLUMNS, header)
+
 from .realdata import series as raw
 from .realdata import sources
 from .realdata.catalogue import ALL_SOURCES, MODELS, IndicatorSpec, ModelSpec
@@ -39,12 +42,12 @@ def main() -> None:
     countries, economies = country_rows()
     codes = {row["code"] for row in countries}
     all_series, notes = collect_series(codes, economies)
-    files = {"countries.csv": table(["code", "name", "region", "income", "oecd_member", "geo_type"], countries)}
+    files = {"countries.csv": table(header(COUNTRY_COLUMNS), countries)}
     files.update(model_tables(MODELS))
     coverage = {}
     for model in MODELS:
         rows, coverage[model.code] = observation_rows(model, all_series)
-        files[f"observations/{model.code}.csv"] = table(["indicator", "country", "date", "value", "status"], rows)
+        files[f"observations/{model.code}.csv"] = table(header(OBSERVATION_COLUMNS, optional=False), rows)
     files["SOURCES.md"] = sources_markdown(countries, coverage, notes, year_spans(all_series))
     for relative, text in files.items():
         path = out / relative
@@ -158,15 +161,11 @@ def model_tables(models: tuple[ModelSpec, ...]) -> dict[str, str]:
                     bounds_rows.append({"model": model.code, "indicator": indicator.reference, "optimum": optimum,
                                         "green": green, "red": red, "lower": lower})
     return {
-        "models.csv": table(["code", "title", "description", "source", "version", "update_date", "url", "direction",
-                             "scoring", "rating", "custom"], model_rows),
-        "sections.csv": table(["model", "reference", "name", "description", "default_weight", "sdg_number"],
-                              section_rows),
-        "indicators.csv": table(["model", "reference", "section", "name", "short_name", "source", "url",
-                                 "description", "default_weight", "frequency", "unit", "currency", "last_updated",
-                                 "max_lag", "applicability"], indicator_rows),
-        "scoring.csv": table(["model", "indicator", "threshold", "risk_points"], scoring_rows),
-        "bounds.csv": table(["model", "indicator", "optimum", "green", "red", "lower"], bounds_rows),
+        "models.csv": table(header(MODEL_COLUMNS), model_rows),
+        "sections.csv": table(header(SECTION_COLUMNS), section_rows),
+        "indicators.csv": table(header(INDICATOR_COLUMNS), indicator_rows),
+        "scoring.csv": table(header(SCORING_COLUMNS), scoring_rows),
+        "bounds.csv": table(header(BOUNDS_COLUMNS), bounds_rows),
     }
 
 

@@ -17,6 +17,10 @@ from pathlib import Path
 
 import pycountry
 
+from generator.load.contract import (BOUNDS, BOUNDS_COLUMNS, COUNTRIES, COUNTRY_COLUMNS, INDICATOR_COLUMNS, INDICATORS,
+                                     MODEL_COLUMNS, MODELS, OBSERVATION_COLUMNS, SCORING, SCORING_COLUMNS,
+                                     SECTION_COLUMNS, SECTIONS, header, observations_file)
+
 SYNTHETIC = "Synthetic demo data (not real values)"
 BASE_URL = "https://country-risk-api.example"
 REGIONS = ("East Asia & Pacific", "Europe & Central Asia", "Latin America & Caribbean",
@@ -202,8 +206,7 @@ def write_demo_data(spec: DemoSpec, out: Path) -> dict[str, int]:
         oecd = income == "High income" and rng.random() < 0.6
         geo_type = "territory" if code in SPARSE or code == NO_DATA else "country"
         countries.append((code, name, rng.choice(REGIONS), income, "yes" if oecd else "no", geo_type))
-    counts = {"countries": _write(out / "countries.csv",
-                                  ["code", "name", "region", "income", "oecd_member", "geo_type"], countries)}
+    counts = {"countries": _write(out / COUNTRIES, header(COUNTRY_COLUMNS), countries)}
     model_rows, section_rows, indicator_rows, scoring_rows, bounds_rows = [], [], [], [], []
     observations: dict[str, list] = {}
     for model in spec.models:
@@ -248,26 +251,18 @@ def write_demo_data(spec: DemoSpec, out: Path) -> dict[str, int]:
                 rows.extend(_observations(spec, model, ref, good, bad, latent,
                                           [c for c in countries if applies(c)]))
         observations[model] = rows
-    counts["models"] = _write(out / "models.csv", ["code", "title", "description", "source", "version",
-                                                   "update_date", "url", "direction", "scoring", "rating",
-                                                   "custom"], model_rows)
-    counts["sections"] = _write(out / "sections.csv", ["model", "reference", "name", "description",
-                                                       "default_weight", "sdg_number"], section_rows)
-    counts["indicators"] = _write(out / "indicators.csv", [
-        "model", "reference", "section", "name", "short_name", "source", "url", "description", "default_weight",
-        "frequency", "unit", "currency", "last_updated", "max_lag", "applicability"], indicator_rows)
-    counts["scoring rows"] = _write(out / "scoring.csv", ["model", "indicator", "threshold", "risk_points"],
-                                    scoring_rows)
-    counts["bounds rows"] = _write(out / "bounds.csv", ["model", "indicator", "optimum", "green", "red", "lower"],
-                                   bounds_rows)
+    counts["models"] = _write(out / MODELS, header(MODEL_COLUMNS), model_rows)
+    counts["sections"] = _write(out / SECTIONS, header(SECTION_COLUMNS), section_rows)
+    counts["indicators"] = _write(out / INDICATORS, header(INDICATOR_COLUMNS), indicator_rows)
+    counts["scoring rows"] = _write(out / SCORING, header(SCORING_COLUMNS), scoring_rows)
+    counts["bounds rows"] = _write(out / BOUNDS, header(BOUNDS_COLUMNS), bounds_rows)
     stale = out / "observations"
     if stale.is_dir():
         for old in stale.glob("*.csv"):
             if old.stem not in observations:
                 old.unlink()
     counts["observations"] = sum(
-        _write(out / "observations" / f"{model}.csv",
-               ["indicator", "country", "date", "value", "status", "component"], rows)
+        _write(out / observations_file(model), header(OBSERVATION_COLUMNS), rows)
         for model, rows in observations.items())
     return counts
 

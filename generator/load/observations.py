@@ -1,0 +1,132 @@
+"""The observation files: one long-form file of raw values per model."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..errors import CellError, Problem
+from . import table as t
+from .contract import OBSERVATION_COLUMNS, observations_file
+from .problems import ProblemLog
+from .records import Country, Indicator, Model, ModelObservations, Observation, Value
+from .table import iter_table
+
+
+def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator, ...], countries: dict[str, Country],
+                      broken_indicators: set[str]) -> ModelObservations:
+    """The observations of one model's indicators, by indicator and country, one per year, sorted by date.
+
+    `broken_indicators` were reported already: their rows are skipped without a second problem."""
+    name = observations_file(model.code)
+    by_reference = {i.reference: i for i in indicators}
+    labels = {i.reference: {row.label for row in i.scoring} for i in indicators}
+    # Only line numbers and values are kept per row: these files are the bulk of the data.
+    main: dict[tuple[str, str, str], tuple[int, Value, bool]] = {}
+    components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = defaultdict(list)
+    outside: dict[str, list[tuple[int, str]]] = defaultdict(list)  # indicator → (line, country)
+    unknown: dict[tuple[str, str], list[int]] = defaultdict(list)  # (column, value) → lines
+    for r in iter_table(log.dir / name, log.shown(name), OBSERVATION_COLUMNS, log.problems):
+        cells = r.cells
+        reference, country = cells["indicator"], cells["country"]
+        indicator = by_reference.get(reference)
+        if indicator is None:
+            if reference not in broken_indicators:
+                unknown[("indicator", reference)].append(r.line)
+            continue
+        if country not in countries:
+            unknown[("country", country)].append(r.line)
+            continue
+        key = (reference, country, cells["date"])
+        component = cells["component"]
+        earlier = main.get(key) if not component else next(
+            (c for c in components.get(key, ()) if c[1] == component), None)
+        if earlier is not None:
+            log.problem(name, r, "date", f"duplicate: {reference} {country} {cells['date']}"
+                         + (f" component {component!r}" if component else "")
+                         + f" is already on line {earlier[0]}", "keep one row per date")
+            continue
+        projected = cells["status"] == "projected"
+        if component:
+            components[key].append((r.line, component, component_value(cells["value"])))
+            continue
+        try:
+            value = parse_value(cells["value"], indicator)
+        except CellError as error:
+            log.problem(name, r, "value", f"{cells['value']!r} {error.message}", error.hint)
+            continue
+        # A checked numeric table covers every number; labels must be one of the table's.
+        if indicator.value_kind == "label" and value not in labels[reference]:
+            log.problem(name, r, "value", f"{cells['value']!r} matches no scoring row of "
+                         f"{model.code}/{indicator.reference}",
+                         "allowed: " + ", ".join(row.threshold for row in indicator.scoring))
+            continue
+        if not indicator.applies_to(countries[country]):
+            outside[reference].append((r.line, country))
+        main[key] = (r.line, value, projected)
+    for (column, value), lines in unknown.items():
+        message, hint = (f"{value!r} is not an indicator of {model.code}",
+                         "fix the reference or add the indicator to indicators.csv") if column == "indicator" \
+            else (f"{value!r} is not in countries.csv", "add the country or fix the code")
+        log.problems.append(Problem(log.shown(name), lines[0], column, message, hint + _more_lines(lines)))
+    for reference, rows in outside.items():
+        codes = sorted({country for _, country in rows})
+        log.warnings.append(Problem(
+            log.shown(name), rows[0][0], "country", f"{len(rows)} observations of {reference} are for countries "
+            f"outside its applicability {by_reference[reference].applicability.text!r} "
+            f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored"))
+    for key, extra in components.items():
+        if key not in main:
+            line, component, _ = extra[0]
+            log.problems.append(Problem(
+                log.shown(name), line, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} "
+                "has no main row", "add the row with a blank component that holds the scored value"))
+    series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
+    for key, (_line, value, projected) in main.items():
+        indicator, country, date = key
+        extra = tuple((component, v) for _, component, v in sorted(components.get(key, [])))
+        series[indicator][country].append(Observation(int(date[:4]), date, value, projected, extra))
+    result: dict[str, dict[str, tuple[Observation, ...]]] = {}
+    for indicator in indicators:
+        per_country = series.get(indicator.reference, {})
+        result[indicator.reference] = {
+            country: tuple(_latest_per_year(sorted(observations, key=lambda o: o.date)))
+            for country, observations in sorted(per_country.items())
+        }
+    return result
+
+
+def _more_lines(lines: list[int]) -> str:
+    """`; also on lines 18, 19, 20 and 7 more` for a problem that repeats on many rows."""
+    if len(lines) == 1:
+        return ""
+    shown = ", ".join(str(line) for line in lines[1:4])
+    more = f" and {len(lines) - 4} more" if len(lines) > 4 else ""
+    return f"; also on lines {shown}{more}"
+
+
+def _latest_per_year(observations: list[Observation]) -> list[Observation]:
+    """Keep, for each year, the observation with the latest date (SCORING.md §4: results are annual)."""
+    by_year: dict[int, Observation] = {}
+    for observation in observations:
+        by_year[observation.year] = observation
+    return [by_year[year] for year in sorted(by_year)]
+
+
+def parse_value(text: str, indicator: Indicator) -> Value:
+    """Read an observation value as the kind its indicator's table scores."""
+    if indicator.value_kind == "number":
+        return t.number(text)
+    if indicator.value_kind == "boolean":
+        folded = text.casefold()
+        if folded not in ("true", "false"):
+            raise CellError("is not true or false", f"{indicator.reference} is scored as a yes/no flag")
+        return folded == "true"
+    return text
+
+
+def component_value(text: str | None) -> Value | None:
+    if text is None:
+        return None
+    try:
+        return t.number(text)
+    except CellError:
+        return text
