@@ -12,8 +12,6 @@ from .load.thresholds import parse_threshold
 from .publish import CURRENT
 
 
-
-
 @dataclass(frozen=True)
 class IndicatorLine:
     reference: str

@@ -114,7 +114,7 @@ class SiteLock:
             self._handle.close()
             raise PublishError(f"another build or rollback is using {site}; try again when it has finished") from None
 
-    def release(self) -> None:
+    def unlock(self) -> None:
         if self._handle.closed:
             return
         # Unlock explicitly: a forked write worker shares the open file, and closing alone would
@@ -126,7 +126,7 @@ class SiteLock:
         return self
 
     def __exit__(self, *exc):
-        self.release()
+        self.unlock()
 
 
 def rollback(site: Path) -> str:
@@ -264,7 +264,7 @@ class ReleaseWriter:
             switch_to(self.site, self.id)
             self._prune()
         finally:
-            self._lock.release()
+            self._lock.unlock()
         return Release(self.id, final, len(self.files), self.bytes)
 
     def abort(self) -> None:
@@ -275,7 +275,7 @@ class ReleaseWriter:
         self._pending.clear()
         self._batch = []
         shutil.rmtree(self.folder, ignore_errors=True)
-        self._lock.release()
+        self._lock.unlock()
 
     def _prune(self) -> None:
         ids = releases(self.site)

@@ -6,12 +6,14 @@ picks through generated whitelist maps; no request value ever reaches a path dir
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import combinations
 
 from .encodings import client_encodings
 
 API = "/api/v1"
+MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # models.csv, keys grants and the {model} of a URL
 PUBLIC = "public"
 NO_MATCH = "none"  # the filter variant that matches no country (its folder is `filter=none/`)
 

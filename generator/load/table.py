@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import CellError, Problem
+from ..routes import MODEL_CODE
 
 
 _DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
@@ -20,10 +21,7 @@ _YEAR = re.compile(r"\d{4}")
 _URL = re.compile(r"https?://[A-Za-z0-9\-._~]+(:\d+)?([/?#]([A-Za-z0-9\-._~:/?#@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?")
 _CODE = re.compile(r"[A-Z]{3}")
 _CODE_ANY_CASE = re.compile(r"[A-Za-z]{3}")
-_MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _REFERENCE = re.compile(r"[A-Za-z0-9_.\-]{1,60}")
-
-
 
 
 @dataclass(frozen=True)
@@ -217,7 +215,7 @@ def country_code(value: str) -> str:
 
 
 def model_code(value: str) -> str:
-    if not _MODEL_CODE.fullmatch(value):
+    if not MODEL_CODE.fullmatch(value):
         raise CellError("is not a model code", "use lower-case letters, digits and _, starting with a letter")
     if value == "country":
         raise CellError("is reserved", "/riskscores/country/ is the country endpoint; choose another code")

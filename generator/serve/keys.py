@@ -17,9 +17,6 @@ from ..render.templates import template_environment
 HEADER = ["user", "key", "models", "active"]
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
 KEY = re.compile(r"[a-z0-9._~-]{16,128}")
-MODEL = re.compile(r"[a-z][a-z0-9_]{0,39}")
-
-
 
 
 @dataclass(frozen=True)
@@ -80,7 +77,7 @@ def _parse_row(row: list[str]) -> ApiKey:
         raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
     granted = tuple(sorted({m.strip() for m in models.split(";") if m.strip()}))
     for model in granted:
-        if not MODEL.fullmatch(model):
+        if not routes.MODEL_CODE.fullmatch(model):
             raise KeysError(f"model {model!r} is not a model code (separate several with ';')")
     if active not in ("yes", "no"):
         raise KeysError(f"active {active!r} must be yes or no")
@@ -104,7 +101,7 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
     if not USER.fullmatch(user):
         raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
     for model in models:
-        if not MODEL.fullmatch(model):
+        if not routes.MODEL_CODE.fullmatch(model):
             raise KeysError(f"model {model!r} is not a model code")
     keys = read_keys(path)
     added = ApiKey(user, normalise_key(key) if key else new_key(), tuple(sorted(set(models))), True)

@@ -27,8 +27,6 @@ INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 
 
-
-
 @dataclass(frozen=True)
 class ServeSettings:
     site: Path
