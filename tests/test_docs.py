@@ -53,3 +53,13 @@ def test_every_csv_column_is_in_the_data_readme():
 def test_readme_names_the_two_setup_commands_and_ci_runs_the_test_one():
     assert "scripts/demo.sh" in README and "scripts/test.sh" in README
     assert "scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_layout_names_every_module():
+    layout = README[README.index("## Layout"):]
+    package = ROOT / "generator"
+    for module in sorted(package.rglob("*.py")):
+        if module.name == "__init__.py" and module.stat().st_size < 100:
+            continue  # an empty package marker
+        assert module.name in layout, module.relative_to(ROOT)
+    assert "../shared" not in README
