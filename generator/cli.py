@@ -67,6 +67,29 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
     ctx.obj = {"verbose": verbose, "quiet": quiet}
 
 
+def _more_verbose(ctx: click.Context, _param, count: int) -> None:
+    if count:
+        ctx.ensure_object(dict)["verbose"] = ctx.obj.get("verbose", 0) + count
+
+
+def _quiet(ctx: click.Context, _param, quiet: bool) -> None:
+    if quiet:
+        ctx.ensure_object(dict)["quiet"] = True
+
+
+def accept_verbosity_after(group: click.Group) -> None:
+    """Give every command -v and -q of its own, so `riskapi build -q` means `riskapi -q build`."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            accept_verbosity_after(command)
+            continue
+        command.params += [
+            click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_more_verbose,
+                         help="More output; -v also shows tracebacks."),
+            click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, callback=_quiet,
+                         help="Print errors only.")]
+
+
 def _say(ctx: click.Context, message: str, level: int = 0) -> None:
     if not ctx.obj["quiet"] and ctx.obj["verbose"] >= level:
         click.echo(message)
@@ -219,8 +242,21 @@ def keys_list(keys_file: Path) -> None:
         click.echo(f"{k.user}\t{k.masked}\t{','.join(k.models) or '-'}\t{'active' if k.active else 'revoked'}")
 
 
+class RateLimit(click.ParamType):
+    """A rate as nginx takes it: whole requests per second or per minute (`10`, `10/s`, `600/m` → `10r/s`…)."""
+
+    name = "rate"
+
+    def convert(self, value, param, ctx) -> str:
+        from .serve.runtime import nginx_rate
+        try:
+            return nginx_rate(str(value))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
 def _serve_settings(site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
-                    rate_limit: float | None, foreground: bool = True):
+                    rate_limit: str | None, foreground: bool = True):
     from .serve.runtime import ServeSettings
     return ServeSettings(site=site_dir.resolve(), keys=keys_file.resolve(), host=host, port=port,
                          cache_control=cache_control, rate_limit=rate_limit, foreground=foreground)
@@ -231,8 +267,8 @@ SERVE_OPTIONS = [
     click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True),
     click.option("--cache-control", default="private, no-cache", show_default=True,
                  help="Cache-Control of successful answers (e.g. for a CDN that checks keys at its edge)."),
-    click.option("--rate-limit", type=click.FloatRange(min=0.001), default=None,
-                 help="Requests per second per client; off unless given."),
+    click.option("--rate-limit", type=RateLimit(), default=None, metavar="N|N/s|N/m",
+                 help="Whole requests per second (N, N/s) or per minute (N/m) per client; off unless given."),
 ]
 
 
@@ -250,13 +286,19 @@ def _serve_options(command):
               help="Folder for nginx's configuration, logs and temp files [default: a new private one].")
 @click.pass_context
 def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
-          rate_limit: float | None, prefix: Path | None) -> None:
+          rate_limit: str | None, prefix: Path | None) -> None:
     """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
+    import shutil
     import tempfile
     from .serve.runtime import serve_forever
     settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
+    private = prefix is None  # a prefix of our own making is removed on the way out
     prefix = prefix or Path(tempfile.mkdtemp(prefix="riskapi-nginx-"))
-    serve_forever(settings, prefix, lambda line: _say(ctx, line))
+    try:
+        serve_forever(settings, prefix, lambda line: _say(ctx, line))
+    finally:
+        if private:
+            shutil.rmtree(prefix, ignore_errors=True)
 
 
 @main.command("nginx-config")
@@ -267,7 +309,7 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
               help="nginx prefix to write conf/ into (run nginx with -p OUT -c OUT/conf/nginx.conf).")
 @click.pass_context
 def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
-                 rate_limit: float | None, prefix: Path) -> None:
+                 rate_limit: str | None, prefix: Path) -> None:
     """Render and check the nginx configuration for your own nginx (run again, then reload, after changes)."""
     from .serve.runtime import NginxRuntime
     runtime = NginxRuntime(_serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit,
@@ -290,6 +332,9 @@ def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> 
     """Print how MODEL's score for COUNTRY was reached, from the current release."""
     from .explain import explain as explain_score, format_explanation
     click.echo(format_explanation(explain_score(site_dir, model, country, date)))
+
+
+accept_verbosity_after(main)
 
 
 def command_table() -> list[tuple[str, str]]:

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Install, build the demo data, create a demo key and serve the API on http://127.0.0.1:8080/api/v1/
+# Install, build the demo data, create a demo key and serve the API on http://127.0.0.1:${PORT:-8080}/api/v1/
 set -euo pipefail
 cd "$(dirname "$0")/.."
+port="${PORT:-8080}"
+# Check the port before anything changes (the demo key is rotated below).
+if python3 -c "import socket, sys; s = socket.socket(); s.settimeout(0.5); sys.exit(s.connect_ex(('127.0.0.1', $port)) != 0)"; then
+  echo "port $port on 127.0.0.1 is busy: stop what listens there, or choose another one: PORT=8081 scripts/demo.sh" >&2
+  exit 1
+fi
 scripts/install.sh
 riskapi build --data data --site site
 key=$(riskapi keys add demo --models acme_aml --replace --keys keys/keys.csv)
+base="http://127.0.0.1:$port"
 cat <<TXT
 
 Demo key (user demo, granted the custom model acme_aml): $key
 Try it:
-  curl -H 'Authorization: apikey demo:$key' http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/
-Read the API reference at http://127.0.0.1:8080/ and explore with the key (paste demo:$key)
-at http://127.0.0.1:8080/docs/explorer/
+  curl -H 'Authorization: apikey demo:$key' $base/api/v1/riskscores/sovereign/AUT/
+Read the API reference at $base/ and explore with the key (paste demo:$key)
+at $base/docs/explorer/
 
 TXT
-exec riskapi serve --site site --keys keys/keys.csv --host 127.0.0.1 --port "${PORT:-8080}"
+exec riskapi serve --site site --keys keys/keys.csv --host 127.0.0.1 --port "$port"

@@ -92,7 +92,7 @@ def auth_header(user: str, key: str, form: str) -> str:
     raise ValueError(form)
 
 
-def start_live_server(data: Path, rate_limit: float | None = None) -> LiveServer:
+def start_live_server(data: Path, rate_limit: str | None = None) -> LiveServer:
     # A folder the unprivileged nginx workers may enter (pytest's own tmp folders are private).
     base = Path(tempfile.mkdtemp(prefix="riskapi-live-"))
     os.chmod(base, 0o755)

@@ -91,3 +91,12 @@ def test_synthetic_data_tool_writes_a_dataset_that_checks(tmp_path, capsys):
     assert capsys.readouterr().out.startswith(f"wrote {out}: 12 countries, 6 models,")
     checked = run("check", "--strict", "--data", out)
     assert checked.exit_code == 0, checked.output
+
+
+def test_verbosity_works_after_the_command_too(tmp_path):
+    # README writes `riskapi build … [-v|-q]`: the options after the command mean what they mean before it
+    assert (run("build", "--data", TINY, "--site", tmp_path / "a", "-q").output, ) == ("", )
+    after = run("build", "--data", TINY, "--site", tmp_path / "b", "-v")
+    assert after.exit_code == 0 and "stages: load" in after.output
+    assert run("-q", "build", "--data", TINY, "--site", tmp_path / "c").output == ""
+    assert run("keys", "list", "--keys", tmp_path / "keys.csv", "-q").exit_code == 0

@@ -10,7 +10,7 @@ from .live import start_live_server
 
 @pytest.fixture(scope="module")
 def limited():
-    live = start_live_server(TINY, rate_limit=1)  # 1 request/s, burst 2 (tests/live.py)
+    live = start_live_server(TINY, rate_limit="1r/s")  # 1 request/s, burst 2 (tests/live.py)
     yield live
     live.runtime.stop()
     shutil.rmtree(live.base, ignore_errors=True)
@@ -36,3 +36,25 @@ def test_the_limit_is_per_client_not_per_address(limited):
 
 def test_no_limit_by_default(live):
     assert {live.get("/api/v1/riskscores/sovereign/", user="bob").status for _ in range(30)} == {200}
+
+
+@pytest.mark.parametrize("given, rate", [("10", "10r/s"), ("10/s", "10r/s"), ("600/m", "600r/m")])
+def test_every_documented_rate_form_starts_nginx(given, rate):
+    # README: --rate-limit takes whole requests per second (N, N/s) or per minute (N/m)
+    from generator.serve.runtime import nginx_rate
+    assert nginx_rate(given) == rate
+    server = start_live_server(TINY, rate_limit=nginx_rate(given))
+    try:
+        assert f"rate={rate};" in (server.runtime.conf / "runtime" / "http.conf").read_text()
+        assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 200
+    finally:
+        server.runtime.stop()
+        shutil.rmtree(server.base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("given", ["10.0", "0", "ten", "5/h", "-1"])
+def test_a_rate_nginx_cannot_take_is_a_usage_error(given):
+    from click.testing import CliRunner
+    from generator.cli import main
+    result = CliRunner().invoke(main, ["nginx-config", "--out", "/nonexistent", "--rate-limit", given])
+    assert result.exit_code == 2 and "is not a rate" in result.output

@@ -34,10 +34,20 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8080
     cache_control: str = "private, no-cache"
-    rate_limit: float | None = None  # requests per second per client; None: off
+    rate_limit: str | None = None  # per client, as nginx writes it (`10r/s`, `600r/m`); None: off
     burst: int = 20
     workers: str = "auto"
     foreground: bool = True
+
+
+def nginx_rate(text: str) -> str:
+    """`10`, `10/s` or `600/m` as nginx's `10r/s` / `600r/m`: nginx takes whole requests only."""
+    count, _, unit = text.strip().partition("/")
+    unit = unit or "s"
+    if not count.isdigit() or int(count) < 1 or unit not in ("s", "m"):
+        raise ValueError(f"{text!r} is not a rate: write whole requests per second (10 or 10/s) or per "
+                         "minute (600/m)")
+    return f"{int(count)}r/{unit}"
 
 
 def nginx_binary() -> str:
@@ -205,13 +215,14 @@ class NginxRuntime:
 def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: float = 0.5) -> None:
     """Run nginx in the foreground; pick up a new release or a changed keys file with a graceful reload."""
     runtime = NginxRuntime(settings, prefix)
-    runtime.start()
-    say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}{API}/ "
-        f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
+    # Handlers first: a stop that comes while nginx starts must still stop nginx, not orphan it.
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))  # even where a shell ignored it
     try:
+        runtime.start()
+        say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}{API}/ "
+            f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
         while not stopping:
             if runtime.process.poll() is not None:
                 raise ServeError(f"nginx stopped (code {runtime.process.returncode}); "
@@ -224,5 +235,6 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                 runtime.served = runtime.watched_state()  # do not retry until something changes again
             time.sleep(poll_seconds)
     finally:
-        runtime.stop()
-        say("stopped")
+        if runtime.process is not None:
+            runtime.stop()
+            say("stopped")

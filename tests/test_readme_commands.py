@@ -1,0 +1,140 @@
+"""Every command line of README's command table works as written, each option in the position written.
+
+COMMAND_LINES holds one concrete line per use, with temporary paths; a test checks that every option
+of every README row appears in a line of its command, so an option added to the README without being
+run here fails.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.publish import releases
+
+from .conftest import ROOT, TINY
+from .live import free_port
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+KEY = "0123456789abcdef0123456789abcdef"
+
+COMMAND_LINES = [
+    "riskapi build --data {data} --site {site} --strict --max-class-changes 100 -v",
+    "riskapi build --data {data} --site {site} -q",
+    "riskapi diff --site {site}",
+    "riskapi diff {first} {second} --site {site}",
+    "riskapi check --data {data} --strict",
+    "riskapi explain sovereign AUT --date 2024-12-31 --site {site}",
+    "riskapi releases --site {site}",
+    "riskapi rollback --site {site}",
+    "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys}",
+    "riskapi keys revoke alice --keys {keys}",
+    "riskapi keys list --keys {keys}",
+    "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
+    "--cache-control 'public, max-age=60' --rate-limit 600/m",
+]
+SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
+              "--cache-control 'private, no-cache' --rate-limit 10 --prefix {prefix}")
+
+
+def readme_rows() -> dict[str, set[str]]:
+    """Each command of README's table with the options its row writes."""
+    rows = {}
+    for cell in re.findall(r"^\| `(riskapi [^`]+)` \|", README, flags=re.M):
+        words = cell.split()
+        name = " ".join(w for w in words[:3] if re.fullmatch(r"[a-z][a-z-]*", w))
+        rows[name] = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", cell))
+    return rows
+
+
+def test_every_readme_option_is_run_here():
+    lines = COMMAND_LINES + [SERVE_LINE]
+    rows = readme_rows()
+    assert len(rows) >= 11 and "riskapi serve" in rows
+    for name, options in rows.items():
+        used = " ".join(line for line in lines if line.startswith(name + " "))
+        assert used, f"no command line runs {name}"
+        missing = {o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", used)}
+        assert not missing, f"{name}: {sorted(missing)} are in README but not run here"
+
+
+@pytest.fixture
+def place():
+    # nginx workers run unprivileged: a folder they may enter (pytest's own tmp folders are private)
+    base = Path(tempfile.mkdtemp(prefix="riskapi-readme-"))
+    os.chmod(base, 0o755)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_every_readme_command_line_exits_0(place):
+    values = dict(data=TINY, site=place / "site", keys=place / "keys.csv", key=KEY, prefix=place / "nginx",
+                  port=free_port())
+    for line in COMMAND_LINES:
+        if "{first}" in line:
+            values["first"], values["second"] = releases(values["site"])[:2]
+        args = shlex.split(line.format(**values))[1:]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, f"{line}\n{result.output}"
+
+
+def test_riskapi_serve_as_written_serves_and_stops(place):
+    site, keys, port = place / "site", place / "keys.csv", free_port()
+    assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q"]).exit_code == 0
+    line = SERVE_LINE.format(port=port, site=site, keys=keys, prefix=place / "nginx")
+    process = subprocess.Popen([sys.executable, "-m", "generator.cli", *shlex.split(line)[1:]],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=place)
+    try:
+        first = process.stdout.readline()  # serve says where it serves before anything else
+        assert first.startswith(f"serving release {releases(site)[0]} on http://127.0.0.1:{port}/api/v1/"), first
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=5) as answer:
+            assert answer.status == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=20)
+    assert process.returncode == 0, output
+
+
+def test_serve_removes_the_private_prefix_it_made(place):
+    site, port = place / "site", free_port()
+    assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q"]).exit_code == 0
+    temporary = place / "tmp"
+    temporary.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                                str(site), "--keys", str(place / "keys.csv")], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, cwd=place, env={**os.environ, "TMPDIR": str(temporary)})
+    try:
+        assert process.stdout.readline().startswith("serving release")
+        assert [p.name[:14] for p in temporary.iterdir()] == ["riskapi-nginx-"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=20)
+    assert process.returncode == 0, output
+    assert list(temporary.iterdir()) == []
+
+
+def test_demo_script_names_a_busy_port_before_touching_the_key():
+    import socket
+    keys = ROOT / "keys" / "keys.csv"
+    before = keys.stat().st_mtime_ns if keys.exists() else None
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(["bash", str(ROOT / "scripts" / "demo.sh")], env={**os.environ, "PORT": str(port)},
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (f"port {port} on 127.0.0.1 is busy: stop what listens there, or choose "
+                                     "another one: PORT=8081 scripts/demo.sh")
+    assert (keys.stat().st_mtime_ns if keys.exists() else None) == before
