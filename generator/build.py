@@ -20,7 +20,7 @@ from .publish import CHANGES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
-from .render.pages import ReleaseChanges, example_routes, render_pages
+from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
 from .scoring import CurrentScores, score_model
 from .validate import SCHEMA_DIR, DocumentValidator
 
@@ -36,6 +36,7 @@ class BuildReport:
     models: int = 0
     warnings: tuple[Problem, ...] = ()
     stages: dict[str, float] = field(default_factory=dict)
+    published: bool = False  # False: nothing changed against the current release, which stays
 
     @property
     def seconds(self) -> float:
@@ -128,12 +129,14 @@ class ValidatedWriter:
 
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
-          max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = ()) -> BuildReport:
+          max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
+          force: bool = False) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
-    With `max_class_changes`, a release that moves more countries between risk classes than that is
-    not published (a guard against a broken data release). `cli_commands` (name, help) are listed on
-    the HTML reference."""
+    A release identical to the current one is not published (`force` publishes it anyway). With
+    `max_class_changes`, a release that moves more countries between risk classes than that is not
+    published (a guard against a broken data release). `cli_commands` (name, help) are listed on the
+    HTML reference."""
     report = BuildReport()
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
@@ -183,10 +186,14 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                       CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode()}
             for path, body in extras.items():
                 clock.run("publish", writer.write, path, body)
-            release = clock.run("publish", writer.commit)
+            report.documents, report.bytes, report.linked = out.documents, writer.bytes, writer.linked
+            if not force and writer.same_as_previous(except_files=(CHANGES_PAGE, CHANGES)):
+                writer.abort()
+                report.release = writer.previous
+                return report
+            report.release = clock.run("publish", writer.commit).id
+            report.published = True
         except BaseException:
             writer.abort()
             raise
-    report.documents = out.documents
-    report.release, report.bytes, report.linked = release.id, writer.bytes, writer.linked
     return report

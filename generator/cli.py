@@ -110,26 +110,30 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
 @STRICT_OPTION
 @click.option("--max-class-changes", type=click.IntRange(min=0), default=None,
               help="Refuse to publish when more countries than this change risk class.")
+@click.option("--force", is_flag=True, help="Publish even when nothing changed against the current release.")
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
-                  max_class_changes: int | None) -> None:
+                  max_class_changes: int | None, force: bool) -> None:
     """Build every document from the CSVs and publish a new release."""
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
 
     def run() -> BuildReport:
         if not show_bar:
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
-                         cli_commands=command_table())
+                         cli_commands=command_table(), force=force)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
-                         cli_commands=command_table())
+                         cli_commands=command_table(), force=force)
 
     report = run()
     _warnings(ctx, report)
     _say(ctx, f"stages: {_stages(report)}", level=1)
+    if not report.published:
+        _say(ctx, f"nothing changed since release {report.release}: nothing published (--force publishes anyway)")
+        return
     _say(ctx, f"published release {report.release}: {report.documents} documents, {report.bytes / 1e6:.1f} MB "
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.seconds:.1f}s")
@@ -211,12 +215,17 @@ def keys() -> None:
 @click.option("--key", "given_key", default=None, help="Use this key instead of a new random one.")
 @click.option("--replace", "replace_old", is_flag=True, help="Revoke the user's other keys (rotation).")
 @KEYS_OPTION
+@SITE_OPTION
+@click.option("--force", is_flag=True, help="Grant models the current release does not have (yet).")
 @click.pass_context
-def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path) -> None:
+def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
+             site_dir: Path, force: bool) -> None:
     """Add a key for USER and print it (once: it is not shown again)."""
     from .serve.keys import add_key
+    from .serve.runtime import release_custom_models
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
-    added = add_key(keys_file, user, granted, given_key, replace_old)
+    custom = release_custom_models(site_dir) if granted and not force else None
+    added = add_key(keys_file, user, granted, given_key, replace_old, custom)
     click.echo(added.key)
     _say(ctx, f"added a key for {user}" + (f" with {', '.join(added.models)}" if added.models else "")
          + f" to {keys_file}; a running `riskapi serve` picks it up within a second", level=1)

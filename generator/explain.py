@@ -10,6 +10,8 @@ from . import routes
 from .errors import ExplainError
 from .load.thresholds import parse_threshold
 from .publish import CURRENT
+from .scoring.numbers import round3
+from .scoring.points import rescale_weights
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,25 @@ def _indicator_line(indicator: dict, date: str) -> IndicatorLine:
                          found.get("riskPointsMax"), found.get("weight"))
 
 
+def model_sum_line(terms: list[SectionLine], published: float) -> str:
+    """The model score as the sum the build computed, ending in the published score.
+
+    The weights and section scores shown are rounded; the sum is taken the way the build takes it
+    (points models: from the default weights and the integer points), so it rounds to the published
+    score exactly instead of drifting by the rounding of its terms (23.334 for 23.333)."""
+    shown = " + ".join(f"{s.weight} × {s.score} / 100" for s in terms)
+    if all(s.points is not None for s in terms):
+        weights = rescale_weights({s.reference: s.default_weight for s in terms})
+        total = 0.0
+        for s in terms:
+            total += weights[s.reference] * (100 * s.points / s.points_max) / 100
+        return f"  score = Σ section weight × section score / 100 = {shown} = {round3(total)}"
+    # sdg: the mean of the goals; the goals' unrounded scores are not published
+    mean = round3(sum(s.score for s in terms) / len(terms))
+    line = f"  score = mean of the goal scores = ({' + '.join(str(s.score) for s in terms)}) / {len(terms)} = {mean}"
+    return line if mean == published else f"{line}; {published} from the goals' unrounded scores"
+
+
 def format_explanation(e: Explanation) -> str:
     """The explanation as text for a terminal."""
     out = [f"{e.model} / {e.code} ({e.name}), {e.timestamp}"]
@@ -105,9 +126,7 @@ def format_explanation(e: Explanation) -> str:
                    f"{r['dataQualityNumeric']} {r['dataQualityCategorical']}; {rank}"
                    + (f"; regional score {r['regionalScore']}" if "regionalScore" in r else ""))
         terms = [s for s in e.sections if s.score is not None]
-        out.append("  score = Σ section weight × section score / 100 = "
-                   + " + ".join(f"{s.weight} × {s.score} / 100" for s in terms)
-                   + f" = {sum(s.weight * s.score for s in terms) / 100:.3f}")
+        out.append(model_sum_line(terms, r["score"]))
         total = sum(s.default_weight for s in e.sections)
         used = sum(s.default_weight for s in terms)
         if len(terms) < len(e.sections):

@@ -37,6 +37,7 @@ COMPRESSED_FORMS = (
     (".gz", lambda data: gzip.compress(data, compresslevel=6, mtime=0)),
     (".br", lambda data: brotli.compress(data, quality=4)),
 )
+TWIN_SUFFIXES = tuple(suffix for suffix, _ in COMPRESSED_FORMS)
 KEEP_RELEASES = 5
 # Writing and compressing run in a worker process: in a thread they would wait for the GIL that
 # rendering holds (one switch interval per call), and the renderer would wait for them in turn.
@@ -240,6 +241,14 @@ class ReleaseWriter:
         self.linked += 1
         return True
 
+    def same_as_previous(self, except_files: tuple[str, ...]) -> bool:
+        """Whether this release holds exactly the previous one's files and bytes (twins aside), but for
+        `except_files` (files that name their own release)."""
+        def contents(files: dict[str, dict]) -> dict[str, str]:
+            return {path: entry["sha256"] for path, entry in files.items()
+                    if path not in except_files and not path.endswith(TWIN_SUFFIXES)}
+        return self.previous is not None and contents(self.files) == contents(self._previous_files)
+
     @property
     def previous_dir(self) -> Path | None:
         return self._previous_dir
@@ -278,8 +287,10 @@ class ReleaseWriter:
         self._lock.unlock()
 
     def _prune(self) -> None:
+        """Keep the newest `keep` releases, the current one, and the one that was live before it (the
+        known-good release an operator may have rolled back to, however old)."""
         ids = releases(self.site)
-        current = current_release(self.site)
+        kept = {current_release(self.site), self.previous}
         for old in ids[:-self.keep] if self.keep else ids:
-            if old != current:
+            if old not in kept:
                 shutil.rmtree(self.site / RELEASES / old, ignore_errors=True)

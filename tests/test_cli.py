@@ -63,7 +63,7 @@ def test_strict_turns_warnings_into_errors(data_copy):
 
 def test_releases_and_rollback(tmp_path):
     for _ in range(2):
-        assert run("-q", "build", "--data", TINY, "--site", tmp_path).exit_code == 0
+        assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
     first, second = releases(tmp_path)
     listing = run("releases", "--site", tmp_path)
     assert listing.output.splitlines() == [f"  {first}  {_files(tmp_path, first)} files",

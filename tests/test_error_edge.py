@@ -73,7 +73,7 @@ def test_a_full_disk_names_the_file_and_the_live_release_stays(tmp_path):
         assert run("build", "--data", TINY, "--site", site).exit_code == 0
         live = current_release(site)
         with read_only(site / RELEASES):
-            result = run("build", "--data", TINY, "--site", site)
+            result = run("build", "--data", TINY, "--site", site, "--force")
         assert result.exit_code == 1 and "Permission denied" in result.output and "Traceback" not in result.output
         assert (current_release(site), releases(site)) == (live, [live])
         return
@@ -82,7 +82,7 @@ def test_a_full_disk_names_the_file_and_the_live_release_stays(tmp_path):
         assert run("build", "--data", TINY, "--site", site).exit_code == 0
         live = current_release(site)
         fill(disk)
-        result = run("build", "--data", TINY, "--site", site)
+        result = run("build", "--data", TINY, "--site", site, "--force")
         # the first file the new release could not hold, by its path
         assert result.exit_code == 1, result.output
         message = result.output.strip()

@@ -20,9 +20,9 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def test_add_prints_a_new_128_bit_hex_key_once(tmp_path):
+def test_add_prints_a_new_128_bit_hex_key_once(tmp_path, tiny_site):
     keys = tmp_path / "keys.csv"
-    result = run("keys", "add", "alice", "--models", "acme_aml", "--keys", keys)
+    result = run("keys", "add", "alice", "--models", "acme_aml", "--keys", keys, "--site", tiny_site)
     assert result.exit_code == 0, result.output
     key = result.output.strip()
     assert re.fullmatch(r"[0-9a-f]{32}", key)
@@ -32,13 +32,29 @@ def test_add_prints_a_new_128_bit_hex_key_once(tmp_path):
 
 def test_list_masks_keys(tmp_path):
     keys = tmp_path / "keys.csv"
-    key = run("keys", "add", "alice", "--models", "acme_aml,other", "--keys", keys).output.strip()
+    key = run("keys", "add", "alice", "--models", "acme_aml,other", "--keys", keys, "--force").output.strip()
     run("keys", "add", "bob", "--keys", keys)
     run("keys", "revoke", "bob", "--keys", keys)
     listing = run("keys", "list", "--keys", keys).output.splitlines()
     assert listing[0] == f"alice\t{key[:4]}…{key[-4:]}\tacme_aml,other\tactive"
     assert listing[1].startswith("bob\t") and listing[1].endswith("\t-\trevoked")
     assert key not in "\n".join(listing)
+
+
+def test_add_refuses_a_model_that_is_not_a_custom_model_of_the_release(tmp_path, tiny_site):
+    keys = tmp_path / "keys.csv"
+    refused = run("keys", "add", "carol", "--models", "nosuch", "--keys", keys, "--site", tiny_site)
+    assert refused.exit_code == 1
+    assert refused.output.strip() == ("Error: nosuch is not a custom model of the current release (its custom "
+                                      "models: acme_aml); check the name, or add --force to grant a model a coming "
+                                      "data release brings")
+    assert not keys.exists()
+    public = run("keys", "add", "carol", "--models", "sovereign", "--keys", keys, "--site", tiny_site)
+    assert public.exit_code == 1 and "sovereign is not a custom model" in public.output
+    no_release = run("keys", "add", "carol", "--models", "acme_aml", "--keys", keys, "--site", tmp_path / "empty")
+    assert no_release.exit_code == 1 and "has no current release" in no_release.output
+    forced = run("keys", "add", "carol", "--models", "nosuch", "--keys", keys, "--site", tiny_site, "--force")
+    assert forced.exit_code == 0 and read_keys(keys)[0].models == ("nosuch",)
 
 
 def test_given_key_is_stored_in_lower_case(tmp_path):
@@ -89,7 +105,7 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
         request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/configuration/countries/",
                                          headers={"Authorization": key})
         assert urllib.request.urlopen(request, timeout=5).status == 200
-        assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
+        assert run("-q", "build", "--data", TINY, "--site", site, "--force").exit_code == 0
         assert next_line().startswith("reloaded: release ")
         revoke = run("keys", "revoke", "alice", "--keys", keys)
         assert revoke.exit_code == 0

@@ -61,7 +61,7 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
     build(TINY, site)
     first = current_release(site)
     before = snapshot(site)
-    report = build(TINY, site)
+    report = build(TINY, site, force=True)
     second = current_release(site)
     assert second != first and releases(site) == [first, second]
     files = read_manifest(site / RELEASES / second)
@@ -165,7 +165,7 @@ def test_rollback_goes_back_one_release_at_a_time(tmp_path):
     site = tmp_path / "site"
     ids = []
     for _ in range(3):
-        build(TINY, site)
+        build(TINY, site, force=True)
         ids.append(current_release(site))
     assert rollback(site) == ids[1] and current_release(site) == ids[1]
     assert rollback(site) == ids[0] and current_release(site) == ids[0]
@@ -177,16 +177,48 @@ def test_rollback_goes_back_one_release_at_a_time(tmp_path):
 def test_old_releases_are_pruned_but_never_the_current_one(tmp_path):
     site = tmp_path / "site"
     for _ in range(7):
-        build(TINY, site)
+        build(TINY, site, force=True)
     kept = releases(site)
     assert len(kept) == 5 and current_release(site) == kept[-1]
+
+
+def test_pruning_keeps_the_release_that_was_live_before_the_build(tmp_path):
+    # Five releases, then four rollbacks: the oldest is live (the known-good one). The next build
+    # prunes down to five releases, but must keep the one that was live before it.
+    site = tmp_path / "site"
+    for _ in range(5):
+        build(TINY, site, force=True)
+    first = releases(site)[0]
+    for _ in range(4):
+        rollback(site)
+    assert current_release(site) == first
+    build(TINY, site, force=True)
+    kept = releases(site)
+    assert first in kept and current_release(site) == kept[-1] and len(kept) == 6
+
+
+def test_a_build_that_changes_nothing_publishes_nothing(tmp_path, data_copy):
+    from click.testing import CliRunner
+    from generator.cli import main
+    from generator.cli import command_table
+    site = tmp_path / "site"
+    build(data_copy, site, cli_commands=command_table())  # as riskapi build does
+    (live,) = releases(site)
+    report = build(data_copy, site, cli_commands=command_table())
+    assert (report.published, report.release, releases(site), current_release(site)) == (False, live, [live], live)
+    said = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site)])
+    assert said.exit_code == 0
+    assert said.output == f"nothing changed since release {live}: nothing published (--force publishes anyway)\n"
+    assert not [p for p in (site / RELEASES).iterdir() if p.name.startswith(".tmp-")]
+    make_nga_black(data_copy)  # one changed observation is a change
+    assert build(data_copy, site).published and len(releases(site)) == 2
 
 
 def test_release_ids_sort_in_build_order(tmp_path):
     site = tmp_path / "site"
     ids = []
     for _ in range(3):  # three builds within a second or two still get increasing ids
-        build(TINY, site)
+        build(TINY, site, force=True)
         ids.append(current_release(site))
     assert ids == sorted(ids) and len(set(ids)) == 3
 

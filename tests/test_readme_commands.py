@@ -31,14 +31,15 @@ KEY = "0123456789abcdef0123456789abcdef"
 
 COMMAND_LINES = [
     "riskapi build --data {data} --site {site} --strict --max-class-changes 100 -v",
-    "riskapi build --data {data} --site {site} -q",
+    "riskapi build --data {data} --site {site} -q --force",
     "riskapi diff --site {site}",
     "riskapi diff {first} {second} --site {site}",
     "riskapi check --data {data} --strict",
     "riskapi explain sovereign AUT --date 2024-12-31 --site {site}",
     "riskapi releases --site {site}",
     "riskapi rollback --site {site}",
-    "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys}",
+    "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
+    "riskapi keys add carol --models acme_next --keys {keys} --force",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "

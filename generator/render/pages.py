@@ -12,7 +12,8 @@ from ..load.records import Dataset
 from .templates import template_environment
 from .documents import render_scoring
 
-EXAMPLE_BASE = "http://127.0.0.1:8080"  # where scripts/demo.sh serves
+EXAMPLE_BASE = "http://127.0.0.1:8080"
+CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to  # where scripts/demo.sh serves
 EXPLORER_SCRIPT = Path(__file__).parent.parent / "templates" / "docs" / "explorer.js"
 
 
@@ -88,7 +89,7 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
         title="Explorer", **common)
     public_codes = {m.model.code for m in public}
     changed_models = [m for m in changes.diff.models if m.model in public_codes]
-    pages["docs/changes/index.html"] = environment.get_template("docs/changes.html.j2").render(
+    pages[CHANGES_PAGE] = environment.get_template("docs/changes.html.j2").render(
         title="Changes of this release", changes=changes, changed_models=changed_models,
         class_changes=sum(len(m.class_changes) for m in changed_models), **common)
     encoded = {path: text.encode() for path, text in pages.items()}

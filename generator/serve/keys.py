@@ -96,13 +96,20 @@ def write_keys(path: Path, keys: list[ApiKey]) -> None:
 
 
 def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
-            replace_old: bool = False) -> ApiKey:
-    """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys."""
+            replace_old: bool = False, custom_models: tuple[str, ...] | None = None) -> ApiKey:
+    """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys.
+
+    With `custom_models` (the current release's), a grant of any other model is refused."""
     if not USER.fullmatch(user):
         raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
     for model in models:
         if not routes.MODEL_CODE.fullmatch(model):
             raise KeysError(f"model {model!r} is not a model code")
+    unknown = [m for m in models if custom_models is not None and m not in custom_models]
+    if unknown:
+        raise KeysError(f"{', '.join(unknown)} is not a custom model of the current release (its custom models: "
+                        f"{', '.join(custom_models) or 'none'}); check the name, or add --force to grant a model "
+                        "a coming data release brings")
     keys = read_keys(path)
     added = ApiKey(user, normalise_key(key) if key else new_key(), tuple(sorted(set(models))), True)
     if any(k.key == added.key for k in keys):

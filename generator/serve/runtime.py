@@ -40,6 +40,14 @@ class ServeSettings:
     foreground: bool = True
 
 
+def release_custom_models(site: Path) -> tuple[str, ...]:
+    """The custom models of the site's current release."""
+    release = current_release(site)
+    if release is None:
+        raise ServeError(f"{site} has no current release; run `riskapi build` first")
+    return tuple(orjson.loads((site / RELEASES / release / RELEASE_INFO).read_bytes())["custom_models"])
+
+
 def nginx_rate(text: str) -> str:
     """`10`, `10/s` or `600/m` as nginx's `10r/s` / `600r/m`: nginx takes whole requests only."""
     count, _, unit = text.strip().partition("/")
