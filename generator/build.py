@@ -7,7 +7,7 @@ import gc
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import orjson
 
@@ -130,13 +130,14 @@ class ValidatedWriter:
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
-          force: bool = False) -> BuildReport:
+          force: bool = False, grant_sets: Iterable[frozenset[str]] = ()) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
     `max_class_changes`, a release that moves more countries between risk classes than that is not
     published (a guard against a broken data release). `cli_commands` (name, help) are listed on the
-    HTML reference."""
+    HTML reference. Endpoints 1 and 5 get a variant for each custom model and each of `grant_sets`
+    (the sets clients hold)."""
     report = BuildReport()
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
@@ -146,7 +147,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         countries = dataset.countries
         validator = DocumentValidator(schema_dir)
         examples = example_routes(dataset)
-        total = routes.document_count(len(countries), len(dataset.models), len(dataset.custom_models))
+        audiences = routes.audiences(dataset.custom_models, grant_sets)
+        total = routes.document_count(len(countries), len(dataset.models), len(audiences))
         writer = ReleaseWriter(site_dir)
         try:
             out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
@@ -164,7 +166,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                                 clock.run("render", render_country_model_scores, scores, scores.countries[country.code]))
                 current.append(CurrentScores.of(scores))
                 del scores, lists
-            out.add(clock.run("render", render_shared_documents, countries, current, dataset.custom_models))
+            out.add(clock.run("render", render_shared_documents, countries, current, audiences))
             public = [m.model.code for m in dataset.models if not m.model.custom]
             out.add_one(routes.openapi(), clock.run("render", build_openapi, validator.schemas, public,
                                                     [c.code for c in countries[:3]]))
@@ -180,7 +182,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                     + format_diff(report.changes, writer.previous, "this build"))
 
             shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
-            extras = {**render_release_maps(dataset),
+            extras = {**render_release_maps(dataset, audiences),
                       **clock.run("render", render_pages, dataset, shown, list(cli_commands),
                                   ReleaseChanges(writer.previous, writer.id, report.changes)),
                       CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode()}

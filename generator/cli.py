@@ -17,6 +17,9 @@ SITE_OPTION = click.option("--site", "site_dir", type=click.Path(file_okay=False
                            default="site", show_default=True, envvar="RISKAPI_SITE",
                            help="Folder that holds the releases and the `current` link.")
 STRICT_OPTION = click.option("--strict", is_flag=True, help="Treat data warnings as errors.")
+KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False, path_type=Path),
+                           default="keys/keys.csv", show_default=True, envvar="RISKAPI_KEYS",
+                           help="The keys file (CSV: user, key, models, active), outside the served tree.")
 
 
 class RiskApiGroup(click.Group):
@@ -111,22 +114,26 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
 @click.option("--max-class-changes", type=click.IntRange(min=0), default=None,
               help="Refuse to publish when more countries than this change risk class.")
 @click.option("--force", is_flag=True, help="Publish even when nothing changed against the current release.")
+@KEYS_OPTION
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
-                  max_class_changes: int | None, force: bool) -> None:
+                  max_class_changes: int | None, force: bool, keys_file: Path) -> None:
     """Build every document from the CSVs and publish a new release."""
+    from .serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
+    # Endpoints 1 and 5 get a variant for every set of custom models a client holds now.
+    grant_sets = [frozenset(k.models) for k in read_keys(keys_file) if k.active]
 
     def run() -> BuildReport:
         if not show_bar:
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
-                         cli_commands=command_table(), force=force)
+                         cli_commands=command_table(), force=force, grant_sets=grant_sets)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
-                         cli_commands=command_table(), force=force)
+                         cli_commands=command_table(), force=force, grant_sets=grant_sets)
 
     report = run()
     _warnings(ctx, report)
@@ -199,10 +206,6 @@ def rollback(ctx: click.Context, site_dir: Path) -> None:
     _say(ctx, f"current release is now {previous}")
 
 
-KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False, path_type=Path),
-                           default="keys/keys.csv", show_default=True, envvar="RISKAPI_KEYS",
-                           help="The keys file (CSV: user, key, models, active), outside the served tree.")
-
 
 @main.group()
 def keys() -> None:
@@ -221,12 +224,18 @@ def keys() -> None:
 def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
              site_dir: Path, force: bool) -> None:
     """Add a key for USER and print it (once: it is not shown again)."""
-    from .serve.keys import add_key
-    from .serve.runtime import release_custom_models
+    from .serve.keys import add_key, missing_variant, read_keys
+    from .serve.runtime import release_variants
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
-    custom = release_custom_models(site_dir) if granted and not force else None
-    added = add_key(keys_file, user, granted, given_key, replace_old, custom)
+    release = release_variants(site_dir) if granted and not force else None
+    added = add_key(keys_file, user, granted, given_key, replace_old, release[1] if release else None)
     click.echo(added.key)
+    missing = missing_variant(read_keys(keys_file), user, release[1], release[2]) if release else None
+    if missing:
+        held, served = missing
+        click.echo(f"note: release {release[0]} has no variant of the model list and country answers for "
+                   f"{'+'.join(sorted(held))}; until `riskapi build` renders it, {user} sees "
+                   f"{'+'.join(sorted(served))} there (every granted model's own routes work now)", err=True)
     _say(ctx, f"added a key for {user}" + (f" with {', '.join(added.models)}" if added.models else "")
          + f" to {keys_file}; a running `riskapi serve` picks it up within a second", level=1)
 

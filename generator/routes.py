@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import combinations
 
 from .encodings import client_encodings
 
@@ -118,10 +117,23 @@ def audience_name(grants: frozenset[str] | tuple[str, ...]) -> str:
     return "+".join(sorted(grants)) if grants else PUBLIC
 
 
-def audiences(custom_models: tuple[str, ...]) -> list[frozenset[str]]:
-    """Every set of grants a client can hold: one pre-rendered variant each (API.md, custom models)."""
-    ordered = sorted(custom_models)
-    return [frozenset(c) for size in range(len(ordered) + 1) for c in combinations(ordered, size)]
+def audiences(custom_models: tuple[str, ...], grant_sets=()) -> list[frozenset[str]]:
+    """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (API.md, custom models):
+    none (public), each custom model alone, and each set of several that a client holds — never every
+    subset, which would grow as 2 ** custom models."""
+    known = set(custom_models)
+    held = {frozenset(g) & known for g in grant_sets}
+    sets = {frozenset()} | {frozenset([m]) for m in known} | {g for g in held if len(g) > 1}
+    return sorted(sets, key=lambda g: (len(g), sorted(g)))
+
+
+def audience_for(grants: frozenset[str], existing: list[frozenset[str]]) -> frozenset[str]:
+    """The variant a client with `grants` is served: its own set where the release has it, else the
+    largest set it holds that has one (until a build renders its own)."""
+    if grants in existing:
+        return grants
+    held = [a for a in existing if a <= grants]
+    return min(held, key=lambda a: (-len(a), audience_name(a)))  # the largest; the first by name on a tie
 
 
 def _file(path: str, *variant: str) -> str:
@@ -186,9 +198,8 @@ def country_scores(code: str, audience: str = PUBLIC) -> Route:
     return Route(path, _file(path, _audience_folder(audience)), "country-scores", audience)
 
 
-def document_count(countries: int, models: int, custom_models: int) -> int:
+def document_count(countries: int, models: int, audiences: int) -> int:
     """How many API documents a release has: the routes above, for every model, country and audience."""
-    audiences = 2 ** custom_models
     per_model = len(SCORE_ORDERINGS) + countries + 1 + countries  # endpoint 3 (orderings, filters, none), 4
     shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
     return models * per_model + shared + 1  # + openapi.json
@@ -215,11 +226,11 @@ class ReleaseRouting:
     no_match: str = NO_MATCH
 
 
-def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]]) -> ReleaseRouting:
-    """The routing of a release with these (code, name) countries and (code, custom) models."""
-    custom = tuple(code for code, is_custom in models if is_custom)
+def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]],
+                    variants: list[frozenset[str]]) -> ReleaseRouting:
+    """The routing of a release with these (code, name) countries, (code, custom) models and audiences."""
     return ReleaseRouting(
         countries=tuple(code for code, _ in countries),
         country_names=tuple((encoded, code) for code, name in countries for encoded in client_encodings(name)),
         models=tuple(models),
-        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in audiences(custom)))
+        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in variants))

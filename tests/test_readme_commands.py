@@ -30,7 +30,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 KEY = "0123456789abcdef0123456789abcdef"
 
 COMMAND_LINES = [
-    "riskapi build --data {data} --site {site} --strict --max-class-changes 100 -v",
+    "riskapi build --data {data} --site {site} --keys {keys} --strict --max-class-changes 100 -v",
     "riskapi build --data {data} --site {site} -q --force",
     "riskapi diff --site {site}",
     "riskapi diff {first} {second} --site {site}",

@@ -326,6 +326,17 @@ def _value(good, bad, level: float) -> tuple[str, list]:
     return f"{good + (bad - good) * level:.2f}", []
 
 
+def add_model_copy(data: Path, source: str, code: str) -> None:
+    """Add to a dataset a copy of model `source` under the code `code` (same sections, indicators,
+    tables and observations): bespoke models in bulk for the audience tests and benchmark."""
+    for name in (MODELS, SECTIONS, INDICATORS, SCORING, BOUNDS):
+        path = data / name
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        copies = [code + line[len(source):] for line in lines[1:] if line.startswith(source + ",")]
+        path.write_text("".join(lines + copies), encoding="utf-8")
+    (data / observations_file(code)).write_bytes((data / observations_file(source)).read_bytes())
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder to write the CSVs into")

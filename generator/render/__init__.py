@@ -39,11 +39,11 @@ def render_model_lists(scores: ModelScores, countries: tuple[Country, ...]) -> R
 
 
 def render_shared_documents(countries: tuple[Country, ...], current: list[CurrentScores],
-                            custom_models: tuple[str, ...]) -> Rendered:
+                            audiences: list[frozenset[str]]) -> Rendered:
     """Endpoints 1 and 5 for every audience, and endpoint 2 (every ordering and filter answer)."""
     rendered: Rendered = []
     # Endpoints 1 and 5 depend on the client's custom-model grants: one variant per audience.
-    for grants in routes.audiences(custom_models):
+    for grants in audiences:
         audience = routes.audience_name(grants)
         visible = [c for c in current if not c.model.custom or c.model.code in grants]
         rendered.append((routes.model_list(audience), render_model_list([c.model for c in visible])))

@@ -11,19 +11,19 @@ NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"
 
 
-def render_release_maps(dataset: Dataset) -> dict[str, bytes]:
+def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]]) -> dict[str, bytes]:
     """Every nginx file of a release by path relative to the release folder, from its routing."""
     routing = routes.release_routing([(c.code, c.name) for c in dataset.countries],
-                                     [(m.model.code, m.model.custom) for m in dataset.models])
+                                     [(m.model.code, m.model.custom) for m in dataset.models], audiences)
     environment = template_environment()
     models = [(code, "custom" if custom else "public") for code, custom in routing.models]
-    grants = [(audience, model) for audience, granted in routing.audiences for model in granted]
     files = {
         "country-codes.conf": environment.get_template("country-codes.conf.j2").render(codes=routing.countries),
         "country-names.conf": environment.get_template("country-names.conf.j2").render(names=routing.country_names),
         "models.conf": environment.get_template("models.conf.j2").render(models=models),
-        "custom-grants.conf": environment.get_template("custom-grants.conf.j2").render(grants=grants),
     }
     rendered = {f"{NGINX_DIR}/{name}": text.encode() for name, text in files.items()}
-    rendered[RELEASE_INFO] = orjson.dumps({"custom_models": [code for code, custom in routing.models if custom]})
+    # What the key map needs at serve time: which custom models and which audience variants exist.
+    rendered[RELEASE_INFO] = orjson.dumps({"custom_models": [code for code, custom in routing.models if custom],
+                                           "audiences": [list(granted) for _, granted in routing.audiences]})
     return rendered

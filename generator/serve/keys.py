@@ -130,20 +130,33 @@ def revoke(path: Path, user: str) -> int:
     return len(active)
 
 
-def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...]) -> str:
-    """nginx maps: credential → user, and user → audience (the user's grants among the release's custom models).
+def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...],
+                   audiences: list[frozenset[str]] | None = None) -> str:
+    """nginx maps: credential → user, user:model → granted, and user → audience (the variant of
+    endpoints 1 and 5 the user is served; `audiences` are the release's, None: every set has one).
 
     API.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
     `USER:KEY`, `KEY` or `basic:BASE64`, which these entries match exactly.
     """
-    credentials, audiences = [], {}
+    credentials, grants = [], {}
     for k in keys:
         if not k.active:
             continue
         basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
         credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
-        granted = tuple(m for m in k.models if m in custom_models)
-        audiences.setdefault(k.user, set()).update(granted)
-    audience_rows = [(user, routes.audience_name(frozenset(models))) for user, models in sorted(audiences.items())]
-    return template_environment().get_template("keys.conf.j2").render(credentials=credentials,
+        grants.setdefault(k.user, set()).update(m for m in k.models if m in custom_models)
+    granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
+    audience_rows = []
+    for user, models in sorted(grants.items()):
+        audience = frozenset(models) if audiences is None else routes.audience_for(frozenset(models), audiences)
+        audience_rows.append((user, routes.audience_name(audience)))
+    return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
                                                                        audiences=audience_rows)
+
+
+def missing_variant(keys: list[ApiKey], user: str, custom_models: tuple[str, ...],
+                    audiences: list[frozenset[str]]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(the user's grant set, the variant it is served) when the release has no variant of its own."""
+    held = frozenset(m for k in keys if k.user == user and k.active for m in k.models if m in custom_models)
+    served = routes.audience_for(held, audiences)
+    return None if served == held else (held, served)

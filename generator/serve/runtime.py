@@ -40,12 +40,13 @@ class ServeSettings:
     foreground: bool = True
 
 
-def release_custom_models(site: Path) -> tuple[str, ...]:
-    """The custom models of the site's current release."""
+def release_variants(site: Path) -> tuple[str, tuple[str, ...], list[frozenset[str]]]:
+    """The current release of a site, its custom models and the audiences it has a variant for."""
     release = current_release(site)
     if release is None:
         raise ServeError(f"{site} has no current release; run `riskapi build` first")
-    return tuple(orjson.loads((site / RELEASES / release / RELEASE_INFO).read_bytes())["custom_models"])
+    info = orjson.loads((site / RELEASES / release / RELEASE_INFO).read_bytes())
+    return release, tuple(info["custom_models"]), [frozenset(a) for a in info.get("audiences", [])]
 
 
 def nginx_rate(text: str) -> str:
@@ -136,7 +137,8 @@ class NginxRuntime:
         # Everything is rendered before anything is written: a bad keys file changes nothing.
         texts = {name: environment.get_template(f"{name}.j2").render(**values)
                  for name in ("main.conf", "http.conf", "server.conf")}
-        key_map = render_key_map(read_keys(settings.keys), tuple(info["custom_models"]))
+        audiences = [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
+        key_map = render_key_map(read_keys(settings.keys), tuple(info["custom_models"]), audiences)
         for name, text in texts.items():
             write_atomic(self.conf / "runtime" / name, text.encode())
         write_atomic(self.conf / "runtime" / "keys.conf", key_map.encode(), mode=0o600)

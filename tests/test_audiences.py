@@ -1,0 +1,100 @@
+"""Custom models: variants of endpoints 1 and 5 grow with the clients, not with the subsets (API.md)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from generator import routes
+from generator.build import build
+from generator.cli import main
+from generator.publish import CURRENT
+from tools.synthetic_data import add_model_copy
+
+from .conftest import TINY
+from .live import start_live_server
+
+
+def test_audiences_are_the_public_set_each_model_and_the_sets_clients_hold():
+    # 3 custom models and clients holding {a, b} twice, {c} and {a, b, x} (x is no custom model):
+    # public + a + b + c + {a, b} = 5 variants (every subset would be 2³ = 8; 20 models, 2²⁰).
+    found = routes.audiences(("a", "b", "c"), [{"a", "b"}, {"a", "b"}, {"c"}, {"a", "b", "x"}])
+    assert [routes.audience_name(a) for a in found] == ["public", "a", "b", "c", "a+b"]
+    assert len(routes.audiences(tuple(f"m{i:02d}" for i in range(20)))) == 21
+
+
+def test_a_client_without_its_own_variant_is_served_the_largest_one_it_holds():
+    existing = routes.audiences(("a", "b", "c"), [{"a", "b"}])
+    assert routes.audience_for(frozenset("ab"), existing) == frozenset("ab")
+    assert routes.audience_for(frozenset("abc"), existing) == frozenset("ab")  # 2 of its 3
+    assert routes.audience_for(frozenset("bc"), existing) == frozenset("b")  # a tie: the first by name
+    assert routes.audience_for(frozenset(), existing) == frozenset()
+
+
+def two_custom_models(folder):
+    data = folder / "data"
+    shutil.copytree(TINY, data)
+    add_model_copy(data, "acme_aml", "beta_aml")
+    return data
+
+
+def variants(site, path: str) -> list[str]:
+    folder = site / CURRENT / path.strip("/")
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name.startswith("audience="))
+
+
+def test_a_build_renders_variants_for_the_grant_sets_given(tmp_path):
+    data = two_custom_models(tmp_path)
+    build(data, tmp_path / "a")
+    assert variants(tmp_path / "a", "api/v1/configuration/riskscoremodels") == [
+        "audience=acme_aml", "audience=beta_aml"]
+    report = build(data, tmp_path / "b", grant_sets=[frozenset({"acme_aml", "beta_aml"})])
+    assert variants(tmp_path / "b", "api/v1/configuration/riskscoremodels") == [
+        "audience=acme_aml", "audience=acme_aml+beta_aml", "audience=beta_aml"]
+    # 3 countries: (1 model list + 3 country answers) per audience, one audience more
+    assert report.documents == routes.document_count(3, 4, 4)
+    both = json.loads((tmp_path / "b" / CURRENT /
+                       "api/v1/configuration/riskscoremodels/audience=acme_aml+beta_aml/index.json").read_bytes())
+    assert [m["code"] for m in both] == ["acme_aml", "beta_aml", "sdg", "sovereign"]
+
+
+def test_a_new_grant_set_works_at_once_and_gets_its_variant_at_the_next_build(tmp_path):
+    data = two_custom_models(tmp_path)
+    server = start_live_server(data)
+    try:
+        site, keys = server.base / "site", server.base / "keys" / "keys.csv"
+        added = CliRunner().invoke(main, ["keys", "add", "dora", "--models", "acme_aml,beta_aml", "--keys", str(keys),
+                                          "--site", str(site)])
+        assert added.exit_code == 0, added.output
+        key = added.output.splitlines()[0]
+        assert ("note: release " in added.output and "has no variant of the model list and country answers for "
+                "acme_aml+beta_aml; until `riskapi build` renders it, dora sees acme_aml there") in added.output
+        server.runtime.refresh()
+        server.keys["dora"] = key
+        # both models' own routes work at once; the model list is the largest variant dora holds
+        assert server.get("/api/v1/riskscores/beta_aml/", user="dora").status == 200
+        assert server.get("/api/v1/riskscores/acme_aml/CIV/", user="dora").status == 200
+        before = [m["code"] for m in json.loads(server.get("/api/v1/configuration/riskscoremodels/", user="dora").body)]
+        assert before == ["acme_aml", "sdg", "sovereign"]
+        # the next build renders dora's own variant (riskapi build reads the keys file)
+        rebuilt = CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site), "--keys", str(keys)])
+        assert rebuilt.exit_code == 0, rebuilt.output
+        server.runtime.refresh()
+        answer = server.get("/api/v1/configuration/riskscoremodels/", user="dora")
+        assert [m["code"] for m in json.loads(answer.body)] == ["acme_aml", "beta_aml", "sdg", "sovereign"]
+        assert answer.body == server.release_file(
+            "api/v1/configuration/riskscoremodels/audience=acme_aml+beta_aml/index.json")
+        # a client with one grant is unchanged, and one without cannot tell beta_aml exists
+        assert server.get("/api/v1/riskscores/beta_aml/", user="alice").status == 404
+        assert server.get("/api/v1/riskscores/beta_aml/", user="bob").status == 404
+    finally:
+        server.runtime.stop()
+        shutil.rmtree(server.base, ignore_errors=True)
+
+
+def test_keys_add_says_nothing_when_the_variant_exists(tmp_path, tiny_site):
+    keys = tmp_path / "keys.csv"
+    added = CliRunner().invoke(main, ["keys", "add", "erin", "--models", "acme_aml", "--keys", str(keys),
+                                      "--site", str(tiny_site)])
+    assert added.exit_code == 0 and "note:" not in added.output
