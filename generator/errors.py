@@ -36,10 +36,12 @@ class RiskApiError(click.ClickException):
 class DataError(RiskApiError):
     """The source data has problems; every one of them is listed."""
 
-    def __init__(self, problems: list[Problem], heading: str = "the data has problems"):
+    def __init__(self, problems: list[Problem], heading: str = "the data has problems", total: int | None = None,
+                 notes: list[str] = ()):
         self.problems = list(problems)
-        lines = [f"{heading}: {len(self.problems)} found"]
+        lines = [f"{heading}: {total if total is not None else len(self.problems):,} found"]
         lines += [f"  {problem}" for problem in self.problems]
+        lines += [f"  {note}" for note in notes]  # what was summarised or not checked because of the above
         super().__init__("\n".join(lines))
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import DataError
 from .catalogue import (check_weights, finish_indicator, load_countries, load_indicators, load_models,
                         load_scoring_tables, load_sections)
 from .contract import (BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS, OBSERVATION_COLUMNS,
@@ -37,8 +36,7 @@ def load_dataset(data_dir: Path | str) -> tuple[Dataset, dict[str, ModelObservat
         broken = {reference for reference, indicator in finished.items() if indicator is None}
         observations[code] = load_observations(log, model, model_indicators, countries, broken)
         definitions.append(ModelDefinition(model, model_sections, model_indicators))
-    if log.problems:
-        raise DataError(log.problems, heading=f"{data_dir} has problems")
+    log.raise_if_any()
     dataset = Dataset(tuple(sorted(countries.values(), key=lambda c: c.code)), tuple(definitions),
                       tuple(log.warnings))
     return dataset, observations

@@ -21,7 +21,7 @@ RawIndicator = dict  # an indicators.csv row's cells, with its line, applicabili
 
 
 def read(log: ProblemLog, name: str, columns: list[Column]) -> list[Row]:
-    return read_table(log.dir / name, log.shown(name), columns, log.problems)
+    return read_table(log.dir / name, log.shown(name), columns, log)
 
 
 def unique(log: ProblemLog, name: str, rows: list[Row], key_columns: tuple[str, ...]) -> list[Row]:
@@ -61,10 +61,13 @@ def load_models(log: ProblemLog) -> dict[str, Model]:
 
 
 def _known_model(log: ProblemLog, name: str, row: Row, models: dict[str, Model]) -> bool:
-    if row["model"] not in models:
+    if row["model"] in models:
+        return True
+    if log.is_unreadable(MODELS) or log.had_broken_row(MODELS, code=row["model"]):
+        log.not_checked(name, MODELS)
+    else:
         log.problem(name, row, "model", f"{row['model']!r} is not in models.csv", "add the model first")
-        return False
-    return True
+    return False
 
 
 def load_sections(log: ProblemLog, models: dict[str, Model]) -> dict[tuple[str, str], Section]:
@@ -87,8 +90,11 @@ def load_indicators(log: ProblemLog, models: dict[str, Model],
         if not _known_model(log, INDICATORS, r, models):
             continue
         if (r["model"], r["section"]) not in sections:
-            log.problem(INDICATORS, r, "section", f"{r['section']!r} is not a section of {r['model']} in sections.csv",
-                        "add the section first or fix the reference")
+            if log.is_unreadable(SECTIONS) or log.had_broken_row(SECTIONS, model=r["model"], reference=r["section"]):
+                log.not_checked(INDICATORS, SECTIONS)
+            else:
+                log.problem(INDICATORS, r, "section", f"{r['section']!r} is not a section of {r['model']} in "
+                            "sections.csv", "add the section first or fix the reference")
             continue
         applicability = None
         if r["applicability"]:
@@ -138,8 +144,11 @@ def _scored_indicator(log: ProblemLog, name: str, r: Row, models: dict[str, Mode
         return None
     indicator = indicators.get((r["model"], r["indicator"]))
     if indicator is None:
-        log.problem(name, r, "indicator", f"{r['indicator']!r} is not an indicator of {r['model']} "
-                    "in indicators.csv", "add the indicator first or fix the reference")
+        if log.is_unreadable(INDICATORS) or log.had_broken_row(INDICATORS, model=r["model"], reference=r["indicator"]):
+            log.not_checked(name, INDICATORS)
+        else:
+            log.problem(name, r, "indicator", f"{r['indicator']!r} is not an indicator of {r['model']} "
+                        "in indicators.csv", "add the indicator first or fix the reference")
     return indicator
 
 
@@ -148,6 +157,10 @@ def finish_indicator(log: ProblemLog, model: Model, raw: RawIndicator) -> Indica
     where = f"indicator {raw['model']}/{raw['reference']}"
     rows = [row for _, row in raw["scoring"]]
     kind = "number"
+    table = SCORING if model.scoring == ScoringMethod.POINTS else BOUNDS
+    if log.is_unreadable(table) or log.had_broken_row(table, model=raw["model"], indicator=raw["reference"]):
+        log.not_checked(INDICATORS, table)  # its table is incomplete: that file's problem, said above
+        return None
     if model.scoring == ScoringMethod.POINTS:
         if not rows:
             log.problem(SCORING, None, None, f"{where} has no scoring rows", "add its threshold rows")
@@ -180,11 +193,21 @@ def check_weights(log: ProblemLog, model: Model, sections: tuple[Section, ...],
         log.problem(SECTIONS, None, None, f"model {model.code} has no sections", "add its sections")
         return
     total = math.fsum(s.default_weight for s in sections)
-    if abs(total - 1) > WEIGHT_SUM_TOLERANCE:
+    if log.had_broken_row(SECTIONS, model=model.code):
+        log.note(f"{log.shown(SECTIONS)}: the section weights of {model.code} were not summed, as a row of it "
+                 "could not be read")
+    elif abs(total - 1) > WEIGHT_SUM_TOLERANCE:
         log.problem(SECTIONS, None, "default_weight",
                     f"the section weights of {model.code} sum to {total:.4f}, not 1", "adjust them to sum to 1")
     for section in sections:
         members = [i for i in indicators if i.section == section.reference]
+        if log.is_unreadable(INDICATORS):
+            return  # nothing of indicators.csv could be read: its problem is above
+        if log.had_broken_row(INDICATORS, model=model.code, section=section.reference) or any(
+                log.had_broken_row(table, model=model.code) for table in (SCORING, BOUNDS)):
+            log.note(f"{log.shown(INDICATORS)}: the indicator weights of section {model.code}/{section.reference} "
+                     "were not checked, as a row they depend on could not be read")
+            continue
         if not members:
             log.problem(INDICATORS, None, "section", f"section {model.code}/{section.reference} has no indicators",
                         "add at least one")

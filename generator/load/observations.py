@@ -5,7 +5,7 @@ from collections import defaultdict
 
 from ..errors import CellError, Problem
 from . import table as t
-from .contract import OBSERVATION_COLUMNS, observations_file
+from .contract import COUNTRIES, INDICATORS, OBSERVATION_COLUMNS, observations_file
 from .problems import ProblemLog
 from .records import Country, Indicator, Model, ModelObservations, Observation, Value
 from .table import iter_table
@@ -24,7 +24,7 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
     components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = defaultdict(list)
     outside: dict[str, list[tuple[int, str]]] = defaultdict(list)  # indicator → (line, country)
     unknown: dict[tuple[str, str], list[int]] = defaultdict(list)  # (column, value) → lines
-    for r in iter_table(log.dir / name, log.shown(name), OBSERVATION_COLUMNS, log.problems):
+    for r in iter_table(log.dir / name, log.shown(name), OBSERVATION_COLUMNS, log):
         cells = r.cells
         reference, country = cells["indicator"], cells["country"]
         indicator = by_reference.get(reference)
@@ -63,10 +63,17 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
             outside[reference].append((r.line, country))
         main[key] = (r.line, value, projected)
     for (column, value), lines in unknown.items():
+        # A reference into a file (or a row) that could not be read is that file's problem, said above.
+        source, key = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \
+            else (COUNTRIES, dict(code=value))
+        if log.is_unreadable(source) or log.had_broken_row(source, **key):
+            for _ in lines:
+                log.not_checked(name, source)
+            continue
         message, hint = (f"{value!r} is not an indicator of {model.code}",
                          "fix the reference or add the indicator to indicators.csv") if column == "indicator" \
             else (f"{value!r} is not in countries.csv", "add the country or fix the code")
-        log.problems.append(Problem(log.shown(name), lines[0], column, message, hint + _more_lines(lines)))
+        log.append(Problem(log.shown(name), lines[0], column, message, hint + _more_lines(lines)))
     for reference, rows in outside.items():
         codes = sorted({country for _, country in rows})
         log.warnings.append(Problem(
@@ -76,7 +83,7 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
     for key, extra in components.items():
         if key not in main:
             line, component, _ = extra[0]
-            log.problems.append(Problem(
+            log.append(Problem(
                 log.shown(name), line, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} "
                 "has no main row", "add the row with a blank component that holds the scored value"))
     series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))

@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from ..errors import CellError, Problem
 from ..routes import MODEL_CODE
@@ -41,15 +41,27 @@ class Row:
         return self.cells[name]
 
 
-def read_table(path: Path, shown_as: str, columns: list[Column], problems: list[Problem]) -> list[Row]:
+class ProblemSink(Protocol):
+    """Where a table's problems go (load/problems.py): each problem, a file that could not be read at
+    all, and the raw cells of a row that could not be read (what later checks must not trust)."""
+
+    def append(self, problem: Problem) -> None: ...
+
+    def unreadable(self, shown_as: str) -> None: ...
+
+    def broken_row(self, shown_as: str, cells: dict[str, str]) -> None: ...
+
+
+def read_table(path: Path, shown_as: str, columns: list[Column], problems: ProblemSink) -> list[Row]:
     """Return the rows whose every cell parsed; append a Problem for every bad cell."""
     return list(iter_table(path, shown_as, columns, problems))
 
 
-def iter_table(path: Path, shown_as: str, columns: list[Column], problems: list[Problem]) -> Iterator[Row]:
+def iter_table(path: Path, shown_as: str, columns: list[Column], problems: ProblemSink) -> Iterator[Row]:
     """Yield, one at a time, the rows whose every cell parsed; append a Problem for every bad cell."""
     if not path.is_file():
         problems.append(Problem(shown_as, None, None, "file is missing"))
+        problems.unreadable(shown_as)
         return
     by_name = {column.name: column for column in columns}
     with path.open(newline="", encoding="utf-8-sig") as handle:
@@ -58,9 +70,11 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: list[
             header = next(reader, None)
             if header is None:
                 problems.append(Problem(shown_as, 1, None, "file is empty", f"expected the header {','.join(by_name)}"))
+                problems.unreadable(shown_as)
                 return
             header = [name.strip() for name in header]
             if not _header_ok(header, columns, shown_as, problems):
+                problems.unreadable(shown_as)
                 return
             # Parsed values are remembered per column: codes, references, dates and statuses repeat
             # on most of an observations file's rows.
@@ -74,19 +88,23 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: list[
                     problems.append(Problem(shown_as, line, None,
                                             f"has {len(record)} cells, the header has {len(header)}",
                                             "quote cells that contain commas"))
+                    problems.broken_row(shown_as, dict(zip(header, (cell.strip() for cell in record))))
                     continue
                 row = _parse_record(record, plan, empty, shown_as, line, problems)
                 if row is not None:
                     yield row
+                else:
+                    problems.broken_row(shown_as, dict(zip(header, (cell.strip() for cell in record))))
         except csv.Error as error:
             problems.append(Problem(shown_as, reader.line_num, None, f"malformed CSV: {error}",
                                     "check the quotes on this line"))
         except UnicodeDecodeError as error:
             problems.append(Problem(shown_as, None, None, f"is not UTF-8 text: {error.reason} at byte {error.start}",
                                     "save the file as CSV UTF-8"))
+            problems.unreadable(shown_as)
 
 
-def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems: list[Problem]) -> bool:
+def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems: ProblemSink) -> bool:
     known = [column.name for column in columns]
     ok = True
     seen: set[str] = set()
