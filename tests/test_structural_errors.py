@@ -82,3 +82,17 @@ def test_millions_of_repeats_are_summarised_after_the_first_few(data_copy):
     assert len(lines) == 7  # the heading, 5 problems of the kind, one summary
     assert lines[1].startswith("  observations/sovereign.csv:18: column date: duplicate: ")
     assert lines[-1] == "  … and 199,995 more like the last of observations/sovereign.csv column date"
+
+
+def test_an_unclosed_quote_loses_the_rest_of_the_file_once(data_copy):
+    # The quote opened on AUT's line (2) runs to the end of the file: no country can be read, and
+    # every observation (9 + 11 + 16 rows) refers to one, so each file is counted once.
+    replace_in(data_copy / "countries.csv", "AUT,Austria", 'AUT,"Austria')
+    lines = problems_of(data_copy)
+    assert lines[0] == f"{data_copy} has problems: 1 found"
+    assert lines[1].startswith("  countries.csv:") and "malformed CSV" in lines[1]
+    assert lines[2:] == [
+        "  observations/acme_aml.csv: 9 rows not checked against countries.csv, which has problems above",
+        "  observations/sdg.csv: 11 rows not checked against countries.csv, which has problems above",
+        "  observations/sovereign.csv: 16 rows not checked against countries.csv, which has problems above",
+    ]

@@ -98,6 +98,7 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: Probl
         except csv.Error as error:
             problems.append(Problem(shown_as, reader.line_num, None, f"malformed CSV: {error}",
                                     "check the quotes on this line"))
+            problems.unreadable(shown_as)  # the rest of the file is lost with it
         except UnicodeDecodeError as error:
             problems.append(Problem(shown_as, None, None, f"is not UTF-8 text: {error.reason} at byte {error.start}",
                                     "save the file as CSV UTF-8"))
