@@ -42,6 +42,10 @@ class BuildReport:
     def seconds(self) -> float:
         return sum(self.stages.values())
 
+    def note_dataset(self, dataset: Dataset) -> None:
+        """What the loaded data holds: its warnings and how many countries and models."""
+        self.warnings, self.countries, self.models = dataset.warnings, len(dataset.countries), len(dataset.models)
+
 
 class StageClock:
     """Adds the time of each call to its stage (load, score, render, validate, publish)."""
@@ -93,7 +97,7 @@ def check(data_dir: Path, strict: bool = False) -> tuple[BuildReport, int]:
             scores = clock.run("score", score_model, dataset.countries,
                                ModelData(definition, observations.pop(definition.model.code)))
             scored += sum(1 for c in scores.countries.values() if c.current is not None)
-    report.warnings, report.countries, report.models = dataset.warnings, len(dataset.countries), len(dataset.models)
+    report.note_dataset(dataset)
     return report, scored
 
 
@@ -142,8 +146,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
         dataset, observations = clock.run("load", load_checked, data_dir, strict)
-        report.warnings, report.countries, report.models = (dataset.warnings, len(dataset.countries),
-                                                            len(dataset.models))
+        report.note_dataset(dataset)
         countries = dataset.countries
         validator = DocumentValidator(schema_dir)
         examples = example_routes(dataset)
