@@ -7,6 +7,8 @@ Layout of the site folder:
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import datetime
 import fcntl
 import gzip
@@ -14,9 +16,11 @@ import hashlib
 import multiprocessing
 import os
 import shutil
+import signal
 import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +48,18 @@ KEEP_RELEASES = 5
 WRITE_PROCESSES = 1
 WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
 MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
+
+
+def start_write_worker(lock_fd: int) -> None:
+    """In the forked worker, first: let go of the site lock (so it dies with the build's own process,
+    however that dies) and ask Linux to end this worker when its parent ends."""
+    os.close(lock_fd)  # the lock is held while any copy of its file is open
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:  # the parent died before the request: nothing left to write for
+            os._exit(1)
 
 
 def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:
@@ -115,6 +131,9 @@ class SiteLock:
             self._handle.close()
             raise PublishError(f"another build or rollback is using {site}; try again when it has finished") from None
 
+    def fileno(self) -> int:
+        return self._handle.fileno()
+
     def unlock(self) -> None:
         if self._handle.closed:
             return
@@ -166,7 +185,8 @@ class ReleaseWriter:
         self.bytes = 0
         self._made_dirs: set[Path] = set()
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"))
+            max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"),
+            initializer=start_write_worker, initargs=(self._lock.fileno(),))
         self._pending: deque[Future] = deque()
         self._batch: list[tuple[str, bytes]] = []
         self._batch_bytes = 0
@@ -207,13 +227,24 @@ class ReleaseWriter:
             return
         while len(self._pending) >= MAX_PENDING_BATCHES:
             self._collect(self._pending.popleft())
-        self._pending.append(self._pool.submit(write_with_twins, self.folder, self._batch, self.stamp))
+        try:
+            self._pending.append(self._pool.submit(write_with_twins, self.folder, self._batch, self.stamp))
+        except BrokenProcessPool:
+            raise self._worker_stopped() from None
         self._batch, self._batch_bytes = [], 0
 
     def _collect(self, pending: Future) -> None:
-        for relative, entries in pending.result():  # re-raises a failed write
+        try:
+            written = pending.result()  # re-raises a failed write
+        except BrokenProcessPool:
+            raise self._worker_stopped() from None
+        for relative, entries in written:
             for suffix, entry in entries.items():
                 self.files[relative + suffix] = entry
+
+    def _worker_stopped(self) -> PublishError:
+        return PublishError("the process writing the release stopped (killed, or out of memory); nothing was "
+                            f"published and {self.site / CURRENT} is as it was")
 
     def flush(self) -> None:
         """Wait until every file written so far is on disk (the release can still take more)."""
