@@ -68,3 +68,50 @@ def test_a_killed_write_worker_is_one_clear_error_and_publishes_nothing(tmp_path
     assert output.strip() == (f"Error: the process writing the release stopped (killed, or out of memory); nothing "
                               f"was published and {site / CURRENT} is as it was")
     assert releases(site) == [] and current_release(site) is None
+
+
+# ---- keys -------------------------------------------------------------------------------------
+
+def test_a_broken_keys_file_keeps_the_running_configuration_and_never_shows_a_key(live):
+    from generator.errors import KeysError
+    import pytest
+    keys_file = live.keys_file
+    good = keys_file.read_bytes()
+    alice = live.keys["alice"]
+    try:
+        for broken, says in [
+            (good + b"dave,\xe9abcdef0123456789abcdef01,,yes\n", "is not UTF-8 text"),
+            (good + good.splitlines(keepends=True)[1], "again (each key must be unique)"),
+        ]:
+            keys_file.write_bytes(broken)
+            with pytest.raises(KeysError) as caught:
+                live.runtime.refresh()
+            message = caught.value.format_message()
+            assert says in message and str(keys_file) in message
+            assert alice not in message and live.keys["bob"] not in message
+            assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200  # still served
+        keys_file.unlink()
+        with pytest.raises(KeysError, match="the keys file is missing"):
+            live.runtime.refresh()
+        assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200
+    finally:
+        keys_file.write_bytes(good)
+        live.runtime.refresh()
+    assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200
+
+
+def test_parallel_keys_edits_lose_nothing(tmp_path):
+    from generator.serve.keys import read_keys
+    keys = tmp_path / "keys.csv"
+    assert subprocess.run([sys.executable, "-m", "generator.cli", "keys", "add", "carol", "--keys", str(keys)],
+                          capture_output=True, timeout=60).returncode == 0
+    commands = [["keys", "add", f"user{n:02d}", "--keys", str(keys)] for n in range(20)]
+    commands.insert(10, ["keys", "revoke", "carol", "--keys", str(keys)])  # racing the adds
+    processes = [subprocess.Popen([sys.executable, "-m", "generator.cli", *c], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True) for c in commands]
+    outputs = [p.communicate(timeout=120)[0] for p in processes]
+    assert [p.returncode for p in processes] == [0] * 21, outputs
+    saved = read_keys(keys)
+    printed = {o.strip() for c, o in zip(commands, outputs) if c[1] == "add"}
+    assert {k.key for k in saved if k.user.startswith("user")} == printed and len(printed) == 20
+    assert [k.active for k in saved if k.user == "carol"] == [False]  # the revoke is never undone

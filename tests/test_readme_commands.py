@@ -93,6 +93,7 @@ def test_every_readme_command_line_exits_0(place):
 def test_riskapi_serve_as_written_serves_and_stops(place):
     site, keys, port = place / "site", place / "keys.csv", free_port()
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q"]).exit_code == 0
+    assert CliRunner().invoke(main, ["keys", "add", "alice", "--keys", str(keys)]).exit_code == 0
     line = SERVE_LINE.format(port=port, site=site, keys=keys, prefix=place / "nginx")
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", *shlex.split(line)[1:]],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=place)
@@ -110,6 +111,7 @@ def test_riskapi_serve_as_written_serves_and_stops(place):
 def test_serve_removes_the_private_prefix_it_made(place):
     site, port = place / "site", free_port()
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q"]).exit_code == 0
+    assert CliRunner().invoke(main, ["keys", "add", "alice", "--keys", str(place / "keys.csv")]).exit_code == 0
     temporary = place / "tmp"
     temporary.mkdir()
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
+import fcntl
 import io
 import re
 import secrets
@@ -44,29 +46,55 @@ def normalise_key(key: str) -> str:
     return folded
 
 
-def read_keys(path: Path) -> list[ApiKey]:
-    """Every row of the keys file; a missing file has no keys."""
+def read_keys(path: Path, missing_ok: bool = True) -> list[ApiKey]:
+    """Every row of the keys file (a missing file has no keys, unless `missing_ok` is False).
+
+    Every problem is located by file and line and never shows a key: a duplicated key is named by
+    the line it repeats, so nginx never sees it (its own message would print the key)."""
     if not path.exists():
-        return []
-    keys, problems = [], []
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle, strict=True)
-        try:
-            header = next(reader, None)
-            if header != HEADER:
-                raise KeysError(f"{path}:1: the header must be {','.join(HEADER)}")
-            for row in reader:
-                if not any(cell.strip() for cell in row):
-                    continue
-                try:
-                    keys.append(_parse_row(row))
-                except KeysError as error:
-                    problems.append(f"{path}:{reader.line_num}: {error.message}")
-        except csv.Error as error:
-            problems.append(f"{path}:{reader.line_num}: malformed CSV: {error}")
+        if missing_ok:
+            return []
+        raise KeysError(f"{path}: the keys file is missing; create it with `riskapi keys add USER`")
+    keys, problems, first_line = [], [], {}
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle, strict=True)
+            try:
+                header = next(reader, None)
+                if header != HEADER:
+                    raise KeysError(f"{path}:1: the header must be {','.join(HEADER)}")
+                for row in reader:
+                    if not any(cell.strip() for cell in row):
+                        continue
+                    try:
+                        key = _parse_row(row)
+                    except KeysError as error:
+                        problems.append(f"{path}:{reader.line_num}: {error.message}")
+                        continue
+                    if key.key in first_line:
+                        problems.append(f"{path}:{reader.line_num}: the key of line {first_line[key.key]} again "
+                                        "(each key must be unique)")
+                        continue
+                    first_line[key.key] = reader.line_num
+                    keys.append(key)
+            except csv.Error as error:
+                problems.append(f"{path}:{reader.line_num}: malformed CSV: {error}")
+    except UnicodeDecodeError as error:
+        problems.append(f"{path}: is not UTF-8 text ({error.reason} at byte {error.start})")
+    except OSError as error:
+        problems.append(f"{path}: cannot be read: {error.strerror}")
     if problems:
         raise KeysError("the keys file has problems:\n  " + "\n  ".join(problems))
     return keys
+
+
+@contextlib.contextmanager
+def keys_lock(path: Path):
+    """One keys edit at a time: read, change and replace the file under an exclusive lock beside it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or its process ends
+        yield
 
 
 def _parse_row(row: list[str]) -> ApiKey:
@@ -110,23 +138,25 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
         raise KeysError(f"{', '.join(unknown)} is not a custom model of the current release (its custom models: "
                         f"{', '.join(custom_models) or 'none'}); check the name, or add --force to grant a model "
                         "a coming data release brings")
-    keys = read_keys(path)
     added = ApiKey(user, normalise_key(key) if key else new_key(), tuple(sorted(set(models))), True)
-    if any(k.key == added.key for k in keys):
-        raise KeysError("that key is already in the keys file; keys must be unique")
-    if replace_old:
-        keys = [replace(k, active=False) if k.user == user else k for k in keys]
-    write_keys(path, keys + [added])
+    with keys_lock(path):
+        keys = read_keys(path)  # a file with problems is never rewritten
+        if any(k.key == added.key for k in keys):
+            raise KeysError("that key is already in the keys file; keys must be unique")
+        if replace_old:
+            keys = [replace(k, active=False) if k.user == user else k for k in keys]
+        write_keys(path, keys + [added])
     return added
 
 
 def revoke(path: Path, user: str) -> int:
     """Deactivate every key of `user`; return how many were active."""
-    keys = read_keys(path)
-    active = [k for k in keys if k.user == user and k.active]
-    if not any(k.user == user for k in keys):
-        raise KeysError(f"no user {user!r} in {path}")
-    write_keys(path, [replace(k, active=False) if k.user == user else k for k in keys])
+    with keys_lock(path):
+        keys = read_keys(path)
+        active = [k for k in keys if k.user == user and k.active]
+        if not any(k.user == user for k in keys):
+            raise KeysError(f"no user {user!r} in {path}")
+        write_keys(path, [replace(k, active=False) if k.user == user else k for k in keys])
     return len(active)
 
 

@@ -138,7 +138,7 @@ class NginxRuntime:
         texts = {name: environment.get_template(f"{name}.j2").render(**values)
                  for name in ("main.conf", "http.conf", "server.conf")}
         audiences = [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
-        key_map = render_key_map(read_keys(settings.keys), tuple(info["custom_models"]), audiences)
+        key_map = render_key_map(read_keys(settings.keys, missing_ok=False), tuple(info["custom_models"]), audiences)
         for name, text in texts.items():
             write_atomic(self.conf / "runtime" / name, text.encode())
         write_atomic(self.conf / "runtime" / "keys.conf", key_map.encode(), mode=0o600)
