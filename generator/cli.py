@@ -163,16 +163,27 @@ def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
 @SITE_OPTION
 @click.pass_context
 def releases_command(ctx: click.Context, site_dir: Path) -> None:
-    """List the releases, marking the current one."""
+    """List the releases: the current one (*), where a rollback goes, and any never live or incomplete."""
     current = publish.current_release(site_dir)
     ids = publish.releases(site_dir)
     if not ids:
         _say(ctx, f"no releases in {site_dir}")
         return
+    live = publish.was_live(site_dir)
+    target = next((r for r in reversed(live[:-1]) if r in ids and r != current), None)
     for release_id in ids:
-        files = publish.read_manifest(site_dir / publish.RELEASES / release_id)
+        folder = site_dir / publish.RELEASES / release_id
+        files, missing = publish.read_manifest(folder), publish.missing_files(folder)
+        notes = []
+        if missing is None or missing:
+            notes.append("incomplete: " + ("no manifest" if missing is None else f"{missing} files missing")
+                         + "; never offered")
+        elif release_id == target:
+            notes.append("riskapi rollback goes here")
+        if release_id not in live:
+            notes.append("never live")
         marker = "*" if release_id == current else " "
-        click.echo(f"{marker} {release_id}  {len(files)} files")
+        click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
 
 
 @main.command()

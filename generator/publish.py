@@ -27,6 +27,7 @@ from pathlib import Path
 import brotli
 import orjson
 
+from . import history
 from .errors import PublishError
 from .files import link_atomic, write_file
 
@@ -149,15 +150,56 @@ class SiteLock:
         self.unlock()
 
 
+def missing_files(release_dir: Path) -> int | None:
+    """How many files of a release's manifest are absent or of another size; None without a manifest."""
+    if not (release_dir / MANIFEST).is_file():
+        return None
+    missing = 0
+    for relative, entry in read_manifest(release_dir).items():
+        try:
+            if os.stat(release_dir / relative).st_size != entry["size"]:
+                missing += 1
+        except FileNotFoundError:
+            missing += 1
+    return missing
+
+
+def was_live(site: Path) -> list[str]:
+    """The releases that were live, oldest first (the last is current): from the journal, or, on a site
+    built before it existed, every release up to the current one in build order."""
+    journal = history.entries(site)
+    if journal is not None:
+        return history.live_stack(journal)
+    ids, current = releases(site), current_release(site)
+    return ids[: ids.index(current) + 1] if current in ids else []
+
+
+def start_journal(site: Path) -> None:
+    """Give a site built before the journal existed one: what was live, as far as the ids tell."""
+    if history.entries(site) is None:
+        for earlier in was_live(site):
+            history.record(site, history.PUBLISH, earlier)
+
+
 def rollback(site: Path) -> str:
-    """Make the release built before the current one current again; return its id."""
+    """Make the release that was live before the current one current again; return its id.
+
+    Follows the history of what was live (history.py), skipping a release that is no longer complete."""
     with SiteLock(site):
-        ids, current = releases(site), current_release(site)
-        if current not in ids or ids.index(current) == 0:
-            raise PublishError(f"no release older than {current or 'the current one'} to roll back to")
-        previous = ids[ids.index(current) - 1]
-        switch_to(site, previous)
-        return previous
+        start_journal(site)
+        current = current_release(site)
+        skipped = []
+        for candidate in reversed(was_live(site)[:-1]):
+            if candidate == current:
+                continue
+            missing = missing_files(site / RELEASES / candidate) if (site / RELEASES / candidate).is_dir() else None
+            if missing == 0:
+                switch_to(site, candidate)
+                history.record(site, history.ROLLBACK, candidate)
+                return candidate
+            skipped.append(f"{candidate} ({'gone' if missing is None else f'{missing} files missing'})")
+        raise PublishError(f"no release that was live before {current or 'the current one'} to roll back to"
+                           + (f"; not complete: {', '.join(skipped)}" if skipped else ""))
 
 
 class ReleaseWriter:
@@ -201,7 +243,16 @@ class ReleaseWriter:
         return f"{base}-{int(count or 1) + 1:02d}"
 
     def _remove_leftovers(self) -> None:
-        for leftover in (self.site / RELEASES).glob(".tmp-*"):
+        """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary
+        links, and releases that were complete but never made live."""
+        for link in self.site.glob(f".{CURRENT}.tmp-*"):
+            link.unlink(missing_ok=True)
+        journal = history.entries(self.site)
+        if journal is not None:
+            ever_live = {release_id for _, release_id in journal} | {current_release(self.site)}
+            for never in set(releases(self.site)) - ever_live:
+                os.rename(self.site / RELEASES / never, self.site / RELEASES / f".gone-{never}")
+        for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
             shutil.rmtree(leftover, ignore_errors=True)
 
     def write(self, relative: str, data: bytes) -> None:
@@ -301,7 +352,9 @@ class ReleaseWriter:
             self.finish()
             final = self.site / RELEASES / self.id
             os.rename(self.folder, final)
+            start_journal(self.site)
             switch_to(self.site, self.id)
+            history.record(self.site, history.PUBLISH, self.id)
             self._prune()
         finally:
             self._lock.unlock()
@@ -318,10 +371,13 @@ class ReleaseWriter:
         self._lock.unlock()
 
     def _prune(self) -> None:
-        """Keep the newest `keep` releases, the current one, and the one that was live before it (the
-        known-good release an operator may have rolled back to, however old)."""
+        """Keep the newest `keep` releases, and every release a rollback could go back to next (the one
+        that was live before the current one, however old). A release to go is first renamed out of
+        sight, so an interrupted prune never leaves a half-deleted release on offer."""
         ids = releases(self.site)
-        kept = {current_release(self.site), self.previous}
+        kept = {current_release(self.site), self.previous, *was_live(self.site)[-2:]}
         for old in ids[:-self.keep] if self.keep else ids:
             if old not in kept:
-                shutil.rmtree(self.site / RELEASES / old, ignore_errors=True)
+                going = self.site / RELEASES / f".gone-{old}"
+                os.rename(self.site / RELEASES / old, going)
+                shutil.rmtree(going, ignore_errors=True)

@@ -66,12 +66,12 @@ def test_releases_and_rollback(tmp_path):
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
     first, second = releases(tmp_path)
     listing = run("releases", "--site", tmp_path)
-    assert listing.output.splitlines() == [f"  {first}  {_files(tmp_path, first)} files",
+    assert listing.output.splitlines() == [f"  {first}  {_files(tmp_path, first)} files  (riskapi rollback goes here)",
                                            f"* {second}  {_files(tmp_path, second)} files"]
     back = run("rollback", "--site", tmp_path)
     assert (back.exit_code, back.output) == (0, f"current release is now {first}\n")
     again = run("rollback", "--site", tmp_path)
-    assert again.exit_code == 1 and f"no release older than {first}" in again.output
+    assert again.exit_code == 1 and f"no release that was live before {first}" in again.output
 
 
 def _files(site, release_id) -> int:

@@ -115,3 +115,55 @@ def test_parallel_keys_edits_lose_nothing(tmp_path):
     printed = {o.strip() for c, o in zip(commands, outputs) if c[1] == "add"}
     assert {k.key for k in saved if k.user.startswith("user")} == printed and len(printed) == 20
     assert [k.active for k in saved if k.user == "carol"] == [False]  # the revoke is never undone
+
+
+# ---- releases and rollback ----------------------------------------------------------------------
+
+def test_rollback_follows_what_was_live_not_the_build_order(tmp_path, data_copy):
+    from generator.build import build
+    from generator.publish import rollback
+    from .conftest import make_nga_black
+    site = tmp_path / "site"
+    good = build(data_copy, site).release
+    make_nga_black(data_copy)
+    bad = build(data_copy, site).release
+    assert rollback(site) == good  # the operator rolls back from the bad release …
+    fixed = build(TINY, site, force=True).release  # … and publishes a fixed one
+    assert rollback(site) == good != bad  # by build order this went to the known-bad release
+    assert current_release(site) == good and fixed in releases(site)
+
+
+def test_an_incomplete_release_is_never_offered(tmp_path):
+    from click.testing import CliRunner
+    from generator.build import build
+    from generator.cli import main
+    from generator.errors import PublishError
+    from generator.publish import rollback
+    import pytest
+    site = tmp_path / "site"
+    first = build(TINY, site).release
+    second = build(TINY, site, force=True).release
+    lost = sorted((site / RELEASES / first / "api").rglob("index.json"))[:2]  # as an interrupted prune leaves it
+    for path in lost:
+        path.unlink()
+    with pytest.raises(PublishError, match=f"not complete: {first} \\(2 files missing\\)"):
+        rollback(site)
+    assert current_release(site) == second
+    listing = CliRunner().invoke(main, ["releases", "--site", str(site)]).output.splitlines()
+    assert listing[0].endswith("(incomplete: 2 files missing; never offered)") and listing[1].startswith("* ")
+
+
+def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next_build(tmp_path):
+    import shutil
+    from generator.build import build
+    site = tmp_path / "site"
+    first = build(TINY, site).release
+    # what kills leave behind: a temporary link of a swap, a half-pruned release, and a complete
+    # release renamed into place but never made live (killed between rename and swap)
+    (site / ".current.tmp-99999").symlink_to(f"{RELEASES}/{first}")
+    shutil.copytree(site / RELEASES / first, site / RELEASES / f".gone-{first}")
+    shutil.copytree(site / RELEASES / first, site / RELEASES / "29991231T000000Z")
+    second = build(TINY, site, force=True).release
+    assert releases(site) == [first, second]
+    assert sorted(p.name for p in site.iterdir()) == [".lock", CURRENT, "history", RELEASES]
+    assert [p.name for p in (site / RELEASES).iterdir() if p.name.startswith(".")] == []

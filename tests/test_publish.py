@@ -169,7 +169,7 @@ def test_rollback_goes_back_one_release_at_a_time(tmp_path):
         ids.append(current_release(site))
     assert rollback(site) == ids[1] and current_release(site) == ids[1]
     assert rollback(site) == ids[0] and current_release(site) == ids[0]
-    with pytest.raises(PublishError, match="no release older than"):
+    with pytest.raises(PublishError, match="no release that was live before"):
         rollback(site)
     assert current_release(site) == ids[0]
 

@@ -1,0 +1,48 @@
+"""Which releases were live, in order: the journal (site/history) that rollback and pruning follow.
+
+Each switch of `current` appends one line, `publish <id>` or `rollback <id>`. Replayed, the journal is
+a stack: a publish pushes its release, a rollback pops back to its target, so the release under the
+top is always the one that was live before the current one — never a release that was never live,
+and never the known-bad one an operator just rolled back from.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+HISTORY = "history"
+PUBLISH, ROLLBACK = "publish", "rollback"
+
+
+def record(site: Path, action: str, release_id: str) -> None:
+    """Append one switch to the journal (flushed to disk before the caller goes on)."""
+    with open(site / HISTORY, "a", encoding="utf-8") as journal:
+        journal.write(f"{action} {release_id}\n")
+        journal.flush()
+        os.fsync(journal.fileno())
+
+
+def entries(site: Path) -> list[tuple[str, str]] | None:
+    """Every (action, release id) of the journal in order; None for a site without one."""
+    path = site / HISTORY
+    if not path.is_file():
+        return None
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        action, _, release_id = line.partition(" ")
+        if action in (PUBLISH, ROLLBACK) and release_id:
+            found.append((action, release_id))
+    return found
+
+
+def live_stack(journal: list[tuple[str, str]]) -> list[str]:
+    """The releases that were live, oldest first, as rollbacks left them; the last one is current."""
+    stack: list[str] = []
+    for action, release_id in journal:
+        if action == PUBLISH:
+            stack.append(release_id)
+        elif release_id in stack:
+            del stack[stack.index(release_id) + 1:]  # back to the target: what came after is undone
+        else:
+            stack = [release_id]
+    return stack
