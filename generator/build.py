@@ -12,8 +12,8 @@ from typing import Callable, Iterable, Sequence
 import orjson
 
 from . import routes
-from .diff import ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
-from .errors import DataError, Problem, TooManyClassChanges, ValidationFailed
+from .diff import ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
+from .errors import ChangesRefused, DataError, Problem, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelObservations
 from .publish import CHANGES, ReleaseWriter
@@ -134,14 +134,16 @@ class ValidatedWriter:
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
-          force: bool = False, grant_sets: Iterable[frozenset[str]] = ()) -> BuildReport:
+          force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
+          guard: ChangeGuard | None = ChangeGuard()) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
     `max_class_changes`, a release that moves more countries between risk classes than that is not
     published (a guard against a broken data release). `cli_commands` (name, help) are listed on the
     HTML reference. Endpoints 1 and 5 get a variant for each custom model and each of `grant_sets`
-    (the sets clients hold)."""
+    (the sets clients hold). `guard` refuses a release that loses many scores or moves many classes
+    against the current one (None: publish whatever changed)."""
     report = BuildReport()
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
@@ -177,7 +179,13 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 raise ValidationFailed(out.failures)
 
             previous = clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
-            report.changes = diff_releases(previous, ReleaseSnapshot.of(writer.files, score_lists))
+            snapshot = ReleaseSnapshot.of(writer.files, score_lists)
+            report.changes = diff_releases(previous, snapshot)
+            refusals = guard.refusals(previous, snapshot, report.changes) if guard else []
+            if refusals:
+                raise ChangesRefused(f"not published: against release {writer.previous}, "
+                                     + "; ".join(refusals) + ". If the data release means it, build with "
+                                     "--accept-changes; if not, check its files (riskapi check)")
             if max_class_changes is not None and report.changes.class_changes > max_class_changes:
                 raise TooManyClassChanges(
                     f"not published: {report.changes.class_changes} countries would change risk class, more than "

@@ -9,6 +9,7 @@ import click
 
 from . import publish
 from .build import BuildReport, build, check as check_data
+from .diff import ChangeGuard
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
                            default="data", show_default=True, envvar="RISKAPI_DATA",
@@ -114,10 +115,12 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
 @click.option("--max-class-changes", type=click.IntRange(min=0), default=None,
               help="Refuse to publish when more countries than this change risk class.")
 @click.option("--force", is_flag=True, help="Publish even when nothing changed against the current release.")
+@click.option("--accept-changes", is_flag=True,
+              help="Publish even if many countries lose their score or change risk class (the guard is on by default).")
 @KEYS_OPTION
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
-                  max_class_changes: int | None, force: bool, keys_file: Path) -> None:
+                  max_class_changes: int | None, force: bool, accept_changes: bool, keys_file: Path) -> None:
     """Build every document from the CSVs and publish a new release."""
     from .serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -127,13 +130,15 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     def run() -> BuildReport:
         if not show_bar:
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
-                         cli_commands=command_table(), force=force, grant_sets=grant_sets)
+                         cli_commands=command_table(), force=force, grant_sets=grant_sets,
+                         guard=None if accept_changes else ChangeGuard())
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
-                         cli_commands=command_table(), force=force, grant_sets=grant_sets)
+                         cli_commands=command_table(), force=force, grant_sets=grant_sets,
+                         guard=None if accept_changes else ChangeGuard())
 
     report = run()
     _warnings(ctx, report)

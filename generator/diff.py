@@ -101,6 +101,33 @@ def diff_releases(old: ReleaseSnapshot | None, new: ReleaseSnapshot, largest: in
     return ReleaseDiff(added, removed, changed, tuple(models))
 
 
+@dataclass(frozen=True)
+class ChangeGuard:
+    """Changes a data release rarely means: most often a file was cut short or a column went wrong."""
+
+    max_lost_share: float = 0.10  # of a model's scored countries that would lose their score
+    max_class_change_share: float = 0.25  # of the countries scored in both releases
+    min_countries: int = 10  # below this many scored countries a share says little
+
+    def refusals(self, old: ReleaseSnapshot | None, new: ReleaseSnapshot, diff: ReleaseDiff) -> list[str]:
+        """Why publishing this release would be suspicious, one line per model; empty when it is not."""
+        found = []
+        for changes in diff.models if old else ():
+            before, after = old.scores.get(changes.model, {}), new.scores.get(changes.model, {})
+            if len(before) < self.min_countries:
+                continue
+            lost = len(set(before) - set(after))
+            if lost / len(before) > self.max_lost_share:
+                found.append(f"{changes.model} would lose the score of {lost} of its {len(before)} countries "
+                             f"({lost / len(before):.0%}; the guard allows {self.max_lost_share:.0%})")
+            both = len(set(before) & set(after))
+            moved = sum(1 for c in changes.class_changes if c.old and c.new)
+            if both and moved / both > self.max_class_change_share:
+                found.append(f"{changes.model} would move {moved} of {both} countries to another risk class "
+                             f"({moved / both:.0%}; the guard allows {self.max_class_change_share:.0%})")
+        return found
+
+
 def format_diff(diff: ReleaseDiff, old: str | None, new: str) -> str:
     out = [f"{old or '(nothing)'} → {new}: {diff.headline()}"]
     for m in diff.models:

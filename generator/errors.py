@@ -65,6 +65,10 @@ class TooManyClassChanges(RiskApiError):
     """A data release would move more countries between risk classes than the operator allows."""
 
 
+class ChangesRefused(RiskApiError):
+    """A data release would lose many scores or move many classes, and nobody said that is meant."""
+
+
 class ExplainError(RiskApiError):
     """The model, country or date is not in the current release."""
 

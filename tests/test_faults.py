@@ -167,3 +167,63 @@ def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next
     assert releases(site) == [first, second]
     assert sorted(p.name for p in site.iterdir()) == [".lock", CURRENT, "history", RELEASES]
     assert [p.name for p in (site / RELEASES).iterdir() if p.name.startswith(".")] == []
+
+
+# ---- bad data that published with exit 0 ---------------------------------------------------------
+
+def load_problems(data) -> list[str]:
+    import pytest
+    from generator.errors import DataError
+    from generator.load import load_dataset
+    with pytest.raises(DataError) as caught:
+        load_dataset(data)
+    return [str(p).replace(f"{data}/", "") for p in caught.value.problems]
+
+
+def test_actual_data_from_the_future_or_before_1900_is_a_located_error(data_copy):
+    import datetime
+    from .conftest import replace_in
+    this_year = datetime.date.today().year
+    replace_in(data_copy / "observations" / "sovereign.csv", "gdp_growth,AUT,2024,2.5,actual",
+               "gdp_growth,AUT,9999,2.5,actual")
+    replace_in(data_copy / "observations" / "sovereign.csv", "gdp_growth,AUT,2023,1.0,actual",
+               "gdp_growth,AUT,0001,1.0,actual")
+    assert load_problems(data_copy) == [
+        "observations/sovereign.csv:2: column date: '0001' is before 1900 (check the year)",
+        f"observations/sovereign.csv:3: column date: 9999-12-31 is after this year ({this_year}) but the "
+        "observation is marked actual (mark it projected, or fix the date)",
+    ]
+
+
+def test_a_control_character_in_a_text_cell_is_a_located_error(data_copy):
+    from .conftest import replace_in
+    replace_in(data_copy / "countries.csv", "CIV,Côte d'Ivoire", 'CIV,"Côte\nd\'Ivoire"')
+    replace_in(data_copy / "models.csv", "Test fixture", "Test\x00fixture")
+    found = load_problems(data_copy)
+    assert "countries.csv:3: column name: contains the control character U+000A (remove line breaks, tabs and " \
+           "NUL bytes from cells)" in found
+    assert any(p.startswith("models.csv:2: column source: contains the control character U+0000") for p in found)
+
+
+def test_a_data_release_cut_short_is_refused_by_default(tmp_path):
+    # A synthetic dataset of 60 countries; its sovereign observations cut after a fifth of the file, as a
+    # failed export leaves them. The file is sorted by indicator, so the later indicators lose every
+    # country and most countries fall below the coverage cut-off.
+    from click.testing import CliRunner
+    from generator.cli import main
+    from tools.synthetic_data import main as synthetic_data
+    data, site = tmp_path / "data", tmp_path / "site"
+    synthetic_data(["--out", str(data), "--countries", "60", "--years", "3", "--models", "2"])
+    assert CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site), "-q"]).exit_code == 0
+    live = current_release(site)
+    observations = data / "observations" / "sovereign.csv"
+    lines = observations.read_text(encoding="utf-8").splitlines(keepends=True)
+    observations.write_text("".join(lines[: len(lines) // 5]), encoding="utf-8")
+    refused = CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site)])
+    assert refused.exit_code == 1, refused.output
+    assert refused.output.startswith(f"Error: not published: against release {live}, sovereign would lose the "
+                                     "score of ")
+    assert "If the data release means it, build with --accept-changes" in refused.output
+    assert current_release(site) == live and releases(site) == [live]
+    accepted = CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site), "--accept-changes"])
+    assert accepted.exit_code == 0 and current_release(site) != live

@@ -1,6 +1,7 @@
 """The observation files: one long-form file of raw values per model."""
 from __future__ import annotations
 
+import datetime
 from collections import defaultdict
 
 from ..errors import CellError, Problem
@@ -17,6 +18,7 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
 
     `broken_indicators` were reported already: their rows are skipped without a second problem."""
     name = observations_file(model.code)
+    this_year = datetime.date.today().year
     by_reference = {i.reference: i for i in indicators}
     labels = {i.reference: {row.label for row in i.scoring} for i in indicators}
     # Only line numbers and values are kept per row: these files are the bulk of the data.
@@ -45,6 +47,10 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
                          + f" is already on line {earlier[0]}", "keep one row per date")
             continue
         projected = cells["status"] == "projected"
+        if not projected and int(cells["date"][:4]) > this_year:
+            log.problem(name, r, "date", f"{cells['date']} is after this year ({this_year}) but the observation "
+                        "is marked actual", "mark it projected, or fix the date")
+            continue
         if component:
             components[key].append((r.line, component, component_value(cells["value"])))
             continue

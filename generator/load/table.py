@@ -17,6 +17,8 @@ _DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
 _INTEGER = re.compile(r"-?\d+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _YEAR = re.compile(r"\d{4}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a cell with one breaks the documents and the logs it reaches
+FIRST_YEAR = 1900  # no indicator of this API has data before it; 0001 is a typo
 # RFC 3986 characters only, with well-formed percent escapes (what the schemas' `uri` format accepts).
 _URL = re.compile(r"https?://[A-Za-z0-9\-._~]+(:\d+)?([/?#]([A-Za-z0-9\-._~:/?#@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?")
 _CODE = re.compile(r"[A-Z]{3}")
@@ -80,14 +82,20 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: Probl
             # on most of an observations file's rows.
             plan = [(name, by_name[name].parse, by_name[name].required, {}) for name in header]
             empty = {column.name: None for column in columns}
+            ended = reader.line_num  # where the previous record ended
             for record in reader:
-                line = reader.line_num
+                # A record's line is where it starts: a quoted cell may run over several lines.
+                line, ended = ended + 1, reader.line_num
                 if not any(cell.strip() for cell in record):
                     continue  # blank lines are a spreadsheet habit, not an error
                 if len(record) != len(header):
                     problems.append(Problem(shown_as, line, None,
                                             f"has {len(record)} cells, the header has {len(header)}",
                                             "quote cells that contain commas"))
+                    problems.broken_row(shown_as, dict(zip(header, (cell.strip() for cell in record))))
+                    continue
+                if _CONTROL.search("".join(record)):  # one search per row; the cell is found only then
+                    _control_characters(record, header, shown_as, line, problems)
                     problems.broken_row(shown_as, dict(zip(header, (cell.strip() for cell in record))))
                     continue
                 row = _parse_record(record, plan, empty, shown_as, line, problems)
@@ -125,6 +133,13 @@ def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems
                                     f"the header is {','.join(c.name for c in columns if c.in_header)}"))
             ok = False
     return ok
+
+
+def _control_characters(record, header, shown_as, line, problems) -> None:
+    for name, cell in zip(header, record):
+        if found := _CONTROL.search(cell):
+            problems.append(Problem(shown_as, line, name, f"contains the control character U+{ord(found[0]):04X}",
+                                    "remove line breaks, tabs and NUL bytes from cells"))
 
 
 def _parse_record(record, plan, empty, shown_as, line, problems) -> Row | None:
@@ -208,14 +223,14 @@ def yes_no(value: str) -> bool:
 def iso_date(value: str) -> str:
     if not _DATE.fullmatch(value) or not _real_date(value):
         raise CellError("is not a date", "write dates as YYYY-MM-DD, for example 2024-12-31")
+    if int(value[:4]) < FIRST_YEAR:
+        raise CellError(f"is before {FIRST_YEAR}", "check the year")
     return value
 
 
 def year_or_date(value: str) -> str:
     """An observation date: YYYY-MM-DD, or a bare year YYYY meaning YYYY-12-31."""
-    if _YEAR.fullmatch(value):
-        return f"{value}-12-31"
-    return iso_date(value)
+    return iso_date(f"{value}-12-31" if _YEAR.fullmatch(value) else value)
 
 
 def url(value: str) -> str:
