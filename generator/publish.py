@@ -7,8 +7,6 @@ Layout of the site folder:
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import datetime
 import fcntl
 import gzip
@@ -30,6 +28,7 @@ import orjson
 from . import history
 from .errors import PublishError
 from .files import link_atomic, write_file
+from .processes import end_with_parent
 
 RELEASES = "releases"
 CURRENT = "current"
@@ -49,18 +48,13 @@ KEEP_RELEASES = 5
 WRITE_PROCESSES = 1
 WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
 MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
-PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 
 
 def start_write_worker(lock_fd: int) -> None:
     """In the forked worker, first: let go of the site lock (so it dies with the build's own process,
     however that dies) and ask Linux to end this worker when its parent ends."""
     os.close(lock_fd)  # the lock is held while any copy of its file is open
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() == 1:  # the parent died before the request: nothing left to write for
-            os._exit(1)
+    end_with_parent(signal.SIGKILL)
 
 
 def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:

@@ -227,3 +227,88 @@ def test_a_data_release_cut_short_is_refused_by_default(tmp_path):
     assert current_release(site) == live and releases(site) == [live]
     accepted = CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site), "--accept-changes"])
     assert accepted.exit_code == 0 and current_release(site) != live
+
+
+# ---- serving never outlives its supervisor --------------------------------------------------------
+
+def start_serve(place: Path, port: int) -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                                str(place / "site"), "--keys", str(place / "keys.csv"), "--prefix",
+                                str(place / "nginx")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = process.stdout.readline()
+    assert first.startswith("serving release"), first + process.stdout.read()
+    return process
+
+
+def port_closed(port: int) -> bool:
+    import socket
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return False
+    except OSError:
+        return True
+
+
+def served_place():
+    import tempfile
+    from click.testing import CliRunner
+    from generator.cli import main
+    place = Path(tempfile.mkdtemp(prefix="riskapi-faults-"))
+    os.chmod(place, 0o755)  # nginx workers run unprivileged
+    assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(place / "site"), "-q"]).exit_code == 0
+    assert CliRunner().invoke(main, ["keys", "add", "alice", "--keys", str(place / "keys.csv")]).exit_code == 0
+    return place
+
+
+def test_nginx_ends_when_serve_is_killed(tmp_path):
+    import shutil
+    from .live import free_port
+    place, port = served_place(), free_port()
+    try:
+        serve = start_serve(place, port)
+        assert not port_closed(port)
+        serve.kill()  # kill -9: no handler runs
+        serve.wait(timeout=10)
+        wait_for(lambda: port_closed(port), seconds=10, what="closed port")
+        # and nothing of it stays: a new serve can take the port at once
+        again = start_serve(place, port)
+        again.send_signal(signal.SIGTERM)
+        assert again.wait(timeout=20) == 0
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(tmp_path):
+    import shutil
+    from .live import free_port
+    place, port = served_place(), free_port()
+    try:
+        serve = start_serve(place, port)
+        master = int((place / "nginx" / "nginx.pid").read_text())
+        workers = wait_for(lambda: _children(master), seconds=10, what="nginx workers")
+        time.sleep(1.2)  # serve's loop has seen the workers (it looks every 0.5 s)
+        os.kill(master, signal.SIGKILL)
+        output, _ = serve.communicate(timeout=20)
+        assert serve.returncode == 1
+        assert f"nginx stopped (code -9); its {len(workers)} worker(s) were stopped with it" in output, output
+        wait_for(lambda: port_closed(port), seconds=10, what="closed port")
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_serve_on_a_busy_port_says_so_before_it_starts(tmp_path):
+    import socket
+    import shutil
+    place = served_place()
+    try:
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen()
+            port = busy.getsockname()[1]
+            result = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                                     str(place / "site"), "--keys", str(place / "keys.csv")],
+                                    capture_output=True, text=True, timeout=30)
+        assert result.returncode == 1 and "serving" not in result.stdout
+        assert f"127.0.0.1:{port} is already in use" in result.stderr + result.stdout
+    finally:
+        shutil.rmtree(place, ignore_errors=True)

@@ -15,6 +15,7 @@ import orjson
 
 from ..errors import RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
+from ..processes import end_with_parent
 from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release
 from ..routes import API
@@ -92,6 +93,21 @@ def _children(pid: int) -> set[int]:
     return children
 
 
+def stop_orphans(workers: set[int], master: int) -> int:
+    """SIGKILL those of `workers` (pids of nginx workers we saw) still running without their master."""
+    stopped = 0
+    for pid in workers:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            if b"nginx" in command and parent != master:
+                os.kill(pid, signal.SIGKILL)
+                stopped += 1
+        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+            continue
+    return stopped
+
+
 class NginxRuntime:
     """A private nginx prefix serving one site: conf/ (nginx.conf, runtime/, release/), logs/, temp/."""
 
@@ -158,10 +174,15 @@ class NginxRuntime:
     # ------------------------------------------------------------------ process
 
     def start(self, timeout: float = 10.0) -> None:
+        self._check_address_free()
         self.served = self.render()
         self.check()
         # Its own session: a Ctrl-C on the terminal reaches riskapi, which stops nginx gracefully.
-        self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, start_new_session=True)
+        # In the foreground nginx ends with riskapi however riskapi ends (a kill -9 included), so it
+        # never goes on serving an old release with the old keys on its own.
+        ends_with_us = (lambda: end_with_parent(signal.SIGTERM)) if self.settings.foreground else None
+        self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, start_new_session=True,
+                                        preexec_fn=ends_with_us)
         deadline = time.monotonic() + timeout
         while not self._accepting():
             if self.process.poll() is not None:
@@ -171,6 +192,20 @@ class NginxRuntime:
                 self.stop()
                 raise ServeError("nginx did not start in time")
             time.sleep(0.02)
+
+    def _check_address_free(self) -> None:
+        """Refuse to start where something already listens (an nginx left from an earlier serve, say):
+        nginx would fail to bind, and our readiness check would be fooled by the other listener."""
+        host, port = self.settings.host, self.settings.port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as error:
+                raise ServeError(f"{host}:{port} is already in use ({error.strerror}): stop what listens there "
+                                 "(`ss -ltnp` names it; an nginx left by an earlier `riskapi serve` is one), "
+                                 "or choose another --port") from None
 
     def _accepting(self) -> bool:
         """True once nginx accepts connections on its address."""
@@ -233,10 +268,16 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
         runtime.start()
         say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}{API}/ "
             f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
+        workers: set[int] = set()
         while not stopping:
             if runtime.process.poll() is not None:
-                raise ServeError(f"nginx stopped (code {runtime.process.returncode}); "
-                                 f"see {runtime.prefix / 'logs' / 'error.log'}")
+                # Its workers outlive a killed master, and would go on serving the old release with the
+                # old keys (a revoked key too): end them, by the pids we saw as its children.
+                stopped = stop_orphans(workers, runtime.master_pid)
+                raise ServeError(f"nginx stopped (code {runtime.process.returncode})"
+                                 + (f"; its {stopped} worker(s) were stopped with it" if stopped else "")
+                                 + f"; see {runtime.prefix / 'logs' / 'error.log'}, then start riskapi serve again")
+            workers = _children(runtime.master_pid) or workers
             try:
                 if runtime.refresh():
                     say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
