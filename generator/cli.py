@@ -1,6 +1,7 @@
 """The `riskapi` command: a thin click layer over the library, and the one place errors meet the user."""
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -276,6 +277,14 @@ def keys_list(keys_file: Path) -> None:
         click.echo(f"{k.user}\t{k.masked}\t{','.join(k.models) or '-'}\t{'active' if k.active else 'revoked'}")
 
 
+def _cache_control(_ctx, param, value: str) -> str:
+    """A Cache-Control value as nginx can carry it: directives only (a `$` would be an nginx variable)."""
+    if not re.fullmatch(r'[A-Za-z0-9 ,=\-_."]+', value):
+        raise click.BadParameter(f"{value!r} is not a Cache-Control value: use directives such as "
+                                 "'public, max-age=300'", param=param)
+    return value
+
+
 class RateLimit(click.ParamType):
     """A rate as nginx takes it: whole requests per second or per minute (`10`, `10/s`, `600/m` → `10r/s`…)."""
 
@@ -299,7 +308,7 @@ def _serve_settings(site_dir: Path, keys_file: Path, host: str, port: int, cache
 SERVE_OPTIONS = [
     click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
     click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True),
-    click.option("--cache-control", default="private, no-cache", show_default=True,
+    click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
                  help="Cache-Control of successful answers (e.g. for a CDN that checks keys at its edge)."),
     click.option("--rate-limit", type=RateLimit(), default=None, metavar="N|N/s|N/m",
                  help="Whole requests per second (N, N/s) or per minute (N/m) per client; off unless given."),

@@ -312,3 +312,74 @@ def test_serve_on_a_busy_port_says_so_before_it_starts(tmp_path):
         assert f"127.0.0.1:{port} is already in use" in result.stderr + result.stdout
     finally:
         shutil.rmtree(place, ignore_errors=True)
+
+
+# ---- HTTP edges ------------------------------------------------------------------------------------
+
+def raw_exchange(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send bytes as they are (no client library would send these) and read the whole answer."""
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+EDGES = [
+    # (what a client sends, the status nginx itself raises, the detail)
+    (b"GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\nRange: bytes=abc\r\nConnection: close\r\n\r\n",
+     416, "Requested range not satisfiable."),
+    (b"GET /api/v1/openapi.json HTTP/2.0\r\nHost: x\r\nConnection: close\r\n\r\n", 505, "HTTP version not supported."),
+    (b"POST /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\nConnection: close\r\n\r\n",
+     501, "Not implemented."),
+]
+
+
+def test_statuses_nginx_raises_itself_answer_json_with_that_status(live):
+    import json
+    for request, status, detail in EDGES:
+        got, headers, body = raw_exchange(live.port, request)
+        assert (got, json.loads(body)) == (status, {"detail": detail}), request
+        assert headers["content-type"].startswith("application/json")
+
+
+def test_the_access_log_never_holds_a_query_value(live):
+    key = live.keys["alice"]
+    live.get(f"/api/v1/riskscores/sovereign/?apikey={key}&ordering=-country_name", user="alice",
+             headers={"User-Agent": "querycheck"})
+    log_file = live.runtime.prefix / "logs" / "access.log"
+    line = wait_for(lambda: next((x for x in log_file.read_text().splitlines() if "querycheck" in x), None),
+                    seconds=5, what="access log line")
+    assert key not in log_file.read_text()
+    assert '"GET /api/v1/riskscores/sovereign/ HTTP/1.1" 200' in line and "ordering=-country_name" in line
+
+
+def test_serve_listens_on_ipv6_loopback(tmp_path):
+    import shutil
+    import urllib.request
+    from .live import free_port
+    place, port = served_place(), free_port()
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--host", "::1", "--port",
+                                    str(port), "--site", str(place / "site"), "--keys", str(place / "keys.csv")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = process.stdout.readline()
+        assert first.startswith("serving release") and f"http://[::1]:{port}/" in first, first + process.stdout.read()
+        with urllib.request.urlopen(f"http://[::1]:{port}/api/v1/openapi.json", timeout=5) as answer:
+            assert answer.status == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_an_option_value_nginx_would_read_as_a_variable_is_refused():
+    from click.testing import CliRunner
+    from generator.cli import main
+    result = CliRunner().invoke(main, ["nginx-config", "--out", "/nonexistent", "--cache-control", "max-age=$uri"])
+    assert result.exit_code == 2 and "is not a Cache-Control value" in result.output

@@ -335,8 +335,8 @@ def test_every_error_is_json_with_detail(live, method, path, user):
 
 
 def test_access_log_names_the_user_never_the_key(live):
-    live.get(f"{API}/riskscores/sovereign/?logcheck=1", user="bob", form="basic")
-    live.get(f"{API}/riskscores/sovereign/?logcheck=2", user="alice", form="bare")
+    live.get(f"{API}/riskscores/sovereign/", user="bob", form="basic", headers={"User-Agent": "logcheck-1"})
+    live.get(f"{API}/riskscores/sovereign/", user="alice", form="bare", headers={"User-Agent": "logcheck-2"})
     import time
     deadline = time.monotonic() + 5  # the access log is flushed at least once a second
     while True:

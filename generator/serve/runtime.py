@@ -148,7 +148,8 @@ class NginxRuntime:
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       rate_limit=settings.rate_limit, burst=settings.burst,
-                      listen=f"{settings.host}:{settings.port}", root=release_dir,
+                      listen=f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}",
+                      root=release_dir,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
         # Everything is rendered before anything is written: a bad keys file changes nothing.
         texts = {name: environment.get_template(f"{name}.j2").render(**values)
@@ -266,7 +267,8 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))  # even where a shell ignored it
     try:
         runtime.start()
-        say(f"serving release {runtime.served[0]} on http://{settings.host}:{settings.port}{API}/ "
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        say(f"serving release {runtime.served[0]} on http://{host}:{settings.port}{API}/ "
             f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
         workers: set[int] = set()
         while not stopping:
