@@ -202,6 +202,10 @@ class ReleaseWriter:
     def __init__(self, site: Path, keep: int = KEEP_RELEASES):
         self.site = site
         self.keep = keep
+        current = site / CURRENT
+        if current.exists() and not current.is_symlink():  # before the work, not after a whole release
+            raise PublishError(f"{current} is a real folder, not the link to a release: move it away (serve "
+                               f"releases from {site / RELEASES}), then build again")
         self._lock = SiteLock(site)
         (site / RELEASES).mkdir(exist_ok=True)
         self._remove_leftovers()

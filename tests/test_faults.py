@@ -383,3 +383,15 @@ def test_an_option_value_nginx_would_read_as_a_variable_is_refused():
     from generator.cli import main
     result = CliRunner().invoke(main, ["nginx-config", "--out", "/nonexistent", "--cache-control", "max-age=$uri"])
     assert result.exit_code == 2 and "is not a Cache-Control value" in result.output
+
+
+def test_current_as_a_real_folder_is_one_clear_error_before_any_work(tmp_path):
+    from click.testing import CliRunner
+    from generator.cli import main
+    site = tmp_path / "site"
+    (site / CURRENT).mkdir(parents=True)
+    result = CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site)])
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"Error: {site / CURRENT} is a real folder, not the link to a release: move it "
+                                     f"away (serve releases from {site / RELEASES}), then build again")
+    assert not (site / RELEASES).exists() or not any((site / RELEASES).iterdir())  # nothing written
