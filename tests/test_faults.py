@@ -395,3 +395,13 @@ def test_current_as_a_real_folder_is_one_clear_error_before_any_work(tmp_path):
     assert result.output.strip() == (f"Error: {site / CURRENT} is a real folder, not the link to a release: move it "
                                      f"away (serve releases from {site / RELEASES}), then build again")
     assert not (site / RELEASES).exists() or not any((site / RELEASES).iterdir())  # nothing written
+
+
+def test_serve_reloads_only_when_the_keys_content_changes(live):
+    keys_file = live.keys_file
+    live.runtime.refresh()
+    text = keys_file.read_bytes()
+    keys_file.write_bytes(text)  # rewritten, same content: new mtime
+    assert live.runtime.refresh() is False
+    os.utime(keys_file, (1, 1))  # touched
+    assert live.runtime.refresh() is False

@@ -1,6 +1,7 @@
 """Run nginx on the current release: render a private prefix, check it, start, reload on change, stop."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -122,10 +123,8 @@ class NginxRuntime:
 
     def watched_state(self) -> tuple:
         """What, when it changes, needs a re-render and reload: the current release and the keys file."""
-        keys = self.settings.keys
-        try:
-            info = keys.stat()
-            keys_state = (info.st_ino, info.st_mtime_ns, info.st_size)
+        try:  # the content, not the file's times: a touch or a rewrite of the same keys reloads nothing
+            keys_state = hashlib.sha256(self.settings.keys.read_bytes()).hexdigest()
         except FileNotFoundError:
             keys_state = None
         return current_release(self.settings.site), keys_state
