@@ -405,3 +405,27 @@ def test_serve_reloads_only_when_the_keys_content_changes(live):
     assert live.runtime.refresh() is False
     os.utime(keys_file, (1, 1))  # touched
     assert live.runtime.refresh() is False
+
+
+def test_ten_thousand_slow_connections_do_not_lock_out_a_new_client(live):
+    # Bounded: 10,000 connections that send half a request line and wait, from 127.0.0.2 (loopback);
+    # then one ordinary client must be answered at once. All closed afterwards.
+    import resource
+    import socket
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
+    slow: list[socket.socket] = []
+    try:
+        started = time.monotonic()
+        for _ in range(10_000):
+            connection = socket.create_connection(("127.0.0.1", live.port), timeout=5, source_address=("127.0.0.2", 0))
+            connection.sendall(b"GET /api/v1/openapi.json HTTP/1.1\r\nHost: slow\r\n")  # never finished
+            slow.append(connection)
+            assert time.monotonic() - started < 60, "opening the slow connections took too long"
+        began = time.monotonic()
+        answer = live.get("/api/v1/openapi.json", user=None)
+        assert answer.status == 200 and time.monotonic() - began < 2
+    finally:
+        for connection in slow:
+            connection.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
