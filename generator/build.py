@@ -12,7 +12,8 @@ from typing import Callable, Iterable, Sequence
 import orjson
 
 from . import routes
-from .diff import ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
+from .diff import (DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff,
+                   read_snapshot)
 from .errors import ChangesRefused, DataError, Problem, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelObservations
@@ -150,6 +151,9 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         dataset, observations = clock.run("load", load_checked, data_dir, strict)
         report.note_dataset(dataset)
         countries = dataset.countries
+        # how much each model is built from, for the guard of the next build
+        observed = {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
+                    for code, by_indicator in observations.items()}
         validator = DocumentValidator(schema_dir)
         examples = example_routes(dataset)
         audiences = routes.audiences(dataset.custom_models, grant_sets)
@@ -179,7 +183,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 raise ValidationFailed(out.failures)
 
             previous = clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
-            snapshot = ReleaseSnapshot.of(writer.files, score_lists)
+            snapshot = ReleaseSnapshot.of(writer.files, score_lists, observed)
             report.changes = diff_releases(previous, snapshot)
             refusals = guard.refusals(previous, snapshot, report.changes) if guard else []
             if refusals:
@@ -196,7 +200,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             extras = {**render_release_maps(dataset, audiences),
                       **clock.run("render", render_pages, dataset, shown, list(cli_commands),
                                   ReleaseChanges(writer.previous, writer.id, report.changes)),
-                      CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode()}
+                      CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode(),
+                      DATA_COUNTS: orjson.dumps({"observations": observed})}
             for path, body in extras.items():
                 clock.run("publish", writer.write, path, body)
             report.documents, report.bytes, report.linked = out.documents, writer.bytes, writer.linked

@@ -58,13 +58,16 @@ class ReleaseSnapshot:
 
     documents: dict[str, str]  # path of every API document -> sha256
     scores: dict[str, dict[str, dict]]  # model -> country code -> its current result as published
+    observations: dict[str, int] = field(default_factory=dict)  # model -> observations loaded
 
     @classmethod
-    def of(cls, files: dict[str, dict], score_lists: dict[str, dict]) -> "ReleaseSnapshot":
+    def of(cls, files: dict[str, dict], score_lists: dict[str, dict],
+           observations: dict[str, int] | None = None) -> "ReleaseSnapshot":
         """From a manifest's files and each model's endpoint 3 document (default ordering), by model."""
         return cls({path: entry["sha256"] for path, entry in files.items()
                     if path.startswith("api/") and path.endswith(".json")},
-                   {model: current_results(document) for model, document in score_lists.items()})
+                   {model: current_results(document) for model, document in score_lists.items()},
+                   observations or {})
 
 
 def current_results(score_list: dict) -> dict[str, dict]:
@@ -72,11 +75,16 @@ def current_results(score_list: dict) -> dict[str, dict]:
     return {entry["entity"]["countryCode"]: entry["results"][0] for entry in score_list["data"]}
 
 
+DATA_COUNTS = "data.json"  # what the release was built from: observations per model
+
+
 def read_snapshot(release: Path) -> ReleaseSnapshot:
     """The snapshot of a release folder on disk."""
     files = read_manifest(release)
+    counts = release / DATA_COUNTS
+    observations = orjson.loads(counts.read_bytes())["observations"] if counts.is_file() else {}
     return ReleaseSnapshot.of(files, {model: orjson.loads((release / routes.model_scores(model).file).read_bytes())
-                                      for model in routes.score_list_models(files)})
+                                      for model in routes.score_list_models(files)}, observations)
 
 
 def diff_releases(old: ReleaseSnapshot | None, new: ReleaseSnapshot, largest: int = 5) -> ReleaseDiff:
@@ -108,10 +116,16 @@ class ChangeGuard:
     max_lost_share: float = 0.10  # of a model's scored countries that would lose their score
     max_class_change_share: float = 0.25  # of the countries scored in both releases
     min_countries: int = 10  # below this many scored countries a share says little
+    max_observations_lost_share: float = 0.5  # of a model's observations against the previous release
 
     def refusals(self, old: ReleaseSnapshot | None, new: ReleaseSnapshot, diff: ReleaseDiff) -> list[str]:
         """Why publishing this release would be suspicious, one line per model; empty when it is not."""
         found = []
+        for model, before in (old.observations if old else {}).items():
+            after = new.observations.get(model, 0)
+            if before and (before - after) / before > self.max_observations_lost_share:
+                found.append(f"observations/{model}.csv holds {after:,} observations, {after / before:.0%} of the "
+                             f"{before:,} of that release")
         for changes in diff.models if old else ():
             before, after = old.scores.get(changes.model, {}), new.scores.get(changes.model, {})
             if len(before) < self.min_countries:

@@ -221,8 +221,9 @@ def test_a_data_release_cut_short_is_refused_by_default(tmp_path):
     observations.write_text("".join(lines[: len(lines) // 5]), encoding="utf-8")
     refused = CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site)])
     assert refused.exit_code == 1, refused.output
-    assert refused.output.startswith(f"Error: not published: against release {live}, sovereign would lose the "
-                                     "score of ")
+    assert refused.output.startswith(f"Error: not published: against release {live}, observations/sovereign.csv "
+                                     "holds ")  # the file that shrank is named first …
+    assert "sovereign would lose the score of " in refused.output  # … then what it does to the scores
     assert "If the data release means it, build with --accept-changes" in refused.output
     assert current_release(site) == live and releases(site) == [live]
     accepted = CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site), "--accept-changes"])
@@ -429,3 +430,17 @@ def test_ten_thousand_slow_connections_do_not_lock_out_a_new_client(live):
         for connection in slow:
             connection.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_dangling_current_link_is_one_clear_line_for_serve(tmp_path):
+    site = tmp_path / "site"
+    (site / RELEASES).mkdir(parents=True)
+    (site / CURRENT).symlink_to(f"{RELEASES}/20990101T000000Z")  # its release was deleted by hand
+    (tmp_path / "keys.csv").write_text("user,key,models,active\n")
+    from .live import free_port
+    result = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--port", str(free_port()), "--site",
+                             str(site),
+                             "--keys", str(tmp_path / "keys.csv")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1
+    assert "20990101T000000Z" in result.stderr
