@@ -90,6 +90,8 @@ def test_rebuild_with_identical_data_keeps_every_etag(server):
     before = {path: server.get(path).header("etag") for path in paths}
     build(server.data, server.site, force=True)
     assert server.runtime.refresh() is True  # a new release id, so nginx reloads …
+    from generator.publish import current_release
+    assert server.get(paths[0]).header("x-release") == current_release(server.site)  # … and names it
     after = {path: server.get(path).header("etag") for path in paths}
     assert after == before  # … yet every validator a client holds stays valid
     assert all(server.get(p, headers={"If-None-Match": e}).status == 304 for p, e in before.items())

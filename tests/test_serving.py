@@ -414,3 +414,14 @@ def test_model_page_shows_the_methodology(live):
     page = live.get("/docs/models/sovereign/", user=None).body.decode()
     for text in ("gdp_growth", "0 &lt;= x &lt; 2", "Institutions", "AAA … D", "default weight"):
         assert text in page, text
+
+
+def test_every_answer_names_its_release(live):
+    # API.md: X-Release on every answer, errors included, so a client can cite where a score came from
+    from generator.publish import current_release
+    release = current_release(live.site)
+    for path, user, status in [(f"{API}/riskscores/sovereign/AUT/", "alice", 200), (f"{API}/riskscores/zzz/", "alice", 404),
+                               (f"{API}/riskscores/sovereign/", None, 403), (f"{API}/openapi.json", None, 200)]:
+        answer = live.get(path, user=user)
+        assert (answer.status, answer.header("x-release")) == (status, release), path
+    assert "X-Release" in live.get(f"{API}/riskscores/sovereign/").header("access-control-expose-headers")

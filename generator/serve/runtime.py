@@ -148,7 +148,7 @@ class NginxRuntime:
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       rate_limit=settings.rate_limit, burst=settings.burst,
                       listen=f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}",
-                      root=release_dir,
+                      root=release_dir, release=release,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
         # Everything is rendered before anything is written: a bad keys file changes nothing.
         texts = {name: environment.get_template(f"{name}.j2").render(**values)
