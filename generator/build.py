@@ -132,6 +132,26 @@ class ValidatedWriter:
             self.progress(1, self.total)
 
 
+def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, int]:
+    """How many observations each model is built from."""
+    return {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
+            for code, by_indicator in observations.items()}
+
+
+def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None, snapshot: ReleaseSnapshot,
+                         previous_id: str | None, guard: ChangeGuard | None, max_class_changes: int | None) -> None:
+    """The guards against a broken data release: raise, saying why, instead of publishing."""
+    refusals = guard.refusals(previous, snapshot, changes) if guard else []
+    if refusals:
+        raise ChangesRefused(f"not published: against release {previous_id}, " + "; ".join(refusals)
+                             + ". If the data release means it, build with --accept-changes; if not, check its "
+                             "files (riskapi check)")
+    if max_class_changes is not None and changes.class_changes > max_class_changes:
+        raise TooManyClassChanges(
+            f"not published: {changes.class_changes} countries would change risk class, more than "
+            f"--max-class-changes {max_class_changes}\n" + format_diff(changes, previous_id, "this build"))
+
+
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
@@ -151,9 +171,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         dataset, observations = clock.run("load", load_checked, data_dir, strict)
         report.note_dataset(dataset)
         countries = dataset.countries
-        # how much each model is built from, for the guard of the next build
-        observed = {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
-                    for code, by_indicator in observations.items()}
+        observed = observation_counts(observations)  # for the guard of the next build
         validator = DocumentValidator(schema_dir)
         examples = example_routes(dataset)
         audiences = routes.audiences(dataset.custom_models, grant_sets)
@@ -185,16 +203,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             previous = clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
             snapshot = ReleaseSnapshot.of(writer.files, score_lists, observed)
             report.changes = diff_releases(previous, snapshot)
-            refusals = guard.refusals(previous, snapshot, report.changes) if guard else []
-            if refusals:
-                raise ChangesRefused(f"not published: against release {writer.previous}, "
-                                     + "; ".join(refusals) + ". If the data release means it, build with "
-                                     "--accept-changes; if not, check its files (riskapi check)")
-            if max_class_changes is not None and report.changes.class_changes > max_class_changes:
-                raise TooManyClassChanges(
-                    f"not published: {report.changes.class_changes} countries would change risk class, more than "
-                    f"--max-class-changes {max_class_changes}\n"
-                    + format_diff(report.changes, writer.previous, "this build"))
+            refuse_if_suspicious(report.changes, previous, snapshot, writer.previous, guard, max_class_changes)
 
             shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
             extras = {**render_release_maps(dataset, audiences),
