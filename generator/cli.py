@@ -50,8 +50,7 @@ class RiskApiGroup(click.Group):
 def describe_os_error(error: OSError) -> str:
     """`site/releases: No space left on device`: the path and the reason, without the errno noise."""
     reason = error.strerror or str(error)
-    path = error.filename if error.filename is not None else None
-    return f"{path}: {reason}" if path is not None else reason
+    return f"{error.filename}: {reason}" if error.filename is not None else reason
 
 
 def _traceback_if_verbose(ctx: click.Context) -> None:
@@ -63,23 +62,27 @@ def _stages(report: BuildReport) -> str:
     return ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stages.items())
 
 
-@click.group(cls=RiskApiGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-v", "--verbose", count=True, help="More output; -v also shows tracebacks.")
-@click.option("-q", "--quiet", is_flag=True, help="Print errors only.")
-@click.pass_context
-def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
-    """Build and publish the country risk API as static files."""
-    ctx.obj = {"verbose": verbose, "quiet": quiet}
-
-
 def _more_verbose(ctx: click.Context, _param, count: int) -> None:
-    if count:
-        ctx.ensure_object(dict)["verbose"] = ctx.obj.get("verbose", 0) + count
+    ctx.ensure_object(dict)
+    ctx.obj["verbose"] = ctx.obj.get("verbose", 0) + count
 
 
 def _quiet(ctx: click.Context, _param, quiet: bool) -> None:
-    if quiet:
-        ctx.ensure_object(dict)["quiet"] = True
+    ctx.ensure_object(dict)
+    ctx.obj["quiet"] = ctx.obj.get("quiet", False) or quiet
+
+
+def verbosity_options() -> list[click.Option]:
+    """-v and -q, taken before the command (`riskapi -q build`) and after it (`riskapi build -q`) alike."""
+    return [click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_more_verbose,
+                         help="More output; -v also shows tracebacks."),
+            click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, callback=_quiet,
+                         help="Print errors only.")]
+
+
+@click.group(cls=RiskApiGroup, context_settings={"help_option_names": ["-h", "--help"]}, params=verbosity_options())
+def main() -> None:
+    """Build and publish the country risk API as static files."""
 
 
 def accept_verbosity_after(group: click.Group) -> None:
@@ -87,12 +90,8 @@ def accept_verbosity_after(group: click.Group) -> None:
     for command in group.commands.values():
         if isinstance(command, click.Group):
             accept_verbosity_after(command)
-            continue
-        command.params += [
-            click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_more_verbose,
-                         help="More output; -v also shows tracebacks."),
-            click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, callback=_quiet,
-                         help="Print errors only.")]
+        else:
+            command.params += verbosity_options()
 
 
 def _say(ctx: click.Context, message: str, level: int = 0) -> None:

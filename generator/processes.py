@@ -5,6 +5,7 @@ import contextlib
 import ctypes
 import os
 import signal
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 
@@ -18,3 +19,23 @@ def end_with_parent(signal_number: int = signal.SIGKILL) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal_number)
     if os.getppid() != parent:  # the parent ended before the request took hold
         os.kill(os.getpid(), signal_number)
+
+
+def process_state(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid) of a running process from /proc; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # the name may hold spaces
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return fields[0], int(fields[1])
+
+
+def children(pid: int) -> set[int]:
+    """Live child processes of `pid` (nginx's workers), read from /proc."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            state = process_state(int(entry.name))
+            if state is not None and state[1] == pid and state[0] != "Z":
+                found.add(int(entry.name))
+    return found

@@ -186,7 +186,7 @@ def rollback(site: Path) -> str:
         for candidate in reversed(was_live(site)[:-1]):
             if candidate == current:
                 continue
-            missing = missing_files(site / RELEASES / candidate) if (site / RELEASES / candidate).is_dir() else None
+            missing = missing_files(site / RELEASES / candidate)
             if missing == 0:
                 switch_to(site, candidate)
                 history.record(site, history.ROLLBACK, candidate)

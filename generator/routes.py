@@ -145,21 +145,25 @@ def _audience_folder(audience: str) -> str:
     return "" if audience == PUBLIC else f"audience={audience}"
 
 
-def _path(anchor: str, **values: str) -> str:
-    """An endpoint's URL with its path parameters filled in."""
-    endpoint = next(e for e in ENDPOINTS if e.anchor == anchor)
-    return API + endpoint.path.format(**values)
+_BY_ANCHOR = {e.anchor: e for e in ENDPOINTS}
+
+
+def _endpoint(anchor: str, **values: str) -> tuple[str, str]:
+    """An endpoint's URL with its path parameters filled in, and its schema."""
+    endpoint = _BY_ANCHOR[anchor]
+    return API + endpoint.path.format(**values), endpoint.schema
 
 
 def model_list(audience: str = PUBLIC) -> Route:
     """Endpoint 1: the models a client may see."""
-    path = _path("models")
-    return Route(path, _file(path, _audience_folder(audience)), "riskscoremodels", audience)
+    path, schema = _endpoint("models")
+    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
 
 
-def _list_route(path: str, schema: str, order_parameter: str, orderings: tuple[str, ...], ordering: str,
+def _list_route(endpoint: tuple[str, str], order_parameter: str, orderings: tuple[str, ...], ordering: str,
                 filter_parameter: str, country: str | None) -> Route:
     """A list endpoint's variant: its filter answer for one country (or none), or an ordering."""
+    path, schema = endpoint
     if country is not None:
         query = f"{filter_parameter}=" + ("XXX" if country == NO_MATCH else country)
         return Route(f"{path}?{query}", _file(path, f"filter={country}"), schema)
@@ -170,13 +174,13 @@ def _list_route(path: str, schema: str, order_parameter: str, orderings: tuple[s
 
 def country_list(ordering: str = "code", country: str | None = None) -> Route:
     """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
-    return _list_route(_path("countries"), "countries", "model", COUNTRY_ORDERINGS, ordering, "code", country)
+    return _list_route(_endpoint("countries"), "model", COUNTRY_ORDERINGS, ordering, "code", country)
 
 
 def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
     """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
-    return _list_route(_path("scores", model=model), "model-scores", "ordering", SCORE_ORDERINGS, ordering,
-                       "country_code", country)
+    return _list_route(_endpoint("scores", model=model), "ordering", SCORE_ORDERINGS, ordering, "country_code",
+                       country)
 
 
 def score_list_models(files) -> list[str]:
@@ -188,14 +192,14 @@ def score_list_models(files) -> list[str]:
 
 def country_model_scores(model: str, code: str) -> Route:
     """Endpoint 4: the whole series of a model for one country."""
-    path = _path("country-model", model=model, country_code=code)
-    return Route(path, _file(path), "country-model-scores")
+    path, schema = _endpoint("country-model", model=model, country_code=code)
+    return Route(path, _file(path), schema)
 
 
 def country_scores(code: str, audience: str = PUBLIC) -> Route:
     """Endpoint 5: current scores of every model the audience may see, for one country."""
-    path = _path("country", code=code)
-    return Route(path, _file(path, _audience_folder(audience)), "country-scores", audience)
+    path, schema = _endpoint("country", code=code)
+    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
 
 
 def document_count(countries: int, models: int, audiences: int) -> int:

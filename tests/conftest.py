@@ -64,3 +64,12 @@ def live():
     yield server
     server.runtime.stop()
     shutil.rmtree(server.base, ignore_errors=True)
+
+
+@pytest.fixture
+def place():
+    """A folder nginx workers may enter, removed afterwards: for tests that start nginx themselves."""
+    from .live import worker_readable_folder
+    base = worker_readable_folder("riskapi-test-")
+    yield base
+    shutil.rmtree(base, ignore_errors=True)

@@ -92,10 +92,16 @@ def auth_header(user: str, key: str, form: str) -> str:
     raise ValueError(form)
 
 
+def worker_readable_folder(prefix: str) -> Path:
+    """A new folder the unprivileged nginx workers may enter (pytest's own tmp folders are private)."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(base, 0o755)
+    return base
+
+
 def start_live_server(data: Path, rate_limit: str | None = None) -> LiveServer:
     # A folder the unprivileged nginx workers may enter (pytest's own tmp folders are private).
-    base = Path(tempfile.mkdtemp(prefix="riskapi-live-"))
-    os.chmod(base, 0o755)
+    base = worker_readable_folder("riskapi-live-")
     site = base / "site"
     build(data, site, cli_commands=command_table())
     keys_file = base / "keys" / "keys.csv"

@@ -4,17 +4,33 @@ Every process here is started by the test and ended by its PID; waits are bounde
 """
 from __future__ import annotations
 
+import datetime
+import json
 import os
+import resource
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
-from generator.publish import CURRENT, RELEASES, current_release, releases
-from generator.serve.runtime import _children
+import pytest
+from click.testing import CliRunner
 
-from .conftest import DEMO_DATA, TINY
+from generator.build import build
+from generator.cli import main
+from generator.errors import DataError, KeysError, PublishError
+from generator.load import load_dataset
+from generator.processes import children, process_state
+from generator.publish import CURRENT, RELEASES, current_release, releases, rollback
+from generator.serve.keys import read_keys
+from tools.synthetic_data import main as synthetic_data
+
+from .conftest import DEMO_DATA, TINY, make_nga_black, replace_in
+from .live import free_port
 
 
 def start_build(data: Path, site: Path) -> subprocess.Popen:
@@ -36,7 +52,7 @@ def write_worker_of(build: subprocess.Popen, site: Path) -> int:
     """The forked process writing the release, once it writes (a .tmp- release folder with files)."""
     def writing():
         temporary = [p for p in (site / RELEASES).glob(".tmp-*") if any(p.rglob("index.json"))]
-        workers = _children(build.pid)
+        workers = children(build.pid)
         return next(iter(workers)) if temporary and workers else None
     return wait_for(writing, what="write worker")
 
@@ -47,8 +63,10 @@ def test_a_build_killed_by_sigkill_leaves_no_lock_and_the_next_build_cleans_up(t
     worker = write_worker_of(build, site)
     build.kill()  # what an OOM kill or a supervisor's SIGKILL does to the build's main process
     build.wait(timeout=30)
-    wait_for(lambda: not Path(f"/proc/{worker}").exists() or "Z" in Path(f"/proc/{worker}/stat").read_text()
-             .rsplit(")", 1)[1].split()[0], seconds=10, what="end of the orphaned worker")
+    def ended() -> bool:
+        state = process_state(worker)
+        return state is None or state[0] == "Z"
+    wait_for(ended, seconds=10, what="end of the orphaned worker")
     # the lock died with its owner: the next build takes the site, publishes, and removes the leftover
     after = subprocess.run([sys.executable, "-m", "generator.cli", "build", "--data", str(TINY), "--site",
                             str(site)], capture_output=True, text=True, timeout=120)
@@ -73,8 +91,6 @@ def test_a_killed_write_worker_is_one_clear_error_and_publishes_nothing(tmp_path
 # ---- keys -------------------------------------------------------------------------------------
 
 def test_a_broken_keys_file_keeps_the_running_configuration_and_never_shows_a_key(live):
-    from generator.errors import KeysError
-    import pytest
     keys_file = live.keys_file
     good = keys_file.read_bytes()
     alice = live.keys["alice"]
@@ -101,7 +117,6 @@ def test_a_broken_keys_file_keeps_the_running_configuration_and_never_shows_a_ke
 
 
 def test_parallel_keys_edits_lose_nothing(tmp_path):
-    from generator.serve.keys import read_keys
     keys = tmp_path / "keys.csv"
     assert subprocess.run([sys.executable, "-m", "generator.cli", "keys", "add", "carol", "--keys", str(keys)],
                           capture_output=True, timeout=60).returncode == 0
@@ -120,9 +135,6 @@ def test_parallel_keys_edits_lose_nothing(tmp_path):
 # ---- releases and rollback ----------------------------------------------------------------------
 
 def test_rollback_follows_what_was_live_not_the_build_order(tmp_path, data_copy):
-    from generator.build import build
-    from generator.publish import rollback
-    from .conftest import make_nga_black
     site = tmp_path / "site"
     good = build(data_copy, site).release
     make_nga_black(data_copy)
@@ -134,12 +146,6 @@ def test_rollback_follows_what_was_live_not_the_build_order(tmp_path, data_copy)
 
 
 def test_an_incomplete_release_is_never_offered(tmp_path):
-    from click.testing import CliRunner
-    from generator.build import build
-    from generator.cli import main
-    from generator.errors import PublishError
-    from generator.publish import rollback
-    import pytest
     site = tmp_path / "site"
     first = build(TINY, site).release
     second = build(TINY, site, force=True).release
@@ -154,8 +160,6 @@ def test_an_incomplete_release_is_never_offered(tmp_path):
 
 
 def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next_build(tmp_path):
-    import shutil
-    from generator.build import build
     site = tmp_path / "site"
     first = build(TINY, site).release
     # what kills leave behind: a temporary link of a swap, a half-pruned release, and a complete
@@ -172,17 +176,12 @@ def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next
 # ---- bad data that published with exit 0 ---------------------------------------------------------
 
 def load_problems(data) -> list[str]:
-    import pytest
-    from generator.errors import DataError
-    from generator.load import load_dataset
     with pytest.raises(DataError) as caught:
         load_dataset(data)
     return [str(p).replace(f"{data}/", "") for p in caught.value.problems]
 
 
 def test_actual_data_from_the_future_or_before_1900_is_a_located_error(data_copy):
-    import datetime
-    from .conftest import replace_in
     this_year = datetime.date.today().year
     replace_in(data_copy / "observations" / "sovereign.csv", "gdp_growth,AUT,2024,2.5,actual",
                "gdp_growth,AUT,9999,2.5,actual")
@@ -196,7 +195,6 @@ def test_actual_data_from_the_future_or_before_1900_is_a_located_error(data_copy
 
 
 def test_a_control_character_in_a_text_cell_is_a_located_error(data_copy):
-    from .conftest import replace_in
     replace_in(data_copy / "countries.csv", "CIV,Côte d'Ivoire", 'CIV,"Côte\nd\'Ivoire"')
     replace_in(data_copy / "models.csv", "Test fixture", "Test\x00fixture")
     found = load_problems(data_copy)
@@ -209,9 +207,6 @@ def test_a_data_release_cut_short_is_refused_by_default(tmp_path):
     # A synthetic dataset of 60 countries; its sovereign observations cut after a fifth of the file, as a
     # failed export leaves them. The file is sorted by indicator, so the later indicators lose every
     # country and most countries fall below the coverage cut-off.
-    from click.testing import CliRunner
-    from generator.cli import main
-    from tools.synthetic_data import main as synthetic_data
     data, site = tmp_path / "data", tmp_path / "site"
     synthetic_data(["--out", str(data), "--countries", "60", "--years", "3", "--models", "2"])
     assert CliRunner().invoke(main, ["build", "--data", str(data), "--site", str(site), "-q"]).exit_code == 0
@@ -242,7 +237,6 @@ def start_serve(place: Path, port: int) -> subprocess.Popen:
 
 
 def port_closed(port: int) -> bool:
-    import socket
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.2):
             return False
@@ -250,76 +244,57 @@ def port_closed(port: int) -> bool:
         return True
 
 
-def served_place():
-    import tempfile
-    from click.testing import CliRunner
-    from generator.cli import main
-    place = Path(tempfile.mkdtemp(prefix="riskapi-faults-"))
-    os.chmod(place, 0o755)  # nginx workers run unprivileged
+@pytest.fixture
+def served(place):
+    """`place` with a built release of the fixture and a keys file: what serve needs."""
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(place / "site"), "-q"]).exit_code == 0
     assert CliRunner().invoke(main, ["keys", "add", "alice", "--keys", str(place / "keys.csv")]).exit_code == 0
     return place
 
 
-def test_nginx_ends_when_serve_is_killed(tmp_path):
-    import shutil
-    from .live import free_port
-    place, port = served_place(), free_port()
-    try:
-        serve = start_serve(place, port)
-        assert not port_closed(port)
-        serve.kill()  # kill -9: no handler runs
-        serve.wait(timeout=10)
-        wait_for(lambda: port_closed(port), seconds=10, what="closed port")
-        # and nothing of it stays: a new serve can take the port at once
-        again = start_serve(place, port)
-        again.send_signal(signal.SIGTERM)
-        assert again.wait(timeout=20) == 0
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+def test_nginx_ends_when_serve_is_killed(served):
+    place, port = served, free_port()
+    serve = start_serve(place, port)
+    assert not port_closed(port)
+    serve.kill()  # kill -9: no handler runs
+    serve.wait(timeout=10)
+    wait_for(lambda: port_closed(port), seconds=10, what="closed port")
+    # and nothing of it stays: a new serve can take the port at once
+    again = start_serve(place, port)
+    again.send_signal(signal.SIGTERM)
+    assert again.wait(timeout=20) == 0
 
 
-def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(tmp_path):
-    import shutil
-    from .live import free_port
-    place, port = served_place(), free_port()
-    try:
-        serve = start_serve(place, port)
-        master = int((place / "nginx" / "nginx.pid").read_text())
-        workers = wait_for(lambda: _children(master), seconds=10, what="nginx workers")
-        time.sleep(1.2)  # serve's loop has seen the workers (it looks every 0.5 s)
-        os.kill(master, signal.SIGKILL)
-        output, _ = serve.communicate(timeout=20)
-        assert serve.returncode == 1
-        assert f"nginx stopped (code -9); its {len(workers)} worker(s) were stopped with it" in output, output
-        wait_for(lambda: port_closed(port), seconds=10, what="closed port")
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(served):
+    place, port = served, free_port()
+    serve = start_serve(place, port)
+    master = int((place / "nginx" / "nginx.pid").read_text())
+    workers = wait_for(lambda: children(master), seconds=10, what="nginx workers")
+    time.sleep(1.2)  # serve's loop has seen the workers (it looks every 0.5 s)
+    os.kill(master, signal.SIGKILL)
+    output, _ = serve.communicate(timeout=20)
+    assert serve.returncode == 1
+    assert f"nginx stopped (code -9); its {len(workers)} worker(s) were stopped with it" in output, output
+    wait_for(lambda: port_closed(port), seconds=10, what="closed port")
 
 
-def test_serve_on_a_busy_port_says_so_before_it_starts(tmp_path):
-    import socket
-    import shutil
-    place = served_place()
-    try:
-        with socket.socket() as busy:
-            busy.bind(("127.0.0.1", 0))
-            busy.listen()
-            port = busy.getsockname()[1]
-            result = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
-                                     str(place / "site"), "--keys", str(place / "keys.csv")],
-                                    capture_output=True, text=True, timeout=30)
-        assert result.returncode == 1 and "serving" not in result.stdout
-        assert f"127.0.0.1:{port} is already in use" in result.stderr + result.stdout
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+def test_serve_on_a_busy_port_says_so_before_it_starts(served):
+    place = served
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                                 str(place / "site"), "--keys", str(place / "keys.csv")],
+                                capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and "serving" not in result.stdout
+    assert f"127.0.0.1:{port} is already in use" in result.stderr + result.stdout
 
 
 # ---- HTTP edges ------------------------------------------------------------------------------------
 
 def raw_exchange(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send bytes as they are (no client library would send these) and read the whole answer."""
-    import socket
     with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
         connection.sendall(request)
         answer = b""
@@ -342,7 +317,6 @@ EDGES = [
 
 
 def test_statuses_nginx_raises_itself_answer_json_with_that_status(live):
-    import json
     for request, status, detail in EDGES:
         got, headers, body = raw_exchange(live.port, request)
         assert (got, json.loads(body)) == (status, {"detail": detail}), request
@@ -360,35 +334,25 @@ def test_the_access_log_never_holds_a_query_value(live):
     assert '"GET /api/v1/riskscores/sovereign/ HTTP/1.1" 200' in line and "ordering=-country_name" in line
 
 
-def test_serve_listens_on_ipv6_loopback(tmp_path):
-    import shutil
-    import urllib.request
-    from .live import free_port
-    place, port = served_place(), free_port()
-    try:
-        process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--host", "::1", "--port",
-                                    str(port), "--site", str(place / "site"), "--keys", str(place / "keys.csv")],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        first = process.stdout.readline()
-        assert first.startswith("serving release") and f"http://[::1]:{port}/" in first, first + process.stdout.read()
-        with urllib.request.urlopen(f"http://[::1]:{port}/api/v1/openapi.json", timeout=5) as answer:
-            assert answer.status == 200
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=20) == 0
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+def test_serve_listens_on_ipv6_loopback(served):
+    place, port = served, free_port()
+    process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--host", "::1", "--port",
+                                str(port), "--site", str(place / "site"), "--keys", str(place / "keys.csv")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = process.stdout.readline()
+    assert first.startswith("serving release") and f"http://[::1]:{port}/" in first, first + process.stdout.read()
+    with urllib.request.urlopen(f"http://[::1]:{port}/api/v1/openapi.json", timeout=5) as answer:
+        assert answer.status == 200
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
 
 
 def test_an_option_value_nginx_would_read_as_a_variable_is_refused():
-    from click.testing import CliRunner
-    from generator.cli import main
     result = CliRunner().invoke(main, ["nginx-config", "--out", "/nonexistent", "--cache-control", "max-age=$uri"])
     assert result.exit_code == 2 and "is not a Cache-Control value" in result.output
 
 
 def test_current_as_a_real_folder_is_one_clear_error_before_any_work(tmp_path):
-    from click.testing import CliRunner
-    from generator.cli import main
     site = tmp_path / "site"
     (site / CURRENT).mkdir(parents=True)
     result = CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site)])
@@ -411,8 +375,6 @@ def test_serve_reloads_only_when_the_keys_content_changes(live):
 def test_ten_thousand_slow_connections_do_not_lock_out_a_new_client(live):
     # Bounded: 10,000 connections that send half a request line and wait, from 127.0.0.2 (loopback);
     # then one ordinary client must be answered at once. All closed afterwards.
-    import resource
-    import socket
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
     slow: list[socket.socket] = []
@@ -437,7 +399,6 @@ def test_a_dangling_current_link_is_one_clear_line_for_serve(tmp_path):
     (site / RELEASES).mkdir(parents=True)
     (site / CURRENT).symlink_to(f"{RELEASES}/20990101T000000Z")  # its release was deleted by hand
     (tmp_path / "keys.csv").write_text("user,key,models,active\n")
-    from .live import free_port
     result = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--port", str(free_port()), "--site",
                              str(site),
                              "--keys", str(tmp_path / "keys.csv")], capture_output=True, text=True, timeout=60)

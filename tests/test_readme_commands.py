@@ -9,15 +9,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import urllib.request
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -68,15 +64,6 @@ def test_every_readme_option_is_run_here():
         assert used, f"no command line runs {name}"
         missing = {o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", used)}
         assert not missing, f"{name}: {sorted(missing)} are in README but not run here"
-
-
-@pytest.fixture
-def place():
-    # nginx workers run unprivileged: a folder they may enter (pytest's own tmp folders are private)
-    base = Path(tempfile.mkdtemp(prefix="riskapi-readme-"))
-    os.chmod(base, 0o755)
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
 
 
 def test_every_readme_command_line_exits_0(place):

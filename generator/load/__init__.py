@@ -32,8 +32,10 @@ def load_dataset(data_dir: Path | str) -> tuple[Dataset, dict[str, ModelObservat
         finished = {raw["reference"]: finish_indicator(log, model, raw)
                     for raw in raw_indicators.values() if raw["model"] == code}
         model_indicators = tuple(i for i in finished.values() if i is not None)
-        check_weights(log, model, model_sections, model_indicators)
         broken = {reference for reference, indicator in finished.items() if indicator is None}
+        incomplete = {raw["section"] for raw in raw_indicators.values()
+                      if raw["model"] == code and raw["reference"] in broken}
+        check_weights(log, model, model_sections, model_indicators, incomplete)
         observations[code] = load_observations(log, model, model_indicators, countries, broken)
         definitions.append(ModelDefinition(model, model_sections, model_indicators))
     log.raise_if_any()

@@ -185,10 +185,11 @@ def finish_indicator(log: ProblemLog, model: Model, raw: RawIndicator) -> Indica
                      value_kind=kind, scoring=tuple(rows), bounds=raw["bounds"])
 
 
-def check_weights(log: ProblemLog, model: Model, sections: tuple[Section, ...],
-                  indicators: tuple[Indicator, ...]) -> None:
+def check_weights(log: ProblemLog, model: Model, sections: tuple[Section, ...], indicators: tuple[Indicator, ...],
+                  incomplete_sections: set[str]) -> None:
     """Section weights sum to 1, each section's indicator weights sum to 1, and (points models) each
-    indicator's default weight is the one its points imply."""
+    indicator's default weight is the one its points imply. Sections in `incomplete_sections` lost an
+    indicator to a problem above (its table or bounds): their sums would mislead, so they are skipped."""
     if not sections:
         log.problem(SECTIONS, None, None, f"model {model.code} has no sections", "add its sections")
         return
@@ -199,12 +200,12 @@ def check_weights(log: ProblemLog, model: Model, sections: tuple[Section, ...],
     elif abs(total - 1) > WEIGHT_SUM_TOLERANCE:
         log.problem(SECTIONS, None, "default_weight",
                     f"the section weights of {model.code} sum to {total:.4f}, not 1", "adjust them to sum to 1")
+    if log.is_unreadable(INDICATORS):
+        return  # nothing of indicators.csv could be read: its problem is above
     for section in sections:
         members = [i for i in indicators if i.section == section.reference]
-        if log.is_unreadable(INDICATORS):
-            return  # nothing of indicators.csv could be read: its problem is above
-        if log.had_broken_row(INDICATORS, model=model.code, section=section.reference) or any(
-                log.had_broken_row(table, model=model.code) for table in (SCORING, BOUNDS)):
+        if section.reference in incomplete_sections or log.had_broken_row(
+                INDICATORS, model=model.code, section=section.reference):
             log.note(f"{log.shown(INDICATORS)}: the indicator weights of section {model.code}/{section.reference} "
                      "were not checked, as a row they depend on could not be read")
             continue

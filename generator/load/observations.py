@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 
-from ..errors import CellError, Problem
+from ..errors import CellError
 from . import table as t
 from .contract import COUNTRIES, INDICATORS, OBSERVATION_COLUMNS, observations_file
 from .problems import ProblemLog
@@ -73,25 +73,22 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
         source, key = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \
             else (COUNTRIES, dict(code=value))
         if log.is_unreadable(source) or log.had_broken_row(source, **key):
-            for _ in lines:
-                log.not_checked(name, source)
+            log.not_checked(name, source, rows=len(lines))
             continue
         message, hint = (f"{value!r} is not an indicator of {model.code}",
                          "fix the reference or add the indicator to indicators.csv") if column == "indicator" \
             else (f"{value!r} is not in countries.csv", "add the country or fix the code")
-        log.append(Problem(log.shown(name), lines[0], column, message, hint + _more_lines(lines)))
+        log.problem(name, None, column, message, hint + _more_lines(lines), line=lines[0])
     for reference, rows in outside.items():
         codes = sorted({country for _, country in rows})
-        log.warnings.append(Problem(
-            log.shown(name), rows[0][0], "country", f"{len(rows)} observations of {reference} are for countries "
-            f"outside its applicability {by_reference[reference].applicability.text!r} "
-            f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored"))
+        log.warn(name, None, "country", f"{len(rows)} observations of {reference} are for countries outside its "
+                 f"applicability {by_reference[reference].applicability.text!r} "
+                 f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored", line=rows[0][0])
     for key, extra in components.items():
         if key not in main:
             line, component, _ = extra[0]
-            log.append(Problem(
-                log.shown(name), line, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} "
-                "has no main row", "add the row with a blank component that holds the scored value"))
+            log.problem(name, None, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} has no "
+                        "main row", "add the row with a blank component that holds the scored value", line=line)
     series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
     for key, (_line, value, projected) in main.items():
         indicator, country, date = key

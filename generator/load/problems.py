@@ -74,9 +74,9 @@ class ProblemLog:
         """Whether a row of `name` that could not be read had these (raw) cells, e.g. model=…, reference=…."""
         return any(all(raw.get(k) == v for k, v in cells.items()) for raw in self._broken_rows[self.shown(name)])
 
-    def not_checked(self, name: str, because_of: str) -> None:
-        """Count a row of `name` whose check against `because_of` is skipped (its problem is above)."""
-        self._not_checked[(name, because_of)] += 1
+    def not_checked(self, name: str, because_of: str, rows: int = 1) -> None:
+        """Count rows of `name` whose check against `because_of` is skipped (its problem is above)."""
+        self._not_checked[(name, because_of)] += rows
 
     def note(self, text: str) -> None:
         self.notes.append(text)

@@ -1,6 +1,7 @@
 """Parse threshold expressions and check that a points table covers every value once (SCORING.md §2)."""
 from __future__ import annotations
 
+import math
 import re
 
 from ..errors import CellError
@@ -40,6 +41,15 @@ def value_kind(rows: list[ThresholdRow]) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
+def lower_bound(row: ThresholdRow) -> float:
+    """Where a numeric row starts (-inf for `x < B`)."""
+    return -math.inf if row.lower is None else row.lower
+
+
+def by_lower_bound(rows) -> list[ThresholdRow]:
+    return sorted(rows, key=lower_bound)
+
+
 def coverage_gaps(rows: list[ThresholdRow]) -> list[str]:
     """Describe every gap or overlap of a table; an empty list means every value matches exactly one row."""
     kind = value_kind(rows)
@@ -52,7 +62,7 @@ def coverage_gaps(rows: list[ThresholdRow]) -> list[str]:
         if kind == "boolean" and set(labels) != {True, False}:
             problems.append("must have one row for x == true and one for x == false")
         return problems
-    ordered = sorted(rows, key=lambda row: -float("inf") if row.lower is None else row.lower)
+    ordered = by_lower_bound(rows)
     problems = []
     if ordered[0].lower is not None:
         problems.append(f"has no row for values below {_fmt(ordered[0].lower)} (add 'x < {_fmt(ordered[0].lower)}')")

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import bisect
-import math
 
 from ..load.records import Indicator, ModelData, Value
+from ..load.thresholds import by_lower_bound, lower_bound
 from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
 from .numbers import data_quality, model_rating, risk_class, round3
 from .results import IndicatorResult, ModelResult, SectionResult
@@ -19,9 +19,9 @@ class PointsTable:
 
     def __init__(self, indicator: Indicator):
         self.numeric = indicator.value_kind == "number"
-        rows = sorted(indicator.scoring, key=lambda row: -math.inf if row.lower is None else row.lower)
+        rows = by_lower_bound(indicator.scoring)
         self._rows = rows
-        self._lowers = [-math.inf if row.lower is None else row.lower for row in rows]
+        self._lowers = [lower_bound(row) for row in rows]
         self._by_label = {(type(row.label), row.label): row.risk_points for row in rows}
 
     def points_for(self, x: Value) -> int | None:

@@ -168,25 +168,33 @@ def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...],
     API.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
     `USER:KEY`, `KEY` or `basic:BASE64`, which these entries match exactly.
     """
-    credentials, grants = [], {}
+    credentials = []
     for k in keys:
-        if not k.active:
-            continue
-        basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
-        credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
-        grants.setdefault(k.user, set()).update(m for m in k.models if m in custom_models)
+        if k.active:
+            basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
+            credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
+    grants = user_grants(keys, custom_models)
     granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
     audience_rows = []
     for user, models in sorted(grants.items()):
-        audience = frozenset(models) if audiences is None else routes.audience_for(frozenset(models), audiences)
+        audience = models if audiences is None else routes.audience_for(models, audiences)
         audience_rows.append((user, routes.audience_name(audience)))
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
                                                                        audiences=audience_rows)
 
 
+def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Each user with an active key, and the release's custom models its active keys grant together."""
+    grants: dict[str, set[str]] = {}
+    for k in keys:
+        if k.active:
+            grants.setdefault(k.user, set()).update(m for m in k.models if m in custom_models)
+    return {user: frozenset(models) for user, models in grants.items()}
+
+
 def missing_variant(keys: list[ApiKey], user: str, custom_models: tuple[str, ...],
-                    audiences: list[frozenset[str]]) -> tuple[frozenset[str], frozenset[str]] | None:
+                    audiences: list[frozenset[str]] | None) -> tuple[frozenset[str], frozenset[str]] | None:
     """(the user's grant set, the variant it is served) when the release has no variant of its own."""
-    held = frozenset(m for k in keys if k.user == user and k.active for m in k.models if m in custom_models)
+    held = user_grants(keys, custom_models).get(user, frozenset())
     served = routes.audience_for(held, audiences)
     return None if served == held else (held, served)

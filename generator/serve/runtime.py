@@ -16,7 +16,7 @@ import orjson
 
 from ..errors import RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
-from ..processes import end_with_parent
+from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release
 from ..routes import API
@@ -41,14 +41,29 @@ class ServeSettings:
     workers: str = "auto"
     foreground: bool = True
 
+    @property
+    def address(self) -> str:
+        """host:port as nginx and URLs write it (an IPv6 address in brackets)."""
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
-def release_variants(site: Path) -> tuple[str, tuple[str, ...], list[frozenset[str]]]:
-    """The current release of a site, its custom models and the audiences it has a variant for."""
+
+def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
+    """A release's custom models and the audiences it has a variant for (None: a release from before
+    audiences were listed, which had one for every set)."""
+    info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
+    return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
+
+
+def no_release(site: Path) -> ServeError:
+    return ServeError(f"{site} has no current release; run `riskapi build` first")
+
+
+def release_variants(site: Path) -> tuple[str, tuple[str, ...], list[frozenset[str]] | None]:
+    """The current release of a site, its custom models and its audiences (see read_release_info)."""
     release = current_release(site)
     if release is None:
-        raise ServeError(f"{site} has no current release; run `riskapi build` first")
-    info = orjson.loads((site / RELEASES / release / RELEASE_INFO).read_bytes())
-    return release, tuple(info["custom_models"]), [frozenset(a) for a in info.get("audiences", [])]
+        raise no_release(site)
+    return (release, *read_release_info(site / RELEASES / release))
 
 
 def nginx_rate(text: str) -> str:
@@ -79,33 +94,17 @@ def check_readable_by_workers(path: Path) -> None:
                              f"allow it with: chmod o+rx {folder}")
 
 
-def _children(pid: int) -> set[int]:
-    """Live child processes of `pid` (nginx's workers), read from /proc."""
-    children = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            children.add(int(entry.name))
-    return children
-
-
 def stop_orphans(workers: set[int], master: int) -> int:
     """SIGKILL those of `workers` (pids of nginx workers we saw) still running without their master."""
     stopped = 0
     for pid in workers:
+        state = process_state(pid)
         try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
-            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            if b"nginx" in command and parent != master:
+            if state and state[1] != master and b"nginx" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 os.kill(pid, signal.SIGKILL)
                 stopped += 1
-        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
-            continue
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # it ended meanwhile
     return stopped
 
 
@@ -134,10 +133,10 @@ class NginxRuntime:
         state = self.watched_state()
         release = state[0]
         if release is None:
-            raise ServeError(f"{self.settings.site} has no current release; run `riskapi build` first")
+            raise no_release(self.settings.site)
         release_dir = (self.settings.site / RELEASES / release).resolve()
         check_readable_by_workers(release_dir)
-        info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
+        custom_models, audiences = read_release_info(release_dir)
         environment = template_environment()
         for folder in (self.conf / "runtime", self.prefix / "logs", self.prefix / "temp"):
             folder.mkdir(parents=True, exist_ok=True)
@@ -147,14 +146,12 @@ class NginxRuntime:
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       rate_limit=settings.rate_limit, burst=settings.burst,
-                      listen=f"[{settings.host}]:{settings.port}" if ":" in settings.host else f"{settings.host}:{settings.port}",
-                      root=release_dir, release=release,
+                      listen=settings.address, root=release_dir, release=release,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
         # Everything is rendered before anything is written: a bad keys file changes nothing.
         texts = {name: environment.get_template(f"{name}.j2").render(**values)
                  for name in ("main.conf", "http.conf", "server.conf")}
-        audiences = [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
-        key_map = render_key_map(read_keys(settings.keys, missing_ok=False), tuple(info["custom_models"]), audiences)
+        key_map = render_key_map(read_keys(settings.keys, missing_ok=False), custom_models, audiences)
         for name, text in texts.items():
             write_atomic(self.conf / "runtime" / name, text.encode())
         write_atomic(self.conf / "runtime" / "keys.conf", key_map.encode(), mode=0o600)
@@ -227,11 +224,11 @@ class NginxRuntime:
         exited, so any request sent afterwards is answered with the new release and keys."""
         state = self.render()
         self.check()  # on failure nginx keeps serving the configuration it runs now
-        old_workers = _children(self.master_pid)
+        old_workers = children(self.master_pid)
         os.kill(self.master_pid, signal.SIGHUP)
         deadline = time.monotonic() + timeout
         while True:
-            workers = _children(self.master_pid)
+            workers = children(self.master_pid)
             if workers and not workers & old_workers:
                 break
             if time.monotonic() > deadline:
@@ -266,8 +263,7 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))  # even where a shell ignored it
     try:
         runtime.start()
-        host = f"[{settings.host}]" if ":" in settings.host else settings.host
-        say(f"serving release {runtime.served[0]} on http://{host}:{settings.port}{API}/ "
+        say(f"serving release {runtime.served[0]} on http://{settings.address}{API}/ "
             f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
         workers: set[int] = set()
         while not stopping:
@@ -278,7 +274,7 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                 raise ServeError(f"nginx stopped (code {runtime.process.returncode})"
                                  + (f"; its {stopped} worker(s) were stopped with it" if stopped else "")
                                  + f"; see {runtime.prefix / 'logs' / 'error.log'}, then start riskapi serve again")
-            workers = _children(runtime.master_pid) or workers
+            workers = children(runtime.master_pid) or workers
             try:
                 if runtime.refresh():
                     say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
