@@ -98,3 +98,16 @@ def test_keys_add_says_nothing_when_the_variant_exists(tmp_path, tiny_site):
     added = CliRunner().invoke(main, ["keys", "add", "erin", "--models", "acme_aml", "--keys", str(keys),
                                       "--site", str(tiny_site)])
     assert added.exit_code == 0 and "note:" not in added.output
+
+
+def test_keys_add_against_a_release_from_before_audiences_were_listed(tmp_path, tiny_site):
+    # Such a release (its release.json without "audiences") had a variant for every grant set, so a
+    # grant needs no note; it crashed on an empty list of audiences before.
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site, symlinks=True)
+    info = site / CURRENT / "nginx" / "release.json"
+    info.write_text(json.dumps({"custom_models": ["acme_aml"]}))
+    added = CliRunner().invoke(main, ["keys", "add", "erin", "--models", "acme_aml", "--keys", str(tmp_path / "k.csv"),
+                                      "--site", str(site)])
+    assert added.exit_code == 0, added.output
+    assert "note:" not in added.output

@@ -195,6 +195,8 @@ def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str,
 def missing_variant(keys: list[ApiKey], user: str, custom_models: tuple[str, ...],
                     audiences: list[frozenset[str]] | None) -> tuple[frozenset[str], frozenset[str]] | None:
     """(the user's grant set, the variant it is served) when the release has no variant of its own."""
+    if audiences is None:
+        return None  # a release from before audiences were listed had one for every set
     held = user_grants(keys, custom_models).get(user, frozenset())
     served = routes.audience_for(held, audiences)
     return None if served == held else (held, served)
