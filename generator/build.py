@@ -3,6 +3,7 @@ diff against the previous release → release extras (pages, nginx maps, changes
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import time
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from .diff import (DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_
                    read_snapshot)
 from .errors import ChangesRefused, DataError, Problem, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
-from .load.records import ModelData, ModelObservations
+from .load.records import ModelData, ModelDefinition, ModelObservations
 from .publish import CHANGES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.nginx_maps import render_release_maps
@@ -132,6 +133,18 @@ class ValidatedWriter:
             self.progress(1, self.total)
 
 
+def link_model_pages(dataset: Dataset, site_url: str) -> Dataset:
+    """A public model whose models.csv leaves `url` blank links to its methodology page on the site
+    (custom models have no public page: theirs stays out of the documents)."""
+    def linked(definition: ModelDefinition) -> ModelDefinition:
+        model = definition.model
+        if model.url is not None or model.custom:
+            return definition
+        return dataclasses.replace(definition, model=dataclasses.replace(
+            model, url=routes.model_page(site_url, model.code)))
+    return dataclasses.replace(dataset, models=tuple(linked(d) for d in dataset.models))
+
+
 def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, int]:
     """How many observations each model is built from."""
     return {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
@@ -156,7 +169,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
           force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
-          guard: ChangeGuard | None = ChangeGuard()) -> BuildReport:
+          guard: ChangeGuard | None = ChangeGuard(), site_url: str = routes.DEFAULT_SITE_URL) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
@@ -164,12 +177,14 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     published (a guard against a broken data release). `cli_commands` (name, help) are listed on the
     HTML reference. Endpoints 1 and 5 get a variant for each custom model and each of `grant_sets`
     (the sets clients hold). `guard` refuses a release that loses many scores or moves many classes
-    against the current one (None: publish whatever changed)."""
+    against the current one (None: publish whatever changed). `site_url` is the public address every
+    link of the release starts with (model pages, openapi.json's server, the docs' curl lines)."""
     report = BuildReport()
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
         dataset, observations = clock.run("load", load_checked, data_dir, strict)
         report.note_dataset(dataset)
+        dataset = link_model_pages(dataset, site_url)
         countries = dataset.countries
         observed = observation_counts(observations)  # for the guard of the next build
         validator = DocumentValidator(schema_dir)
@@ -195,8 +210,9 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 del scores, lists
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
             public = [m.model.code for m in dataset.models if not m.model.custom]
+            shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
             out.add_one(routes.openapi(), clock.run("render", build_openapi, validator.schemas, public,
-                                                    [c.code for c in countries[:3]]))
+                                                    [c.code for c in countries[:3]], shown, site_url))
             if out.failures:
                 raise ValidationFailed(out.failures)
 
@@ -205,9 +221,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             report.changes = diff_releases(previous, snapshot)
             refuse_if_suspicious(report.changes, previous, snapshot, writer.previous, guard, max_class_changes)
 
-            shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
             extras = {**render_release_maps(dataset, audiences),
-                      **clock.run("render", render_pages, dataset, shown, list(cli_commands),
+                      **clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url,
                                   ReleaseChanges(writer.previous, writer.id, report.changes)),
                       CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode(),
                       DATA_COUNTS: orjson.dumps({"observations": observed})}

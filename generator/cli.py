@@ -4,11 +4,12 @@ from __future__ import annotations
 import re
 import sys
 import traceback
+import urllib.parse
 from pathlib import Path
 
 import click
 
-from . import publish
+from . import publish, routes
 from .build import BuildReport, build, check as check_data
 from .diff import ChangeGuard
 
@@ -108,6 +109,15 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
             click.echo(f"  … and {len(report.warnings) - 10} more (-v lists them all)", err=True)
 
 
+def _site_url(ctx, param, value: str) -> str:
+    """An http(s) address without a trailing slash, path allowed (a site served under a prefix)."""
+    parsed = urllib.parse.urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.query or parsed.fragment:
+        raise click.BadParameter(f"{value!r} is not a site address: write it like https://risk.example.com "
+                                 "or http://127.0.0.1:8080")
+    return value.rstrip("/")
+
+
 @main.command("build")
 @DATA_OPTION
 @SITE_OPTION
@@ -117,10 +127,14 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
 @click.option("--force", is_flag=True, help="Publish even when nothing changed against the current release.")
 @click.option("--accept-changes", is_flag=True,
               help="Publish even if many countries lose their score or change risk class (the guard is on by default).")
+@click.option("--site-url", default=routes.DEFAULT_SITE_URL, show_default=True, callback=_site_url,
+              help="Public address of the site: every link of the release (model pages, openapi.json's server, "
+                   "the docs' curl lines) starts with it.")
 @KEYS_OPTION
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
-                  max_class_changes: int | None, force: bool, accept_changes: bool, keys_file: Path) -> None:
+                  max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str,
+                  keys_file: Path) -> None:
     """Build every document from the CSVs and publish a new release."""
     from .serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -131,14 +145,14 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
         if not show_bar:
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
-                         guard=None if accept_changes else ChangeGuard())
+                         guard=None if accept_changes else ChangeGuard(), site_url=site_url)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
-                         guard=None if accept_changes else ChangeGuard())
+                         guard=None if accept_changes else ChangeGuard(), site_url=site_url)
 
     report = run()
     _warnings(ctx, report)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .encodings import client_encodings
 
 API = "/api/v1"
+DEFAULT_SITE_URL = "http://127.0.0.1:8080"  # where `riskapi serve` answers by default
 MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # models.csv, keys grants and the {model} of a URL
 PUBLIC = "public"
 NO_MATCH = "none"  # the filter variant that matches no country (its folder is `filter=none/`)
@@ -36,6 +37,7 @@ class Parameter:
 @dataclass(frozen=True)
 class Endpoint:
     anchor: str  # the endpoint's short name (and the reference page's anchor)
+    operation: str  # openapi.json's operationId: the method name generated clients get
     title: str
     path: str  # URL template under API
     summary: str  # openapi.json's summary
@@ -44,6 +46,7 @@ class Endpoint:
     parameters: tuple[Parameter, ...] = ()
     alias: str | None = None  # another spelling of the path that answers the same
     alias_summary: str | None = None
+    alias_operation: str | None = None
 
     @property
     def query_parameters(self) -> tuple[Parameter, ...]:
@@ -59,11 +62,13 @@ _COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any 
                           (("minLength", 3), ("maxLength", 3)), examples="countries")
 
 ENDPOINTS = (
-    Endpoint("models", "1. Risk score models", "/configuration/riskscoremodels/", "List risk score models",
+    Endpoint("models", "listRiskScoreModels", "1. Risk score models", "/configuration/riskscoremodels/",
+             "List risk score models",
              "The models this key may see.", "riskscoremodels",
              alias="/configuration/riskscoresmodels/",
-             alias_summary="List risk score models (the earlier reference's spelling)"),
-    Endpoint("countries", "2. Countries", "/configuration/countries/", "List countries",
+             alias_summary="List risk score models (the earlier reference's spelling)",
+             alias_operation="listRiskScoreModelsEarlierSpelling"),
+    Endpoint("countries", "listCountries", "2. Countries", "/configuration/countries/", "List countries",
              "Every country, with filters and an ordering.", "countries", (
                  Parameter("code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
                            meaning="exact country code, any case", allowed="3 characters"),
@@ -73,7 +78,7 @@ ENDPOINTS = (
                            (("enum", [*COUNTRY_ORDERINGS, ""]), ("default", COUNTRY_ORDERINGS[0])),
                            meaning="the ordering (the parameter is called model)",
                            allowed=", ".join(COUNTRY_ORDERINGS) + f" (default {COUNTRY_ORDERINGS[0]})"))),
-    Endpoint("scores", "3. Risk scores of a model", "/riskscores/{model}/",
+    Endpoint("scores", "getModelScores", "3. Risk scores of a model", "/riskscores/{model}/",
              "Current risk scores of a model for all countries",
              "The current score of every country that has one, for example {example}.", "model-scores", (
                  _MODEL,
@@ -86,12 +91,13 @@ ENDPOINTS = (
                            (("enum", [*SCORE_ORDERINGS, ""]), ("default", SCORE_ORDERINGS[0])),
                            meaning="the order of the list",
                            allowed=", ".join(SCORE_ORDERINGS) + f" (default {SCORE_ORDERINGS[0]})"))),
-    Endpoint("country-model", "4. Risk scores of a model for one country", "/riskscores/{model}/{country_code}/",
+    Endpoint("country-model", "getModelCountryScores", "4. Risk scores of a model for one country",
+             "/riskscores/{model}/{country_code}/",
              "Risk scores of a model for one country: history, current and projection, with sections and "
              "indicators",
              "The whole series (history, current, projection) of the model, its sections and its indicators.",
              "country-model-scores", (_MODEL, _COUNTRY_CODE)),
-    Endpoint("country", "5. A country with its current scores", "/riskscores/country/{code}/",
+    Endpoint("country", "getCountryScores", "5. A country with its current scores", "/riskscores/country/{code}/",
              "A country with the current score of each model",
              "The current score of every model this key may see.", "country-scores",
              (Parameter("code", "path", _COUNTRY_CODE.description, _COUNTRY_CODE.constraints, examples="countries"),)),
@@ -207,6 +213,11 @@ def document_count(countries: int, models: int, audiences: int) -> int:
     per_model = len(SCORE_ORDERINGS) + countries + 1 + countries  # endpoint 3 (orderings, filters, none), 4
     shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
     return models * per_model + shared + 1  # + openapi.json
+
+
+def model_page(site_url: str, code: str) -> str:
+    """The address of a public model's methodology page."""
+    return f"{site_url}/docs/models/{code}/"
 
 
 def openapi() -> Route:

@@ -1,4 +1,7 @@
-"""Validate every document against its JSON Schema in schemas/ (Draft 2020-12, formats checked)."""
+"""Validate every document against its JSON Schema in schemas/ (Draft 2020-12, formats checked).
+
+schemas/ is the contract: exactly what this API emits. schemas/original/common.json relaxes a few of
+its definitions to accept what the original service sends (`DocumentValidator(original=True)`)."""
 from __future__ import annotations
 
 import json
@@ -10,11 +13,18 @@ from .resources import SCHEMA_DIR
 from .routes import Route
 
 __all__ = ["DocumentValidator", "SCHEMA_DIR", "load_schemas"]
+ORIGINAL = "original"  # the folder of schema_dir whose $defs replace the contract's
 
 
-def load_schemas(schema_dir: Path = SCHEMA_DIR) -> dict[str, dict]:
-    """Every schema of schema_dir by name (file name without .json)."""
-    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(schema_dir.glob("*.json"))}
+def load_schemas(schema_dir: Path = SCHEMA_DIR, original: bool = False) -> dict[str, dict]:
+    """Every schema of schema_dir by name (file name without .json); with `original`, common.json's
+    definitions replaced by those of original/common.json (same $id, so the endpoint schemas use them)."""
+    schemas = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(schema_dir.glob("*.json"))}
+    if original:
+        relaxed = json.loads((schema_dir / ORIGINAL / "common.json").read_text(encoding="utf-8"))["$defs"]
+        common = schemas["common"]
+        schemas["common"] = {**common, "$defs": {**common["$defs"], **relaxed}}
+    return schemas
 
 
 def json_path(path) -> str:
@@ -25,8 +35,8 @@ def json_path(path) -> str:
 class DocumentValidator:
     """Compiled validators for every response schema, sharing common.json through a registry."""
 
-    def __init__(self, schema_dir: Path = SCHEMA_DIR):
-        self.schemas = load_schemas(schema_dir)
+    def __init__(self, schema_dir: Path = SCHEMA_DIR, original: bool = False):
+        self.schemas = load_schemas(schema_dir, original)
         common = self.schemas["common"]
         registry = jsonschema_rs.Registry([(common["$id"], common)])
         self._validators = {

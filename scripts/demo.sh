@@ -9,9 +9,9 @@ if python3 -c "import socket, sys; s = socket.socket(); s.settimeout(0.5); sys.e
   exit 1
 fi
 scripts/install.sh
-riskapi build --data data --site site
-key=$(riskapi keys add demo --models acme_aml --replace --keys keys/keys.csv)
 base="http://127.0.0.1:$port"
+riskapi build --data data --site site --site-url "$base"
+key=$(riskapi keys add demo --models acme_aml --replace --keys keys/keys.csv)
 cat <<TXT
 
 Demo key (user demo, granted the custom model acme_aml): $key

@@ -13,4 +13,15 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     exit 1
   fi
 fi
+# The client generator and linter tests run openapi-typescript, tsc and Spectral (tests/clients/).
+if ! command -v npm >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "Node.js is missing: run 'sudo apt-get install -y nodejs npm'" >&2
+    exit 1
+  fi
+fi
+npm ci --prefix tests/clients --no-audit --no-fund --loglevel=error >/dev/null
 python3 -m pytest "$@"

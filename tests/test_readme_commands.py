@@ -27,7 +27,7 @@ KEY = "0123456789abcdef0123456789abcdef"
 
 COMMAND_LINES = [
     "riskapi build --data {data} --site {site} --keys {keys} --strict --max-class-changes 100 -v",
-    "riskapi build --data {data} --site {site} -q --force --accept-changes",
+    "riskapi build --data {data} --site {site} -q --force --accept-changes --site-url https://risk.example.com/",
     "riskapi diff --site {site}",
     "riskapi diff {first} {second} --site {site}",
     "riskapi check --data {data} --strict",

@@ -24,7 +24,6 @@ from .realdata.catalogue import ALL_SOURCES, MODELS, IndicatorSpec, ModelSpec
 
 DATA_RELEASE = "2026-11-22"  # the models' update date and the indicators' last update
 VERSION = "2.0.0"
-SITE = "https://country-risk-api.example"
 FIRST_YEAR = 2000
 FALLBACK_INCOME = "Not classified"
 HFI_COLUMNS = {"rule_of_law": "pf_rol", "legal_integrity": "ef_legal_integrity",
@@ -142,7 +141,8 @@ def model_tables(models: tuple[ModelSpec, ...]) -> dict[str, str]:
         model_rows.append({
             "code": model.code, "title": model.title, "description": model.description,
             "source": "Country risk API demo models on public data", "version": VERSION,
-            "update_date": DATA_RELEASE, "url": f"{SITE}/docs/models/{model.code}/", "direction": model.direction,
+            "update_date": DATA_RELEASE, "url": "",  # blank: the model's page on the site (build --site-url)
+            "direction": model.direction,
             "scoring": model.scoring, "rating": yes(model.rating), "custom": yes(model.custom)})
         section_weights = rounded_shares([s.weight for s in model.sections])
         for section, weight in zip(model.sections, section_weights):

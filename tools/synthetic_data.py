@@ -218,7 +218,7 @@ def write_demo_data(spec: DemoSpec, out: Path) -> dict[str, int]:
             title, direction, scoring, rating, custom, sections = _catalogue(model)
             weights = list(SECTION_WEIGHTS.get(model, SECTION_WEIGHTS["sovereign"]))
         model_rows.append((model, title, f"{title}: synthetic demo model scored from raw indicators.",
-                           SYNTHETIC, "1.0.0", f"{spec.last_year}-06-30", f"{BASE_URL}/models/{model}",
+                           SYNTHETIC, "1.0.0", f"{spec.last_year}-06-30", "",  # url: the model's page
                            direction, scoring, "yes" if rating else "no", "yes" if custom else "no"))
         rows: list = []
         for (reference, name, indicators), weight in zip(sections, weights):

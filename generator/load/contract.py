@@ -24,7 +24,7 @@ COUNTRY_COLUMNS = [
 MODEL_COLUMNS = [
     Column("code", t.model_code), Column("title", t.text), Column("description", t.text),
     Column("source", t.text), Column("version", t.text), Column("update_date", t.iso_date),
-    Column("url", t.url), Column("direction", t.choice("risk", "performance")),
+    Column("url", t.url, required=False), Column("direction", t.choice("risk", "performance")),
     Column("scoring", t.choice(*ScoringMethod)), Column("rating", t.yes_no), Column("custom", t.yes_no),
 ]
 SECTION_COLUMNS = [

@@ -36,7 +36,7 @@ class Model:
     source: str
     version: str
     update_date: str
-    url: str
+    url: str | None  # blank in models.csv: the model's page on the site (build --site-url)
     direction: str  # "risk" (higher is riskier) or "performance" (higher is better)
     scoring: ScoringMethod
     rating: bool

@@ -52,8 +52,11 @@ def render_country_config(country: Country) -> dict:
 
 
 def render_model_definition(model: Model) -> dict:
-    return {"type": model.code, "version": model.version, "updateDate": model.update_date,
-            "description": model.description, "source": model.source, "url": model.url}
+    doc = {"type": model.code, "version": model.version, "updateDate": model.update_date,
+           "description": model.description, "source": model.source}
+    if model.url is not None:
+        doc["url"] = model.url
+    return doc
 
 
 def render_entity(country: Country, scored: CountryScores) -> dict:

@@ -1,38 +1,75 @@
-"""Build openapi.json (OpenAPI 3.1) from the JSON Schemas in schemas/, so the two never disagree."""
+"""Build openapi.json (OpenAPI 3.1) from the JSON Schemas in schemas/ and routes.ENDPOINTS, so the three
+never disagree, in the forms client generators understand: a named component for every object and
+enum (named by its definition, never by a sentence title), every other definition written in place,
+an operationId per route, and real answers of the release as examples."""
 from __future__ import annotations
 
 from .. import routes
+from .pages import abridge
 
-RESPONSES = {
-    "riskscoremodels": "RiskScoreModels", "countries": "Countries", "model-scores": "ModelScores",
-    "country-model-scores": "CountryModelScores", "country-scores": "CountryScores", "error": "ErrorBody",
-}
+# The endpoint schemas that are objects get a component of this name; arrays are written in place.
+COMPONENT_NAMES = {"model-scores": "ModelScores", "country-model-scores": "CountryModelScores",
+                   "country-scores": "CountryScores"}
 ERRORS = {
-    "400": "Invalid parameter value; `detail` names the parameter and its allowed values.",
-    "403": "Missing or invalid API key.",
-    "404": "Unknown route, model or country, or a custom model the client is not granted.",
-    "405": "Method not allowed; the `Allow` header lists GET, HEAD, OPTIONS.",
-    "429": "Rate limit exceeded (only where the operator turned a limit on); see `Retry-After`.",
-    "500": "Server error.",
+    "400": ("Invalid parameter value; `detail` names the parameter and its allowed values.",
+            "Invalid value for ordering: use one of country_code, -country_code, country_name, -country_name."),
+    "403": ("Missing or invalid API key.", "Invalid API key."),
+    "404": ("Unknown route, model or country, or a custom model the client is not granted.", "Not found."),
+    "405": ("Method not allowed; the `Allow` header lists GET, HEAD, OPTIONS.", 'Method "POST" not allowed.'),
+    "429": ("Rate limit exceeded (only where the operator turned a limit on); see `Retry-After`.",
+            "Request was throttled."),
+    "500": ("Server error.", "A server error occurred."),
+}
+DROPPED_KEYWORDS = ("$schema", "$id", "title")  # titles are sentences; generators would name classes by them
+SECURITY_SCHEMES = {
+    "apiKey": {"type": "apiKey", "in": "header", "name": "Authorization",
+               "description": "`apikey USER:KEY` (the scheme word in any letter case) or the bare `KEY`"},
+    "basic": {"type": "http", "scheme": "basic", "description": "HTTP Basic with USER as user name and KEY as password"},
+    "bearer": {"type": "http", "scheme": "bearer", "description": "`Bearer KEY` (or `Token KEY`)"},
 }
 
 
-def _rewrite_refs(node):
-    """Point `common.json#/$defs/X` and `#/$defs/X` at `#/components/schemas/X`."""
-    if isinstance(node, dict):
+TAGS = {"configuration": "The models and countries", "riskscores": "Risk scores"}
+
+
+def is_component(schema: dict) -> bool:
+    """Objects and enums get a named component (a class in a generated client); the rest is written in place."""
+    return schema.get("type") == "object" or "allOf" in schema or "enum" in schema
+
+
+class _Components:
+    """Rewrites schemas for openapi.json: refs to objects and enums point at components, others are inlined."""
+
+    def __init__(self, definitions: dict[str, dict]):
+        self.definitions = definitions
+
+    def rewrite(self, node, names: bool = False):
+        """`names`: node maps property names to schemas (a property may be called `title`)."""
+        if isinstance(node, list):
+            return [self.rewrite(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if names:
+            return {name: self.rewrite(schema) for name, schema in node.items()}
         out = {}
         for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                name = value.rsplit("/", 1)[-1]
-                out[key] = f"#/components/schemas/{name}"
-            elif key in ("$schema", "$id"):
+            if key in DROPPED_KEYWORDS:
                 continue
+            if key == "properties":
+                out[key] = self.rewrite(value, names=True)
+                continue
+            if key == "$ref":
+                name = value.rsplit("/", 1)[-1]
+                if is_component(self.definitions[name]):
+                    out["$ref"] = f"#/components/schemas/{name}"
+                else:
+                    out.update(self.rewrite(self.definitions[name]))
             else:
-                out[key] = _rewrite_refs(value)
+                out[key] = self.rewrite(value)
         return out
-    if isinstance(node, list):
-        return [_rewrite_refs(item) for item in node]
-    return node
+
+    def schemas(self) -> dict[str, dict]:
+        return {name: self.rewrite(schema) for name, schema in self.definitions.items() if is_component(schema)}
 
 
 def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> dict:
@@ -43,49 +80,57 @@ def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> d
             "description": parameter.description, "schema": schema}
 
 
-def _operation(summary: str, response: str, parameters: list[dict], keyed: bool = True) -> dict:
-    responses = {"200": {"description": "OK", "content": {"application/json": {
-        "schema": {"$ref": f"#/components/schemas/{RESPONSES[response]}"}}}}}
-    for status, text in ERRORS.items():
-        if not keyed and status == "403":
-            continue
-        responses[status] = {"description": text, "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
-    operation = {"summary": summary, "parameters": parameters, "responses": responses}
-    if not keyed:
-        operation["security"] = []
-    return operation
+def _responses(schema: dict, example: tuple[str, object] | None, keyed: bool) -> dict:
+    content = {"schema": schema}
+    if example is not None:
+        content["examples"] = {"release": {"summary": example[0], "value": example[1]}}
+    responses = {"200": {"description": "OK", "content": {"application/json": content}}}
+    for status, (text, detail) in ERRORS.items():
+        if keyed or status != "403":
+            responses[status] = {"description": text, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
+    return responses
 
 
-def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str]) -> dict:
-    """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS."""
-    components = {name: _rewrite_refs(schema) for name, schema in schemas["common"]["$defs"].items()}
-    for name, component in RESPONSES.items():
-        schema = {k: v for k, v in schemas[name].items() if k not in ("$schema", "$id")}
-        components[component] = _rewrite_refs(schema)
-    examples = {"models": model_codes, "countries": country_codes}
+def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str],
+                  examples: dict[str, tuple[routes.Route, object]], site_url: str) -> dict:
+    """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `examples` holds a real answer
+    of the release by endpoint anchor (shown abridged, like on the reference page)."""
+    definitions = dict(schemas["common"]["$defs"])
+    for name, component in COMPONENT_NAMES.items():
+        definitions[component] = schemas[name]
+    components = _Components(definitions)
+    parameter_examples = {"models": model_codes, "countries": country_codes}
     paths = {}
     for endpoint in routes.ENDPOINTS:
-        operation = _operation(endpoint.summary, endpoint.schema,
-                               [_parameter(p, examples) for p in endpoint.parameters])
+        schema = schemas[endpoint.schema]
+        response = ({"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
+                    if endpoint.schema in COMPONENT_NAMES else components.rewrite(schema))
+        example = None
+        if endpoint.anchor in examples:
+            route, document = examples[endpoint.anchor]
+            shown, abridged = abridge(endpoint.anchor, document)
+            example = (f"GET {route.url}" + (" (lists shortened)" if abridged else ""), shown)
+        operation = {"operationId": endpoint.operation, "tags": [endpoint.path.split("/")[1]],
+                     "summary": endpoint.summary,
+                     "description": endpoint.text.format(example=f"`{routes.API}/riskscores/{model_codes[0]}/`"),
+                     "parameters": [_parameter(p, parameter_examples) for p in endpoint.parameters],
+                     "responses": _responses(response, example, keyed=True)}
         paths[endpoint.path] = {"get": operation}
         if endpoint.alias:
-            paths[endpoint.alias] = {"get": {**operation, "summary": endpoint.alias_summary}}
+            paths[endpoint.alias] = {"get": {**operation, "operationId": endpoint.alias_operation,
+                                             "summary": endpoint.alias_summary, "deprecated": True}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Country risk API", "version": "1.0.0",
                  "description": "Country risk scores per model and country, with the models and countries. "
                                 "Every route needs an API key in the Authorization header: `apikey USER:KEY`, "
-                                "the bare `KEY`, or HTTP Basic with USER and KEY."},
-        "servers": [{"url": routes.API}],
-        "security": [{"apiKey": []}, {"basic": []}],
+                                "the bare `KEY`, `Bearer KEY`, or HTTP Basic with USER and KEY.",
+                 "contact": {"name": "API reference", "url": f"{site_url}/docs/"}},
+        "servers": [{"url": site_url + routes.API}],
+        "tags": [{"name": name, "description": text} for name, text in TAGS.items()],
+        "security": [{name: []} for name in SECURITY_SCHEMES],
         "paths": paths,
-        "components": {
-            "schemas": components,
-            "securitySchemes": {
-                "apiKey": {"type": "apiKey", "in": "header", "name": "Authorization",
-                           "description": "`apikey USER:KEY` or the bare KEY"},
-                "basic": {"type": "http", "scheme": "basic", "description": "USER and KEY as user and password"},
-            },
-        },
+        "components": {"schemas": components.schemas(),  # common.json holds Error too
+                       "securitySchemes": SECURITY_SCHEMES},
     }

@@ -12,8 +12,7 @@ from ..load.records import Dataset
 from .templates import template_environment
 from .documents import render_scoring
 
-EXAMPLE_BASE = "http://127.0.0.1:8080"
-CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to  # where scripts/demo.sh serves
+CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to
 EXPLORER_SCRIPT = Path(__file__).parent.parent / "templates" / "docs" / "explorer.js"
 
 
@@ -36,7 +35,7 @@ def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
             "country": routes.country_scores(code)}
 
 
-def _abridge(kind: str, document):
+def abridge(kind: str, document):
     """Keep enough of a real answer to show its shape."""
     if kind == "countries":
         return document[:3], len(document) > 3
@@ -51,7 +50,7 @@ def _abridge(kind: str, document):
 
 
 def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, object]],
-                 commands: list[tuple[str, str]], changes: ReleaseChanges) -> dict[str, bytes]:
+                 commands: list[tuple[str, str]], site_url: str, changes: ReleaseChanges) -> dict[str, bytes]:
     """Every page by path in the release: docs/index.html, docs/models/<code>/index.html, the
     explorer (docs/explorer/index.html and its script) and docs/changes/index.html.
 
@@ -62,7 +61,7 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
                     indicators=len(m.indicators)) for m in public]
     shown = {}
     for kind, (route, document) in examples.items():
-        document, abridged = _abridge(kind, document)
+        document, abridged = abridge(kind, document)
         shown[kind] = (route.url, orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), abridged)
     model_path = examples["scores"][0].url.removeprefix(routes.API)
     endpoints = []
@@ -73,7 +72,7 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
                               parameters=[dict(name=p.name, meaning=p.meaning, allowed=p.allowed)
                                           for p in e.query_parameters],
                               example=url, response=response, abridged=abridged))
-    common = dict(models=summary, base=EXAMPLE_BASE, release_note="of the published data")
+    common = dict(models=summary, base=site_url, release_note="of the published data")
     pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
         title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}
     for data in public:
@@ -84,7 +83,8 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
                            applicability=i.applicability.text if i.applicability else None,
                            scoring=render_scoring(i)) for i in data.indicators]
         pages[f"docs/models/{data.model.code}/index.html"] = environment.get_template("docs/model.html.j2").render(
-            title=data.model.title, model=data.model, sections=sections, indicators=indicators, **common)
+            title=data.model.title, model=data.model, sections=sections, indicators=indicators,
+            own_page=routes.model_page(site_url, data.model.code), **common)
     pages["docs/explorer/index.html"] = environment.get_template("docs/explorer.html.j2").render(
         title="Explorer", **common)
     public_codes = {m.model.code for m in public}
