@@ -20,6 +20,8 @@ from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelDefinition, ModelObservations
 from .publish import CHANGES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
+from .render.exports import ExportChunks
+from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
 from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
@@ -120,13 +122,14 @@ class ValidatedWriter:
             self.add_one(route, document)
 
     def add_one(self, route: routes.Route, document: object) -> None:
+        """A document (a dict or list; bytes for a file that is not JSON, written as it is)."""
         if route.file in self.example_files:
             self.examples[route.file] = document
         errors = self.clock.run("validate", self.validator.errors, route, document) if route.schema else []
         if errors:
             self.failures.extend(errors)
             return
-        body = self.clock.run("render", orjson.dumps, document)
+        body = document if isinstance(document, bytes) else self.clock.run("render", orjson.dumps, document)
         self.clock.run("publish", self.writer.write, route.file, body)
         self.documents += 1
         if self.progress:
@@ -196,6 +199,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
             current: list[CurrentScores] = []
             score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
+            exports = ExportChunks()
             for definition in dataset.models:
                 code = definition.model.code
                 # Popped: only this model's observations and series are held while it renders.
@@ -203,12 +207,17 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 lists = clock.run("render", render_model_lists, scores, countries)
                 out.add(lists)
                 score_lists[code] = dict(lists)[routes.model_scores(code)]
+                series = []  # endpoint 4 of every country: also the rows of the bulk exports
                 for country in countries:
-                    out.add_one(routes.country_model_scores(code, country.code),
-                                clock.run("render", render_country_model_scores, scores, scores.countries[country.code]))
+                    document = clock.run("render", render_country_model_scores, scores, scores.countries[country.code])
+                    out.add_one(routes.country_model_scores(code, country.code), document)
+                    series.append(document)
+                clock.run("render", exports.add_model, code, definition.model.custom, series)
                 current.append(CurrentScores.of(scores))
-                del scores, lists
+                del scores, lists, series
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
+            out.add(clock.run("render", exports.render, audiences))
+            del exports
             public = [m.model.code for m in dataset.models if not m.model.custom]
             shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
             out.add_one(routes.openapi(), clock.run("render", build_openapi, validator.schemas, public,
@@ -221,15 +230,26 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             report.changes = diff_releases(previous, snapshot)
             refuse_if_suspicious(report.changes, previous, snapshot, writer.previous, guard, max_class_changes)
 
+            # What names this release: the root, and the release per audience.
+            changes = ReleaseChanges(writer.previous, writer.id, report.changes)
+            out.add_one(routes.api_root(), render_api_root(site_url, writer.id))
+            custom = set(dataset.custom_models)
+            for grants in audiences:
+                visible = [c for c in current if not c.model.custom or c.model.code in grants]
+                out.add_one(routes.current_release(routes.audience_name(grants)),
+                            render_current_release(site_url, changes, visible, grants, custom))
+            if out.failures:
+                raise ValidationFailed(out.failures)
+
             extras = {**render_release_maps(dataset, audiences),
-                      **clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url,
-                                  ReleaseChanges(writer.previous, writer.id, report.changes)),
+                      **clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url, changes),
                       CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode(),
                       DATA_COUNTS: orjson.dumps({"observations": observed})}
             for path, body in extras.items():
                 clock.run("publish", writer.write, path, body)
             report.documents, report.bytes, report.linked = out.documents, writer.bytes, writer.linked
-            if not force and writer.same_as_previous(except_files=(CHANGES_PAGE, CHANGES)):
+            if not force and writer.same_as_previous(
+                    lambda path: path in (CHANGES_PAGE, CHANGES) or routes.names_its_release(path)):
                 writer.abort()
                 report.release = writer.previous
                 return report

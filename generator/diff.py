@@ -65,7 +65,7 @@ class ReleaseSnapshot:
            observations: dict[str, int] | None = None) -> "ReleaseSnapshot":
         """From a manifest's files and each model's endpoint 3 document (default ordering), by model."""
         return cls({path: entry["sha256"] for path, entry in files.items()
-                    if path.startswith("api/") and path.endswith(".json")},
+                    if path.startswith("api/") and path.endswith(".json") and not routes.names_its_release(path)},
                    {model: current_results(document) for model, document in score_lists.items()},
                    observations or {})
 

@@ -321,12 +321,12 @@ class ReleaseWriter:
         self.linked += 1
         return True
 
-    def same_as_previous(self, except_files: tuple[str, ...]) -> bool:
+    def same_as_previous(self, names_its_release) -> bool:
         """Whether this release holds exactly the previous one's files and bytes (twins aside), but for
-        `except_files` (files that name their own release)."""
+        the files that name their own release (`names_its_release(path)`)."""
         def contents(files: dict[str, dict]) -> dict[str, str]:
             return {path: entry["sha256"] for path, entry in files.items()
-                    if path not in except_files and not path.endswith(TWIN_SUFFIXES)}
+                    if not names_its_release(path) and not path.endswith(TWIN_SUFFIXES)}
         return self.previous is not None and contents(self.files) == contents(self._previous_files)
 
     @property

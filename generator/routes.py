@@ -42,11 +42,14 @@ class Endpoint:
     path: str  # URL template under API
     summary: str  # openapi.json's summary
     text: str  # the reference page's sentence; {example} is an example URL
-    schema: str  # name of the response schema in schemas/
+    schema: str  # name of the response schema in schemas/ ("" for a file that is not JSON)
     parameters: tuple[Parameter, ...] = ()
     alias: str | None = None  # another spelling of the path that answers the same
     alias_summary: str | None = None
     alias_operation: str | None = None
+    keyed: bool = True  # False: answered without a key
+    media_type: str = "application/json"
+    tag: str = ""  # openapi.json groups operations by it (generated clients by module)
 
     @property
     def query_parameters(self) -> tuple[Parameter, ...]:
@@ -101,6 +104,23 @@ ENDPOINTS = (
              "A country with the current score of each model",
              "The current score of every model this key may see.", "country-scores",
              (Parameter("code", "path", _COUNTRY_CODE.description, _COUNTRY_CODE.constraints, examples="countries"),)),
+    Endpoint("root", "getApiRoot", "API root", "/", "The API root: its endpoints, links and the current release",
+             "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
+             "release's id and build time; no key needed.", "root", keyed=False, tag="release"),
+    Endpoint("release", "getCurrentRelease", "Current release", "/releases/current/",
+             "The release the answers come from",
+             "The release every answer comes from (each answer names it in its X-Release header too): when it was "
+             "built, the data vintage and the number of scored countries of each model this key may see, and what "
+             "changed against the previous release.", "release", tag="release"),
+    Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", "/exports/scores.csv",
+             "Every result of the release as CSV",
+             "Every result of the release in one file: one row per model, country, date and level (model, section, "
+             "indicator), with the columns below; custom models only for keys granted them.", "",
+             media_type="text/csv", tag="exports"),
+    Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "/exports/scores.jsonl",
+             "Every result of the release as JSON Lines",
+             "The same rows as the CSV export, one JSON object per line (numbers as numbers, null where the CSV "
+             "cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
 )
 
 
@@ -208,11 +228,49 @@ def country_scores(code: str, audience: str = PUBLIC) -> Route:
     return Route(path, _file(path, _audience_folder(audience)), schema, audience)
 
 
+def api_root() -> Route:
+    """The API root: no key needed, the same for every client."""
+    path, schema = _endpoint("root")
+    return Route(path, _file(path), schema)
+
+
+def current_release(audience: str = PUBLIC) -> Route:
+    """The release and the models an audience may see."""
+    path, schema = _endpoint("release")
+    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
+
+
+EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl"}
+
+
+def export(format: str, audience: str = PUBLIC) -> Route:
+    """A bulk export of every result an audience may see (not JSON: no schema)."""
+    path, _ = _endpoint(EXPORT_FORMATS[format])
+    folder, name = path.strip("/").rsplit("/", 1)
+    return Route(path, "/".join([folder] + [v for v in [_audience_folder(audience)] if v] + [name]), "", audience)
+
+
+def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
+    """Whether a release file is one an audience may know of: no custom model it is not granted, and
+    no variant of another audience."""
+    parts = file.split("/")
+    if len(parts) > 3 and parts[2] == "riskscores" and parts[3] in custom_models - grants:
+        return False
+    folders = [p.partition("=")[2] for p in parts if p.startswith("audience=")]
+    return not folders or folders == [audience_name(grants)]
+
+
+def names_its_release(file: str) -> bool:
+    """The documents that name their own release: left out when releases are compared."""
+    return file == api_root().file or file.startswith(current_release().file.removesuffix("index.json"))
+
+
 def document_count(countries: int, models: int, audiences: int) -> int:
     """How many API documents a release has: the routes above, for every model, country and audience."""
     per_model = len(SCORE_ORDERINGS) + countries + 1 + countries  # endpoint 3 (orderings, filters, none), 4
     shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
-    return models * per_model + shared + 1  # + openapi.json
+    per_release = 1 + 1 + audiences * (1 + len(EXPORT_FORMATS))  # openapi.json, root; release, exports
+    return models * per_model + shared + per_release
 
 
 def model_page(site_url: str, code: str) -> str:

@@ -1,27 +1,38 @@
 """The golden tree: the tiny fixture's published documents, pretty-printed for review."""
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 import orjson
 
+from generator import routes
 from generator.build import build
 from generator.publish import CURRENT
 
 from .conftest import TINY
 
 
-def pretty(raw: bytes) -> bytes:
-    """The same document with indentation; key order is kept, so order changes show up too."""
+RELEASE_ID = re.compile(rb'"(id|builtAt)":"[0-9T:Z-]+"')
+
+
+def pretty(path: str, raw: bytes) -> bytes:
+    """The same document with indentation; key order is kept, so order changes show up too. Exports
+    stay as they are."""
+    if not path.endswith(".json"):
+        return raw
     return orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def published_documents(site: Path) -> dict[str, bytes]:
-    """Every API document of the current release by relative path (.gz files left out)."""
+    """Every API document and export of the current release by relative path (.gz/.br twins left out);
+    the release's id and build time masked, as they change with every build."""
     release = site / CURRENT
-    return {str(p.relative_to(release)): p.read_bytes()
-            for p in sorted((release / "api").rglob("*.json"))}
+    documents = {str(p.relative_to(release)): p.read_bytes() for p in sorted((release / "api").rglob("*"))
+                 if p.suffix in (".json", ".csv", ".jsonl")}
+    return {path: RELEASE_ID.sub(rb'"\1":"RELEASE"', raw) if routes.names_its_release(path) else raw
+            for path, raw in documents.items()}
 
 
 def build_tiny_documents() -> dict[str, bytes]:

@@ -11,7 +11,7 @@ def main() -> None:
     for relative, raw in documents.items():
         target = GOLDEN / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(pretty(raw))
+        target.write_bytes(pretty(relative, raw))
     print(f"wrote {len(documents)} documents to {GOLDEN}")
 
 

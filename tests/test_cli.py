@@ -18,7 +18,7 @@ def test_build_prints_a_summary_and_the_change_headline(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 2
-    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 50 documents, 0\.\d MB \(0 files unchanged\), "
+    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 57 documents, 0\.\d MB \(0 files unchanged\), "
                         r"3 models × 3 countries in \d+\.\ds", lines[0]), lines[0]
     assert current_release(tmp_path) in lines[0]
     assert lines[1] == "changes: first release: 50 documents (riskapi diff shows them)"

@@ -123,7 +123,8 @@ def test_values_match_the_sources():
 
 def test_build_is_strict_and_publishes_every_planned_document(demo_site):
     site, report = demo_site
-    written = [path for path in read_manifest(site / CURRENT) if path.startswith("api/") and path.endswith(".json")]
+    written = [path for path in read_manifest(site / CURRENT)
+               if path.startswith("api/") and path.endswith((".json", ".csv", ".jsonl"))]
     # 249 countries, 6 models, 2 audiences: public and the custom model acme_aml alone
     assert report.documents == len(written) == routes.document_count(249, 6, 2)
     assert not report.warnings
@@ -202,8 +203,9 @@ def test_document_count():
     # per audience (2: public, acme_aml): 1 model list + 249 country documents          = 2 × 250 = 500
     # countries: 4 orderings + 249 filters + 1 empty                                      =         254
     # per model (6): 4 orderings + 249 filters + 1 empty + 249 country documents          = 6 × 503 = 3018
-    # openapi.json                                                                         =           1
-    assert routes.document_count(249, 6, 2) == 500 + 254 + 3018 + 1
+    # openapi.json and the API root                                                       =           2
+    # per audience: the release, the CSV and the JSON Lines export                        = 2 × 3 =   6
+    assert routes.document_count(249, 6, 2) == 500 + 254 + 3018 + 2 + 6
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):

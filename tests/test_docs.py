@@ -29,7 +29,7 @@ def test_every_command_and_option_is_in_the_readme():
 
 
 def test_every_endpoint_and_ordering_is_in_the_readme():
-    assert len(ENDPOINTS) == 5
+    assert len(ENDPOINTS) == 9
     for endpoint in ENDPOINTS:
         assert f"GET {API}{endpoint.path}" in README, endpoint.path
         if endpoint.alias:
@@ -39,6 +39,12 @@ def test_every_endpoint_and_ordering_is_in_the_readme():
     assert f"GET {API}/openapi.json" in README
     for ordering in COUNTRY_ORDERINGS + SCORE_ORDERINGS:
         assert f"`{ordering}`" in README, ordering
+
+
+def test_every_export_column_is_in_the_readme():
+    from generator.render.exports import COLUMNS
+    for name, meaning in COLUMNS:
+        assert f"| `{name}` | {meaning} |" in README, name
 
 
 def test_every_csv_column_is_in_the_data_readme():

@@ -173,6 +173,10 @@ def test_typescript_types_compile_under_strict_and_read_the_same_fields(served_o
     assert read["models"] == [m["code"] for m in _served(live, "/api/v1/configuration/riskscoremodels/")]
     assert read["country"] == [[s["model"], s["score"], s["riskClassificationCategorical"]]
                                for s in _served(live, "/api/v1/riskscores/country/AUT/")["riskscores"]]
+    release = _served(live, "/api/v1/releases/current/")
+    assert read["root"]["release"] == release["id"] == live.get("/api/v1/releases/current/").header("X-Release")
+    assert read["root"]["operations"][:2] == ["listRiskScoreModels", "listCountries"]
+    assert read["release"]["vintages"] == [[m["code"], m["dataVintage"]] for m in release["models"]]
 
 
 def test_spectral_finds_nothing_in_the_served_openapi(served_openapi):

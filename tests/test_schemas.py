@@ -16,8 +16,9 @@ VALIDATOR = DocumentValidator()
 ORIGINAL = DocumentValidator(original=True)
 
 
-def golden(path: str):
-    return json.loads((GOLDEN / path).read_text(encoding="utf-8"))
+def golden(path: str, text: bool = False):
+    content = (GOLDEN / path).read_text(encoding="utf-8")
+    return content if text else json.loads(content)
 
 
 def errors(route, document):
@@ -117,12 +118,21 @@ def test_golden_documents_are_valid_against_both():
         if relative.endswith("openapi.json"):
             continue
         route = _route_for(relative)
-        assert errors(route, json.loads(path.read_text())) == [], relative
-        assert ORIGINAL.errors(route, json.loads(path.read_text())) == [], relative
+        document = json.loads(path.read_text().replace('"RELEASE"', '"20261123T120000Z"'))  # the masked id
+        if relative.startswith("api/v1/releases/current/"):
+            document["builtAt"] = "2026-11-23T12:00:00Z"
+        if relative == "api/v1/index.json":
+            document["release"]["builtAt"] = "2026-11-23T12:00:00Z"
+        assert errors(route, document) == [], relative
+        assert ORIGINAL.errors(route, document) == [], relative
 
 
 def _route_for(relative: str) -> routes.Route:
     parts = relative.split("/")[2:-1]  # drop api/v1 and index.json
+    if not parts:
+        return routes.api_root()
+    if parts[0] == "releases":
+        return routes.current_release()
     if parts[0] == "configuration":
         return routes.model_list() if parts[1] == "riskscoremodels" else routes.country_list()
     if parts[1] == "country":
@@ -138,7 +148,13 @@ def test_openapi_is_valid_openapi_3_1():
     validate_openapi(copy.deepcopy(document))
     assert set(document["paths"]) == {"/configuration/riskscoremodels/", "/configuration/riskscoresmodels/",
                                       "/configuration/countries/", "/riskscores/{model}/",
-                                      "/riskscores/{model}/{country_code}/", "/riskscores/country/{code}/"}
+                                      "/riskscores/{model}/{country_code}/", "/riskscores/country/{code}/",
+                                      "/", "/releases/current/", "/exports/scores.csv", "/exports/scores.jsonl"}
+    assert document["paths"]["/"]["get"]["security"] == []  # the root needs no key
+    assert "403" not in document["paths"]["/"]["get"]["responses"]
+    assert set(document["paths"]["/exports/scores.csv"]["get"]["responses"]["200"]["content"]) == {"text/csv"}
+    assert set(document["paths"]["/exports/scores.jsonl"]["get"]["responses"]["200"]["content"]) == {
+        "application/x-ndjson"}
 
 
 def test_openapi_components_are_the_objects_and_enums_of_the_schemas_named_as_identifiers():
@@ -147,11 +163,11 @@ def test_openapi_components_are_the_objects_and_enums_of_the_schemas_named_as_id
     components = document["components"]["schemas"]
     named = {name for name, schema in definitions.items() if schema.get("type") == "object" or "allOf" in schema
              or "enum" in schema}
-    assert set(components) == named | {"ModelScores", "CountryModelScores", "CountryScores"}
+    assert set(components) == named | {"ModelScores", "CountryModelScores", "CountryScores", "ApiRoot", "Release"}
     assert {"ModelResult", "SectionResult", "IndicatorResult", "RatingLetter", "Error"} <= set(components)
     assert all(name.isidentifier() for name in components)
-    schemas = [components] + [r["content"]["application/json"]["schema"] for item in document["paths"].values()
-                              for r in item["get"]["responses"].values()]
+    schemas = [components] + [c["schema"] for item in document["paths"].values()
+                              for r in item["get"]["responses"].values() for c in r["content"].values()]
     text = orjson.dumps(schemas).decode()
     # generators lose types under if/then/else, and name classes by titles (a property may be called title)
     for keyword in ('"if":', '"then":', '"else":', '"title":"'):
@@ -176,7 +192,8 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/configuration/riskscoresmodels/": "listRiskScoreModelsEarlierSpelling",
         "/configuration/countries/": "listCountries", "/riskscores/{model}/": "getModelScores",
         "/riskscores/{model}/{country_code}/": "getModelCountryScores",
-        "/riskscores/country/{code}/": "getCountryScores"}
+        "/riskscores/country/{code}/": "getCountryScores", "/": "getApiRoot", "/releases/current/": "getCurrentRelease",
+        "/exports/scores.csv": "exportScoresCsv", "/exports/scores.jsonl": "exportScoresJsonl"}
     letters = document["components"]["schemas"]["RatingLetter"]
     names = letters["x-enum-varnames"]
     assert len(names) == len(letters["enum"]) == len(set(names)) == 21
@@ -189,8 +206,19 @@ def test_openapi_examples_are_real_answers_of_the_release():
     example = document["paths"]["/configuration/riskscoremodels/"]["get"]["responses"]["200"]["content"][
         "application/json"]["examples"]["release"]
     assert example["value"] == golden("api/v1/configuration/riskscoremodels/index.json")
+    shown = 0
     for path, item in document["paths"].items():
+        content = item["get"]["responses"]["200"]["content"]
+        if path.startswith("/exports/"):  # the export's first lines, as they are
+            (media, answer), = content.items()
+            assert golden("api/v1" + path, text=True).startswith(answer["examples"]["release"]["value"])
+            shown += 1
+            continue
+        if "examples" not in content["application/json"]:
+            assert path in ("/", "/releases/current/")  # these change with every build
+            continue
         route = _route_for("api/v1" + path.replace("{model}", "sovereign").replace("{country_code}", "AUT")
                            .replace("{code}", "AUT").replace("riskscoresmodels", "riskscoremodels") + "index.json")
-        shown = item["get"]["responses"]["200"]["content"]["application/json"]["examples"]["release"]["value"]
-        assert errors(route, shown) == [], path
+        assert errors(route, content["application/json"]["examples"]["release"]["value"]) == [], path
+        shown += 1
+    assert shown == 8

@@ -191,7 +191,16 @@ NOT_FOUND = [
     f"{API}/riskscores/country",
     f"{API}/riskscores/country/XXX/",
     f"{API}/riskscores/",
-    f"{API}/",
+    f"{API}/index.json",
+    f"{API}/releases/",
+    f"{API}/releases/current/audience=acme_aml/",
+    f"{API}/releases/current/index.json",
+    f"{API}/exports/",
+    f"{API}/exports/scores.csv.gz",
+    f"{API}/exports/scores.jsonl.br",
+    f"{API}/exports/audience=acme_aml/scores.csv",
+    f"{API}/exports/scores.xml",
+    f"{API}/exports/scores.csv/",
     "/api/v2/riskscores/sovereign/",
     "/docs/models/acme_aml/",  # custom models are never documented publicly
     "/docs/models/nosuchmodel/",
@@ -399,7 +408,7 @@ def test_reference_documents_every_endpoint_and_command(live):
     from generator.routes import API, ENDPOINTS
     page = live.get("/", user=None).body.decode()
     paths = [API + p for e in ENDPOINTS for p in (e.path, e.alias) if p] + [f"{API}/openapi.json"]
-    assert len(paths) == 7
+    assert len(paths) == 11
     for path in paths:
         assert path in page, path
     for name, _ in command_table():

@@ -5,11 +5,12 @@ an operationId per route, and real answers of the release as examples."""
 from __future__ import annotations
 
 from .. import routes
+from .exports import COLUMNS
 from .pages import abridge
 
 # The endpoint schemas that are objects get a component of this name; arrays are written in place.
 COMPONENT_NAMES = {"model-scores": "ModelScores", "country-model-scores": "CountryModelScores",
-                   "country-scores": "CountryScores"}
+                   "country-scores": "CountryScores", "root": "ApiRoot", "release": "Release"}
 ERRORS = {
     "400": ("Invalid parameter value; `detail` names the parameter and its allowed values.",
             "Invalid value for ordering: use one of country_code, -country_code, country_name, -country_name."),
@@ -29,7 +30,9 @@ SECURITY_SCHEMES = {
 }
 
 
-TAGS = {"configuration": "The models and countries", "riskscores": "Risk scores"}
+TAGS = {"configuration": "The models and countries", "riskscores": "Risk scores",
+        "release": "The API root and the release answers come from", "exports": "Every result of a release in one file"}
+EXPORT_SCHEMA = {"type": "string", "description": "Columns: " + "; ".join(f"`{name}`: {text}" for name, text in COLUMNS)}
 
 
 def is_component(schema: dict) -> bool:
@@ -80,11 +83,11 @@ def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> d
             "description": parameter.description, "schema": schema}
 
 
-def _responses(schema: dict, example: tuple[str, object] | None, keyed: bool) -> dict:
+def _responses(schema: dict, media_type: str, example: tuple[str, object] | None, keyed: bool) -> dict:
     content = {"schema": schema}
     if example is not None:
         content["examples"] = {"release": {"summary": example[0], "value": example[1]}}
-    responses = {"200": {"description": "OK", "content": {"application/json": content}}}
+    responses = {"200": {"description": "OK", "content": {media_type: content}}}
     for status, (text, detail) in ERRORS.items():
         if keyed or status != "403":
             responses[status] = {"description": text, "content": {"application/json": {
@@ -103,19 +106,22 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
     parameter_examples = {"models": model_codes, "countries": country_codes}
     paths = {}
     for endpoint in routes.ENDPOINTS:
-        schema = schemas[endpoint.schema]
-        response = ({"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
-                    if endpoint.schema in COMPONENT_NAMES else components.rewrite(schema))
+        if endpoint.schema in COMPONENT_NAMES:
+            response = {"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
+        else:
+            response = components.rewrite(schemas[endpoint.schema]) if endpoint.schema else EXPORT_SCHEMA
         example = None
         if endpoint.anchor in examples:
             route, document = examples[endpoint.anchor]
             shown, abridged = abridge(endpoint.anchor, document)
             example = (f"GET {route.url}" + (" (lists shortened)" if abridged else ""), shown)
-        operation = {"operationId": endpoint.operation, "tags": [endpoint.path.split("/")[1]],
+        operation = {"operationId": endpoint.operation, "tags": [endpoint.tag or endpoint.path.split("/")[1]],
                      "summary": endpoint.summary,
                      "description": endpoint.text.format(example=f"`{routes.API}/riskscores/{model_codes[0]}/`"),
                      "parameters": [_parameter(p, parameter_examples) for p in endpoint.parameters],
-                     "responses": _responses(response, example, keyed=True)}
+                     "responses": _responses(response, endpoint.media_type, example, endpoint.keyed)}
+        if not endpoint.keyed:
+            operation["security"] = []
         paths[endpoint.path] = {"get": operation}
         if endpoint.alias:
             paths[endpoint.alias] = {"get": {**operation, "operationId": endpoint.alias_operation,

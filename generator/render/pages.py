@@ -32,11 +32,18 @@ def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
     model = "sovereign" if "sovereign" in public else public[0]
     return {"models": routes.model_list(), "countries": routes.country_list(),
             "scores": routes.model_scores(model), "country-model": routes.country_model_scores(model, code),
-            "country": routes.country_scores(code)}
+            "country": routes.country_scores(code), "export-csv": routes.export("csv"),
+            "export-jsonl": routes.export("jsonl")}  # not the root and release: they change with every build
+
+
+EXPORT_LINES = 4  # of an export, shown on the reference
 
 
 def abridge(kind: str, document):
-    """Keep enough of a real answer to show its shape."""
+    """Keep enough of a real answer to show its shape (an export: its first lines, as text)."""
+    if isinstance(document, bytes):
+        lines = document.decode().splitlines(keepends=True)
+        return "".join(lines[:EXPORT_LINES]), len(lines) > EXPORT_LINES
     if kind == "countries":
         return document[:3], len(document) > 3
     if kind == "scores":
@@ -62,16 +69,17 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
     shown = {}
     for kind, (route, document) in examples.items():
         document, abridged = abridge(kind, document)
-        shown[kind] = (route.url, orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), abridged)
+        text = document if isinstance(document, str) else orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+        shown[kind] = (route.url, text, abridged)
     model_path = examples["scores"][0].url.removeprefix(routes.API)
     endpoints = []
     for e in routes.ENDPOINTS:
-        url, response, abridged = shown[e.anchor]
+        url, response, abridged = shown.get(e.anchor, (routes.API + e.path, None, False))
         endpoints.append(dict(anchor=e.anchor, title=e.title, path=routes.API + e.path,
                               alias=routes.API + e.alias if e.alias else None, text=e.text.format(example=model_path),
                               parameters=[dict(name=p.name, meaning=p.meaning, allowed=p.allowed)
                                           for p in e.query_parameters],
-                              example=url, response=response, abridged=abridged))
+                              example=url, response=response, abridged=abridged, keyed=e.keyed))
     common = dict(models=summary, base=site_url, release_note="of the published data")
     pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
         title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}

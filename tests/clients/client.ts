@@ -4,12 +4,14 @@
 import type { components, paths } from "./api";
 
 type Schemas = components["schemas"];
-type Json<P extends keyof paths> = paths[P]["get"]["responses"][200]["content"]["application/json"];
+type Content<P extends keyof paths> = paths[P]["get"]["responses"][200]["content"];
+type JsonPath = { [P in keyof paths]: Content<P> extends { "application/json": unknown } ? P : never }[keyof paths];
+type Json<P extends JsonPath> = Content<P> extends { "application/json": infer T } ? T : never;
 
 declare const process: { argv: string[] };
 const [base, authorization] = process.argv.slice(2);
 
-async function get<P extends keyof paths>(path: string): Promise<Json<P>> {
+async function get<P extends JsonPath>(path: string): Promise<Json<P>> {
   const answer = await fetch(base + path, { headers: { Authorization: authorization } });
   if (answer.status !== 200) throw new Error(`${path}: ${answer.status}`);
   return (await answer.json()) as Json<P>;
@@ -26,6 +28,8 @@ async function main() {
   const scores = await get<"/riskscores/{model}/">("/riskscores/sovereign/");
   const series = await get<"/riskscores/{model}/{country_code}/">("/riskscores/sovereign/AUT/");
   const country = await get<"/riskscores/country/{code}/">("/riskscores/country/AUT/");
+  const root = await get<"/">("/");
+  const release = await get<"/releases/current/">("/releases/current/");
 
   const section: Schemas["SectionResult"] = series.sections![0].results![0];
   const indicator: Schemas["IndicatorResult"] = series.indicators![0].results![0];
@@ -38,6 +42,8 @@ async function main() {
     sectionWeight: section.weight ?? null,
     indicatorValue: raw === null ? null : raw[0],
     country: country.riskscores.map((s) => [s.model, s.score, s.riskClassificationCategorical ?? null]),
+    root: { release: root.release.id, operations: root.endpoints.map((e) => e.operationId) },
+    release: { id: release.id, vintages: release.models.map((m) => [m.code, m.dataVintage ?? null]) },
   };
   console.log(JSON.stringify(read));
 }

@@ -1,0 +1,108 @@
+"""The bulk exports: every result of a release as rows of CSV and JSON Lines.
+
+Rows are read off the endpoint 4 documents the build has just rendered and validated, so an export
+says number for number what the JSON answers say. Each model's rows are rendered once; an audience's
+export is the public models' rows and its custom models' rows, joined."""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+import orjson
+
+from .. import routes
+
+COLUMNS = (
+    ("model", "the model's code"),
+    ("country_code", "ISO 3166-1 alpha-3"),
+    ("level", "model, section or indicator"),
+    ("reference", "the section's or indicator's reference (empty for the model)"),
+    ("date", "YYYY-12-31, the year of the result"),
+    ("type", "history, current or projection"),
+    ("score", "0 to 100 (empty: an indicator without a value)"),
+    ("risk_class", "Very Low … Very High"),
+    ("risk_class_numeric", "1 to 5"),
+    ("country_rank", "1 = least risk (empty: not ranked)"),
+    ("country_universe", "how many countries are ranked"),
+    ("risk_points", "points models: the points"),
+    ("risk_points_max", "points models: the most points possible"),
+    ("weight", "the share in percent a section or indicator weighs in its year"),
+    ("rating_letter", "models with a rating: AAA … D"),
+    ("data_quality", "model and section: Very Poor … Very Good"),
+    ("raw_value", "indicators: the raw value used (empty: none)"),
+    ("raw_components", "indicators: the raw value's named components (CSV: name=value; …)"),
+)
+HEADER = tuple(name for name, _ in COLUMNS)
+
+# Each column's field in a result of the JSON documents.
+_FIELDS = (("date", "timestamp"), ("type", "type"), ("score", "score"),
+           ("risk_class", "riskClassificationCategorical"), ("risk_class_numeric", "riskClassificationNumeric"),
+           ("country_rank", "countryRank"), ("country_universe", "countryUniverse"), ("risk_points", "riskPoints"),
+           ("risk_points_max", "riskPointsMax"), ("weight", "weight"), ("rating_letter", "ratingLetter"),
+           ("data_quality", "dataQualityCategorical"))
+
+
+def export_rows(document: dict) -> list[dict]:
+    """The rows of one endpoint 4 document (a model for one country), as dicts in column order."""
+    model, country = document["model"]["type"], document["entity"]["countryCode"]
+    levels = [("model", "", document["results"])]
+    levels += [("section", s["reference"], s.get("results", [])) for s in document.get("sections", [])]
+    levels += [("indicator", i["reference"], i.get("results", [])) for i in document.get("indicators", [])]
+    rows = []
+    for level, reference, results in levels:
+        for result in results:
+            row = {"model": model, "country_code": country, "level": level, "reference": reference}
+            row.update((column, result.get(name)) for column, name in _FIELDS)
+            names, values = _raw(result)
+            row["raw_value"] = values[0] if values else None
+            row["raw_components"] = dict(zip(names[1:], values[1:])) or None
+            rows.append(row)
+    return rows
+
+
+def _raw(result: dict) -> tuple[list, list]:
+    data = result.get("data")
+    if not data or data["value"] is None:
+        return [], []
+    return data["name"], data["value"]
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return "; ".join(f"{name}={_cell(v)}" for name, v in value.items())
+    return value if isinstance(value, str) else orjson.dumps(value).decode()  # numbers as in the JSON
+
+
+@dataclass
+class ExportChunks:
+    """Each model's rows, rendered once as CSV and as JSON Lines, joined per audience at the end."""
+
+    csv: dict[str, bytes] = field(default_factory=dict)
+    jsonl: dict[str, bytes] = field(default_factory=dict)
+    custom: set[str] = field(default_factory=set)
+
+    def add_model(self, code: str, custom: bool, documents: list[dict]) -> None:
+        text, lines = io.StringIO(), []
+        writer = csv.writer(text, lineterminator="\n")
+        for document in documents:
+            for row in export_rows(document):
+                writer.writerow([_cell(value) for value in row.values()])
+                lines.append(orjson.dumps(row))
+        self.csv[code] = text.getvalue().encode()
+        self.jsonl[code] = b"".join(line + b"\n" for line in lines)
+        if custom:
+            self.custom.add(code)
+
+    def render(self, audiences: list[frozenset[str]]) -> list[tuple[routes.Route, bytes]]:
+        """Both exports for every audience: the public models, and the custom models it holds."""
+        header = (",".join(HEADER) + "\n").encode()
+        rendered = []
+        for grants in audiences:
+            visible = [code for code in sorted(self.csv) if code not in self.custom or code in grants]
+            audience = routes.audience_name(grants)
+            rendered.append((routes.export("csv", audience), header + b"".join(self.csv[c] for c in visible)))
+            rendered.append((routes.export("jsonl", audience), b"".join(self.jsonl[c] for c in visible)))
+        return rendered

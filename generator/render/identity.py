@@ -1,0 +1,56 @@
+"""The documents that name their release: the API root and /releases/current/ (one per audience).
+
+A bank that used a score in a decision can say which release it came from: every answer names the
+release in X-Release, and these documents say what that release is."""
+from __future__ import annotations
+
+import datetime
+
+from .. import routes
+from ..scoring.results import CurrentScores
+from .documents import timestamp
+from .pages import ReleaseChanges
+
+
+def built_at(release_id: str) -> str:
+    """A release id (UTC, `20261123T121117Z`) as an RFC 3339 time (`2026-11-23T12:11:17Z`)."""
+    stamp = datetime.datetime.strptime(release_id[:15], "%Y%m%dT%H%M%S")
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _release_link(site_url: str, release_id: str) -> dict:
+    return {"id": release_id, "builtAt": built_at(release_id), "url": site_url + routes.current_release().url}
+
+
+def render_api_root(site_url: str, release_id: str) -> dict:
+    """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release."""
+    endpoints = [{"operationId": e.operation, "url": site_url + routes.API + e.path, "summary": e.summary,
+                  "keyRequired": e.keyed} for e in routes.ENDPOINTS]
+    return {"title": "Country risk API", "release": _release_link(site_url, release_id), "endpoints": endpoints,
+            "links": {"openapi": site_url + routes.openapi().url, "docs": f"{site_url}/docs/",
+                      "changes": f"{site_url}/docs/changes/"}}
+
+
+def render_current_release(site_url: str, changes: ReleaseChanges, visible: list[CurrentScores],
+                           grants: frozenset[str], custom_models: set[str]) -> dict:
+    """The release, the data vintage of each model the audience sees and what changed for them (documents
+    counted only where the audience may know of them)."""
+    by_model = {m.model: m for m in changes.diff.models}
+    models = []
+    for scores in visible:
+        model = scores.model
+        entry = {"code": model.code, "title": model.title, "version": model.version,
+                 "countriesScored": len(scores.current)}
+        if scores.current:
+            entry["dataVintage"] = timestamp(max(result.year for result in scores.current.values()))
+        moved = by_model.get(model.code)
+        entry["classChanges"] = len(moved.class_changes) if moved else 0
+        entry["ratingChanges"] = len(moved.rating_changes) if moved else 0
+        models.append(entry)
+    diff = changes.diff
+    counts = {kind: sum(1 for f in getattr(diff, kind) if routes.visible_to(f, grants, custom_models))
+              for kind in ("added", "changed", "removed")}
+    document = _release_link(site_url, changes.release)
+    document.update(previous=changes.previous, models=models, documents=counts,
+                    exports={fmt: site_url + routes.export(fmt).url for fmt in routes.EXPORT_FORMATS})
+    return document

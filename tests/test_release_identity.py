@@ -1,0 +1,138 @@
+"""The API root, /releases/current/ and the bulk exports, served by the real nginx (tests/fixtures/tiny;
+alice holds acme_aml, bob holds nothing)."""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+
+import brotli
+import pytest
+
+from generator import routes
+from generator.publish import CURRENT
+from generator.render.exports import HEADER
+
+API = routes.API
+
+
+def _json(answer):
+    assert answer.status == 200, answer.body
+    return json.loads(answer.body)
+
+
+def test_the_root_answers_without_a_key_and_names_the_release(live):
+    answer = live.get(f"{API}/", user=None)
+    root = _json(answer)
+    assert answer.header("Content-Type") == "application/json; charset=utf-8"
+    assert root["release"]["id"] == answer.header("X-Release") == (live.site / CURRENT).resolve().name
+    # built at the time its id says: 20261123T121117Z → 2026-11-23T12:11:17Z
+    release_id = root["release"]["id"]
+    assert root["release"]["builtAt"] == (f"{release_id[:4]}-{release_id[4:6]}-{release_id[6:8]}T"
+                                          f"{release_id[9:11]}:{release_id[11:13]}:{release_id[13:15]}Z")
+    assert [e["url"] for e in root["endpoints"]] == [f"http://127.0.0.1:8080{API}{e.path}" for e in routes.ENDPOINTS]
+    assert {e["operationId"]: e["keyRequired"] for e in root["endpoints"]}["getApiRoot"] is False
+    assert root["links"] == {"openapi": f"http://127.0.0.1:8080{API}/openapi.json",
+                             "docs": "http://127.0.0.1:8080/docs/", "changes": "http://127.0.0.1:8080/docs/changes/"}
+    assert live.get(API, user=None).body == answer.body  # without the slash too
+    assert live.get(f"{API}/", user="carol").status == 200  # a revoked key does not matter here
+
+
+def test_the_current_release_needs_a_key_and_shows_only_granted_models(live):
+    assert live.get(f"{API}/releases/current/", user=None).status == 403
+    assert live.get(f"{API}/releases/current/", user="carol").status == 403
+    alice = live.get(f"{API}/releases/current", user="alice")
+    bob = live.get(f"{API}/releases/current/", user="bob")
+    mine, public = _json(alice), _json(bob)
+    assert mine["id"] == public["id"] == alice.header("X-Release") == bob.header("X-Release")
+    assert [m["code"] for m in mine["models"]] == ["acme_aml", "sdg", "sovereign"]
+    assert [m["code"] for m in public["models"]] == ["sdg", "sovereign"]
+    assert bob.body == live.release_file(routes.current_release().file)  # byte for byte the public one
+    # tests/fixtures/tiny: the latest actual sovereign data is of 2024, for AUT and CIV (NGA has no
+    # current score: too few indicators), so the vintage is 2024-12-31 and 2 countries are scored
+    sovereign = {m["code"]: m for m in public["models"]}["sovereign"]
+    assert (sovereign["dataVintage"], sovereign["countriesScored"]) == ("2024-12-31", 2)
+    assert public["exports"]["csv"] == f"http://127.0.0.1:8080{API}/exports/scores.csv"
+    # the first release: everything was added, and bob's count leaves out acme_aml's documents
+    assert public["previous"] is None and public["documents"]["changed"] == 0
+    assert mine["documents"]["added"] > public["documents"]["added"] > 0
+
+
+def _csv_rows(body: bytes) -> list[dict]:
+    reader = csv.DictReader(io.StringIO(body.decode()))
+    assert tuple(reader.fieldnames) == HEADER
+    return list(reader)
+
+
+def _expected_rows(live, model: str, code: str) -> list[dict]:
+    """The rows an export must hold for one model and country, read off endpoint 4 independently."""
+    document = _json(live.get(f"{API}/riskscores/{model}/{code}/"))
+    levels = [("model", "", document["results"])]
+    levels += [("section", s["reference"], s["results"]) for s in document["sections"]]
+    levels += [("indicator", i["reference"], i["results"]) for i in document["indicators"]]
+    rows = []
+    for level, reference, results in levels:
+        for r in results:
+            value = (r.get("data") or {}).get("value")
+            rows.append({"model": model, "country_code": code, "level": level, "reference": reference,
+                         "date": r["timestamp"], "type": r["type"], "score": r.get("score"),
+                         "risk_class": r.get("riskClassificationCategorical"),
+                         "country_rank": r.get("countryRank"), "risk_points": r.get("riskPoints"),
+                         "weight": r.get("weight"), "raw_value": value[0] if value else None})
+    return rows
+
+
+def _number(cell: str):
+    return None if cell == "" else float(cell)
+
+
+@pytest.mark.parametrize("user, models", [("alice", ["acme_aml", "sdg", "sovereign"]), ("bob", ["sdg", "sovereign"])])
+def test_the_csv_export_equals_the_json_documents_number_for_number(live, user, models):
+    answer = live.get(f"{API}/exports/scores.csv", user=user)
+    assert answer.status == 200
+    assert answer.header("Content-Type") == "text/csv; charset=utf-8"
+    assert answer.header("Content-Disposition") == (
+        f'attachment; filename="country-risk-scores-{answer.header("X-Release")}.csv"')
+    rows = _csv_rows(answer.body)
+    expected = [row for model in models for code in ("AUT", "CIV", "NGA") for row in _expected_rows(live, model, code)]
+    assert len(rows) == len(expected) > 0
+    for row, want in zip(rows, expected):
+        for column in ("model", "country_code", "level", "reference", "date", "type"):
+            assert row[column] == want[column], (column, want)
+        assert row["risk_class"] == (want["risk_class"] or "")
+        for column in ("score", "country_rank", "risk_points", "weight"):
+            assert _number(row[column]) == want[column], (column, want)
+        raw = want["raw_value"]
+        assert row["raw_value"] == ("" if raw is None else raw if isinstance(raw, str) else json.dumps(raw))
+    if user == "bob":
+        assert answer.body == live.release_file(routes.export("csv").file)
+
+
+def test_the_json_lines_export_holds_the_same_rows_typed(live):
+    rows = _csv_rows(live.get(f"{API}/exports/scores.csv").body)
+    answer = live.get(f"{API}/exports/scores.jsonl")
+    assert answer.header("Content-Type") == "application/x-ndjson; charset=utf-8"
+    lines = [json.loads(line) for line in answer.body.decode().splitlines()]
+    assert len(lines) == len(rows)
+    for line, row in zip(lines, rows):
+        assert tuple(line) == HEADER
+        for column in HEADER:
+            value = line[column]
+            if column == "raw_components":
+                assert row[column] == "; ".join(f"{k}={v}" for k, v in (value or {}).items())
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert float(row[column]) == value, column
+            else:
+                assert row[column] == ("" if value is None else value), column
+
+
+def test_exports_need_a_key_and_come_compressed(live):
+    assert live.get(f"{API}/exports/scores.csv", user=None).status == 403
+    assert live.get(f"{API}/exports/scores.jsonl", user="carol").status == 403
+    plain = live.get(f"{API}/exports/scores.jsonl").body
+    zipped = live.get(f"{API}/exports/scores.jsonl", headers={"Accept-Encoding": "gzip"})
+    assert zipped.header("Content-Encoding") == "gzip" and gzip.decompress(zipped.body) == plain
+    squeezed = live.get(f"{API}/exports/scores.jsonl", headers={"Accept-Encoding": "br"})
+    assert squeezed.header("Content-Encoding") == "br" and brotli.decompress(squeezed.body) == plain
+    assert live.request("HEAD", f"{API}/exports/scores.csv").body == b""
