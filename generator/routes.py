@@ -119,8 +119,8 @@ ENDPOINTS = (
              media_type="text/csv", tag="exports"),
     Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "/exports/scores.jsonl",
              "Every result of the release as JSON Lines",
-             "The same rows as the CSV export, one JSON object per line (numbers as numbers, null where the CSV "
-             "cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
+             "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
+             "out where the CSV cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
 )
 
 

@@ -116,9 +116,10 @@ def test_the_json_lines_export_holds_the_same_rows_typed(live):
     lines = [json.loads(line) for line in answer.body.decode().splitlines()]
     assert len(lines) == len(rows)
     for line, row in zip(lines, rows):
-        assert tuple(line) == HEADER
+        assert [c for c in HEADER if c in line] == list(line)  # in column order, empty ones left out
         for column in HEADER:
-            value = line[column]
+            value = line.get(column)
+            assert value is not None or row[column] == "", column
             if column == "raw_components":
                 assert row[column] == "; ".join(f"{k}={v}" for k, v in (value or {}).items())
             elif isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -35,16 +35,19 @@ COLUMNS = (
 )
 HEADER = tuple(name for name, _ in COLUMNS)
 
-# Each column's field in a result of the JSON documents.
+# The field of a result in the JSON documents that each column from `date` to `data_quality` holds.
 _FIELDS = (("date", "timestamp"), ("type", "type"), ("score", "score"),
            ("risk_class", "riskClassificationCategorical"), ("risk_class_numeric", "riskClassificationNumeric"),
            ("country_rank", "countryRank"), ("country_universe", "countryUniverse"), ("risk_points", "riskPoints"),
            ("risk_points_max", "riskPointsMax"), ("weight", "weight"), ("rating_letter", "ratingLetter"),
            ("data_quality", "dataQualityCategorical"))
+_FIELD_NAMES = tuple(name for _, name in _FIELDS)
+assert HEADER[4:-2] == tuple(column for column, _ in _FIELDS)
 
 
-def export_rows(document: dict) -> list[dict]:
-    """The rows of one endpoint 4 document (a model for one country), as dicts in column order."""
+def export_rows(document: dict) -> list[tuple]:
+    """The rows of one endpoint 4 document (a model for one country), as tuples in column order
+    (None where a result has no such field)."""
     model, country = document["model"]["type"], document["entity"]["countryCode"]
     levels = [("model", "", document["results"])]
     levels += [("section", s["reference"], s.get("results", [])) for s in document.get("sections", [])]
@@ -52,28 +55,18 @@ def export_rows(document: dict) -> list[dict]:
     rows = []
     for level, reference, results in levels:
         for result in results:
-            row = {"model": model, "country_code": country, "level": level, "reference": reference}
-            row.update((column, result.get(name)) for column, name in _FIELDS)
-            names, values = _raw(result)
-            row["raw_value"] = values[0] if values else None
-            row["raw_components"] = dict(zip(names[1:], values[1:])) or None
-            rows.append(row)
+            raw_value = components = None
+            data = result.get("data")
+            if data and data["value"] is not None:
+                raw_value = data["value"][0]
+                components = dict(zip(data["name"][1:], data["value"][1:])) or None
+            rows.append((model, country, level, reference, *[result.get(name) for name in _FIELD_NAMES],
+                         raw_value, components))
     return rows
 
 
-def _raw(result: dict) -> tuple[list, list]:
-    data = result.get("data")
-    if not data or data["value"] is None:
-        return [], []
-    return data["name"], data["value"]
-
-
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return "; ".join(f"{name}={_cell(v)}" for name, v in value.items())
-    return value if isinstance(value, str) else orjson.dumps(value).decode()  # numbers as in the JSON
+def _components_cell(components: dict) -> str:
+    return "; ".join(f"{name}={'' if value is None else value}" for name, value in components.items())
 
 
 @dataclass
@@ -89,8 +82,10 @@ class ExportChunks:
         writer = csv.writer(text, lineterminator="\n")
         for document in documents:
             for row in export_rows(document):
-                writer.writerow([_cell(value) for value in row.values()])
-                lines.append(orjson.dumps(row))
+                # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
+                writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
+                # JSON Lines leave out what has no value, as the API's documents do
+                lines.append(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}))
         self.csv[code] = text.getvalue().encode()
         self.jsonl[code] = b"".join(line + b"\n" for line in lines)
         if custom:
