@@ -241,7 +241,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             if out.failures:
                 raise ValidationFailed(out.failures)
 
-            extras = {**render_release_maps(dataset, audiences),
+            extras = {**render_release_maps(dataset, audiences, site_url),
                       **clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url, changes),
                       CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode(),
                       DATA_COUNTS: orjson.dumps({"observations": observed})}

@@ -87,6 +87,9 @@ def test_riskapi_serve_as_written_serves_and_stops(place):
     try:
         first = process.stdout.readline()  # serve says where it serves before anything else
         assert first.startswith(f"serving release {releases(site)[0]} on http://127.0.0.1:{port}/api/v1/"), first
+        # built with the default --site-url, served on another port: serve says the links point elsewhere
+        assert process.stdout.readline() == (f"note: the release links to http://127.0.0.1:8080 (riskapi build "
+                                             f"--site-url); this server answers on http://127.0.0.1:{port}\n")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=5) as answer:
             assert answer.status == 200
     finally:

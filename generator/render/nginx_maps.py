@@ -11,7 +11,7 @@ NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"
 
 
-def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]]) -> dict[str, bytes]:
+def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:
     """Every nginx file of a release by path relative to the release folder, from its routing."""
     routing = routes.release_routing([(c.code, c.name) for c in dataset.countries],
                                      [(m.model.code, m.model.custom) for m in dataset.models], audiences)
@@ -23,7 +23,9 @@ def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]]) -> di
         "models.conf": environment.get_template("models.conf.j2").render(models=models),
     }
     rendered = {f"{NGINX_DIR}/{name}": text.encode() for name, text in files.items()}
-    # What the key map needs at serve time: which custom models and which audience variants exist.
+    # What the key map needs at serve time: which custom models and which audience variants exist;
+    # and the address the release links to, which serve compares with its own.
     rendered[RELEASE_INFO] = orjson.dumps({"custom_models": [code for code, custom in routing.models if custom],
-                                           "audiences": [list(granted) for _, granted in routing.audiences]})
+                                           "audiences": [list(granted) for _, granted in routing.audiences],
+                                           "site_url": site_url})
     return rendered

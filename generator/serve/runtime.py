@@ -54,6 +54,11 @@ def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozense
     return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
 
 
+def release_site_url(release_dir: Path) -> str | None:
+    """The public address a release's links start with (`riskapi build --site-url`)."""
+    return orjson.loads((release_dir / RELEASE_INFO).read_bytes()).get("site_url")
+
+
 def no_release(site: Path) -> ServeError:
     return ServeError(f"{site} has no current release; run `riskapi build` first")
 
@@ -265,6 +270,10 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
         runtime.start()
         say(f"serving release {runtime.served[0]} on http://{settings.address}{API}/ "
             f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
+        linked = release_site_url(settings.site / RELEASES / runtime.served[0])
+        if linked not in (None, f"http://{settings.address}"):
+            say(f"note: the release links to {linked} (riskapi build --site-url); this server answers on "
+                f"http://{settings.address}")
         workers: set[int] = set()
         while not stopping:
             if runtime.process.poll() is not None:
