@@ -105,6 +105,9 @@ def check(data_dir: Path, strict: bool = False) -> tuple[BuildReport, int]:
     return report, scored
 
 
+EXAMPLE_BYTES = 16_384  # of a bulk export, kept to show its first lines
+
+
 class ValidatedWriter:
     """Validates each document against its route's schema, serialises it and hands it to the release writer;
     keeps every schema violation (nothing is published if there is one) and the documents the reference shows."""
@@ -123,8 +126,8 @@ class ValidatedWriter:
 
     def add_one(self, route: routes.Route, document: object) -> None:
         """A document (a dict or list; bytes for a file that is not JSON, written as it is)."""
-        if route.file in self.example_files:
-            self.examples[route.file] = document
+        if route.file in self.example_files:  # of an export, its beginning is enough
+            self.examples[route.file] = document[:EXAMPLE_BYTES] if isinstance(document, bytes) else document
         errors = self.clock.run("validate", self.validator.errors, route, document) if route.schema else []
         if errors:
             self.failures.extend(errors)
@@ -216,7 +219,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 current.append(CurrentScores.of(scores))
                 del scores, lists, series
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
-            out.add(clock.run("render", exports.render, audiences))
+            out.add(exports.render(audiences))
             del exports
             public = [m.model.code for m in dataset.models if not m.model.custom]
             shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from generator.publish import CURRENT
@@ -118,6 +119,25 @@ def test_every_operation_of_the_python_client_answers_with_typed_fields(python_c
     assert series.indicators[0].results[0].data.value == [1.0]
     country = answers["/api/v1/riskscores/country/AUT/"]
     assert {s.model: s.score for s in country.riskscores}["sovereign"] == 10.0
+
+
+def test_the_root_release_and_export_operations_of_the_python_client(python_client, live):
+    from country_risk_api_client.api.exports import export_scores_csv, export_scores_jsonl
+    from country_risk_api_client.api.release import get_api_root, get_current_release
+    client = _client(python_client, live)
+    keyless = python_client.Client(base_url=f"http://127.0.0.1:{live.port}/api/v1")
+    root, release = get_api_root.sync(client=keyless), get_current_release.sync(client=client)
+    for path, parsed in (("/api/v1/", root), ("/api/v1/releases/current/", release)):
+        assert _untyped(parsed) == [], path
+        # builtAt is a typed datetime: it writes UTC back as +00:00 where the API writes Z
+        assert orjson.loads(orjson.dumps(_as_json(parsed)).replace(b"+00:00", b"Z")) == _served(live, path), path
+    assert root.release.id == release.id == live.get("/api/v1/").header("X-Release")
+    assert [m.code for m in release.models] == ["acme_aml", "sdg", "sovereign"]
+    # the exports are not JSON: the client hands over their bytes, as served
+    for operation, path in ((export_scores_csv, "/api/v1/exports/scores.csv"),
+                            (export_scores_jsonl, "/api/v1/exports/scores.jsonl")):
+        answer = operation.sync_detailed(client=client)
+        assert answer.status_code == 200 and answer.content == live.get(path).body
 
 
 def test_errors_parse_into_the_error_type(python_client, live):

@@ -87,9 +87,10 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
     base = tempfile.mkdtemp(prefix="riskapi-serve-")
     os.chmod(base, 0o755)
     site, keys = f"{base}/site", f"{base}/keys.csv"
-    assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
-    key = run("keys", "add", "alice", "--keys", keys).output.strip()
     port = free_port()
+    site_url = f"http://127.0.0.1:{port}"  # the release links to where it is served: serve has nothing to note
+    assert run("-q", "build", "--data", TINY, "--site", site, "--site-url", site_url).exit_code == 0
+    key = run("keys", "add", "alice", "--keys", keys).output.strip()
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--site", site, "--keys", keys,
                                 "--port", str(port), "--prefix", f"{base}/nginx"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -105,7 +106,7 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
         request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/configuration/countries/",
                                          headers={"Authorization": key})
         assert urllib.request.urlopen(request, timeout=5).status == 200
-        assert run("-q", "build", "--data", TINY, "--site", site, "--force").exit_code == 0
+        assert run("-q", "build", "--data", TINY, "--site", site, "--force", "--site-url", site_url).exit_code == 0
         assert next_line().startswith("reloaded: release ")
         revoke = run("keys", "revoke", "alice", "--keys", keys)
         assert revoke.exit_code == 0

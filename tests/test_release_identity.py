@@ -6,13 +6,17 @@ import csv
 import gzip
 import io
 import json
+import re
 
 import brotli
 import pytest
 
 from generator import routes
+from generator.build import build
 from generator.publish import CURRENT
 from generator.render.exports import HEADER
+
+from .conftest import TINY
 
 API = routes.API
 
@@ -137,3 +141,32 @@ def test_exports_need_a_key_and_come_compressed(live):
     squeezed = live.get(f"{API}/exports/scores.jsonl", headers={"Accept-Encoding": "br"})
     assert squeezed.header("Content-Encoding") == "br" and brotli.decompress(squeezed.body) == plain
     assert live.request("HEAD", f"{API}/exports/scores.csv").body == b""
+
+
+SITE = "https://risk.example.com/country-risk"  # served under a path, as behind a reverse proxy
+LINK = re.compile(r"https?://[^\s\"'<>\\),&]+")  # & ends a link in HTML text (&#34;)
+XML_NAMESPACES = {"http://www.w3.org/2000/svg"}  # names in the explorer's script, never fetched
+
+
+def test_the_site_url_reaches_every_link_of_a_release(tmp_path):
+    report = build(TINY, tmp_path / "site", site_url=SITE)
+    release = tmp_path / "site" / CURRENT
+    # the only links not on the site: the indicators' sources, as tests/fixtures/tiny/indicators.csv gives them
+    sources = set(LINK.findall((TINY / "indicators.csv").read_text()))
+    links: dict[str, set[str]] = {}
+    for path in release.rglob("*"):
+        if path.suffix in (".json", ".html", ".js", ".csv", ".jsonl") and "nginx" not in path.parts:
+            for link in set(LINK.findall(path.read_text())) - sources:
+                links.setdefault(link, set()).add(str(path.relative_to(release)))
+    elsewhere = {link: files for link, files in links.items()
+                 if not link.startswith(SITE + "/") and link not in XML_NAMESPACES}
+    assert elsewhere == {}
+    found = set(links)
+    assert f"{SITE}/docs/models/sovereign/" in found  # a public model's url: its methodology page
+    assert f"{SITE}/api/v1/" in found and f"{SITE}/api/v1/releases/current/" in found
+    assert f"{SITE}/api/v1/configuration/riskscoremodels/" in found  # the reference's curl lines
+    openapi = json.loads((release / "api/v1/openapi.json").read_bytes())
+    assert openapi["servers"] == [{"url": f"{SITE}/api/v1"}]
+    acme = json.loads((release / routes.country_model_scores("acme_aml", "AUT").file).read_bytes())
+    assert "url" not in acme["model"]  # a custom model has no public page to link to
+    assert report.published

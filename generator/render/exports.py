@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import orjson
 
@@ -60,8 +61,7 @@ def export_rows(document: dict) -> list[tuple]:
             if data and data["value"] is not None:
                 raw_value = data["value"][0]
                 components = dict(zip(data["name"][1:], data["value"][1:])) or None
-            rows.append((model, country, level, reference, *[result.get(name) for name in _FIELD_NAMES],
-                         raw_value, components))
+            rows.append((model, country, level, reference, *map(result.get, _FIELD_NAMES), raw_value, components))
     return rows
 
 
@@ -78,26 +78,24 @@ class ExportChunks:
     custom: set[str] = field(default_factory=set)
 
     def add_model(self, code: str, custom: bool, documents: list[dict]) -> None:
-        text, lines = io.StringIO(), []
+        text = io.StringIO()
         writer = csv.writer(text, lineterminator="\n")
-        for document in documents:
-            for row in export_rows(document):
-                # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
-                writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
-                # JSON Lines leave out what has no value, as the API's documents do
-                lines.append(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}))
+        rows = [row for document in documents for row in export_rows(document)]
+        # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
+        writer.writerows(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])) for row in rows)
         self.csv[code] = text.getvalue().encode()
-        self.jsonl[code] = b"".join(line + b"\n" for line in lines)
+        # JSON Lines leave out what has no value, as the API's documents do
+        self.jsonl[code] = b"\n".join([orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None})
+                                       for row in rows] + [b""])
         if custom:
             self.custom.add(code)
 
-    def render(self, audiences: list[frozenset[str]]) -> list[tuple[routes.Route, bytes]]:
-        """Both exports for every audience: the public models, and the custom models it holds."""
+    def render(self, audiences: list[frozenset[str]]) -> Iterator[tuple[routes.Route, bytes]]:
+        """Both exports for every audience: the public models, and the custom models it holds (one at a
+        time: each is handed to the writer before the next is joined)."""
         header = (",".join(HEADER) + "\n").encode()
-        rendered = []
         for grants in audiences:
             visible = [code for code in sorted(self.csv) if code not in self.custom or code in grants]
             audience = routes.audience_name(grants)
-            rendered.append((routes.export("csv", audience), header + b"".join(self.csv[c] for c in visible)))
-            rendered.append((routes.export("jsonl", audience), b"".join(self.jsonl[c] for c in visible)))
-        return rendered
+            yield routes.export("csv", audience), header + b"".join(self.csv[c] for c in visible)
+            yield routes.export("jsonl", audience), b"".join(self.jsonl[c] for c in visible)
