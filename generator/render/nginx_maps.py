@@ -1,6 +1,8 @@
 """The nginx map entries a release carries (rendered with jinja2 into `<release>/nginx/`)."""
 from __future__ import annotations
 
+import dataclasses
+
 import orjson
 
 from .. import routes
@@ -9,6 +11,7 @@ from .templates import template_environment
 
 NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"
+ROUTING = f"{NGINX_DIR}/routing.json"  # the release's routing as data: what `riskapi deploy` gives the edge
 
 
 def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:
@@ -28,4 +31,5 @@ def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_
     rendered[RELEASE_INFO] = orjson.dumps({"custom_models": [code for code, custom in routing.models if custom],
                                            "audiences": [list(granted) for _, granted in routing.audiences],
                                            "site_url": site_url})
+    rendered[ROUTING] = orjson.dumps(dataclasses.asdict(routing))
     return rendered

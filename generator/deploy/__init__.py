@@ -1,0 +1,1 @@
+"""riskapi deploy: a release, its routing and its hashed keys, put where a CDN serves them."""

@@ -1,0 +1,74 @@
+"""What every edge deploy shares: the edge core's route description and hashed keys of a release.
+
+The description is the release's own routing (nginx/routing.json, the data nginx's maps are rendered
+from), in the form the edge core (generator/edge/core.js) looks things up by. Keys are stored only as
+SHA-256 hashes: no deploy bundle, upload or log holds a key."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import orjson
+
+from ..render.nginx_maps import ROUTING
+from ..serve.keys import read_keys, user_grants
+from ..serve.runtime import read_release_info
+from .. import routes
+
+EDGE_SOURCE = Path(__file__).resolve().parent.parent / "edge"
+CORE, WORKER = EDGE_SOURCE / "core.js", EDGE_SOURCE / "worker.js"
+NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
+TWINS = (".gz", ".br")
+
+
+def ascii_lower(text: str) -> str:
+    """nginx's map keys ignore ASCII letter case only: so does the edge."""
+    return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
+
+
+def route_description(release_dir: Path, release_id: str, cache_control: str) -> dict:
+    """release.json of the edge core: the release's routing keyed as the core looks things up."""
+    routing = orjson.loads((release_dir / ROUTING).read_bytes())
+    return {"id": release_id, "prefix": routing["prefix"], "cache_control": cache_control,
+            "countries": {ascii_lower(code): code for code in routing["countries"]},
+            "country_names": {ascii_lower(encoded): code for encoded, code in routing["country_names"]},
+            "models": {code: "custom" if custom else "public" for code, custom in routing["models"]},
+            "score_orderings": routing["score_orderings"], "country_orderings": routing["country_orderings"]}
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def file_stamps(release_dir: Path, files: list[str]) -> dict[str, tuple[int, int]]:
+    """Each served file's (mtime, size): the edge's Last-Modified, and which answers come compressed."""
+    stamps = {}
+    for relative in files:
+        info = (release_dir / relative).stat()
+        stamps[relative] = (int(info.st_mtime), info.st_size)
+    return stamps
+
+
+def hashed_keys(keys_file: Path, release_dir: Path) -> dict:
+    """keys.json of the edge core: each active key's hash → its user; each user → the custom models it
+    may use in this release and the audience variant it is served (as nginx's key map has them)."""
+    keys = read_keys(keys_file, missing_ok=True)
+    custom_models, audiences = read_release_info(release_dir)
+    grants = user_grants(keys, custom_models)
+    users = {}
+    for user, models in sorted(grants.items()):
+        audience = models if audiences is None else routes.audience_for(models, audiences)
+        users[user] = {"models": sorted(models), "audience": routes.audience_name(audience)}
+    # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
+    return {"keys": {sha256_hex(ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
+            "users": {ascii_lower(user): entry for user, entry in users.items()}}
+
+
+def served_files(release_dir: Path) -> list[str]:
+    """The files of a release the edge may serve: the API documents, exports and pages, no twin."""
+    files = []
+    for path in sorted(release_dir.rglob("*")):
+        relative = path.relative_to(release_dir).as_posix()
+        if path.is_file() and not relative.startswith(NOT_SERVED) and not relative.endswith(TWINS):
+            files.append(relative)
+    return files

@@ -1,0 +1,252 @@
+// The country risk API's routing and key check at the edge of a CDN: what nginx.conf does, for a
+// Cloudflare Worker or a CloudFront Function. No framework, no I/O: `answer` takes the request, the
+// release's route description (release.json, written by `riskapi deploy`) and the hashed keys, and
+// says which file of the release to serve, with which headers, or which JSON error to send.
+//
+//   answer({method, path, query, authorization}, release, keys, sha256hex) → Promise<{status, headers, file?, body?}>
+//
+// `path` and `query` are as the client sent them (percent-escapes kept); `sha256hex(text)` is the
+// platform's SHA-256 (keys are stored only as hashes). Every rule below names the nginx.conf
+// directive it mirrors; the contract tests run the same cases against nginx and against this.
+
+const ALLOW = "GET, HEAD, OPTIONS";
+const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
+const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; img-src data:; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const TYPES = { json: "application/json", html: "text/html", js: "text/javascript", csv: "text/csv",
+  jsonl: "application/x-ndjson" };
+const NOT_PROVIDED = "Authentication credentials were not provided.";
+const INVALID_KEY = "Invalid API key.";
+// nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
+// come as several escapes, or raw).
+const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][0-9A-Fa-f]|%[C-Fc-f][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/;
+
+function json(status, detail, extra = {}) {
+  return { status, body: JSON.stringify({ detail }), headers: { "Content-Type": "application/json; charset=utf-8", ...extra } };
+}
+
+function asciiLower(text) {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+// nginx's $arg_NAME: the first argument of that name (in any letter case), its value as sent.
+function argument(query, name) {
+  for (const pair of query.split("&")) {
+    const at = pair.indexOf("=");
+    if (at >= 0 && asciiLower(pair.slice(0, at)) === name) return pair.slice(at + 1);
+    if (at < 0 && asciiLower(pair) === name) return "";
+  }
+  return "";
+}
+
+// nginx decodes the path, merges slashes and resolves dot segments before it matches a location; a
+// path that climbs above the root is its 400.
+function normalise(rawPath) {
+  let decoded;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    decoded = rawPath;
+  }
+  const out = [];
+  for (const segment of decoded.split("/").slice(1)) {
+    if (segment === "..") {
+      if (out.length === 0) return null;
+      out.pop();
+    } else if (segment !== "." && segment !== "") {
+      out.push(segment);
+    }
+  }
+  const trailing = decoded.endsWith("/") && out.length > 0 ? "/" : "";
+  return "/" + out.join("/") + trailing;
+}
+
+// `map $http_authorization $credential`: apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY.
+function credential(header) {
+  let m;
+  if ((m = /^\s*apikey\s+(\S+)\s*$/i.exec(header))) return m[1];
+  if ((m = /^\s*(?:bearer|token)\s+([^\s:]+)\s*$/i.exec(header))) return m[1];
+  if ((m = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header))) return "basic:" + m[1];
+  if ((m = /^\s*([^\s:]+)\s*$/.exec(header))) return m[1];
+  return "";
+}
+
+// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
+async function user(header, keys, sha256hex) {
+  let given = credential(header);
+  if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
+  if (given.startsWith("basic:")) {
+    const encoded = given.slice(6);
+    let decoded;
+    try {
+      decoded = atob(encoded);
+    } catch {
+      return "";
+    }
+    if (btoa(decoded) !== encoded || !decoded.includes(":")) return "";  // nginx matches the exact encoding
+    given = decoded;
+  }
+  const colon = given.indexOf(":");
+  const name = colon >= 0 ? given.slice(0, colon) : null;
+  const key = colon >= 0 ? given.slice(colon + 1) : given;
+  if (!key) return "";
+  const owner = keys.keys[await sha256hex(key)];
+  if (owner === undefined || (name !== null && name !== owner)) return "";
+  return owner;
+}
+
+function countryFilter(code, name) {  // `map "$countries_code:$countries_name" $countries_filter`
+  if (code === "" && name === "") return "";
+  if (/^[A-Z]{3}$/.test(code) && (name === "" || name === code)) return `filter=${code}/`;
+  if (code === "" && /^[A-Z]{3}$/.test(name)) return `filter=${name}/`;
+  return `filter=${"none"}/`;
+}
+
+function codeFilter(raw, release) {  // `map $arg_code $countries_code`
+  if (raw === "") return "";
+  const code = release.countries[asciiLower(raw)];
+  if (code !== undefined) return code;
+  return THREE_CHARACTERS.test(raw) ? "none" : "invalid";
+}
+
+function nameFilter(raw, release) {  // `map $arg_name $countries_name`
+  if (raw === "") return "";
+  return release.country_names[asciiLower(raw)] ?? "none";
+}
+
+function ordering(raw, orderings, parameter) {  // `map $arg_ordering $scores_order`: exact, case-sensitive
+  if (raw === "" || raw === orderings[0]) return "";
+  return orderings.includes(raw) ? `${parameter}=${raw}/` : "invalid";
+}
+
+function badRequest(order, code, orderParameter, orderings, codeParameter) {
+  if (order === "invalid") return `Invalid value for ${orderParameter}: use one of ${orderings.join(", ")}.`;
+  if (code === "invalid") return `Invalid value for ${codeParameter}: a country code has exactly 3 characters.`;
+  return "";
+}
+
+function listVariant(query, release, names) {  // endpoints 2 and 3: a filter answer, else the ordering
+  const code = codeFilter(argument(query, names.code), release);
+  const name = nameFilter(argument(query, names.name), release);
+  const order = ordering(argument(query, names.order), names.orderings, names.order);
+  const bad = badRequest(order, code, names.order, names.orderings, names.code);
+  if (bad) return { bad };
+  const filter = countryFilter(code, name);
+  return { variant: filter || order };
+}
+
+function audienceDir(who, keys) {  // `map $audience $audience_dir`
+  const audience = keys.users[who]?.audience ?? "public";
+  return audience === "public" ? "" : `audience=${audience}/`;
+}
+
+function modelMissing(model, who, release, keys) {  // `map "$model_kind:$custom_granted" $model_missing`
+  const kind = release.models[model];
+  if (kind === "public") return false;
+  return !(kind === "custom" && (keys.users[who]?.models ?? []).includes(model));
+}
+
+function contentType(file) {
+  return TYPES[file.slice(file.lastIndexOf(".") + 1)] + "; charset=utf-8";
+}
+
+function finish(result, release, method, path) {
+  // nginx.conf's add_header list, on every answer (errors too)
+  const headers = result.headers;
+  const ok = result.status >= 200 && result.status < 400;
+  headers["Cache-Control"] = ok ? release.cache_control : "no-store";
+  headers["Vary"] = "Accept-Encoding, Authorization";
+  if (result.status === 204 || result.status === 405) headers["Allow"] = ALLOW;
+  if (result.status === 429) headers["Retry-After"] = "1";
+  headers["Access-Control-Allow-Origin"] = "*";
+  headers["Access-Control-Expose-Headers"] = "ETag, Last-Modified, Retry-After, X-Release";
+  if (method === "OPTIONS") {
+    headers["Access-Control-Allow-Methods"] = ALLOW;
+    headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, If-None-Match, If-Modified-Since";
+    headers["Access-Control-Max-Age"] = "86400";
+  }
+  headers["X-Content-Type-Options"] = "nosniff";
+  headers["Content-Security-Policy"] = /^\/(?:docs(?:\/.*)?)?$/.test(path) ? PAGE_CSP : JSON_CSP;
+  headers["Referrer-Policy"] = "no-referrer";
+  headers["X-Release"] = release.id;
+  return result;
+}
+
+// `try_files FILE =404`: a file of the release (its mtime and size from release.json), or a JSON 404.
+function file(name, extra = {}) {
+  const known = currentRelease.files[name];
+  if (known === undefined) return json(404, "Not found.");
+  const [mtime, size] = known;
+  return { status: 200, file: name, size, headers: { "Content-Type": contentType(name),
+    "Last-Modified": new Date(mtime * 1000).toUTCString(), ...extra } };
+}
+
+let currentRelease;
+
+async function route(request, release, keys, sha256hex) {
+  const method = request.method;
+  if (method === "OPTIONS") return { status: 204, headers: {} };  // preflight before any key check
+  if (method !== "GET" && method !== "HEAD") return json(405, `Method "${method}" not allowed.`);
+  const path = normalise(request.path);
+  if (path === null) return json(400, "Bad request.");
+  const api = release.prefix;
+  const query = request.query;
+
+  if (path === `${api}/openapi.json`) return file(`${api.slice(1)}/openapi.json`);
+  if (path === api || path === `${api}/`) return file(`${api.slice(1)}/index.json`);
+  if (path === "/") return file("docs/index.html");
+  let m;
+  if ((m = /^\/docs(?:\/(models\/[a-z][a-z0-9_]*|explorer|changes))?\/?$/.exec(path))) {
+    return file(`docs/${m[1] ? m[1] + "/" : ""}index.html`);
+  }
+  if (path === "/docs/explorer.js") return file("docs/explorer.js");
+  if (path === "/favicon.ico") return { status: 204, headers: {} };
+  if (!path.startsWith(`${api}/`)) return json(404, "Not found.");
+
+  const rest = path.slice(api.length);
+  const keyed = /^\/(?:releases\/current\/?|exports\/scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*\/?|riskscores\/[a-z][a-z0-9_]*\/[^/]+\/?)$/;
+  if (!keyed.test(rest)) return json(404, "Not found.");
+  const header = request.authorization ?? "";
+  const who = await user(header, keys, sha256hex);
+  if (!who) return json(403, header === "" ? NOT_PROVIDED : INVALID_KEY);
+  const audience = audienceDir(who, keys);
+  const base = api.slice(1);
+
+  if (/^\/releases\/current\/?$/.test(rest)) return file(`${base}/releases/current/${audience}index.json`);
+  if ((m = /^\/exports\/scores\.(csv|jsonl)$/.exec(rest))) {
+    return file(`${base}/exports/${audience}scores.${m[1]}`,
+      { "Content-Disposition": `attachment; filename="country-risk-scores-${release.id}.${m[1]}"` });
+  }
+  if (/^\/configuration\/riskscores?models\/?$/.test(rest)) {
+    return file(`${base}/configuration/riskscoremodels/${audience}index.json`);
+  }
+  if (/^\/configuration\/countries\/?$/.test(rest)) {
+    const list = listVariant(query, release, { code: "code", name: "name", order: "model",
+      orderings: release.country_orderings });
+    if (list.bad) return json(400, list.bad);
+    return file(`${base}/configuration/countries/${list.variant}index.json`);
+  }
+  if ((m = /^\/riskscores\/country\/([^/]+)\/?$/.exec(rest))) {
+    const code = release.countries[asciiLower(m[1])];
+    if (code === undefined) return json(404, "Not found.");
+    return file(`${base}/riskscores/country/${code}/${audience}index.json`);
+  }
+  if ((m = /^\/riskscores\/([a-z][a-z0-9_]*)\/?$/.exec(rest))) {
+    if (modelMissing(m[1], who, release, keys)) return json(404, "Not found.");
+    const list = listVariant(query, release, { code: "country_code", name: "country_name", order: "ordering",
+      orderings: release.score_orderings });
+    if (list.bad) return json(400, list.bad);
+    return file(`${base}/riskscores/${m[1]}/${list.variant}index.json`);
+  }
+  m = /^\/riskscores\/([a-z][a-z0-9_]*)\/([^/]+)\/?$/.exec(rest);
+  if (modelMissing(m[1], who, release, keys)) return json(404, "Not found.");
+  const code = release.countries[asciiLower(m[2])];
+  if (code === undefined) return json(404, "Not found.");
+  return file(`${base}/riskscores/${m[1]}/${code}/index.json`);
+}
+
+export async function answer(request, release, keys, sha256hex) {
+  currentRelease = release;
+  const result = await route(request, release, keys, sha256hex);
+  return finish(result, release, request.method, normalise(request.path) ?? request.path);
+}

@@ -1,0 +1,56 @@
+// The Cloudflare Worker of a release (written by `riskapi deploy cloudflare`): the edge core decides,
+// Static Assets holds the files. wrangler.json sets `run_worker_first`, so no file is served without
+// passing through here. What nginx does around a file is done here too: Last-Modified from the file's
+// mtime, and 304 when If-Modified-Since and If-None-Match (those sent) both say the client's copy is
+// current. Compression is the platform's: Cloudflare encodes each answer for the client's
+// Accept-Encoding itself (the Worker sees `br, gzip` whatever the client sent).
+import { answer } from "./core.js";
+import release from "./release.json";
+import keys from "./keys.json";
+
+async function sha256hex(text) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function notModified(request, lastModified, etag) {  // nginx's not_modified filter, `if_modified_since exact`
+  const since = request.headers.get("If-Modified-Since");
+  const match = request.headers.get("If-None-Match");
+  if (since === null && match === null) return false;
+  if (since !== null && Date.parse(since) !== Date.parse(lastModified)) return false;
+  if (match !== null && match.trim() !== "*" && !match.split(",").some((tag) => tag.trim() === etag)) return false;
+  return true;
+}
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const raw = request.url.slice(url.origin.length);  // the path and query as sent
+    const question = raw.indexOf("?");
+    const result = await answer({
+      method: request.method,
+      path: question < 0 ? raw : raw.slice(0, question),
+      query: question < 0 ? "" : raw.slice(question + 1),
+      authorization: request.headers.get("Authorization") ?? "",
+    }, release, keys, sha256hex);
+    const head = request.method === "HEAD";
+    if (result.file === undefined) {
+      return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
+    }
+    const asset = await env.ASSETS.fetch(new Request(new URL("/" + result.file, url.origin),
+      { headers: { "Accept-Encoding": "identity" } }));
+    if (asset.status !== 200) {  // the route description promised a file the assets do not hold
+      return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
+        headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
+    }
+    const headers = new Headers(result.headers);
+    const etag = asset.headers.get("ETag");
+    if (etag) headers.set("ETag", etag);
+    if (notModified(request, result.headers["Last-Modified"], etag)) {
+      headers.delete("Content-Disposition");
+      return new Response(null, { status: 304, headers });
+    }
+    headers.set("Content-Length", String(result.size));  // the platform replaces it when it compresses
+    return new Response(asset.body, { status: 200, headers });  // the runtime sends no body for HEAD
+  },
+};
