@@ -1,8 +1,13 @@
-"""Third-party checks against the live server and the rendered config: schemathesis and gixy-ng."""
+"""Third-party checks against the live servers and the rendered config: schemathesis (nginx and the
+edge in workerd) and gixy-ng (nginx's configuration)."""
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from .conftest import SERVERS
 
 BIN = Path(sys.executable).parent
 
@@ -20,7 +25,9 @@ def test_gixy_finds_nothing_in_the_rendered_config(live):
     assert "No issues found" in result.stdout
 
 
-def test_schemathesis_against_openapi_and_live_nginx(live, tmp_path):
+@pytest.mark.parametrize("server", SERVERS)
+def test_schemathesis_against_openapi_and_every_server(request, server, tmp_path):
+    live = request.getfixturevalue("nginx_server" if server == "nginx" else "edge")
     schema = tmp_path / "openapi.json"
     schema.write_bytes(live.release_file("api/v1/openapi.json"))
     result = subprocess.run(

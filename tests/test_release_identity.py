@@ -16,9 +16,15 @@ from generator.build import build
 from generator.publish import CURRENT
 from generator.render.exports import HEADER
 
-from .conftest import TINY
+from .conftest import SERVERS, TINY
 
 API = routes.API
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def live(request):
+    """The server under test: nginx, or the same release and keys at the edge (workerd)."""
+    return request.getfixturevalue("nginx_server" if request.param == "nginx" else "edge")
 
 
 def _json(answer):

@@ -2,11 +2,23 @@
 // Static Assets holds the files. wrangler.json sets `run_worker_first`, so no file is served without
 // passing through here. What nginx does around a file is done here too: Last-Modified from the file's
 // mtime, and 304 when If-Modified-Since and If-None-Match (those sent) both say the client's copy is
-// current. Compression is the platform's: Cloudflare encodes each answer for the client's
-// Accept-Encoding itself (the Worker sees `br, gzip` whatever the client sent).
+// current. Compression: as nginx has twins only beside files over 1 KB, only those are encoded, in
+// brotli where the client takes it, else gzip (the client's own Accept-Encoding is request.cf's
+// clientAcceptEncoding: the Worker's header says `br, gzip` whatever was sent). Cloudflare may
+// re-encode a type it compresses itself (JSON, CSV) in the client's first-listed encoding.
 import { answer } from "./core.js";
 import release from "./release.json";
 import keys from "./keys.json";
+
+const COMPRESSED_OVER = 1024;  // publish.GZIP_MIN_BYTES
+
+function encoding(request, size) {
+  const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
+  if (size <= COMPRESSED_OVER) return null;
+  if (/(^|[\s,])br([\s;,]|$)/.test(accepted)) return "br";
+  if (/(^|[\s,])gzip([\s;,]|$)/.test(accepted)) return "gzip";
+  return null;
+}
 
 async function sha256hex(text) {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -50,7 +62,9 @@ export default {
       headers.delete("Content-Disposition");
       return new Response(null, { status: 304, headers });
     }
-    headers.set("Content-Length", String(result.size));  // the platform replaces it when it compresses
+    const chosen = encoding(request, result.size);
+    if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
+    else headers.set("Content-Length", String(result.size));
     return new Response(asset.body, { status: 200, headers });  // the runtime sends no body for HEAD
   },
 };
