@@ -423,6 +423,33 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
               f"{project.bytes / 1e6:.1f} MB; publish it with: cd {out_dir} && npx wrangler deploy")
 
 
+@deploy.command("s3")
+@SITE_OPTION
+@click.option("--bucket", required=True, help="The bucket to upload to (it must exist).")
+@click.option("--endpoint-url", default=None, help="An S3-compatible server's address [default: AWS].")
+@click.option("--prefix", default="", help="A folder in the bucket for everything (e.g. risk/).")
+@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+              help="Cache-Control of every uploaded file.")
+@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Releases kept in the bucket (and always the one live before).")
+@click.pass_context
+def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
+              keep: int) -> None:
+    """Upload the current release to an S3 bucket and switch its current.json to it last (credentials: AWS_* or ~/.aws)."""
+    import boto3
+    from .deploy import s3
+    release = publish.current_release(site_dir)
+    if release is None:
+        raise click.ClickException(f"{site_dir} has no current release; run `riskapi build` first")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    client = boto3.client("s3", endpoint_url=endpoint_url)
+    report = s3.deploy(client, bucket, site_dir / publish.RELEASES / release, release, prefix, cache_control, keep)
+    _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "
+              f"({report.bytes / 1e6:.1f} MB), {report.skipped} already there"
+              + (f"; pruned {', '.join(report.pruned)}" if report.pruned else ""))
+
+
 accept_verbosity_after(main)  # after every command is defined
 
 

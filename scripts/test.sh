@@ -13,6 +13,17 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     exit 1
   fi
 fi
+# The S3 deploy tests run a real S3 server: Debian's Ceph RADOS Gateway (tests/ceph.py).
+if ! command -v radosgw >/dev/null 2>&1 || ! command -v ceph-osd >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      ceph-mon ceph-osd radosgw ceph-common >/dev/null
+  else
+    echo "Ceph is missing: run 'sudo apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common'" >&2
+    exit 1
+  fi
+fi
 # The client generator and linter tests run openapi-typescript, tsc and Spectral (tests/clients/).
 if ! command -v npm >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -43,6 +43,9 @@ COMMAND_LINES = [
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
     "--cache-control 'public, max-age=60' --rate-limit 600/m",
 ]
+# Run by tests/test_deploy_s3.py against the real S3 server it starts ({endpoint}, {bucket}).
+S3_LINE = ("riskapi deploy s3 --site {site} --bucket {bucket} --endpoint-url {endpoint} --prefix risk/ "
+           "--cache-control 'private, no-cache' --keep 3")
 SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
               "--cache-control 'private, no-cache' --rate-limit 10 --prefix {prefix}")
 
@@ -58,7 +61,7 @@ def readme_rows() -> dict[str, set[str]]:
 
 
 def test_every_readme_option_is_run_here():
-    lines = COMMAND_LINES + [SERVE_LINE]
+    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE]
     rows = readme_rows()
     assert len(rows) >= 11 and "riskapi serve" in rows
     for name, options in rows.items():
