@@ -411,9 +411,8 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
                       strict: bool) -> None:
     """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) for the current release."""
     from .deploy.cloudflare import write_project
-    release = publish.current_release(site_dir)
-    if release is None:
-        raise click.ClickException(f"{site_dir} has no current release; run `riskapi build` first")
+    from .serve.runtime import live_release
+    release = live_release(site_dir)
     project = write_project(site_dir / publish.RELEASES / release, release, keys_file, out_dir, name, cache_control)
     for warning in project.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -438,9 +437,8 @@ def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix
     """Upload the current release to an S3 bucket and switch its current.json to it last (credentials: AWS_* or ~/.aws)."""
     import boto3
     from .deploy import s3
-    release = publish.current_release(site_dir)
-    if release is None:
-        raise click.ClickException(f"{site_dir} has no current release; run `riskapi build` first")
+    from .serve.runtime import live_release
+    release = live_release(site_dir)
     if prefix and not prefix.endswith("/"):
         prefix += "/"
     client = boto3.client("s3", endpoint_url=endpoint_url)

@@ -247,7 +247,10 @@ def export(format: str, audience: str = PUBLIC) -> Route:
     """A bulk export of every result an audience may see (not JSON: no schema)."""
     path, _ = _endpoint(EXPORT_FORMATS[format])
     folder, name = path.strip("/").rsplit("/", 1)
-    return Route(path, "/".join([folder] + [v for v in [_audience_folder(audience)] if v] + [name]), "", audience)
+    return Route(path, "/".join(part for part in (folder, _audience_folder(audience), name) if part), "", audience)
+
+
+_ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")
 
 
 def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
@@ -262,7 +265,7 @@ def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bo
 
 def names_its_release(file: str) -> bool:
     """The documents that name their own release: left out when releases are compared."""
-    return file == api_root().file or file.startswith(current_release().file.removesuffix("index.json"))
+    return file == _ROOT_FILE or file.startswith(_RELEASE_FOLDER)
 
 
 def document_count(countries: int, models: int, audiences: int) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 
 from ..files import write_atomic
-from .edge import CORE, WORKER, file_stamps, hashed_keys, route_description, served_files
+from .edge import CORE, WORKER, hashed_keys, route_description, served_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
 # Free and on the Paid plan, and bytes per file.
@@ -66,8 +66,8 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
                                 f"(the Paid plan allows {PAID_FILES:,})")
     if project.files > PAID_FILES:
         project.warnings.append(f"{project.files} files: over the Paid plan's {PAID_FILES:,} per Worker version")
-    description = route_description(release_dir, release_id, cache_control)
-    description["files"] = file_stamps(release_dir, deployed)  # a file left out answers 404, as a missing one
+    # a file left out is not in the description: it answers 404, as a missing one
+    description = route_description(release_dir, release_id, cache_control, deployed)
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
     files = {

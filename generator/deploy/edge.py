@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 
 from ..render.nginx_maps import ROUTING
-from ..serve.keys import read_keys, user_grants
+from ..publish import GZIP_MIN_BYTES
+from ..serve.keys import read_keys, served_audiences
 from ..serve.runtime import read_release_info
-from .. import routes
 
 EDGE_SOURCE = Path(__file__).resolve().parent.parent / "edge"
 CORE, WORKER = EDGE_SOURCE / "core.js", EDGE_SOURCE / "worker.js"
@@ -26,42 +26,35 @@ def ascii_lower(text: str) -> str:
     return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
 
 
-def route_description(release_dir: Path, release_id: str, cache_control: str) -> dict:
-    """release.json of the edge core: the release's routing keyed as the core looks things up."""
+def route_description(release_dir: Path, release_id: str, cache_control: str, files: list[str]) -> dict:
+    """release.json of the edge core: the release's routing keyed as the core looks things up, and each
+    of `files` (those the edge serves) with its mtime and size (Last-Modified, and which get compressed)."""
     routing = orjson.loads((release_dir / ROUTING).read_bytes())
+    stamps = {}
+    for relative in files:
+        info = (release_dir / relative).stat()
+        stamps[relative] = (int(info.st_mtime), info.st_size)
     return {"id": release_id, "prefix": routing["prefix"], "cache_control": cache_control,
             "countries": {ascii_lower(code): code for code in routing["countries"]},
             "country_names": {ascii_lower(encoded): code for encoded, code in routing["country_names"]},
             "models": {code: "custom" if custom else "public" for code, custom in routing["models"]},
-            "score_orderings": routing["score_orderings"], "country_orderings": routing["country_orderings"]}
+            "score_orderings": routing["score_orderings"], "country_orderings": routing["country_orderings"],
+            "no_match": routing["no_match"], "compressed_over": GZIP_MIN_BYTES, "files": stamps}
 
 
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def file_stamps(release_dir: Path, files: list[str]) -> dict[str, tuple[int, int]]:
-    """Each served file's (mtime, size): the edge's Last-Modified, and which answers come compressed."""
-    stamps = {}
-    for relative in files:
-        info = (release_dir / relative).stat()
-        stamps[relative] = (int(info.st_mtime), info.st_size)
-    return stamps
-
-
 def hashed_keys(keys_file: Path, release_dir: Path) -> dict:
     """keys.json of the edge core: each active key's hash → its user; each user → the custom models it
     may use in this release and the audience variant it is served (as nginx's key map has them)."""
     keys = read_keys(keys_file, missing_ok=True)
-    custom_models, audiences = read_release_info(release_dir)
-    grants = user_grants(keys, custom_models)
-    users = {}
-    for user, models in sorted(grants.items()):
-        audience = models if audiences is None else routes.audience_for(models, audiences)
-        users[user] = {"models": sorted(models), "audience": routes.audience_name(audience)}
+    served = served_audiences(keys, *read_release_info(release_dir))
     # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
     return {"keys": {sha256_hex(ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
-            "users": {ascii_lower(user): entry for user, entry in users.items()}}
+            "users": {ascii_lower(user): {"models": sorted(models), "audience": audience}
+                      for user, (models, audience) in served.items()}}
 
 
 def served_files(release_dir: Path) -> list[str]:

@@ -83,7 +83,7 @@ def deploy(client, bucket: str, release_dir: Path, release_id: str, prefix: str 
     existing = _existing(client, bucket, base)
     files = served_files(release_dir)
     uploads = files + [f + twin for f in files for twin in TWINS if (release_dir / (f + twin)).is_file()]
-    bodies = {"edge/release.json": orjson.dumps(route_description(release_dir, release_id, cache_control))}
+    bodies = {"edge/release.json": orjson.dumps(route_description(release_dir, release_id, cache_control, files))}
 
     def put(relative: str) -> int:
         body = bodies[relative] if relative in bodies else (release_dir / relative).read_bytes()

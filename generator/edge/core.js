@@ -95,11 +95,11 @@ async function user(header, keys, sha256hex) {
   return owner;
 }
 
-function countryFilter(code, name) {  // `map "$countries_code:$countries_name" $countries_filter`
+function countryFilter(code, name, noMatch) {  // `map "$countries_code:$countries_name" $countries_filter`
   if (code === "" && name === "") return "";
   if (/^[A-Z]{3}$/.test(code) && (name === "" || name === code)) return `filter=${code}/`;
   if (code === "" && /^[A-Z]{3}$/.test(name)) return `filter=${name}/`;
-  return `filter=${"none"}/`;
+  return `filter=${noMatch}/`;
 }
 
 function codeFilter(raw, release) {  // `map $arg_code $countries_code`
@@ -131,7 +131,7 @@ function listVariant(query, release, names) {  // endpoints 2 and 3: a filter an
   const order = ordering(argument(query, names.order), names.orderings, names.order);
   const bad = badRequest(order, code, names.order, names.orderings, names.code);
   if (bad) return { bad };
-  const filter = countryFilter(code, name);
+  const filter = countryFilter(code, name, release.no_match);
   return { variant: filter || order };
 }
 
@@ -173,21 +173,20 @@ function finish(result, release, method, path) {
 }
 
 // `try_files FILE =404`: a file of the release (its mtime and size from release.json), or a JSON 404.
-function file(name, extra = {}) {
-  const known = currentRelease.files[name];
+function releaseFile(release, name, extra = {}) {
+  const known = release.files[name];
   if (known === undefined) return json(404, "Not found.");
   const [mtime, size] = known;
   return { status: 200, file: name, size, headers: { "Content-Type": contentType(name),
     "Last-Modified": new Date(mtime * 1000).toUTCString(), ...extra } };
 }
 
-let currentRelease;
 
-async function route(request, release, keys, sha256hex) {
+async function route(request, path, release, keys, sha256hex) {
+  const file = (name, extra) => releaseFile(release, name, extra);
   const method = request.method;
   if (method === "OPTIONS") return { status: 204, headers: {} };  // preflight before any key check
   if (method !== "GET" && method !== "HEAD") return json(405, `Method "${method}" not allowed.`);
-  const path = normalise(request.path);
   if (path === null) return json(400, "Bad request.");
   const api = release.prefix;
   const query = request.query;
@@ -246,7 +245,7 @@ async function route(request, release, keys, sha256hex) {
 }
 
 export async function answer(request, release, keys, sha256hex) {
-  currentRelease = release;
-  const result = await route(request, release, keys, sha256hex);
-  return finish(result, release, request.method, normalise(request.path) ?? request.path);
+  const path = normalise(request.path);
+  const result = await route(request, path, release, keys, sha256hex);
+  return finish(result, release, request.method, path ?? request.path);
 }

@@ -10,11 +10,9 @@ import { answer } from "./core.js";
 import release from "./release.json";
 import keys from "./keys.json";
 
-const COMPRESSED_OVER = 1024;  // publish.GZIP_MIN_BYTES
-
 function encoding(request, size) {
   const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-  if (size <= COMPRESSED_OVER) return null;
+  if (size <= release.compressed_over) return null;
   if (/(^|[\s,])br([\s;,]|$)/.test(accepted)) return "br";
   if (/(^|[\s,])gzip([\s;,]|$)/.test(accepted)) return "gzip";
   return null;

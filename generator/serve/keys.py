@@ -173,14 +173,22 @@ def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...],
         if k.active:
             basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
             credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
-    grants = user_grants(keys, custom_models)
-    granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
-    audience_rows = []
-    for user, models in sorted(grants.items()):
-        audience = models if audiences is None else routes.audience_for(models, audiences)
-        audience_rows.append((user, routes.audience_name(audience)))
+    served = served_audiences(keys, custom_models, audiences)
+    granted = [(user, model) for user, (models, _) in served.items() for model in sorted(models)]
+    audience_rows = [(user, audience) for user, (_, audience) in served.items()]
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
                                                                        audiences=audience_rows)
+
+
+def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],
+                     audiences: list[frozenset[str]] | None) -> dict[str, tuple[frozenset[str], str]]:
+    """Each user with an active key (sorted): the custom models it may use, and the name of the audience
+    variant it is served (its grant set where the release has it; `audiences` None: every set has one)."""
+    served = {}
+    for user, models in sorted(user_grants(keys, custom_models).items()):
+        audience = models if audiences is None else routes.audience_for(models, audiences)
+        served[user] = (models, routes.audience_name(audience))
+    return served
 
 
 def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str, frozenset[str]]:

@@ -63,11 +63,17 @@ def no_release(site: Path) -> ServeError:
     return ServeError(f"{site} has no current release; run `riskapi build` first")
 
 
-def release_variants(site: Path) -> tuple[str, tuple[str, ...], list[frozenset[str]] | None]:
-    """The current release of a site, its custom models and its audiences (see read_release_info)."""
+def live_release(site: Path) -> str:
+    """The id of a site's current release; a ServeError saying to build first when it has none."""
     release = current_release(site)
     if release is None:
         raise no_release(site)
+    return release
+
+
+def release_variants(site: Path) -> tuple[str, tuple[str, ...], list[frozenset[str]] | None]:
+    """The current release of a site, its custom models and its audiences (see read_release_info)."""
+    release = live_release(site)
     return (release, *read_release_info(site / RELEASES / release))
 
 
