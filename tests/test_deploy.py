@@ -69,7 +69,7 @@ def test_a_file_over_the_platform_limit_is_left_out_with_a_warning(tmp_path, mon
     out = tmp_path / "cloudflare"
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
     assert result.exit_code == 0
-    assert "api/v1/exports/scores.jsonl is 0 MiB, over Static Assets' 25 MiB per file: left out" in result.output
+    assert "api/v1/exports/scores.jsonl is 0.0 MiB, over Static Assets' 25 MiB per file: left out" in result.output
     assert not (out / "public/api/v1/exports/scores.jsonl").exists()
     assert "api/v1/exports/scores.jsonl" not in json.loads((out / "release.json").read_text())["files"]
     strict = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "strict"), "--strict")

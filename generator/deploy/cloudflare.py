@@ -59,7 +59,7 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
         project.files += 1
         project.bytes += size
     for relative in project.left_out:
-        project.warnings.append(f"{relative} is {(release_dir / relative).stat().st_size / 2 ** 20:.0f} MiB, over "
+        project.warnings.append(f"{relative} is {(release_dir / relative).stat().st_size / 2 ** 20:.1f} MiB, over "
                                 f"Static Assets' 25 MiB per file: left out (the Worker answers 404 for it)")
     if project.files > FREE_FILES:
         project.warnings.append(f"{project.files} files: over the Free plan's {FREE_FILES:,} per Worker version "

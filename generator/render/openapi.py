@@ -114,7 +114,8 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         if endpoint.anchor in examples:
             route, document = examples[endpoint.anchor]
             shown, abridged = abridge(endpoint.anchor, document)
-            example = (f"GET {route.url}" + (" (lists shortened)" if abridged else ""), shown)
+            shortened = " (its first lines)" if isinstance(shown, str) else " (lists shortened)"
+            example = (f"GET {route.url}" + (shortened if abridged else ""), shown)
         operation = {"operationId": endpoint.operation, "tags": [endpoint.tag or endpoint.path.split("/")[1]],
                      "summary": endpoint.summary,
                      "description": endpoint.text.format(example=f"`{routes.API}/riskscores/{model_codes[0]}/`"),
