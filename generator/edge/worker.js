@@ -6,22 +6,18 @@
 // brotli where the client takes it, else gzip (the client's own Accept-Encoding is request.cf's
 // clientAcceptEncoding: the Worker's header says `br, gzip` whatever was sent). Cloudflare may
 // re-encode a type it compresses itself (JSON, CSV) in the client's first-listed encoding.
-import { answer } from "./core.js";
+import { answer, encoding, inMemory } from "./core.js";
 import release from "./release.json";
 import keys from "./keys.json";
 
-function encoding(request, size) {
-  const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-  if (size <= release.compressed_over) return null;
-  if (/(^|[\s,])br([\s;,]|$)/.test(accepted)) return "br";
-  if (/(^|[\s,])gzip([\s;,]|$)/.test(accepted)) return "gzip";
-  return null;
-}
+const lookup = inMemory(release, keys);
 
 async function sha256hex(text) {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+const platform = { sha256hex, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 
 function notModified(request, lastModified, etag) {  // nginx's not_modified filter, `if_modified_since exact`
   const since = request.headers.get("If-Modified-Since");
@@ -42,7 +38,7 @@ export default {
       path: question < 0 ? raw : raw.slice(0, question),
       query: question < 0 ? "" : raw.slice(question + 1),
       authorization: request.headers.get("Authorization") ?? "",
-    }, release, keys, sha256hex);
+    }, release, lookup, platform);
     const head = request.method === "HEAD";
     if (result.file === undefined) {
       return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
@@ -60,7 +56,8 @@ export default {
       headers.delete("Content-Disposition");
       return new Response(null, { status: 304, headers });
     }
-    const chosen = encoding(request, result.size);
+    const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
+    const chosen = encoding(accepted, result.size, release);
     if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
     else headers.set("Content-Length", String(result.size));
     return new Response(asset.body, { status: 200, headers });  // the runtime sends no body for HEAD
