@@ -392,6 +392,14 @@ def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> 
 
 
 
+def _platform_limits(warnings: list[str], strict: bool) -> None:
+    """A deploy's warnings of the platform's limits; with --strict they fail the command."""
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if strict and warnings:
+        raise click.ClickException("not for deploy: the release exceeds the platform's limits (see above)")
+
+
 @main.group()
 def deploy() -> None:
     """Put the current release on a CDN, with the routing and key check at its edge."""
@@ -414,12 +422,30 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
     from .serve.runtime import live_release
     release = live_release(site_dir)
     project = write_project(site_dir / publish.RELEASES / release, release, keys_file, out_dir, name, cache_control)
-    for warning in project.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if strict and project.warnings:
-        raise click.ClickException("not written for deploy: the release exceeds the platform's limits (see above)")
+    _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
               f"{project.bytes / 1e6:.1f} MB; publish it with: cd {out_dir} && npx wrangler deploy")
+
+
+@deploy.command("cloudfront")
+@SITE_OPTION
+@KEYS_OPTION
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write viewer-request.js, viewer-response.js and kvs.json to.")
+@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+              help="Cache-Control of successful answers (as given to deploy s3).")
+@click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
+@click.pass_context
+def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, strict: bool) -> None:
+    """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the current release."""
+    from .deploy.cloudfront import write_project
+    from .serve.runtime import live_release
+    release = live_release(site_dir)
+    project = write_project(site_dir / publish.RELEASES / release, release, keys_file, out_dir, cache_control)
+    _platform_limits(project.warnings, strict)
+    _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "
+              f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
+              f"with: riskapi deploy s3 --bucket BUCKET")
 
 
 @deploy.command("s3")

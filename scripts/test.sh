@@ -24,6 +24,16 @@ if ! command -v radosgw >/dev/null 2>&1 || ! command -v ceph-osd >/dev/null 2>&1
     exit 1
   fi
 fi
+# The CloudFront Functions also run under Debian's njs (tests/test_deploy_cloudfront.py).
+if ! command -v njs >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq njs >/dev/null
+  else
+    echo "njs is missing: run 'sudo apt-get install -y njs'" >&2
+    exit 1
+  fi
+fi
 # The client generator and linter tests run openapi-typescript, tsc and Spectral (tests/clients/).
 if ! command -v npm >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -82,7 +82,29 @@ def edge(nginx_server):
     server.runtime.stop()
 
 
-SERVERS = ("nginx", "workerd")
+@pytest.fixture(scope="session")
+def s3():
+    """A real S3 server: Ceph's RADOS Gateway on 127.0.0.1 (tests/ceph.py); stopped by pid at the end."""
+    from .ceph import start_ceph_s3
+    from .live import free_port
+    server = start_ceph_s3(free_port)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def cloudfront(nginx_server, s3):
+    """The same release and keys behind CloudFront's functions: the objects in the real S3 server, the
+    generated viewer-request and viewer-response functions and KeyValueStore run by the Node harness
+    (tests/clients/cloudfront_harness.mjs: there is no local CloudFront runtime)."""
+    from .live import start_cloudfront_server
+    server = start_cloudfront_server(nginx_server, s3)
+    yield server
+    server.runtime.stop()
+
+
+SERVERS = ("nginx", "workerd", "cloudfront")
+FIXTURES = {"nginx": "nginx_server", "workerd": "edge", "cloudfront": "cloudfront"}  # a server's fixture
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import shutil
 import http.client
 import os
@@ -186,3 +187,51 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
         time.sleep(0.3)
     runtime.stop()
     raise RuntimeError(f"wrangler dev did not answer within 90 s:\n{log.read_text()[-3000:]}")
+
+
+@dataclass
+class HarnessRuntime:
+    """Node running tests/clients/cloudfront_harness.mjs: CloudFront's part, around the real S3 server."""
+
+    settings: ServeSettings
+    process: subprocess.Popen
+    log: Path
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.terminate()
+        self.process.wait(timeout=15)
+
+
+def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
+    """The release and keys `nginx` serves, uploaded by `riskapi deploy s3` to the real S3 server `s3`
+    (objects readable by anyone, as CloudFront's origin access would read them) and answered through
+    the CloudFront Functions and KeyValueStore `riskapi deploy cloudfront` wrote, in the Node harness."""
+    bucket = "risk-cloudfront"
+    client = s3.client()
+    client.create_bucket(Bucket=bucket)
+    client.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/*"}]}))
+    deployed = CliRunner().invoke(cli_main, ["deploy", "s3", "--site", str(nginx.site), "--bucket", bucket,
+                                             "--endpoint-url", s3.endpoint, "-q"], env=s3.env())
+    assert deployed.exit_code == 0, deployed.output
+    functions = nginx.base / "cloudfront"
+    written = CliRunner().invoke(cli_main, ["deploy", "cloudfront", "--site", str(nginx.site), "--keys",
+                                            str(nginx.keys_file), "--out", str(functions), "-q"])
+    assert written.exit_code == 0, written.output
+    port = free_port()
+    log = nginx.base / "cloudfront-harness.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([str(NODE_22 / "node"), str(NODE_TOOLS.parent / "cloudfront_harness.mjs"),
+                                    str(functions), f"{s3.endpoint}/{bucket}", str(port)], stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=end_with_parent)
+    runtime = HarnessRuntime(nginx.runtime.settings, process, log)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the CloudFront harness stopped:\n{log.read_text()[-3000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return LiveServer(nginx.base, runtime, port, nginx.keys)
+        time.sleep(0.2)
+    runtime.stop()
+    raise RuntimeError(f"the CloudFront harness did not listen within 30 s:\n{log.read_text()[-3000:]}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SERVERS
+from .conftest import FIXTURES, SERVERS
 
 BIN = Path(sys.executable).parent
 
@@ -27,7 +27,7 @@ def test_gixy_finds_nothing_in_the_rendered_config(live):
 
 @pytest.mark.parametrize("server", SERVERS)
 def test_schemathesis_against_openapi_and_every_server(request, server, tmp_path):
-    live = request.getfixturevalue("nginx_server" if server == "nginx" else "edge")
+    live = request.getfixturevalue(FIXTURES[server])
     schema = tmp_path / "openapi.json"
     schema.write_bytes(live.release_file("api/v1/openapi.json"))
     result = subprocess.run(

@@ -17,20 +17,11 @@ from generator.cli import main
 from generator.deploy.edge import TWINS, served_files
 from generator.publish import RELEASES, current_release
 
-from .ceph import start_ceph_s3
 from .conftest import DEMO_DATA, TINY
-from .live import free_port
 
 TYPES = {".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8",
          ".js": "text/javascript; charset=utf-8", ".csv": "text/csv; charset=utf-8",
          ".jsonl": "application/x-ndjson; charset=utf-8"}
-
-
-@pytest.fixture(scope="module")
-def s3():
-    server = start_ceph_s3(free_port)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -79,6 +70,7 @@ def test_every_file_is_uploaded_with_its_metadata_and_the_pointer_is_written_las
         assert answer.get("ContentEncoding") == {".gz": "gzip", ".br": "br"}.get(relative[len(original):]), relative
         assert answer["CacheControl"] == "private, max-age=60"
         assert answer["Metadata"]["sha256"] == hashlib.sha256(body).hexdigest()
+        assert answer["Metadata"]["release"] == release
     assert _pointer(client, bucket, "risk/") == {"release": release, "previous": None}
     switched = _objects(client, bucket, "risk/current.json")["risk/current.json"]["LastModified"]  # in ms
     assert switched >= max(item["LastModified"] for item in objects.values())

@@ -40,6 +40,8 @@ COMMAND_LINES = [
     "riskapi keys list --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test "
     "--cache-control 'private, no-cache' --strict",
+    "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
+    "--strict",
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
     "--cache-control 'public, max-age=60' --rate-limit 600/m",
 ]

@@ -16,7 +16,7 @@ from generator.build import build
 from generator.publish import CURRENT
 from generator.render.exports import HEADER
 
-from .conftest import SERVERS, TINY
+from .conftest import FIXTURES, SERVERS, TINY
 
 API = routes.API
 
@@ -24,7 +24,7 @@ API = routes.API
 @pytest.fixture(scope="module", params=SERVERS)
 def live(request):
     """The server under test: nginx, or the same release and keys at the edge (workerd)."""
-    return request.getfixturevalue("nginx_server" if request.param == "nginx" else "edge")
+    return request.getfixturevalue(FIXTURES[request.param])
 
 
 def _json(answer):

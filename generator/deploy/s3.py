@@ -2,7 +2,8 @@
 
 Layout in the bucket (under an optional prefix):
     releases/<id>/<file>      every file of the release an edge may serve, and their .gz/.br twins
-                              (Content-Type, Content-Encoding on twins, Cache-Control, sha256 in metadata)
+                              (Content-Type, Content-Encoding on twins, Cache-Control; sha256 and
+                              the release id in metadata)
     releases/<id>/edge/release.json   the edge core's route description of the release
     current.json              {"release": id, "previous": id}: the live release, written last
 
@@ -39,12 +40,13 @@ class S3Deploy:
     previous: str | None = None
 
 
-def object_headers(relative: str, cache_control: str, digest: str) -> dict:
-    """PutObject arguments of one file: its type (a twin's is its original's), encoding and cache policy."""
+def object_headers(relative: str, cache_control: str, digest: str, release_id: str) -> dict:
+    """PutObject arguments of one file: its type (a twin's is its original's), encoding and cache policy,
+    and its release (CloudFront's viewer-response function sends it as X-Release)."""
     encoding = ENCODINGS.get(Path(relative).suffix)
     original = relative[: -len(Path(relative).suffix)] if encoding else relative
     headers = {"ContentType": CONTENT_TYPES[Path(original).suffix] + "; charset=utf-8",
-               "CacheControl": cache_control, "Metadata": {"sha256": digest}}
+               "CacheControl": cache_control, "Metadata": {"sha256": digest, "release": release_id}}
     if encoding:
         headers["ContentEncoding"] = encoding
     return headers
@@ -89,7 +91,7 @@ def deploy(client, bucket: str, release_dir: Path, release_id: str, prefix: str 
         body = bodies[relative] if relative in bodies else (release_dir / relative).read_bytes()
         if existing.get(base + relative) == hashlib.md5(body).hexdigest():
             return 0
-        args = object_headers(relative, cache_control, hashlib.sha256(body).hexdigest())
+        args = object_headers(relative, cache_control, hashlib.sha256(body).hexdigest(), release_id)
         client.put_object(Bucket=bucket, Key=base + relative, Body=body, **args)
         return len(body)
 

@@ -1,0 +1,93 @@
+"""riskapi deploy cloudfront: the CloudFront Functions and KeyValueStore of the current release.
+
+CloudFront cannot check a key or map a query to a folder by itself, and sends no Authorization header
+to S3: the check runs in a viewer-request function built from the same edge core as the Cloudflare
+Worker (generator/edge/core.js), which answers from a KeyValueStore: the release's tables (countries,
+names, models, files, users) under the release's id, the keys as SHA-256 hashes, and `release`, the
+live release's settings. A viewer-response function adds nginx's headers to the files S3 serves.
+The files themselves are uploaded by `riskapi deploy s3`.
+
+CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most
+512 bytes and values of at most 1 KB."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from ..files import write_atomic
+from .edge import CORE, EDGE_SOURCE, hashed_keys, route_description, served_files
+
+MAX_CODE_BYTES = 10 * 1024
+MAX_STORE_BYTES = 5 * 1024 * 1024
+MAX_KEY_BYTES, MAX_VALUE_BYTES = 512, 1024
+# Each function as deployed: its source (function_source) minified by terser (names shortened, no
+# comments: the core and a handler are 13 KB as written, over the 10 KB a function may have), with the
+# lines that must come first. scripts/cloudfront_functions.py writes them; a test checks they are current.
+FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n'),
+             "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "")}
+MINIFIED = EDGE_SOURCE / "cloudfront"
+SHORT = {"countries": "c", "country_names": "n", "models": "m", "files": "f"}  # as cloudfront_request.js's
+SETTINGS = ("id", "prefix", "cache_control", "no_match", "score_orderings", "country_orderings", "compressed_over")
+
+
+@dataclass
+class CloudFrontProject:
+    folder: Path
+    code_bytes: dict[str, int] = field(default_factory=dict)
+    entries: int = 0
+    store_bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def function_source(handler: Path) -> str:
+    """One CloudFront Function as written: the edge core (its `export`s dropped: a function is one
+    script) and a handler. What is deployed is this minified (see FUNCTIONS)."""
+    core = re.sub(r"^export ", "", CORE.read_text(), flags=re.MULTILINE)
+    return core + handler.read_text()
+
+
+def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str) -> list[tuple[str, str]]:
+    """The KeyValueStore's entries of a release: its tables under its id, the hashed keys, and `release`."""
+    description = route_description(release_dir, release_id, cache_control, served_files(release_dir))
+    entries = []
+    for table, short in SHORT.items():
+        for key, value in description[table].items():
+            text = f"{value[0]},{value[1]}" if table == "files" else value
+            entries.append((f"{release_id}:{short}:{key}", text))
+    keys = hashed_keys(keys_file, release_dir)
+    entries += [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in keys["users"].items()]
+    entries += [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
+    # written last when entries are put one by one: the switch to this release
+    entries.append(("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode()))
+    return entries
+
+
+def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path,
+                  cache_control: str) -> CloudFrontProject:
+    """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into `out`."""
+    project = CloudFrontProject(out)
+    out.mkdir(parents=True, exist_ok=True)
+    code = {name: (MINIFIED / name).read_bytes() for name in FUNCTIONS}
+    for name, text in code.items():
+        project.code_bytes[name] = len(text)
+        if project.code_bytes[name] > MAX_CODE_BYTES:  # the code is ours, not the data's: never deploy it
+            raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over CloudFront's {MAX_CODE_BYTES:,}")
+    entries = store_entries(release_dir, release_id, keys_file, cache_control)
+    project.entries = len(entries)
+    project.store_bytes = sum(len(k.encode()) + len(v.encode()) for k, v in entries)
+    for key, value in entries:
+        if len(key.encode()) > MAX_KEY_BYTES:
+            project.warnings.append(f"KeyValueStore key over {MAX_KEY_BYTES} bytes: {key[:80]}…")
+        if len(value.encode()) > MAX_VALUE_BYTES:
+            project.warnings.append(f"KeyValueStore value of {key} is {len(value.encode())} bytes, over {MAX_VALUE_BYTES}")
+    if project.store_bytes * 2 > MAX_STORE_BYTES:
+        project.warnings.append(
+            f"the release's KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB: two releases (the live one "
+            f"and the next, while it is switched) do not fit in CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
+    for name, text in code.items():
+        write_atomic(out / name, text)
+    write_atomic(out / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
+    return project

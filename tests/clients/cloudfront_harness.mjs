@@ -1,0 +1,93 @@
+// A thin stand-in for CloudFront around the functions `riskapi deploy cloudfront` wrote, for the
+// contract tests: there is no local CloudFront runtime. Per request it builds CloudFront's event
+// (viewer-request: method, uri as sent, querystring as an object of names → {value, multiValue},
+// lower-case headers as {value}), runs viewer-request.js as written (its `import cf from
+// "cloudfront"` line replaced by this file's KeyValueStore over kvs.json), and either sends the
+// answer the function made or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for
+// the object, with only the conditional headers (CloudFront sends no Authorization to S3), then runs
+// viewer-response.js on the origin's answer. Not emulated: CloudFront's cache, its compression, its
+// header normalisation, and the runtime itself (this is Node's engine, not CloudFront's).
+//   node cloudfront_harness.mjs FUNCTIONS_DIR ORIGIN_URL PORT
+import http from "node:http";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const [folder, origin, port] = process.argv.slice(2);
+const store = new Map(JSON.parse(readFileSync(`${folder}/kvs.json`, "utf8")).data.map((e) => [e.key, e.value]));
+const cf = { kvs: () => ({ async get(key) {  // CloudFront's get() rejects a key the store lacks
+  if (!store.has(key)) throw new Error(`Key not found: ${key}`);
+  return store.get(key);
+} }) };
+const IMPORT = 'import cf from "cloudfront";\n';
+
+function load(name) {  // the function's code as deployed, its handler in a strict-mode scope
+  let code = readFileSync(`${folder}/${name}`, "utf8");
+  if (code.startsWith(IMPORT)) code = code.slice(IMPORT.length);
+  return new Function("cf", "require", `"use strict";\n${code}\nreturn handler;`)(cf, createRequire(import.meta.url));
+}
+const viewerRequest = load("viewer-request.js");
+const viewerResponse = load("viewer-response.js");
+
+function querystring(raw) {
+  const parsed = {};
+  for (const pair of raw === "" ? [] : raw.split("&")) {
+    const at = pair.indexOf("=");
+    const name = at < 0 ? pair : pair.slice(0, at);
+    const value = { value: at < 0 ? "" : pair.slice(at + 1) };
+    if (!(name in parsed)) parsed[name] = value;
+    else (parsed[name].multiValue ??= [{ value: parsed[name].value }]).push(value);
+  }
+  return parsed;
+}
+
+function fromOrigin(method, uri, headers) {
+  return new Promise((resolve, reject) => {
+    const sent = http.request(`${origin}${uri}`, { method, headers }, (answer) => {
+      const chunks = [];
+      answer.on("data", (chunk) => chunks.push(chunk));
+      answer.on("end", () => resolve({ status: answer.statusCode, headers: answer.headers, body: Buffer.concat(chunks) }));
+    });
+    sent.on("error", reject);
+    sent.end();
+  });
+}
+
+function send(out, status, headers, body) {
+  const flat = {};
+  for (const [name, field] of Object.entries(headers)) flat[name] = field.value;
+  out.writeHead(status, flat);
+  out.end(body);  // Node sends no body for HEAD
+}
+
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding"]);
+
+http.createServer(async (incoming, out) => {
+  try {
+    const question = incoming.url.indexOf("?");
+    const headers = {};
+    for (const [name, value] of Object.entries(incoming.headers)) headers[name] = { value: String(value) };
+    const request = { method: incoming.method, uri: question < 0 ? incoming.url : incoming.url.slice(0, question),
+      querystring: querystring(question < 0 ? "" : incoming.url.slice(question + 1)), headers, cookies: {} };
+    const viewer = { ip: incoming.socket.remoteAddress };
+    const decided = await viewerRequest({ version: "1.0", context: { eventType: "viewer-request" }, viewer, request });
+    if (decided.statusCode !== undefined) {
+      return send(out, decided.statusCode, decided.headers, decided.body ? decided.body.data : "");
+    }
+    const conditional = {};
+    for (const name of ["if-none-match", "if-modified-since"]) {
+      if (decided.headers[name]) conditional[name] = decided.headers[name].value;
+    }
+    const got = await fromOrigin(decided.method, decided.uri, conditional);
+    const response = { statusCode: got.status, headers: {} };
+    for (const [name, value] of Object.entries(got.headers)) {
+      if (!HOP_BY_HOP.has(name)) response.headers[name] = { value: String(value) };
+    }
+    const final = await viewerResponse({ version: "1.0", context: { eventType: "viewer-response" }, viewer,
+      request: decided, response });
+    send(out, final.statusCode, final.headers, got.body);
+  } catch (error) {
+    console.error(error);
+    out.writeHead(502, { "Content-Type": "application/json; charset=utf-8" });
+    out.end(JSON.stringify({ detail: "The edge harness failed." }));
+  }
+}).listen(Number(port), "127.0.0.1");

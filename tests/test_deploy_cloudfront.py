@@ -1,0 +1,231 @@
+"""riskapi deploy cloudfront: the functions and KeyValueStore entries it writes, their limits, the
+keys kept as hashes, the switch of releases in one entry, and the same function code in two engines:
+Node (which also runs it behind HTTP for the contract tables, tests/clients/cloudfront_harness.mjs)
+and njs 0.7.9, whose JavaScript is the family of CloudFront's runtime."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from generator.build import build
+from generator.cli import main
+from generator.deploy import cloudfront
+from generator.deploy.edge import served_files
+from generator.publish import CURRENT, current_release
+from generator.serve.keys import add_key
+
+from .conftest import ROOT, TINY, make_nga_black
+from .live import NODE_22
+
+IMPORT = 'import cf from "cloudfront";\n'
+
+
+def _deploy(*args: str):
+    return CliRunner().invoke(main, ["deploy", "cloudfront", *args])
+
+
+@pytest.fixture
+def deployed(tmp_path):
+    """The tiny fixture's release, two keys (alice granted acme_aml, bob none), and what the deploy wrote."""
+    site, keys, out = tmp_path / "site", tmp_path / "keys.csv", tmp_path / "cloudfront"
+    build(TINY, site)
+    plain = {"alice": add_key(keys, "alice", ("acme_aml",)).key, "bob": add_key(keys, "bob").key}
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    return site, keys, out, plain
+
+
+def _store(out) -> dict[str, str]:
+    return {entry["key"]: entry["value"] for entry in json.loads((out / "kvs.json").read_text())["data"]}
+
+
+def test_the_store_holds_the_release_tables_and_keys_as_hashes_only(deployed):
+    site, _, out, plain = deployed
+    release = current_release(site)
+    assert sorted(p.name for p in out.iterdir()) == ["kvs.json", "viewer-request.js", "viewer-response.js"]
+    for path in out.iterdir():  # no file holds a key, in any letter case
+        assert not any(key.lower().encode() in path.read_bytes().lower() for key in plain.values()), path
+    entries = json.loads((out / "kvs.json").read_text())["data"]
+    assert entries[-1]["key"] == "release"  # the switch comes last
+    settings = json.loads(entries[-1]["value"])
+    assert (settings["id"], settings["prefix"], settings["cache_control"]) == (release, "/api/v1", "private, no-cache")
+    store = _store(out)
+    assert store[f"k:{hashlib.sha256(plain['alice'].lower().encode()).hexdigest()}"] == "alice"
+    assert json.loads(store[f"{release}:u:alice"]) == {"models": ["acme_aml"], "audience": "acme_aml"}
+    assert json.loads(store[f"{release}:u:bob"]) == {"models": [], "audience": "public"}
+    assert store[f"{release}:m:acme_aml"] == "custom" and store[f"{release}:m:sovereign"] == "public"
+    assert store[f"{release}:c:aut"] == "AUT"
+    release_dir = site / CURRENT
+    files = {key.split(":", 2)[2]: value for key, value in store.items() if key.startswith(f"{release}:f:")}
+    assert sorted(files) == sorted(served_files(release_dir))
+    openapi = (release_dir / "api/v1/openapi.json").stat()
+    assert files["api/v1/openapi.json"] == f"{int(openapi.st_mtime)},{openapi.st_size}"
+    for key, value in store.items():
+        assert len(key.encode()) <= cloudfront.MAX_KEY_BYTES and len(value.encode()) <= cloudfront.MAX_VALUE_BYTES
+
+
+def test_the_functions_are_the_minified_sources_within_the_code_limit(deployed):
+    _, _, out, _ = deployed
+    request, response = (out / "viewer-request.js").read_text(), (out / "viewer-response.js").read_text()
+    assert request.startswith(IMPORT) and "async function handler(" in request
+    assert not response.startswith(IMPORT) and "async function handler(" in response
+    for text in (request, response):
+        assert len(text.encode()) <= cloudfront.MAX_CODE_BYTES
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "cloudfront_functions.py"), "--check"],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr  # generator/edge/cloudfront/ is core.js + handlers as they are
+
+
+def test_a_key_change_changes_key_entries_only(deployed):
+    site, keys, out, _ = deployed
+    before = _store(out)
+    functions = {name: (out / name).read_bytes() for name in ("viewer-request.js", "viewer-response.js")}
+    carol = add_key(keys, "carol").key
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
+    after = _store(out)
+    release = current_release(site)
+    assert {k for k in after if before.get(k) != after[k]} == {
+        f"k:{hashlib.sha256(carol.lower().encode()).hexdigest()}", f"{release}:u:carol"}
+    assert set(before) <= set(after)
+    assert all((out / name).read_bytes() == body for name, body in functions.items())
+
+
+def test_a_store_over_its_limit_warns_and_strict_fails(deployed, monkeypatch, tmp_path):
+    site, keys, _, _ = deployed
+    # the tiny release's entries are ~10 KB; CloudFront's store holds 5 MiB (the demo's: ~0.3 MB a release)
+    monkeypatch.setattr(cloudfront, "MAX_STORE_BYTES", 10_000)
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "over"))
+    assert result.exit_code == 0 and "two releases (the live one and the next, while it is switched) do not fit" \
+        in result.output
+    strict = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "strict"), "--strict")
+    assert strict.exit_code == 1 and "exceeds the platform's limits" in strict.output
+
+
+# --- the function code itself, outside HTTP -------------------------------------------------------
+
+def _run(engine: str, code: str, store: dict[str, str], events: list[dict], tmp_path) -> list[dict]:
+    """Run a function's handler on each event in Node or njs: the deployed code as it is, after a
+    KeyValueStore over `store` in place of its `import cf from "cloudfront"` line."""
+    script = tmp_path / f"run-{engine}.js"
+    script.write_text(
+        f"var STORE = {json.dumps(store)};\nvar EVENTS = {json.dumps(events)};\n"
+        "var cf = { kvs: function () { return { get: function (key) {\n"
+        "  return Object.prototype.hasOwnProperty.call(STORE, key) ? Promise.resolve(STORE[key])\n"
+        "    : Promise.reject(new Error('Key not found')); } }; } };\n"
+        + code.removeprefix(IMPORT) +
+        "\nasync function main() { for (var i = 0; i < EVENTS.length; i++) "
+        "{ var answer = await handler(EVENTS[i]); console.log(JSON.stringify(answer)); } }\nmain();\n")
+    program = [str(NODE_22 / "node")] if engine == "node" else [shutil.which("njs") or "njs"]
+    done = subprocess.run([*program, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip(), f"{engine}: {done.stdout}{done.stderr}"
+    answers = [json.loads(line) for line in done.stdout.splitlines()]  # one a line: njs cuts long lines
+    assert len(answers) == len(events), f"{engine}: {done.stdout}"
+    return answers
+
+
+def _viewer_request(method: str, uri: str, query: str = "", authorization: str | None = None,
+                    accept_encoding: str | None = None) -> dict:
+    querystring = {}
+    for pair in query.split("&") if query else []:
+        name, _, value = pair.partition("=")
+        querystring[name] = {"value": value}
+    headers = {name: {"value": value} for name, value in (("authorization", authorization),
+                                                          ("accept-encoding", accept_encoding)) if value is not None}
+    return {"version": "1.0", "context": {"eventType": "viewer-request"}, "viewer": {"ip": "127.0.0.1"},
+            "request": {"method": method, "uri": uri, "querystring": querystring, "headers": headers, "cookies": {}}}
+
+
+def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
+    site, _, out, plain = deployed
+    release = current_release(site)
+    alice, bob = f"apikey alice:{plain['alice']}", plain["bob"]
+    basic = "Basic " + base64.b64encode(f"bob:{plain['bob']}".encode()).decode()
+    events = [_viewer_request(*case) for case in [
+        ("GET", "/api/v1/"), ("GET", "/api/v1"), ("GET", "/"), ("GET", "/docs/models/sovereign/"),
+        ("GET", "/favicon.ico"), ("OPTIONS", "/api/v1/riskscores/sovereign/"), ("POST", "/api/v1/"),
+        ("GET", "/api/v1/../../etc/passwd"), ("GET", "/api/v1/riskscores/sovereign/"),
+        ("GET", "/api/v1/riskscores/sovereign/", "", "apikey alice:wrong"),
+        ("GET", "/api/v1/riskscores/sovereign/", "ordering=-country_name", alice),
+        ("GET", "/api/v1/riskscores/sovereign/", "ordering=zz", alice),
+        ("GET", "/api/v1/riskscores/sovereign/", "country_code=aut", bob),
+        ("GET", "/api/v1/riskscores/sovereign/", "country_code=toolong", bob),
+        ("GET", "/api/v1/riskscores/sovereign/", "country_name=Austria&country_code=AUT", f"Bearer {plain['bob']}"),
+        ("GET", "/api/v1/configuration/countries/", "model=name&name=%C3%96sterreich", basic),
+        ("GET", "/api/v1/configuration/riskscoremodels", "", alice),
+        ("GET", "/api/v1/riskscores/acme_aml/", "", alice), ("GET", "/api/v1/riskscores/acme_aml/", "", bob),
+        ("GET", "/api/v1/riskscores/acme_aml/NGA/", "", alice), ("GET", "/api/v1/riskscores/sovereign/zzz/", "", bob),
+        ("GET", "/api/v1/riskscores/country/aut", "", alice),
+        ("HEAD", "/api/v1/riskscores/sovereign/CIV/", "", alice, "gzip, deflate, br"),
+        ("GET", "/api/v1/riskscores/sovereign/CIV/", "", alice, "gzip"),
+        ("GET", "/api/v1/exports/scores.csv", "", alice, "br"), ("GET", "/api/v1/releases/current/", "", bob),
+        ("GET", "/api/v1/nginx/routing.json", "", alice), ("GET", "/api/v1/manifest.json", "", alice),
+    ]]
+    request_code = (out / "viewer-request.js").read_text()
+    in_node = _run("node", request_code, _store(out), events, tmp_path)
+    assert _run("njs", request_code, _store(out), events, tmp_path) == in_node
+    answers = {(e["request"]["method"], e["request"]["uri"], json.dumps(e["request"]["querystring"]),
+                json.dumps(e["request"]["headers"])): a for e, a in zip(events, in_node)}
+    statuses = sorted({a.get("statusCode", 0) for a in in_node})
+    assert statuses == [0, 204, 400, 403, 404, 405]  # 0: a file, asked of the origin
+    uris = [a["uri"] for a in in_node if "statusCode" not in a]
+    base = f"/releases/{release}/"
+    assert base + "api/v1/riskscores/sovereign/ordering=-country_name/index.json" in uris
+    assert base + "api/v1/riskscores/sovereign/filter=AUT/index.json" in uris
+    assert base + "api/v1/riskscores/acme_aml/audience=acme_aml/index.json" not in uris  # models list per audience
+    assert base + "api/v1/configuration/riskscoremodels/audience=acme_aml/index.json" in uris
+    assert base + "api/v1/riskscores/acme_aml/index.json" in uris  # alice's grant
+    assert base + "api/v1/riskscores/sovereign/CIV/index.json.br" in uris  # over 1 KB, brotli accepted
+    assert base + "api/v1/riskscores/sovereign/CIV/index.json.gz" in uris
+    assert base + "api/v1/exports/audience=acme_aml/scores.csv.br" in uris
+    assert base + "api/v1/releases/current/index.json" in uris
+    assert len(answers) == len(events)
+    made = [a for a in in_node if "statusCode" in a and a["statusCode"] != 204]
+    assert all(json.loads(a["body"]["data"])["detail"] and a["headers"]["cache-control"]["value"] == "no-store"
+               and a["headers"]["x-release"]["value"] == release for a in made)
+
+    metadata = {"x-amz-meta-release": {"value": release}, "cache-control": {"value": "private, no-cache"}}
+    responses = [
+        {"request": {"method": "GET", "uri": f"{base}api/v1/exports/scores.csv"},
+         "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/csv; charset=utf-8"},
+                                                     "x-amz-request-id": {"value": "tx1"}, "server": {"value": "AmazonS3"}}}},
+        {"request": {"method": "GET", "uri": f"{base}docs/index.html"},
+         "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/html; charset=utf-8"}}}},
+        {"request": {"method": "GET", "uri": f"{base}api/v1/index.json"},
+         "response": {"statusCode": 304, "headers": {"etag": {"value": '"abc"'}}}},  # no metadata on a 304
+    ]
+    response_code = (out / "viewer-response.js").read_text()
+    finished = _run("node", response_code, {}, responses, tmp_path)
+    assert _run("njs", response_code, {}, responses, tmp_path) == finished
+    export, page, not_modified = (answer["headers"] for answer in finished)
+    assert export["content-disposition"]["value"] == f'attachment; filename="country-risk-scores-{release}.csv"'
+    assert not any(name.startswith("x-amz-") or name == "server" for name in export)
+    assert "script-src 'self'" in page["content-security-policy"]["value"]
+    assert "script-src" not in export["content-security-policy"]["value"]
+    assert not_modified["x-release"]["value"] == release and not_modified["vary"]["value"] == "Accept-Encoding, Authorization"
+
+
+def test_one_entry_switches_the_release(deployed, tmp_path):
+    site, keys, out, plain = deployed
+    old = current_release(site)
+    data = tmp_path / "data"
+    shutil.copytree(TINY, data)
+    make_nga_black(data)
+    build(data, site)
+    new = current_release(site)
+    assert new != old
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "next")).exit_code == 0
+    # the new release's entries are put first, beside the old one's; `release` still names the old one
+    store = {**_store(tmp_path / "next"), "release": _store(out)["release"]}
+    store.update({k: v for k, v in _store(out).items() if k.startswith(f"{old}:")})
+    ask = [_viewer_request("GET", "/api/v1/riskscores/acme_aml/NGA/", "", f"apikey alice:{plain['alice']}")]
+    code = (out / "viewer-request.js").read_text()
+    assert _run("node", code, store, ask, tmp_path)[0]["uri"] == f"/releases/{old}/api/v1/riskscores/acme_aml/NGA/index.json"
+    store["release"] = _store(tmp_path / "next")["release"]  # the one write that switches
+    assert _run("node", code, store, ask, tmp_path)[0]["uri"] == f"/releases/{new}/api/v1/riskscores/acme_aml/NGA/index.json"
