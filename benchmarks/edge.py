@@ -6,7 +6,9 @@ against the platform's limits.
 - Node (22, from tests/clients): `answer()` timed per call on a mix of requests of the demo release.
 - workerd (`wrangler dev`): a Worker runs the core N times per request; workerd's clocks stand still
   during computation, so each request is timed from outside and the time of N = 0 subtracted.
+- the CloudFront viewer-request function as deployed, in Node, its KeyValueStore a Map over kvs.json.
 - nginx beside it: its whole per-request cost from the serving benchmark (BENCHMARKS.md, "Serving").
+- the KeyValueStore entries of a release (`riskapi deploy cloudfront`) against the store's 5 MiB.
 Needs `scripts/test.sh` (or `npm install --prefix tests/clients`) for Node 22 and wrangler.
 """
 from __future__ import annotations
@@ -100,6 +102,22 @@ def measure_workerd(project: Path, cases: list[dict], requests: int) -> dict:
             "p99_us": _percentile(per_call, 0.99)}
 
 
+def _store_size(kvs_json: Path, files_at_10x: int) -> dict:
+    """The release's KeyValueStore entries and bytes; at 10× the countries, the same entries with ten
+    times the countries and names and `files_at_10x` files of the 1× mean size (an estimate)."""
+    entries = json.loads(kvs_json.read_text())["data"]
+    size = {kind: [0, 0] for kind in ("c", "n", "f", "other")}
+    for entry in entries:
+        parts = entry["key"].split(":")
+        kind = parts[1] if len(parts) > 2 and parts[1] in ("c", "n", "f") else "other"
+        size[kind][0] += 1
+        size[kind][1] += len(entry["key"].encode()) + len(entry["value"].encode())
+    total = sum(b for _, b in size.values())
+    at_10x = (10 * (size["c"][1] + size["n"][1]) + size["other"][1]
+              + files_at_10x * size["f"][1] / max(size["f"][0], 1))
+    return {"entries": len(entries), "bytes": total, "files": size["f"][0], "bytes_10x": at_10x}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=200)
@@ -113,6 +131,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-edge-"))
     try:
         site, keys_file, project = work / "site", work / "keys.csv", work / "cloudflare"
+        functions = work / "cloudfront"
         build(Path(args.data), site)
         keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key}
         for i in range(199):  # 200 clients, as in the audiences benchmark
@@ -121,11 +140,20 @@ def main() -> None:
             cli(["deploy", "cloudflare", "--site", str(site), "--keys", str(keys_file), "--out", str(project), "-q"])
         except SystemExit as done:
             assert done.code in (0, None), done.code
+        try:
+            cli(["deploy", "cloudfront", "--site", str(site), "--keys", str(keys_file), "--out", str(functions), "-q"])
+        except SystemExit as done:
+            assert done.code in (0, None), done.code
         cases = _cases(keys)
         (work / "cases.json").write_text(json.dumps(cases))
         node = subprocess.run([str(NODE_22), str(Path(__file__).parent / "edge_core.mjs"), str(project),
                                str(work / "cases.json"), str(args.rounds)], capture_output=True, text=True, check=True)
         in_node = json.loads(node.stdout)
+        function = subprocess.run([str(NODE_22), str(Path(__file__).parent / "cloudfront_function.mjs"),
+                                   str(functions), str(work / "cases.json"), str(args.rounds)],
+                                  capture_output=True, text=True, check=True)
+        in_function = json.loads(function.stdout)
+        store = _store_size(functions / "kvs.json", document_count(2490, 6, 2) + 10)
         in_workerd = measure_workerd(project, cases, args.requests)
         description = (project / "release.json").stat().st_size
         public = [p for p in (project / "public").rglob("*") if p.is_file()]
@@ -145,6 +173,10 @@ def main() -> None:
         f"{in_node['floor_median_us']:.1f} µs, so **{in_node['median_us'] / in_node['floor_median_us']:.1f}× the floor**",
         f"  - **workerd** (`wrangler dev`): median {in_workerd['median_us']:.1f} µs, p99 {in_workerd['p99_us']:.1f} µs "
         f"per call ({args.requests} requests of {PER_REQUEST} calls, each minus an empty request)",
+        f"  - **CloudFront viewer-request function** as deployed (minified core + handler), in Node, its "
+        f"KeyValueStore a Map over kvs.json: median {in_function['median_us']:.1f} µs, p99 "
+        f"{in_function['p99_us']:.1f} µs ({in_function['calls']} calls); every lookup is a promise here, as "
+        "CloudFront's get() is: the real store's latency is not in this figure",
         "  - nginx beside it: the whole request, key and maps included, costs 2 cores / 60,920 req/s = 33 µs of "
         "machine time with wrk on the same cores (BENCHMARKS.md, \"Serving\"); the edge core is the routing "
         "and key check alone",
@@ -155,6 +187,13 @@ def main() -> None:
         f"(largest deployed: {largest / 2 ** 20:.1f} MiB); route description {description / 1e3:.0f} KB",
         f"  - 10× (2,490 countries): {document_count(2490, 6, 2) + pages:,} files: over the Free plan, within Paid; "
         "exports ~10× larger, all over 25 MiB",
+        f"- a release against CloudFront's KeyValueStore (5 MiB a store; keys ≤ 512 bytes, values ≤ 1 KB; the "
+        f"live release and the next must fit together while switching):",
+        f"  - 1× (249 countries): {store['entries']:,} entries ({store['files']:,} files), {store['bytes'] / 1e6:.2f} MB a release: "
+        f"two fit with room for {int(5 * 2 ** 20 // store['bytes']) - 2} more",
+        f"  - 10× (estimated from the 1× entry sizes): {store['bytes_10x'] / 1e6:.2f} MB a release: "
+        + ("two fit" if 2 * store["bytes_10x"] <= 5 * 2 ** 20 else "two do not fit: the function would need the "
+           "files table out of the store (e.g. answered by the origin's 404)"),
         "- local workerd throughput is a dev-harness figure (wrangler's proxy in Node in front of workerd), not an "
         "edge figure, and is not reported as one",
     ]

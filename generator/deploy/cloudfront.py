@@ -8,7 +8,9 @@ live release's settings. A viewer-response function adds nginx's headers to the 
 The files themselves are uploaded by `riskapi deploy s3`.
 
 CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most
-512 bytes and values of at most 1 KB."""
+512 bytes and values of at most 1 KB. To fit two releases of 10× the demo's countries (the live one
+and the next, while switching), a file's entry is short: its size alone (S3 sends Last-Modified)
+and its path without a final index.json."""
 from __future__ import annotations
 
 import re
@@ -30,6 +32,7 @@ FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'impor
              "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "")}
 MINIFIED = EDGE_SOURCE / "cloudfront"
 SHORT = {"countries": "c", "country_names": "n", "models": "m", "files": "f"}  # as cloudfront_request.js's
+INDEX = "index.json"
 SETTINGS = ("id", "prefix", "cache_control", "no_match", "score_orderings", "country_orderings", "compressed_over")
 
 
@@ -55,8 +58,9 @@ def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_con
     entries = []
     for table, short in SHORT.items():
         for key, value in description[table].items():
-            text = f"{value[0]},{value[1]}" if table == "files" else value
-            entries.append((f"{release_id}:{short}:{key}", text))
+            if table == "files":  # as cloudfront_request.js looks it up: its size, no final index.json
+                key, value = key.removesuffix(INDEX), str(value[1])
+            entries.append((f"{release_id}:{short}:{key}", value))
     keys = hashed_keys(keys_file, release_dir)
     entries += [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in keys["users"].items()]
     entries += [(f"k:{digest}", user) for digest, user in keys["keys"].items()]

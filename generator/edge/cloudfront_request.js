@@ -9,15 +9,18 @@ const kvs = cf.kvs();
 const SHORT = { countries: "c", country_names: "n", models: "m", files: "f", users: "u" };
 
 function parse(table, value) {  // the stored text of an entry, as the core's tables hold it
-  if (table === "files") return value.split(",").map(Number);  // "mtime,size"
+  // a file's entry is its size alone: its mtime (the core's Last-Modified) goes unused, as S3 sends its own
+  if (table === "files") return [0, Number(value)];
   if (table === "users") return JSON.parse(value);  // {"models": [...], "audience": "..."}
   return value;
 }
 
 // An entry of the store, or undefined (get() rejects a missing key). Keys are the same for every
-// release; the other tables are under the release's id.
+// release; the other tables are under the release's id. A file's key leaves out a final
+// "index.json" (the store holds 5 MB: see deploy/cloudfront.py).
 function stored(releaseId, table, key) {
-  const name = table === "keys" ? `k:${key}` : `${releaseId}:${SHORT[table]}:${key}`;
+  const short = table === "files" ? key.replace(/index\.json$/, "") : key;
+  const name = table === "keys" ? `k:${key}` : `${releaseId}:${SHORT[table]}:${short}`;
   return kvs.get(name).then((value) => parse(table, value), () => undefined);
 }
 
