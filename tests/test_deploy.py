@@ -62,16 +62,31 @@ def test_a_key_change_changes_the_keys_only(tmp_path):
     assert changed == {"keys.json"}
 
 
-def test_a_file_over_the_platform_limit_is_left_out_with_a_warning(tmp_path, monkeypatch):
+def test_a_file_over_the_platform_limit_is_stored_in_parts(tmp_path, monkeypatch):
     site, keys, _ = _site_and_keys(tmp_path)
-    # the tiny fixture's exports are 6-7 KB; Cloudflare's limit is 25 MiB (the demo's JSON Lines: 60 MB)
-    monkeypatch.setattr(cloudflare, "MAX_FILE_BYTES", 6_000)
+    # the tiny fixture's exports are 6-7 KB; Cloudflare's limit is 25 MiB (the demo's JSON Lines: 62 MiB)
+    monkeypatch.setattr(cloudflare, "MAX_FILE_BYTES", 3_000)
     out = tmp_path / "cloudflare"
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
-    assert result.exit_code == 0
-    assert "api/v1/exports/scores.jsonl is 0.0 MiB, over Static Assets' 25 MiB per file: left out" in result.output
+    assert result.exit_code == 0 and "warning" not in result.output
+    export = site / CURRENT / "api/v1/exports/scores.jsonl"
+    whole = export.read_bytes()
+    count = -(-len(whole) // 3_000)  # ceil: e.g. 6,800 bytes → 3 parts of 3,000, 3,000 and 800
+    parts = [out / f"public/api/v1/exports/scores.jsonl.part{i}" for i in range(count)]
+    assert b"".join(p.read_bytes() for p in parts) == whole
+    assert all(len(p.read_bytes()) <= 3_000 for p in parts)
     assert not (out / "public/api/v1/exports/scores.jsonl").exists()
-    assert "api/v1/exports/scores.jsonl" not in json.loads((out / "release.json").read_text())["files"]
+    assert not (out / f"public/api/v1/exports/scores.jsonl.part{count}").exists()
+    info = export.stat()
+    assert json.loads((out / "release.json").read_text())["files"]["api/v1/exports/scores.jsonl"] == [
+        int(info.st_mtime), info.st_size, count]
+
+
+def test_over_the_file_count_limits_warns_and_strict_fails(tmp_path, monkeypatch):
+    site, keys, _ = _site_and_keys(tmp_path)
+    monkeypatch.setattr(cloudflare, "FREE_FILES", 10)  # the tiny release has ~110 files; Free allows 20,000
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "over"))
+    assert result.exit_code == 0 and "over the Free plan's 10 per Worker version" in result.output
     strict = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "strict"), "--strict")
     assert strict.exit_code == 1 and "exceeds the platform's limits" in strict.output
 

@@ -2,7 +2,8 @@
 
 One Worker version is one release (Static Assets and the Worker deploy together), so a deploy is
 atomic. The Worker runs first on every request (`run_worker_first`): without it, Static Assets would
-serve files before the key check."""
+serve files before the key check. A file over Static Assets' 25 MiB per file (the demo's exports)
+is stored in parts, which the Worker sends one after the other as one answer."""
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ class CloudflareProject:
     folder: Path
     files: int = 0
     bytes: int = 0
-    left_out: list[str] = field(default_factory=list)  # over the per-file limit
+    split: dict[str, int] = field(default_factory=dict)  # over the per-file limit: how many parts
     warnings: list[str] = field(default_factory=list)
 
 
@@ -41,33 +42,41 @@ def _place(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
+def _split(source: Path, target: Path) -> int:
+    """A file over Static Assets' size per file as `<name>.part0`, `.part1`, … of at most that size,
+    which the Worker sends one after the other as one answer. Returns how many."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with open(source, "rb") as whole:
+        while chunk := whole.read(MAX_FILE_BYTES):
+            write_atomic(target.with_name(f"{target.name}.part{count}"), chunk)
+            count += 1
+    return count
+
+
 def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path, name: str,
                   cache_control: str) -> CloudflareProject:
     """Write the Workers project of a release into `out` (its public/ is replaced)."""
     project = CloudflareProject(out)
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / PUBLIC, ignore_errors=True)
-    deployed = []
-    for relative in served_files(release_dir):
+    deployed = served_files(release_dir)
+    for relative in deployed:
         source = release_dir / relative
         size = source.stat().st_size
         if size > MAX_FILE_BYTES:
-            project.left_out.append(relative)
-            continue
-        _place(source, out / PUBLIC / relative)
-        deployed.append(relative)
-        project.files += 1
+            project.split[relative] = _split(source, out / PUBLIC / relative)
+            project.files += project.split[relative]
+        else:
+            _place(source, out / PUBLIC / relative)
+            project.files += 1
         project.bytes += size
-    for relative in project.left_out:
-        project.warnings.append(f"{relative} is {(release_dir / relative).stat().st_size / 2 ** 20:.1f} MiB, over "
-                                f"Static Assets' 25 MiB per file: left out (the Worker answers 404 for it)")
     if project.files > FREE_FILES:
         project.warnings.append(f"{project.files} files: over the Free plan's {FREE_FILES:,} per Worker version "
                                 f"(the Paid plan allows {PAID_FILES:,})")
     if project.files > PAID_FILES:
         project.warnings.append(f"{project.files} files: over the Paid plan's {PAID_FILES:,} per Worker version")
-    # a file left out is not in the description: it answers 404, as a missing one
-    description = route_description(release_dir, release_id, cache_control, deployed)
+    description = route_description(release_dir, release_id, cache_control, deployed, project.split)
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
     files = {

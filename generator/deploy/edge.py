@@ -26,14 +26,18 @@ def ascii_lower(text: str) -> str:
     return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
 
 
-def route_description(release_dir: Path, release_id: str, cache_control: str, files: list[str]) -> dict:
+def route_description(release_dir: Path, release_id: str, cache_control: str, files: list[str],
+                      parts: dict[str, int] | None = None) -> dict:
     """release.json of the edge core: the release's routing keyed as the core looks things up, and each
-    of `files` (those the edge serves) with its mtime and size (Last-Modified, and which get compressed)."""
+    of `files` (those the edge serves) with its mtime and size (Last-Modified, and which get compressed),
+    and for a file stored in `parts` (over a platform's size per file) how many."""
     routing = orjson.loads((release_dir / ROUTING).read_bytes())
     stamps = {}
     for relative in files:
         info = (release_dir / relative).stat()
         stamps[relative] = (int(info.st_mtime), info.st_size)
+        if parts and relative in parts:
+            stamps[relative] += (parts[relative],)
     return {"id": release_id, "prefix": routing["prefix"], "cache_control": cache_control,
             "countries": {ascii_lower(code): code for code in routing["countries"]},
             "country_names": {ascii_lower(encoded): code for encoded, code in routing["country_names"]},

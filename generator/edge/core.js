@@ -3,7 +3,8 @@
 // release's settings and a lookup into its tables and the hashed keys, and says which file of the
 // release to serve, with which headers, or which JSON error to send.
 //
-//   answer({method, path, query, authorization}, release, lookup, platform) → Promise<{status, headers, file?, body?}>
+//   answer({method, path, query, authorization}, release, lookup, platform)
+//     → Promise<{status, headers, body?} or {status, headers, file, size, mtime, parts?}>
 //
 // `path` and `query` are as the client sent them (percent-escapes kept). `release` holds the release's
 // settings (id, prefix, cache_control, no_match, orderings, compressed_over). `lookup(table, key)`
@@ -207,13 +208,14 @@ export function finish(result, release, method, page) {
   return result;
 }
 
-// `try_files FILE =404`: a file of the release (its mtime and size from the files table), or a JSON 404.
+// `try_files FILE =404`: a file of the release (its mtime and size from the files table, and the
+// number of parts it is stored in where a platform limits the size of a file), or a JSON 404.
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return json(404, "Not found.");
   const headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
-  return { status: 200, file: name, size: known[1], headers };
+  return { status: 200, file: name, size: known[1], parts: known[2], mtime: known[0], headers };
 }
 
 const KEYED = /^\/(?:releases\/current\/?|exports\/scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*\/?|riskscores\/[a-z][a-z0-9_]*\/[^/]+\/?)$/;

@@ -28,6 +28,36 @@ function notModified(request, lastModified, etag) {  // nginx's not_modified fil
   return true;
 }
 
+// A file over Static Assets' 25 MiB per file is stored as <file>.part0, .part1, … (riskapi deploy
+// cloudflare): one answer streams them in order, each part fetched when the one before is read. Its
+// ETag is nginx's for the whole file ("mtime-size" in hex), as no single asset has one.
+function joined(env, origin, result) {
+  let next = 0;
+  let reader = null;
+  const body = new ReadableStream({
+    async pull(controller) {
+      for (;;) {
+        if (reader === null) {
+          if (next === result.parts) return controller.close();
+          const name = `/${result.file}.part${next}`;
+          const part = await env.ASSETS.fetch(new Request(new URL(name, origin), { headers: { "Accept-Encoding": "identity" } }));
+          if (part.status !== 200) return controller.error(new Error(`${name}: ${part.status}`));
+          reader = part.body.getReader();
+          next += 1;
+        }
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        reader = null;
+      }
+    },
+    cancel(reason) {
+      return reader?.cancel(reason);
+    },
+  });
+  const etag = `"${result.mtime.toString(16)}-${result.size.toString(16)}"`;
+  return { status: 200, body, headers: new Headers({ ETag: etag }) };
+}
+
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
@@ -43,8 +73,8 @@ export default {
     if (result.file === undefined) {
       return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
     }
-    const asset = await env.ASSETS.fetch(new Request(new URL("/" + result.file, url.origin),
-      { headers: { "Accept-Encoding": "identity" } }));
+    const asset = result.parts ? joined(env, url.origin, result) : await env.ASSETS.fetch(new Request(
+      new URL("/" + result.file, url.origin), { headers: { "Accept-Encoding": "identity" } }));
     if (asset.status !== 200) {  // the route description promised a file the assets do not hold
       return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
         headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
@@ -60,6 +90,12 @@ export default {
     const chosen = encoding(accepted, result.size, release);
     if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
     else headers.set("Content-Length", String(result.size));
-    return new Response(asset.body, { status: 200, headers });  // the runtime sends no body for HEAD
+    let body = asset.body;
+    if (result.parts && !chosen) {  // a stream of the parts has no length the runtime knows: give it one
+      const fixed = new FixedLengthStream(result.size);
+      body.pipeTo(fixed.writable).catch(() => {});  // a client that goes away ends the copy
+      body = fixed.readable;
+    }
+    return new Response(body, { status: 200, headers });  // the runtime sends no body for HEAD
   },
 };
