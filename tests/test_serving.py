@@ -72,6 +72,17 @@ def test_every_ordering(live, path, query, file):
     assert answer.body == live.release_file(doc(file))
 
 
+def test_arguments_named_like_javascript_internals_are_unknown_arguments(live):
+    # To nginx `__proto__` is a name like any other: ignored, and nothing answered after it changes
+    # (a JavaScript edge that keyed an object by it would change every object's prototype).
+    for query in ("__proto__=x&__proto__=y", "constructor=1", "hasOwnProperty=1&toString=2"):
+        answer = live.get(f"{API}/riskscores/sovereign/?{query}&ordering=-country_name")
+        assert answer.status == 200, (query, answer.body)
+        assert answer.body == live.release_file(doc("riskscores/sovereign/ordering=-country_name"))
+    again = live.get(f"{API}/configuration/countries/?model=name&code=aut")
+    assert again.body == live.release_file(doc("configuration/countries/filter=AUT"))
+
+
 def test_orderings_really_order(live):
     codes = [c["code"] for c in json.loads(live.get(f"{API}/configuration/countries/?model=-code").body)]
     assert codes == ["NGA", "CIV", "AUT"]

@@ -28,13 +28,19 @@ function load(name) {  // the function's code as deployed, its handler in a stri
 const viewerRequest = load("viewer-request.js");
 const viewerResponse = load("viewer-response.js");
 
+// A name from the request becomes an own property, even `__proto__` (plain assignment would set the
+// object's prototype instead; a client's `?__proto__=…` must not reach Object.prototype here).
+function own(object, name, value) {
+  Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function querystring(raw) {
   const parsed = {};
   for (const pair of raw === "" ? [] : raw.split("&")) {
     const at = pair.indexOf("=");
     const name = at < 0 ? pair : pair.slice(0, at);
     const value = { value: at < 0 ? "" : pair.slice(at + 1) };
-    if (!(name in parsed)) parsed[name] = value;
+    if (!Object.hasOwn(parsed, name)) own(parsed, name, value);
     else (parsed[name].multiValue ??= [{ value: parsed[name].value }]).push(value);
   }
   return parsed;
@@ -65,7 +71,7 @@ http.createServer(async (incoming, out) => {
   try {
     const question = incoming.url.indexOf("?");
     const headers = {};
-    for (const [name, value] of Object.entries(incoming.headers)) headers[name] = { value: String(value) };
+    for (const [name, value] of Object.entries(incoming.headers)) own(headers, name, { value: String(value) });
     const request = { method: incoming.method, uri: question < 0 ? incoming.url : incoming.url.slice(0, question),
       querystring: querystring(question < 0 ? "" : incoming.url.slice(question + 1)), headers, cookies: {} };
     const viewer = { ip: incoming.socket.remoteAddress };
@@ -80,7 +86,7 @@ http.createServer(async (incoming, out) => {
     const got = await fromOrigin(decided.method, decided.uri, conditional);
     const response = { statusCode: got.status, headers: {} };
     for (const [name, value] of Object.entries(got.headers)) {
-      if (!HOP_BY_HOP.has(name)) response.headers[name] = { value: String(value) };
+      if (!HOP_BY_HOP.has(name)) own(response.headers, name, { value: String(value) });
     }
     const final = await viewerResponse({ version: "1.0", context: { eventType: "viewer-response" }, viewer,
       request: decided, response });
