@@ -20,7 +20,7 @@ from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelDefinition, ModelObservations
 from .publish import CHANGES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
-from .render.exports import ExportChunks
+from .render.exports import ExportChunks, ExportFile
 from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
@@ -125,15 +125,19 @@ class ValidatedWriter:
             self.add_one(route, document)
 
     def add_one(self, route: routes.Route, document: object) -> None:
-        """A document (a dict or list; bytes for a file that is not JSON, written as it is)."""
-        if route.file in self.example_files:  # of an export, its beginning is enough
-            self.examples[route.file] = document[:EXAMPLE_BYTES] if isinstance(document, bytes) else document
-        errors = self.clock.run("validate", self.validator.errors, route, document) if route.schema else []
-        if errors:
-            self.failures.extend(errors)
-            return
-        body = document if isinstance(document, bytes) else self.clock.run("render", orjson.dumps, document)
-        self.clock.run("publish", self.writer.write, route.file, body)
+        """A document (a dict or list), or an export (its parts: no schema, written as they are)."""
+        if isinstance(document, ExportFile):
+            if route.file in self.example_files:  # of an export, its beginning is enough
+                self.examples[route.file] = document.head(EXAMPLE_BYTES)
+            self.clock.run("publish", self.writer.write_parts, route.file, document.parts)
+        else:
+            if route.file in self.example_files:
+                self.examples[route.file] = document
+            errors = self.clock.run("validate", self.validator.errors, route, document) if route.schema else []
+            if errors:
+                self.failures.extend(errors)
+                return
+            self.clock.run("publish", self.writer.write, route.file, self.clock.run("render", orjson.dumps, document))
         self.documents += 1
         if self.progress:
             self.progress(1, self.total)

@@ -5,10 +5,15 @@ import os
 from pathlib import Path
 
 
-def write_file(path: Path, data: bytes, stamp: int | None = None) -> None:
-    """Write bytes (and set the mtime to `stamp`); an OSError names the path, which write() alone does not."""
+def write_file(path: Path, data: bytes | list[bytes], stamp: int | None = None) -> None:
+    """Write bytes, or consecutive parts of them (and set the mtime to `stamp`); an OSError names the
+    path, which write() alone does not."""
     try:
-        path.write_bytes(data)
+        with open(path, "wb") as out:
+            if isinstance(data, bytes):
+                out.write(data)
+            else:
+                out.writelines(data)
         if stamp is not None:
             os.utime(path, (stamp, stamp))
     except OSError as error:

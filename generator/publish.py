@@ -48,6 +48,9 @@ KEEP_RELEASES = 5
 WRITE_PROCESSES = 1
 WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
 MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
+# and at most this many bytes of them: one bulk export (tens of MB) is a batch of its own, and eight
+# of them waiting for the worker would hold every export of the release in memory at once
+MAX_PENDING_BYTES = 16 << 20
 
 
 def start_write_worker(lock_fd: int) -> None:
@@ -64,14 +67,24 @@ def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -
     for relative, data in batch:
         path = folder / relative
         write_file(path, data, stamp)
-        entries = {}
-        if len(data) > GZIP_MIN_BYTES:
-            for suffix, compress in COMPRESSED_FORMS:
-                compressed = compress(data)
-                write_file(path.with_name(path.name + suffix), compressed, stamp)
-                entries[suffix] = {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
-        written.append((relative, entries))
+        written.append((relative, _write_twins(path, data, stamp)))
     return written
+
+
+def twins_of_written(folder: Path, relative: str, stamp: int) -> list[tuple[str, dict[str, dict]]]:
+    """In the worker: the twins of a file the build wrote itself (ReleaseWriter.write_parts)."""
+    path = folder / relative
+    return [(relative, _write_twins(path, path.read_bytes(), stamp))]
+
+
+def _write_twins(path: Path, data: bytes, stamp: int) -> dict[str, dict]:
+    entries = {}
+    if len(data) > GZIP_MIN_BYTES:
+        for suffix, compress in COMPRESSED_FORMS:
+            compressed = compress(data)
+            write_file(path.with_name(path.name + suffix), compressed, stamp)
+            entries[suffix] = {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
+    return entries
 
 
 @dataclass(frozen=True)
@@ -227,7 +240,8 @@ class ReleaseWriter:
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"),
             initializer=start_write_worker, initargs=(self._lock.fileno(),))
-        self._pending: deque[Future] = deque()
+        self._pending: deque[tuple[Future, int]] = deque()  # each batch's writes, and its bytes
+        self._pending_bytes = 0
         self._batch: list[tuple[str, bytes]] = []
         self._batch_bytes = 0
 
@@ -271,20 +285,52 @@ class ReleaseWriter:
         if self._batch_bytes >= WRITE_BATCH_BYTES:
             self._submit()
 
+    def write_parts(self, relative: str, parts: list[bytes]) -> None:
+        """Add one large file given as consecutive parts (a bulk export, tens of MB): written from here
+        part by part, so no joined copy is made, nor one to send to the worker, which makes its twins
+        from the file."""
+        if relative in self.files:
+            raise PublishError(f"two documents were written to {relative}")
+        digest, size = hashlib.sha256(), 0
+        for part in parts:
+            digest.update(part)
+            size += len(part)
+        self.files[relative] = {"size": size, "sha256": digest.hexdigest()}
+        self.bytes += size
+        target = self.folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if self._link_unchanged(relative, digest.hexdigest(), size, target):
+            return
+        write_file(target, parts, self.stamp)
+        self._wait_for_room(0)
+        try:
+            self._pending.append((self._pool.submit(twins_of_written, self.folder, relative, self.stamp), 0))
+        except BrokenProcessPool:
+            raise self._worker_stopped() from None
+
+    def _wait_for_room(self, size: int) -> None:
+        """Collect finished writes until `size` more bytes may be pending."""
+        while self._pending and (len(self._pending) >= MAX_PENDING_BATCHES
+                                 or self._pending_bytes + size > MAX_PENDING_BYTES):
+            self._collect(self._pending.popleft())
+
     def _submit(self) -> None:
         if not self._batch:
             return
-        while len(self._pending) >= MAX_PENDING_BATCHES:
-            self._collect(self._pending.popleft())
+        self._wait_for_room(self._batch_bytes)
         try:
-            self._pending.append(self._pool.submit(write_with_twins, self.folder, self._batch, self.stamp))
+            future = self._pool.submit(write_with_twins, self.folder, self._batch, self.stamp)
         except BrokenProcessPool:
             raise self._worker_stopped() from None
+        self._pending.append((future, self._batch_bytes))
+        self._pending_bytes += self._batch_bytes
         self._batch, self._batch_bytes = [], 0
 
-    def _collect(self, pending: Future) -> None:
+    def _collect(self, pending: tuple[Future, int]) -> None:
+        future, size = pending
+        self._pending_bytes -= size
         try:
-            written = pending.result()  # re-raises a failed write
+            written = future.result()  # re-raises a failed write
         except BrokenProcessPool:
             raise self._worker_stopped() from None
         for relative, entries in written:
@@ -364,6 +410,7 @@ class ReleaseWriter:
             self._pool.shutdown(wait=True, cancel_futures=True)  # nothing writes into the folder after this
             self._pool = None
         self._pending.clear()
+        self._pending_bytes = 0
         self._batch = []
         shutil.rmtree(self.folder, ignore_errors=True)
         self._lock.unlock()

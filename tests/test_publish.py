@@ -146,6 +146,30 @@ def test_a_write_that_fails_in_the_worker_process_fails_the_release(tmp_path):
     build(TINY, site)  # and the site takes the next build (the lock was released)
 
 
+def test_a_file_written_in_parts_is_the_parts_joined_with_its_twins_and_linked_when_unchanged(tmp_path):
+    # an export is written from its models' chunks, never joined in memory: on disk it is the chunks in
+    # order, the manifest has the joined bytes' hash, and its twins (made by the worker from the file)
+    # decompress to them
+    import brotli
+    site = tmp_path / "site"
+    parts = [b"model,country\n", b"aml,AUT\n" * 200, b"sdg,CIV\n" * 300]  # 14 + 1,600 + 2,400 bytes
+    joined = b"".join(parts)
+    assert len(joined) == 4014
+    for attempt in (1, 2):
+        writer = ReleaseWriter(site)
+        writer.write_parts("api/v1/exports/scores.csv", parts)
+        release = writer.commit()
+        path = release.path / "api/v1/exports/scores.csv"
+        assert path.read_bytes() == joined
+        entry = read_manifest(release.path)["api/v1/exports/scores.csv"]
+        assert entry == {"size": 4014, "sha256": hashlib.sha256(joined).hexdigest()}
+        assert gzip.decompress(path.with_name("scores.csv.gz").read_bytes()) == joined
+        assert brotli.decompress(path.with_name("scores.csv.br").read_bytes()) == joined
+        if attempt == 1:
+            first = path.stat().st_ino
+    assert path.stat().st_ino == first  # unchanged: hard-linked from the release before
+
+
 def test_second_write_to_same_path_is_an_error(tmp_path):
     writer = ReleaseWriter(tmp_path / "site")
     try:

@@ -78,24 +78,42 @@ class ExportChunks:
     custom: set[str] = field(default_factory=set)
 
     def add_model(self, code: str, custom: bool, documents: list[dict]) -> None:
-        text = io.StringIO()
+        # Row by row into the two outputs: a model's rows as objects would take several times their text
+        text, lines = io.StringIO(), io.BytesIO()
         writer = csv.writer(text, lineterminator="\n")
-        rows = [row for document in documents for row in export_rows(document)]
-        # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
-        writer.writerows(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])) for row in rows)
+        for document in documents:
+            for row in export_rows(document):
+                # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
+                writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
+                # JSON Lines leave out what has no value, as the API's documents do
+                lines.write(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n")
         self.csv[code] = text.getvalue().encode()
-        # JSON Lines leave out what has no value, as the API's documents do
-        self.jsonl[code] = b"\n".join([orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None})
-                                       for row in rows] + [b""])
+        self.jsonl[code] = lines.getvalue()
         if custom:
             self.custom.add(code)
 
-    def render(self, audiences: list[frozenset[str]]) -> Iterator[tuple[routes.Route, bytes]]:
-        """Both exports for every audience: the public models, and the custom models it holds (one at a
-        time: each is handed to the writer before the next is joined)."""
+    def render(self, audiences: list[frozenset[str]]) -> Iterator[tuple[routes.Route, "ExportFile"]]:
+        """Both exports for every audience: the public models, and the custom models it holds, as the
+        models' chunks in order (the writer writes them one after the other: no export is joined in memory)."""
         header = (",".join(HEADER) + "\n").encode()
         for grants in audiences:
             visible = [code for code in sorted(self.csv) if code not in self.custom or code in grants]
             audience = routes.audience_name(grants)
-            yield routes.export("csv", audience), header + b"".join(self.csv[c] for c in visible)
-            yield routes.export("jsonl", audience), b"".join(self.jsonl[c] for c in visible)
+            yield routes.export("csv", audience), ExportFile([header] + [self.csv[c] for c in visible])
+            yield routes.export("jsonl", audience), ExportFile([self.jsonl[c] for c in visible])
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """An export as consecutive parts, written one after the other (ReleaseWriter.write_parts)."""
+
+    parts: list[bytes]
+
+    def head(self, size: int) -> bytes:
+        """Its first `size` bytes (an example for the reference)."""
+        head = b""
+        for part in self.parts:
+            if len(head) >= size:
+                break
+            head += part[:size - len(head)]
+        return head
