@@ -55,8 +55,9 @@ def measure_floor(data: str) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(body)
             if len(body) > GZIP_MIN_BYTES:
-                for suffix, compress in COMPRESSED_FORMS:  # the same .gz and .br a release carries
-                    path.with_name(path.name + suffix).write_bytes(compress(body))
+                for suffix, compressor in COMPRESSED_FORMS:  # the same .gz and .br a release carries
+                    stream = compressor()
+                    path.with_name(path.name + suffix).write_bytes(stream.compress(body) + stream.flush())
 
         with ThreadPoolExecutor(2) as pool:
             for relative, document in documents:

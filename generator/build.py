@@ -206,7 +206,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
             current: list[CurrentScores] = []
             score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
-            exports = ExportChunks()
+            exports = ExportChunks(writer.scratch())
             for definition in dataset.models:
                 code = definition.model.code
                 # Popped: only this model's observations and series are held while it renders.

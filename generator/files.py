@@ -1,19 +1,18 @@
 """Writing files so that a reader never sees half of one, and a failure names the file."""
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
+from typing import Iterator
+
+BLOCK = 1 << 20  # what a large file is copied or compressed by
 
 
-def write_file(path: Path, data: bytes | list[bytes], stamp: int | None = None) -> None:
-    """Write bytes, or consecutive parts of them (and set the mtime to `stamp`); an OSError names the
-    path, which write() alone does not."""
+def write_file(path: Path, data: bytes, stamp: int | None = None) -> None:
+    """Write bytes (and set the mtime to `stamp`); an OSError names the path, which write() alone does not."""
     try:
-        with open(path, "wb") as out:
-            if isinstance(data, bytes):
-                out.write(data)
-            else:
-                out.writelines(data)
+        path.write_bytes(data)
         if stamp is not None:
             os.utime(path, (stamp, stamp))
     except OSError as error:
@@ -42,3 +41,53 @@ def link_atomic(link: Path, target: Path | str) -> None:
         temporary.unlink()
     os.symlink(target, temporary)
     os.replace(temporary, link)
+
+
+def read_blocks(path: Path) -> Iterator[bytes]:
+    """A file's bytes a block at a time."""
+    with open(path, "rb") as source:
+        while block := source.read(BLOCK):
+            yield block
+
+
+def write_joined(path: Path, parts: list[bytes | Path], stamp: int) -> tuple[str, int]:
+    """Write parts one after another — bytes, or files copied a block at a time, so a large file is
+    never whole in memory — and set the mtime; return the sha256 and size of what was written. An
+    OSError names the path."""
+    digest, size = hashlib.sha256(), 0
+    try:
+        with open(path, "wb") as out:
+            for part in parts:
+                for block in read_blocks(part) if isinstance(part, Path) else (part,):
+                    digest.update(block)
+                    size += len(block)
+                    out.write(block)
+        os.utime(path, (stamp, stamp))
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    return digest.hexdigest(), size
+
+
+class NamedFile:
+    """A file being written whose errors name it, as write_file's do (a full disk shows up in a
+    write() or close(), whose OSError has no file name): for rows written as they are rendered."""
+
+    def __init__(self, path: Path, text: bool = False):
+        self.path = path
+        self._file = open(path, "w", encoding="utf-8", newline="") if text else open(path, "wb")
+
+    def write(self, data: bytes | str) -> None:
+        try:
+            self._file.write(data)
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, str(self.path)) from None
+
+    def __enter__(self) -> "NamedFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._file.close()
+        except OSError as error:
+            if exc[0] is None:
+                raise OSError(error.errno, error.strerror, str(self.path)) from None

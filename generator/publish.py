@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import datetime
 import fcntl
-import gzip
 import hashlib
 import multiprocessing
 import os
 import shutil
 import signal
 import time
+import zlib
 from collections import deque
+from typing import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import orjson
 
 from . import history
 from .errors import PublishError
-from .files import link_atomic, write_file
+from .files import link_atomic, read_blocks, write_file, write_joined
 from .processes import end_with_parent
 
 RELEASES = "releases"
@@ -35,11 +36,25 @@ CURRENT = "current"
 MANIFEST = "manifest.json"
 CHANGES = "changes.txt"  # what the release changed against the one current before it
 GZIP_MIN_BYTES = 1024  # NGINX_NOTES.md: smaller files grow when gzipped
+class _BrotliStream:
+    """brotli's streaming compressor under zlib's names (compress, flush)."""
+
+    def __init__(self) -> None:
+        self._compressor = brotli.Compressor(quality=4)
+
+    def compress(self, block: bytes) -> bytes:
+        return self._compressor.process(block)
+
+    def flush(self) -> bytes:
+        return self._compressor.finish()
+
+
 # Served as they are to clients that accept them (nginx gzip_static / brotli_static). Brotli at
 # quality 4 compresses faster than gzip -6 here and still 14 % smaller; both are deterministic.
+# Streaming compressors, fed a block at a time: an export of hundreds of MB is never whole in memory.
 COMPRESSED_FORMS = (
-    (".gz", lambda data: gzip.compress(data, compresslevel=6, mtime=0)),
-    (".br", lambda data: brotli.compress(data, quality=4)),
+    (".gz", lambda: zlib.compressobj(6, zlib.DEFLATED, 31)),  # wbits 31: the gzip format (its mtime 0)
+    (".br", _BrotliStream),
 )
 TWIN_SUFFIXES = tuple(suffix for suffix, _ in COMPRESSED_FORMS)
 KEEP_RELEASES = 5
@@ -67,23 +82,37 @@ def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -
     for relative, data in batch:
         path = folder / relative
         write_file(path, data, stamp)
-        written.append((relative, _write_twins(path, data, stamp)))
+        written.append((relative, _write_twins(path, lambda data=data: (data,), len(data), stamp)))
     return written
 
 
 def twins_of_written(folder: Path, relative: str, stamp: int) -> list[tuple[str, dict[str, dict]]]:
-    """In the worker: the twins of a file the build wrote itself (ReleaseWriter.write_parts)."""
+    """In the worker: the twins of a file the build wrote itself (ReleaseWriter.write_parts), read a
+    block at a time."""
     path = folder / relative
-    return [(relative, _write_twins(path, path.read_bytes(), stamp))]
+    return [(relative, _write_twins(path, lambda: read_blocks(path), path.stat().st_size, stamp))]
 
 
-def _write_twins(path: Path, data: bytes, stamp: int) -> dict[str, dict]:
+def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, stamp: int) -> dict[str, dict]:
+    """Over 1 KB, each compressed twin of a file whose bytes `blocks()` gives; their manifest entries."""
     entries = {}
-    if len(data) > GZIP_MIN_BYTES:
-        for suffix, compress in COMPRESSED_FORMS:
-            compressed = compress(data)
-            write_file(path.with_name(path.name + suffix), compressed, stamp)
-            entries[suffix] = {"size": len(compressed), "sha256": hashlib.sha256(compressed).hexdigest()}
+    if size <= GZIP_MIN_BYTES:
+        return entries
+    for suffix, compressor in COMPRESSED_FORMS:
+        stream, digest, length = compressor(), hashlib.sha256(), 0
+        twin = path.with_name(path.name + suffix)
+        with open(twin, "wb") as out:
+            for block in blocks():
+                compressed = stream.compress(block)
+                out.write(compressed)
+                digest.update(compressed)
+                length += len(compressed)
+            compressed = stream.flush()
+            out.write(compressed)
+            digest.update(compressed)
+            length += len(compressed)
+        os.utime(twin, (stamp, stamp))
+        entries[suffix] = {"size": length, "sha256": digest.hexdigest()}
     return entries
 
 
@@ -233,6 +262,7 @@ class ReleaseWriter:
         self.id = self._new_id()
         self.folder = site / RELEASES / f".tmp-{self.id}"
         self.folder.mkdir()
+        self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
         self.files: dict[str, dict] = {}
         self.linked = 0
         self.bytes = 0
@@ -285,28 +315,34 @@ class ReleaseWriter:
         if self._batch_bytes >= WRITE_BATCH_BYTES:
             self._submit()
 
-    def write_parts(self, relative: str, parts: list[bytes]) -> None:
-        """Add one large file given as consecutive parts (a bulk export, tens of MB): written from here
-        part by part, so no joined copy is made, nor one to send to the worker, which makes its twins
-        from the file."""
+    def write_parts(self, relative: str, parts: list[bytes | Path]) -> None:
+        """Add one large file given as consecutive parts, bytes or files (a bulk export: its models'
+        rows): copied from here a block at a time, so the file is never whole in memory nor sent to
+        the worker, which makes its twins from the file."""
         if relative in self.files:
             raise PublishError(f"two documents were written to {relative}")
-        digest, size = hashlib.sha256(), 0
-        for part in parts:
-            digest.update(part)
-            size += len(part)
-        self.files[relative] = {"size": size, "sha256": digest.hexdigest()}
-        self.bytes += size
         target = self.folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        if self._link_unchanged(relative, digest.hexdigest(), size, target):
-            return
-        write_file(target, parts, self.stamp)
+        digest, size = write_joined(target, parts, self.stamp)
+        self.files[relative] = {"size": size, "sha256": digest}
+        self.bytes += size
+        before = self._previous_files.get(relative)
+        if before and before["sha256"] == digest and before["size"] == size:
+            target.unlink()  # the previous release's file, linked, keeps its mtime (nginx's ETag)
+            if self._link_unchanged(relative, digest, size, target):
+                return
+            write_joined(target, parts, self.stamp)
         self._wait_for_room(0)
         try:
             self._pending.append((self._pool.submit(twins_of_written, self.folder, relative, self.stamp), 0))
         except BrokenProcessPool:
             raise self._worker_stopped() from None
+
+    def scratch(self) -> Path:
+        """A folder for the build's own intermediate files, beside the release and never in it;
+        removed when the release is finished or discarded (or, after a crash, by the next build)."""
+        self._scratch.mkdir(exist_ok=True)
+        return self._scratch
 
     def _wait_for_room(self, size: int) -> None:
         """Collect finished writes until `size` more bytes may be pending."""
@@ -386,6 +422,7 @@ class ReleaseWriter:
         self.flush()
         self._pool.shutdown()
         self._pool = None
+        shutil.rmtree(self._scratch, ignore_errors=True)
         manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
                     "files": dict(sorted(self.files.items()))}
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
@@ -413,6 +450,7 @@ class ReleaseWriter:
         self._pending_bytes = 0
         self._batch = []
         shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self._scratch, ignore_errors=True)
         self._lock.unlock()
 
     def _prune(self) -> None:

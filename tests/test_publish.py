@@ -152,8 +152,10 @@ def test_a_file_written_in_parts_is_the_parts_joined_with_its_twins_and_linked_w
     # decompress to them
     import brotli
     site = tmp_path / "site"
-    parts = [b"model,country\n", b"aml,AUT\n" * 200, b"sdg,CIV\n" * 300]  # 14 + 1,600 + 2,400 bytes
-    joined = b"".join(parts)
+    rows = tmp_path / "sdg.csv"  # a model's rows, as the build writes them to a file
+    rows.write_bytes(b"sdg,CIV\n" * 300)
+    parts = [b"model,country\n", b"aml,AUT\n" * 200, rows]  # 14 + 1,600 + 2,400 bytes
+    joined = b"model,country\n" + b"aml,AUT\n" * 200 + b"sdg,CIV\n" * 300
     assert len(joined) == 4014
     for attempt in (1, 2):
         writer = ReleaseWriter(site)

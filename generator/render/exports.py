@@ -6,13 +6,14 @@ export is the public models' rows and its custom models' rows, joined."""
 from __future__ import annotations
 
 import csv
-import io
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterator
 
 import orjson
 
 from .. import routes
+from ..files import NamedFile
 
 COLUMNS = (
     ("model", "the model's code"),
@@ -71,30 +72,30 @@ def _components_cell(components: dict) -> str:
 
 @dataclass
 class ExportChunks:
-    """Each model's rows, rendered once as CSV and as JSON Lines, joined per audience at the end."""
+    """Each model's rows, rendered once as CSV and as JSON Lines into files of `folder`, joined per
+    audience by the writer (a release at 10× the demo has exports of hundreds of MB: none is held)."""
 
-    csv: dict[str, bytes] = field(default_factory=dict)
-    jsonl: dict[str, bytes] = field(default_factory=dict)
+    folder: Path
+    csv: dict[str, Path] = field(default_factory=dict)
+    jsonl: dict[str, Path] = field(default_factory=dict)
     custom: set[str] = field(default_factory=set)
 
     def add_model(self, code: str, custom: bool, documents: list[dict]) -> None:
-        # Row by row into the two outputs: a model's rows as objects would take several times their text
-        text, lines = io.StringIO(), io.BytesIO()
-        writer = csv.writer(text, lineterminator="\n")
-        for document in documents:
-            for row in export_rows(document):
-                # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
-                writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
-                # JSON Lines leave out what has no value, as the API's documents do
-                lines.write(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n")
-        self.csv[code] = text.getvalue().encode()
-        self.jsonl[code] = lines.getvalue()
+        self.csv[code], self.jsonl[code] = self.folder / f"{code}.csv", self.folder / f"{code}.jsonl"
+        with NamedFile(self.csv[code], text=True) as text, NamedFile(self.jsonl[code]) as lines:
+            writer = csv.writer(text, lineterminator="\n")
+            for document in documents:
+                for row in export_rows(document):
+                    # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
+                    writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
+                    # JSON Lines leave out what has no value, as the API's documents do
+                    lines.write(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n")
         if custom:
             self.custom.add(code)
 
     def render(self, audiences: list[frozenset[str]]) -> Iterator[tuple[routes.Route, "ExportFile"]]:
         """Both exports for every audience: the public models, and the custom models it holds, as the
-        models' chunks in order (the writer writes them one after the other: no export is joined in memory)."""
+        models' files in order (the writer copies them one after the other)."""
         header = (",".join(HEADER) + "\n").encode()
         for grants in audiences:
             visible = [code for code in sorted(self.csv) if code not in self.custom or code in grants]
@@ -105,9 +106,9 @@ class ExportChunks:
 
 @dataclass(frozen=True)
 class ExportFile:
-    """An export as consecutive parts, written one after the other (ReleaseWriter.write_parts)."""
+    """An export as consecutive parts, bytes or files, written one after the other (ReleaseWriter.write_parts)."""
 
-    parts: list[bytes]
+    parts: list[bytes | Path]
 
     def head(self, size: int) -> bytes:
         """Its first `size` bytes (an example for the reference)."""
@@ -115,5 +116,9 @@ class ExportFile:
         for part in self.parts:
             if len(head) >= size:
                 break
-            head += part[:size - len(head)]
+            if isinstance(part, Path):
+                with open(part, "rb") as source:
+                    head += source.read(size - len(head))
+            else:
+                head += part[:size - len(head)]
         return head
