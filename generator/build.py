@@ -214,14 +214,14 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 lists = clock.run("render", render_model_lists, scores, countries)
                 out.add(lists)
                 score_lists[code] = dict(lists)[routes.model_scores(code)]
-                series = []  # endpoint 4 of every country: also the rows of the bulk exports
-                for country in countries:
-                    document = clock.run("render", render_country_model_scores, scores, scores.countries[country.code])
-                    out.add_one(routes.country_model_scores(code, country.code), document)
-                    series.append(document)
-                clock.run("render", exports.add_model, code, definition.model.custom, series)
+                with exports.model(code, definition.model.custom) as export_rows_of:
+                    for country in countries:  # endpoint 4 of every country: also the rows of the bulk exports
+                        document = clock.run("render", render_country_model_scores, scores,
+                                             scores.countries[country.code])
+                        out.add_one(routes.country_model_scores(code, country.code), document)
+                        clock.run("render", export_rows_of, document)
                 current.append(CurrentScores.of(scores))
-                del scores, lists, series
+                del scores, lists
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
             out.add(exports.render(audiences))
             del exports

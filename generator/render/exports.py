@@ -6,9 +6,10 @@ export is the public models' rows and its custom models' rows, joined."""
 from __future__ import annotations
 
 import csv
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import orjson
 
@@ -80,16 +81,21 @@ class ExportChunks:
     jsonl: dict[str, Path] = field(default_factory=dict)
     custom: set[str] = field(default_factory=set)
 
-    def add_model(self, code: str, custom: bool, documents: list[dict]) -> None:
+    @contextmanager
+    def model(self, code: str, custom: bool) -> Iterator[Callable[[dict], None]]:
+        """A model's rows files, open while its documents are rendered: `add(document)` writes one
+        endpoint 4 document's rows (no model's documents are held for the exports)."""
         self.csv[code], self.jsonl[code] = self.folder / f"{code}.csv", self.folder / f"{code}.jsonl"
         with NamedFile(self.csv[code], text=True) as text, NamedFile(self.jsonl[code]) as lines:
             writer = csv.writer(text, lineterminator="\n")
-            for document in documents:
+
+            def add(document: dict) -> None:
                 for row in export_rows(document):
                     # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
                     writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
                     # JSON Lines leave out what has no value, as the API's documents do
                     lines.write(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n")
+            yield add
         if custom:
             self.custom.add(code)
 
