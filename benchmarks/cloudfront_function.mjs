@@ -2,16 +2,10 @@
 // KeyValueStore a Map over kvs.json (each get a resolved promise, as the harness has it), each call timed.
 //   node benchmarks/cloudfront_function.mjs FUNCTIONS_DIR CASES_JSON ROUNDS  → one JSON line: per-call µs
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { loadFunctions } from "../tests/clients/cloudfront_runtime.mjs";
 
 const [folder, casesFile, rounds] = process.argv.slice(2);
-const store = new Map(JSON.parse(readFileSync(`${folder}/kvs.json`, "utf8")).data.map((e) => [e.key, e.value]));
-const cf = { kvs: () => ({ async get(key) {
-  if (!store.has(key)) throw new Error(`Key not found: ${key}`);
-  return store.get(key);
-} }) };
-const code = readFileSync(`${folder}/viewer-request.js`, "utf8").replace('import cf from "cloudfront";\n', "");
-const handler = new Function("cf", "require", `"use strict";\n${code}\nreturn handler;`)(cf, createRequire(import.meta.url));
+const handler = loadFunctions(folder).viewerRequest;
 
 function event(request) {  // CloudFront's viewer-request event of one case
   const querystring = {};
@@ -26,7 +20,6 @@ function event(request) {  // CloudFront's viewer-request event of one case
 
 const cases = JSON.parse(readFileSync(casesFile, "utf8"));
 const times = [];
-let lookups = 0;
 for (let round = 0; round < Number(rounds); round++) {
   for (const request of cases) {
     const fresh = event(request);  // the handler rewrites the request it is given

@@ -17,11 +17,11 @@ import signal
 import time
 import zlib
 from collections import deque
-from typing import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable
 
 import brotli
 import orjson
@@ -36,6 +36,8 @@ CURRENT = "current"
 MANIFEST = "manifest.json"
 CHANGES = "changes.txt"  # what the release changed against the one current before it
 GZIP_MIN_BYTES = 1024  # NGINX_NOTES.md: smaller files grow when gzipped
+
+
 class _BrotliStream:
     """brotli's streaming compressor under zlib's names (compress, flush)."""
 
@@ -63,9 +65,6 @@ KEEP_RELEASES = 5
 WRITE_PROCESSES = 1
 WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
 MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
-# and at most this many bytes of them: one bulk export (tens of MB) is a batch of its own, and eight
-# of them waiting for the worker would hold every export of the release in memory at once
-MAX_PENDING_BYTES = 16 << 20
 
 
 def start_write_worker(lock_fd: int) -> None:
@@ -270,8 +269,7 @@ class ReleaseWriter:
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"),
             initializer=start_write_worker, initargs=(self._lock.fileno(),))
-        self._pending: deque[tuple[Future, int]] = deque()  # each batch's writes, and its bytes
-        self._pending_bytes = 0
+        self._pending: deque[Future] = deque()
         self._batch: list[tuple[str, bytes]] = []
         self._batch_bytes = 0
 
@@ -332,11 +330,7 @@ class ReleaseWriter:
             if self._link_unchanged(relative, digest, size, target):
                 return
             write_joined(target, parts, self.stamp)
-        self._wait_for_room(0)
-        try:
-            self._pending.append((self._pool.submit(twins_of_written, self.folder, relative, self.stamp), 0))
-        except BrokenProcessPool:
-            raise self._worker_stopped() from None
+        self._hand_over(twins_of_written, relative)
 
     def scratch(self) -> Path:
         """A folder for the build's own intermediate files, beside the release and never in it;
@@ -344,29 +338,24 @@ class ReleaseWriter:
         self._scratch.mkdir(exist_ok=True)
         return self._scratch
 
-    def _wait_for_room(self, size: int) -> None:
-        """Collect finished writes until `size` more bytes may be pending."""
-        while self._pending and (len(self._pending) >= MAX_PENDING_BATCHES
-                                 or self._pending_bytes + size > MAX_PENDING_BYTES):
-            self._collect(self._pending.popleft())
-
     def _submit(self) -> None:
         if not self._batch:
             return
-        self._wait_for_room(self._batch_bytes)
-        try:
-            future = self._pool.submit(write_with_twins, self.folder, self._batch, self.stamp)
-        except BrokenProcessPool:
-            raise self._worker_stopped() from None
-        self._pending.append((future, self._batch_bytes))
-        self._pending_bytes += self._batch_bytes
+        self._hand_over(write_with_twins, self._batch)
         self._batch, self._batch_bytes = [], 0
 
-    def _collect(self, pending: tuple[Future, int]) -> None:
-        future, size = pending
-        self._pending_bytes -= size
+    def _hand_over(self, work, what) -> None:
+        """Give the worker `work(folder, what, stamp)`, once fewer than MAX_PENDING_BATCHES wait."""
+        while len(self._pending) >= MAX_PENDING_BATCHES:
+            self._collect(self._pending.popleft())
         try:
-            written = future.result()  # re-raises a failed write
+            self._pending.append(self._pool.submit(work, self.folder, what, self.stamp))
+        except BrokenProcessPool:
+            raise self._worker_stopped() from None
+
+    def _collect(self, pending: Future) -> None:
+        try:
+            written = pending.result()  # re-raises a failed write
         except BrokenProcessPool:
             raise self._worker_stopped() from None
         for relative, entries in written:
@@ -447,7 +436,6 @@ class ReleaseWriter:
             self._pool.shutdown(wait=True, cancel_futures=True)  # nothing writes into the folder after this
             self._pool = None
         self._pending.clear()
-        self._pending_bytes = 0
         self._batch = []
         shutil.rmtree(self.folder, ignore_errors=True)
         shutil.rmtree(self._scratch, ignore_errors=True)

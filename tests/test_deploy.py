@@ -64,14 +64,14 @@ def test_a_key_change_changes_the_keys_only(tmp_path):
 
 def test_a_file_over_the_platform_limit_is_stored_in_parts(tmp_path, monkeypatch):
     site, keys, _ = _site_and_keys(tmp_path)
-    # the tiny fixture's exports are 6-7 KB; Cloudflare's limit is 25 MiB (the demo's JSON Lines: 62 MiB)
+    # the tiny fixture's public JSON Lines export is 20,406 bytes; Cloudflare's limit is 25 MiB (the demo's: 62 MiB)
     monkeypatch.setattr(cloudflare, "MAX_FILE_BYTES", 3_000)
     out = tmp_path / "cloudflare"
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
     assert result.exit_code == 0 and "warning" not in result.output
     export = site / CURRENT / "api/v1/exports/scores.jsonl"
     whole = export.read_bytes()
-    count = -(-len(whole) // 3_000)  # ceil: e.g. 6,800 bytes → 3 parts of 3,000, 3,000 and 800
+    count = -(-len(whole) // 3_000)  # ceil: 20,406 bytes → 6 parts of 3,000 and one of 2,406
     parts = [out / f"public/api/v1/exports/scores.jsonl.part{i}" for i in range(count)]
     assert b"".join(p.read_bytes() for p in parts) == whole
     assert all(len(p.read_bytes()) <= 3_000 for p in parts)

@@ -100,8 +100,9 @@ def test_a_key_change_changes_key_entries_only(deployed):
 
 def test_a_store_over_its_limit_warns_and_strict_fails(deployed, monkeypatch, tmp_path):
     site, keys, _, _ = deployed
-    # the tiny release's entries are ~10 KB; CloudFront's store holds 5 MiB (the demo's: ~0.3 MB a release)
-    monkeypatch.setattr(cloudfront, "MAX_STORE_BYTES", 10_000)
+    # the tiny release's 92 entries are 5,056 bytes: one release fits 8,000, two (10,112) do not;
+    # CloudFront's store holds 5 MiB (the demo's release: 0.27 MB)
+    monkeypatch.setattr(cloudfront, "MAX_STORE_BYTES", 8_000)
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "over"))
     assert result.exit_code == 0 and "two releases (the live one and the next, while it is switched) do not fit" \
         in result.output
@@ -171,22 +172,18 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     request_code = (out / "viewer-request.js").read_text()
     in_node = _run("node", request_code, _store(out), events, tmp_path)
     assert _run("njs", request_code, _store(out), events, tmp_path) == in_node
-    answers = {(e["request"]["method"], e["request"]["uri"], json.dumps(e["request"]["querystring"]),
-                json.dumps(e["request"]["headers"])): a for e, a in zip(events, in_node)}
     statuses = sorted({a.get("statusCode", 0) for a in in_node})
     assert statuses == [0, 204, 400, 403, 404, 405]  # 0: a file, asked of the origin
     uris = [a["uri"] for a in in_node if "statusCode" not in a]
     base = f"/releases/{release}/"
     assert base + "api/v1/riskscores/sovereign/ordering=-country_name/index.json" in uris
     assert base + "api/v1/riskscores/sovereign/filter=AUT/index.json" in uris
-    assert base + "api/v1/riskscores/acme_aml/audience=acme_aml/index.json" not in uris  # models list per audience
     assert base + "api/v1/configuration/riskscoremodels/audience=acme_aml/index.json" in uris
     assert base + "api/v1/riskscores/acme_aml/index.json" in uris  # alice's grant
     assert base + "api/v1/riskscores/sovereign/CIV/index.json.br" in uris  # over 1 KB, brotli accepted
     assert base + "api/v1/riskscores/sovereign/CIV/index.json.gz" in uris
     assert base + "api/v1/exports/audience=acme_aml/scores.csv.br" in uris
     assert base + "api/v1/releases/current/index.json" in uris
-    assert len(answers) == len(events)
     made = [a for a in in_node if "statusCode" in a and a["statusCode"] != 204]
     assert all(json.loads(a["body"]["data"])["detail"] and a["headers"]["cache-control"]["value"] == "no-store"
                and a["headers"]["x-release"]["value"] == release for a in made)

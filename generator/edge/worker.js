@@ -28,6 +28,10 @@ function notModified(request, lastModified, etag) {  // nginx's not_modified fil
   return true;
 }
 
+function asset(env, origin, name) {  // a file of Static Assets as stored (the Worker chooses the encoding)
+  return env.ASSETS.fetch(new Request(new URL("/" + name, origin), { headers: { "Accept-Encoding": "identity" } }));
+}
+
 // A file over Static Assets' 25 MiB per file is stored as <file>.part0, .part1, … (riskapi deploy
 // cloudflare): one answer streams them in order, each part fetched when the one before is read. Its
 // ETag is nginx's for the whole file ("mtime-size" in hex), as no single asset has one.
@@ -39,8 +43,8 @@ function joined(env, origin, result) {
       for (;;) {
         if (reader === null) {
           if (next === result.parts) return controller.close();
-          const name = `/${result.file}.part${next}`;
-          const part = await env.ASSETS.fetch(new Request(new URL(name, origin), { headers: { "Accept-Encoding": "identity" } }));
+          const name = `${result.file}.part${next}`;
+          const part = await asset(env, origin, name);
           if (part.status !== 200) return controller.error(new Error(`${name}: ${part.status}`));
           reader = part.body.getReader();
           next += 1;
@@ -73,14 +77,13 @@ export default {
     if (result.file === undefined) {
       return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
     }
-    const asset = result.parts ? joined(env, url.origin, result) : await env.ASSETS.fetch(new Request(
-      new URL("/" + result.file, url.origin), { headers: { "Accept-Encoding": "identity" } }));
-    if (asset.status !== 200) {  // the route description promised a file the assets do not hold
+    const file = result.parts ? joined(env, url.origin, result) : await asset(env, url.origin, result.file);
+    if (file.status !== 200) {  // the route description promised a file the assets do not hold
       return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
         headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
     }
     const headers = new Headers(result.headers);
-    const etag = asset.headers.get("ETag");
+    const etag = file.headers.get("ETag");
     if (etag) headers.set("ETag", etag);
     if (notModified(request, result.headers["Last-Modified"], etag)) {
       headers.delete("Content-Disposition");
@@ -90,7 +93,7 @@ export default {
     const chosen = encoding(accepted, result.size, release);
     if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
     else headers.set("Content-Length", String(result.size));
-    let body = asset.body;
+    let body = file.body;
     if (result.parts && !chosen) {  // a stream of the parts has no length the runtime knows: give it one
       const fixed = new FixedLengthStream(result.size);
       body.pipeTo(fixed.writable).catch(() => {});  // a client that goes away ends the copy

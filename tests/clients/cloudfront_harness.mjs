@@ -1,32 +1,18 @@
 // A thin stand-in for CloudFront around the functions `riskapi deploy cloudfront` wrote, for the
 // contract tests: there is no local CloudFront runtime. Per request it builds CloudFront's event
 // (viewer-request: method, uri as sent, querystring as an object of names → {value, multiValue},
-// lower-case headers as {value}), runs viewer-request.js as written (its `import cf from
-// "cloudfront"` line replaced by this file's KeyValueStore over kvs.json), and either sends the
+// lower-case headers as {value}), runs viewer-request.js as written (cloudfront_runtime.mjs: its
+// KeyValueStore over kvs.json), and either sends the
 // answer the function made or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for
 // the object, with only the conditional headers (CloudFront sends no Authorization to S3), then runs
 // viewer-response.js on the origin's answer. Not emulated: CloudFront's cache, its compression, its
 // header normalisation, and the runtime itself (this is Node's engine, not CloudFront's).
 //   node cloudfront_harness.mjs FUNCTIONS_DIR ORIGIN_URL PORT
 import http from "node:http";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { loadFunctions } from "./cloudfront_runtime.mjs";
 
 const [folder, origin, port] = process.argv.slice(2);
-const store = new Map(JSON.parse(readFileSync(`${folder}/kvs.json`, "utf8")).data.map((e) => [e.key, e.value]));
-const cf = { kvs: () => ({ async get(key) {  // CloudFront's get() rejects a key the store lacks
-  if (!store.has(key)) throw new Error(`Key not found: ${key}`);
-  return store.get(key);
-} }) };
-const IMPORT = 'import cf from "cloudfront";\n';
-
-function load(name) {  // the function's code as deployed, its handler in a strict-mode scope
-  let code = readFileSync(`${folder}/${name}`, "utf8");
-  if (code.startsWith(IMPORT)) code = code.slice(IMPORT.length);
-  return new Function("cf", "require", `"use strict";\n${code}\nreturn handler;`)(cf, createRequire(import.meta.url));
-}
-const viewerRequest = load("viewer-request.js");
-const viewerResponse = load("viewer-response.js");
+const { viewerRequest, viewerResponse } = loadFunctions(folder);
 
 // A name from the request becomes an own property, even `__proto__` (plain assignment would set the
 // object's prototype instead; a client's `?__proto__=…` must not reach Object.prototype here).
