@@ -15,10 +15,10 @@ import orjson
 from . import routes
 from .diff import (DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff,
                    read_snapshot)
-from .errors import ChangesRefused, DataError, Problem, TooManyClassChanges, ValidationFailed
+from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelDefinition, ModelObservations
-from .publish import CHANGES, ReleaseWriter
+from .publish import CHANGES, CURRENT, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.exports import ExportChunks, ExportFile
 from .render.identity import render_api_root, render_current_release
@@ -26,6 +26,7 @@ from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
 from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
 from .scoring import CurrentScores, score_model
+from .serve.runtime import check_release
 from .validate import SCHEMA_DIR, DocumentValidator
 
 
@@ -175,6 +176,15 @@ def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None,
             f"--max-class-changes {max_class_changes}\n" + format_diff(changes, previous_id, "this build"))
 
 
+def refuse_if_nginx_rejects(writer: ReleaseWriter) -> None:
+    """Never publish what the reference server rejects: `nginx -t` on the release's configuration."""
+    writer.flush()
+    rejected = check_release(writer.folder)
+    if rejected:
+        raise PublishError(f"nginx rejects this release's configuration, so it was not published "
+                           f"({writer.site / CURRENT} is as it was):\n{rejected}")
+
+
 def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
@@ -260,6 +270,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 writer.abort()
                 report.release = writer.previous
                 return report
+            clock.run("publish", refuse_if_nginx_rejects, writer)
             report.release = clock.run("publish", writer.commit).id
             report.published = True
         except BaseException:

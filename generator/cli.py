@@ -250,16 +250,22 @@ def keys() -> None:
 @KEYS_OPTION
 @SITE_OPTION
 @click.option("--force", is_flag=True, help="Grant models the current release does not have (yet).")
+@click.option("--allow-weak", is_flag=True, help="Accept a --key under 128 bits (for keys clients already hold).")
 @click.pass_context
 def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
-             site_dir: Path, force: bool) -> None:
+             site_dir: Path, force: bool, allow_weak: bool) -> None:
     """Add a key for USER and print it (once: it is not shown again)."""
-    from .serve.keys import add_key, missing_variant, read_keys
+    from .serve.keys import add_key, key_weakness, load_keys, missing_variant, read_keys
     from .serve.runtime import release_variants
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
     release = release_variants(site_dir) if granted and not force else None
-    added = add_key(keys_file, user, granted, given_key, replace_old, release[1] if release else None)
+    added = add_key(keys_file, user, granted, given_key, replace_old, release[1] if release else None,
+                    allow_weak=allow_weak)
     click.echo(added.key)
+    if given_key and key_weakness(added.key):
+        click.echo(f"warning: a weak key was accepted (--allow-weak): {key_weakness(added.key)}; replace it "
+                   f"with `riskapi keys add {user} --replace`", err=True)
+    _keys_problems(load_keys(keys_file))
     missing = missing_variant(read_keys(keys_file), user, release[1], release[2]) if release else None
     if missing:
         held, served = missing
@@ -277,17 +283,26 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
 def keys_revoke(ctx, user: str, keys_file: Path) -> None:
     """Deactivate every key of USER."""
     from .serve.keys import revoke
-    count = revoke(keys_file, user)
+    count, keys_read = revoke(keys_file, user)
     _say(ctx, f"revoked {count} key(s) of {user}")
+    _keys_problems(keys_read)
 
 
 @keys.command("list")
 @KEYS_OPTION
 def keys_list(keys_file: Path) -> None:
     """List users, their grants and whether each key is active (keys masked)."""
-    from .serve.keys import read_keys
-    for k in read_keys(keys_file):
+    from .serve.keys import load_keys
+    keys_read = load_keys(keys_file)
+    for k in keys_read.keys:
         click.echo(f"{k.user}\t{k.masked}\t{','.join(k.models) or '-'}\t{'active' if k.active else 'revoked'}")
+    _keys_problems(keys_read)
+
+
+def _keys_problems(keys_read) -> None:
+    """The keys file's bad lines, on stderr: they serve no key (the command itself went through)."""
+    if keys_read.warning():
+        click.echo(f"warning: {keys_read.warning()}", err=True)
 
 
 def _cache_control(_ctx, param, value: str) -> str:
@@ -357,6 +372,28 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
             shutil.rmtree(prefix, ignore_errors=True)
 
 
+@main.command()
+@SITE_OPTION
+@click.pass_context
+def status(ctx, site_dir: Path) -> None:
+    """Show what each running `riskapi serve` of the site serves, and the changes nginx rejected."""
+    from .serve.status import read_statuses
+    statuses = read_statuses(site_dir)
+    if not statuses:
+        click.echo(f"no riskapi serve is running on {site_dir}")
+        return
+    for state in statuses:
+        live = state["live"] or {}
+        click.echo(f"{state['address']} (pid {state['pid']}): live: release {live.get('release')}, keys "
+                   f"{live.get('keys')} since {live.get('since')}")
+        for problem in live.get("keyProblems", []):
+            click.echo(f"  keys line serving no key: {problem}")
+        for rejection in state["rejected"]:
+            still = " (not served)" if rejection["release"] != live.get("release") else ""
+            click.echo(f"  rejected: release {rejection['release']} at {rejection['at']}{still}:")
+            click.echo("    " + rejection["reason"].replace("\n", "\n    "))
+
+
 @main.command("nginx-config")
 @SITE_OPTION
 @KEYS_OPTION
@@ -371,10 +408,7 @@ def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cac
     runtime = NginxRuntime(_serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit,
                                            foreground=False), prefix)
 
-    def render() -> None:
-        runtime.render()
-        runtime.check()
-    render()
+    runtime.render()
     _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
 
 

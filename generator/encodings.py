@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from itertools import product
 import re
+import unicodedata
 from urllib.parse import quote
 
 _ESCAPE = re.compile(r"%[0-9A-F]{2}")
@@ -54,3 +55,11 @@ def _raw_non_ascii(text: str, encoded: str, upper_hex: bool) -> str:
         escaped = quote(ch)
         encoded = encoded.replace(escaped if upper_hex else escaped.lower(), ch)
     return encoded
+
+
+def identity(text: str) -> str:
+    """What makes two names the same one everywhere (users, country names, …): Unicode compatibility
+    forms folded (NFKC) and letter case folded. nginx and the edges compare names ignoring ASCII case,
+    so two names with one identity would be one lookup key there: the data and the keys file refuse
+    the second."""
+    return unicodedata.normalize("NFKC", text).casefold()

@@ -380,6 +380,8 @@ class ReleaseWriter:
         source = self._previous_dir / relative
         twins = [(suffix, self._previous_files.get(relative + suffix)) for suffix, _ in COMPRESSED_FORMS]
         try:
+            if os.stat(source).st_size != size:  # changed since its manifest was written (edited by hand)
+                return False
             os.link(source, target)
             for suffix, entry in twins:
                 if entry:

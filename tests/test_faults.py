@@ -32,6 +32,8 @@ from tools.synthetic_data import main as synthetic_data
 from .conftest import DEMO_DATA, TINY, make_nga_black, replace_in
 from .live import free_port
 
+pytestmark = pytest.mark.faults
+
 
 def start_build(data: Path, site: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--data", str(data), "--site",
@@ -90,26 +92,28 @@ def test_a_killed_write_worker_is_one_clear_error_and_publishes_nothing(tmp_path
 
 # ---- keys -------------------------------------------------------------------------------------
 
-def test_a_broken_keys_file_keeps_the_running_configuration_and_never_shows_a_key(live):
+def test_a_broken_keys_line_is_skipped_by_line_and_never_shows_a_key(live):
     keys_file = live.keys_file
     good = keys_file.read_bytes()
-    alice = live.keys["alice"]
+    alice, bob = live.keys["alice"], live.keys["bob"]
+    added = len(good.splitlines()) + 1  # the number of the line each case appends
     try:
-        for broken, says in [
-            (good + b"dave,\xe9abcdef0123456789abcdef01,,yes\n", "is not UTF-8 text"),
-            (good + good.splitlines(keepends=True)[1], "again (each key must be unique)"),
+        for broken, says, alice_status in [
+            (good + b"dave,\xe9abcdef0123456789abcdef01,,yes\n", "is not UTF-8 text", 200),
+            # alice's key twice: which user holds it is not known, so neither line serves it
+            (good + good.splitlines(keepends=True)[1], "the key of line 2 again", 403),
         ]:
             keys_file.write_bytes(broken)
-            with pytest.raises(KeysError) as caught:
-                live.runtime.refresh()
-            message = caught.value.format_message()
-            assert says in message and str(keys_file) in message
-            assert alice not in message and live.keys["bob"] not in message
-            assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200  # still served
+            live.runtime.refresh()
+            problems = "\n".join(live.runtime.status.state["live"]["keyProblems"])
+            assert f"{keys_file}:{added}: {says}" in problems
+            assert alice not in problems and bob not in problems
+            assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == alice_status
+            assert live.get("/api/v1/riskscores/sovereign/", user="bob").status == 200  # every other line works
         keys_file.unlink()
         with pytest.raises(KeysError, match="the keys file is missing"):
-            live.runtime.refresh()
-        assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200
+            live.runtime.refresh()  # nothing to apply: the running configuration stays
+        assert live.get("/api/v1/riskscores/sovereign/", user="bob").status == 200
     finally:
         keys_file.write_bytes(good)
         live.runtime.refresh()

@@ -59,16 +59,16 @@ def test_add_refuses_a_model_that_is_not_a_custom_model_of_the_release(tmp_path,
 
 def test_given_key_is_stored_in_lower_case(tmp_path):
     keys = tmp_path / "keys.csv"
-    result = run("keys", "add", "carol", "--key", "ABCDEF0123456789ABCDEF", "--keys", keys)
-    assert result.output.strip() == "abcdef0123456789abcdef"
+    result = run("keys", "add", "carol", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
+    assert result.output.strip() == "9f86d081884c7d659a2feaa0c55ad015"
 
 
 def test_bad_keys_and_users_are_refused(tmp_path):
     keys = tmp_path / "keys.csv"
     assert run("keys", "add", "alice", "--key", "short", "--keys", keys).exit_code == 1
     assert run("keys", "add", "al:ice", "--keys", keys).exit_code == 1
-    run("keys", "add", "alice", "--key", "0123456789abcdef0123", "--keys", keys)
-    duplicate = run("keys", "add", "bob", "--key", "0123456789ABCDEF0123", "--keys", keys)
+    run("keys", "add", "alice", "--key", "9f86d081884c7d659a2feaa0c55ad015", "--keys", keys)
+    duplicate = run("keys", "add", "bob", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
     assert duplicate.exit_code == 1 and "already in the keys file" in duplicate.output
     assert run("keys", "revoke", "nobody", "--keys", keys).exit_code == 1
 

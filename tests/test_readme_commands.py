@@ -23,7 +23,7 @@ from .conftest import ROOT, TINY
 from .live import free_port
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-KEY = "0123456789abcdef0123456789abcdef"
+KEY = "9f86d081884c7d659a2feaa0c55ad015"
 
 COMMAND_LINES = [
     "riskapi build --data {data} --site {site} --keys {keys} --strict --max-class-changes 100 -v",
@@ -36,12 +36,14 @@ COMMAND_LINES = [
     "riskapi rollback --site {site}",
     "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
     "riskapi keys add carol --models acme_next --keys {keys} --force",
+    "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test "
     "--cache-control 'private, no-cache' --strict",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
     "--strict",
+    "riskapi status --site {site}",
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
     "--cache-control 'public, max-age=60' --rate-limit 600/m",
 ]

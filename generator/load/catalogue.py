@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ..encodings import ascii_folded, client_encodings, identity
 from ..errors import CellError
 from .contract import (BOUNDS, BOUNDS_COLUMNS, COUNTRIES, COUNTRY_COLUMNS, INDICATOR_COLUMNS, INDICATORS,
                        MODEL_COLUMNS, MODELS, SCORING, SCORING_COLUMNS, SECTION_COLUMNS, SECTIONS)
@@ -15,6 +16,9 @@ from .thresholds import coverage_gaps, parse_threshold, value_kind
 WEIGHT_SUM_TOLERANCE = 0.001
 # An indicator's default weight is published to 4 decimals; its points imply the exact share.
 IMPLIED_WEIGHT_TOLERANCE = 0.0005
+# The longest form of a country name a client may send (nginx.conf: map_hash_bucket_size 256 holds
+# map keys of up to ~238 bytes; measured with nginx -t).
+MAX_NAME_BYTES = 200
 APPLICABILITY_FIELDS = {"region": "region", "income": "income", "oecd_member": "oecd_member", "geo_type": "geo_type"}
 
 RawIndicator = dict  # an indicators.csv row's cells, with its line, applicability and table rows
@@ -42,9 +46,39 @@ def unique(log: ProblemLog, name: str, rows: list[Row], key_columns: tuple[str, 
 
 def load_countries(log: ProblemLog) -> dict[str, Country]:
     rows = unique(log, COUNTRIES, read(log, COUNTRIES, COUNTRY_COLUMNS), ("code",))
-    rows = unique(log, COUNTRIES, rows, ("name",))
+    rows = _servable_names(log, unique(log, COUNTRIES, rows, ("name",)))
     return {r["code"]: Country(r["code"], r["name"], r["region"], r["income"], r["oecd_member"], r["geo_type"])
             for r in rows}
+
+
+def _servable_names(log: ProblemLog, rows: list[Row]) -> list[Row]:
+    """Drop and report a name no server can look up as itself: the same name as an earlier one in
+    other letter case or Unicode form (one lookup key on every server), one whose query-string form
+    (any client's) is another name's, or one too long for a map entry of nginx (MAX_NAME_BYTES)."""
+    names: dict[str, Row] = {}  # identity → first row
+    forms: dict[str, Row] = {}  # a client's query-string form, as nginx compares it → its row
+    kept = []
+    for row in rows:
+        first = names.setdefault(identity(row["name"]), row)
+        if first is not row:
+            log.problem(COUNTRIES, row, "name", f"{row['name']!r} is {first['name']!r} of line {first.line} in other "
+                        "letter case or Unicode form", "every server looks names up ignoring case: keep one")
+            continue
+        encoded = client_encodings(row["name"])
+        longest = max(len(form.encode()) for form in encoded)
+        if longest > MAX_NAME_BYTES:
+            log.problem(COUNTRIES, row, "name", f"is too long to look up: a client sends it as up to {longest} "
+                        f"bytes, over {MAX_NAME_BYTES}", "shorten it (the demo's longest name, 44 characters, is 56 "
+                        "bytes at most)")
+            continue
+        clash = next((forms[ascii_folded(f)] for f in encoded if ascii_folded(f) in forms), None)
+        if clash is not None:
+            log.problem(COUNTRIES, row, "name", f"{row['name']!r} reads as {clash['name']!r} of line {clash.line} in a "
+                        "query string", "a client could not tell them apart: rename one")
+            continue
+        forms.update((ascii_folded(f), row) for f in encoded)
+        kept.append(row)
+    return kept
 
 
 def load_models(log: ProblemLog) -> dict[str, Model]:

@@ -11,6 +11,14 @@ def nginx_string(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def nginx_map_key(value: str) -> str:
+    """A map entry's source value, quoted, as exactly that string: never a regular expression (`~…`),
+    a keyword (`default`, `include`, `hostnames`, `volatile`) or an escape. nginx's map reads a leading
+    backslash as "the rest, literally" (`\\~.*` is the text ~.*), and that backslash is written doubled
+    inside quotes."""
+    return f'"\\\\{nginx_string(value)}"'
+
+
 @functools.cache
 def template_environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("generator", "templates"), trim_blocks=True,
@@ -20,4 +28,5 @@ def template_environment() -> jinja2.Environment:
                                                                          default_for_string=False),
                                      undefined=jinja2.StrictUndefined)
     environment.filters["nginx_string"] = nginx_string
+    environment.filters["map_key"] = nginx_map_key
     return environment

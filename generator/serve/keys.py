@@ -1,16 +1,22 @@
-"""The keys file (CSV: user, key, models, active) and the nginx key map rendered from it."""
+"""The keys file (CSV: user, key, models, active) and the nginx key map rendered from it.
+
+The file is read line by line: a bad line is a located problem of its own and serves no key, while
+every other line goes on working, so a typo never takes the API down and never blocks a revocation.
+A rewrite (add, revoke) keeps every other line exactly as it was written, bad ones included.
+"""
 from __future__ import annotations
 
 import base64
 import contextlib
 import csv
 import fcntl
-import io
+import math
 import re
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..encodings import identity
 from ..errors import KeysError
 from ..files import write_atomic
 from .. import routes
@@ -19,6 +25,12 @@ from ..render.templates import template_environment
 HEADER = ["user", "key", "models", "active"]
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
 KEY = re.compile(r"[a-z0-9._~-]{16,128}")
+USER_RULE = "may only use letters, digits and . _ @ - (at most 64)"
+# A key given with --key must be as hard to guess as a generated one (128 bits): see key_weakness.
+MIN_KEY_BITS = 128
+MIN_DISTINCT_CHARACTERS = 8
+KEY_ALPHABETS = ("0123456789", "0123456789abcdef", "abcdefghijklmnopqrstuvwxyz",
+                 "0123456789abcdefghijklmnopqrstuvwxyz", "0123456789abcdefghijklmnopqrstuvwxyz._~-")
 
 
 @dataclass(frozen=True)
@@ -27,10 +39,48 @@ class ApiKey:
     key: str
     models: tuple[str, ...]  # granted custom models, sorted
     active: bool
+    line: int = field(default=0, compare=False)  # where it is in the keys file (0: not from a file)
 
     @property
     def masked(self) -> str:
         return f"{self.key[:4]}…{self.key[-4:]}"
+
+
+@dataclass
+class KeysFile:
+    """A keys file as read: the keys of its good lines, a located problem for every other line, and
+    its lines as written (without line ends), which a rewrite keeps."""
+    path: Path
+    keys: list[ApiKey]
+    problems: list[str]
+    lines: list[str]
+
+    def rows(self):
+        """(index in lines, cells) of every line after the header that is one CSV record, bad or not."""
+        for index, line in enumerate(self.lines[1:], start=1):
+            row = _cells(line)
+            if row:
+                yield index, [cell.strip() for cell in row]
+
+    def users(self) -> dict[str, str]:
+        """Each user's identity → its spelling in the file, from every line that names a user (a bad
+        line's too: a new user must not alias it once it is fixed)."""
+        named = {}
+        for _, row in self.rows():
+            if USER.fullmatch(row[0]):
+                named.setdefault(identity(row[0]), row[0])
+        return named
+
+    def holds(self, key: str) -> bool:
+        """Whether any line, bad or not, holds this (normalised) key."""
+        return any(len(row) > 1 and row[1].lower() == key for _, row in self.rows())
+
+    def warning(self) -> str | None:
+        """One message for every problem (None without any), saying the lines serve no key."""
+        if not self.problems:
+            return None
+        return (f"{len(self.problems)} line(s) of the keys file serve no key until fixed:\n  "
+                + "\n  ".join(self.problems))
 
 
 def new_key() -> str:
@@ -46,46 +96,101 @@ def normalise_key(key: str) -> str:
     return folded
 
 
-def read_keys(path: Path, missing_ok: bool = True) -> list[ApiKey]:
-    """Every row of the keys file (a missing file has no keys, unless `missing_ok` is False).
+def key_bits(key: str) -> float:
+    """The estimated strength of a key: its length × log2 of the smallest alphabet of generated keys
+    that holds it (digits 3.3 bits a character, hex 4, letters 4.7, letters and digits 5.2, with
+    . _ ~ - 5.3). A generated key (32 hex characters) is 128 bits."""
+    alphabet = next(a for a in KEY_ALPHABETS if set(key) <= set(a))
+    return len(key) * math.log2(len(alphabet))
 
-    Every problem is located by file and line and never shows a key: a duplicated key is named by
-    the line it repeats, so nginx never sees it (its own message would print the key)."""
+
+def key_weakness(key: str) -> str | None:
+    """Why a (normalised) key is too easy to guess, or None: under 128 bits by key_bits, fewer than 8
+    different characters, or a shorter text repeated (`passwordpassword…`, `0123…0123…`)."""
+    bits = key_bits(key)
+    if bits < MIN_KEY_BITS:
+        return (f"it has about {bits:.0f} bits ({len(key)} characters of a {len(key) and 2 ** (bits / len(key)):.0f}-"
+                f"character alphabet); {MIN_KEY_BITS} are needed, e.g. 32 random hex digits")
+    if len(set(key)) < MIN_DISTINCT_CHARACTERS:
+        return f"it uses only {len(set(key))} different characters"
+    if re.fullmatch(r"(.+?)\1+", key):
+        return "it repeats a shorter text"
+    return None
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of one line of the keys file, or None where it is not one CSV record (no valid
+    cell holds a quote, comma or line break, so each record is one line)."""
+    try:
+        return next(csv.reader([line], strict=True), [])
+    except csv.Error:
+        return None
+
+
+def read_keys(path: Path, missing_ok: bool = True) -> list[ApiKey]:
+    """The keys of every good line (see load_keys; its problems are the caller's to show)."""
+    return load_keys(path, missing_ok).keys
+
+
+def load_keys(path: Path, missing_ok: bool = True) -> KeysFile:
+    """The keys file, line by line (a missing file has no keys, unless `missing_ok` is False).
+
+    A line with a problem is skipped and named by file and line, never showing a key: a bad cell, a
+    user that differs from an earlier line's only in letter case, a key that another line holds too
+    (then no line of that key serves it: which user it belongs to is not known). Only a file that
+    cannot be read at all, or a wrong header, is an error."""
     if not path.exists():
         if missing_ok:
-            return []
+            return KeysFile(path, [], [], [HEADER_LINE])
         raise KeysError(f"{path}: the keys file is missing; create it with `riskapi keys add USER`")
-    keys, problems, first_line = [], [], {}
+    if not path.is_file():
+        raise KeysError(f"{path}: is not a file")
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.reader(handle, strict=True)
-            try:
-                header = next(reader, None)
-                if header != HEADER:
-                    raise KeysError(f"{path}:1: the header must be {','.join(HEADER)}")
-                for row in reader:
-                    if not any(cell.strip() for cell in row):
-                        continue
-                    try:
-                        key = _parse_row(row)
-                    except KeysError as error:
-                        problems.append(f"{path}:{reader.line_num}: {error.message}")
-                        continue
-                    if key.key in first_line:
-                        problems.append(f"{path}:{reader.line_num}: the key of line {first_line[key.key]} again "
-                                        "(each key must be unique)")
-                        continue
-                    first_line[key.key] = reader.line_num
-                    keys.append(key)
-            except csv.Error as error:
-                problems.append(f"{path}:{reader.line_num}: malformed CSV: {error}")
-    except UnicodeDecodeError as error:
-        problems.append(f"{path}: is not UTF-8 text ({error.reason} at byte {error.start})")
+        raw = path.read_bytes()
     except OSError as error:
-        problems.append(f"{path}: cannot be read: {error.strerror}")
-    if problems:
-        raise KeysError("the keys file has problems:\n  " + "\n  ".join(problems))
-    return keys
+        raise KeysError(f"{path}: cannot be read: {error.strerror}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # a byte order mark, as spreadsheets save UTF-8
+    lines = [line.rstrip(b"\r") for line in raw.split(b"\n")]
+    if lines and lines[-1] == b"":
+        lines.pop()
+    header = _cells(lines[0].decode("utf-8", "replace")) if lines else None
+    if header is None or [cell.strip().lower() for cell in header] != HEADER:
+        raise KeysError(f"{path}:1: the header must be {HEADER_LINE}")
+    texts, keys, problems = [HEADER_LINE], [], []  # problems: (line, what)
+    users: dict[str, tuple[str, int]] = {}
+    holders: dict[str, list[int]] = {}  # key → the lines that hold it
+    for number, data in enumerate(lines[1:], start=2):
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            texts.append(data.decode("utf-8", "surrogateescape"))
+            problems.append((number, f"is not UTF-8 text ({error.reason} at byte {error.start})"))
+            continue
+        texts.append(line)
+        if not line.strip():
+            continue
+        try:
+            key = _parse_line(line, number)
+        except KeysError as error:
+            problems.append((number, error.message))
+            continue
+        holders.setdefault(key.key, []).append(number)
+        first = users.setdefault(identity(key.user), (key.user, number))
+        if first[0] != key.user:
+            problems.append((number, f"user {key.user!r} is {first[0]!r} of line {first[1]} in other letter case "
+                                     f"(users are the same whatever their case: write it {first[0]!r})"))
+            continue
+        keys.append(key)
+    shared = {key: numbers for key, numbers in holders.items() if len(numbers) > 1}
+    for numbers in shared.values():
+        problems.append((numbers[-1], f"the key of line {numbers[0]} again (each key must be unique; lines "
+                                      f"{', '.join(map(str, numbers))} serve no key until one is left)"))
+    keys = [k for k in keys if k.key not in shared]
+    return KeysFile(path, keys, [f"{path}:{number}: {what}" for number, what in sorted(problems)], texts)
+
+
+HEADER_LINE = ",".join(HEADER)
 
 
 @contextlib.contextmanager
@@ -97,39 +202,51 @@ def keys_lock(path: Path):
         yield
 
 
-def _parse_row(row: list[str]) -> ApiKey:
+def _parse_line(line: str, number: int) -> ApiKey:
+    row = _cells(line)
+    if row is None:
+        raise KeysError("malformed CSV (an unclosed quote?)")
     if len(row) != len(HEADER):
-        raise KeysError(f"has {len(row)} cells, expected {len(HEADER)}: {','.join(HEADER)}")
+        raise KeysError(f"has {len(row)} cells, expected {len(HEADER)}: {HEADER_LINE}")
     user, key, models, active = (cell.strip() for cell in row)
     if not USER.fullmatch(user):
-        raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
+        raise KeysError(f"user {user!r} {USER_RULE}")
     granted = tuple(sorted({m.strip() for m in models.split(";") if m.strip()}))
     for model in granted:
         if not routes.MODEL_CODE.fullmatch(model):
             raise KeysError(f"model {model!r} is not a model code (separate several with ';')")
     if active not in ("yes", "no"):
         raise KeysError(f"active {active!r} must be yes or no")
-    return ApiKey(user, normalise_key(key), granted, active == "yes")
+    return ApiKey(user, normalise_key(key), granted, active == "yes", number)
+
+
+def key_line(k: ApiKey) -> str:
+    return ",".join([k.user, k.key, ";".join(k.models), "yes" if k.active else "no"])
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    """Replace the keys file in one step, readable by its owner only; a symlinked keys file is
+    replaced where it points, so the link stays."""
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, "".join(f"{line}\n" for line in lines).encode("utf-8", "surrogateescape"), mode=0o600)
 
 
 def write_keys(path: Path, keys: list[ApiKey]) -> None:
-    """Replace the keys file in one step, readable by its owner only."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(HEADER)
-    for k in keys:
-        writer.writerow([k.user, k.key, ";".join(k.models), "yes" if k.active else "no"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, buffer.getvalue().encode(), mode=0o600)
+    """A keys file of exactly these keys."""
+    write_lines(path, [HEADER_LINE] + [key_line(k) for k in keys])
 
 
 def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
-            replace_old: bool = False, custom_models: tuple[str, ...] | None = None) -> ApiKey:
+            replace_old: bool = False, custom_models: tuple[str, ...] | None = None,
+            allow_weak: bool = False) -> ApiKey:
     """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys.
 
-    With `custom_models` (the current release's), a grant of any other model is refused."""
+    With `custom_models` (the current release's), a grant of any other model is refused. A user that
+    differs from one in the file only in letter case is refused (it would be the same user on every
+    server); so is a given key under 128 bits (key_weakness) unless `allow_weak`."""
     if not USER.fullmatch(user):
-        raise KeysError(f"user {user!r} may only use letters, digits and . _ @ -")
+        raise KeysError(f"user {user!r} {USER_RULE}")
     for model in models:
         if not routes.MODEL_CODE.fullmatch(model):
             raise KeysError(f"model {model!r} is not a model code")
@@ -138,26 +255,46 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
         raise KeysError(f"{', '.join(unknown)} is not a custom model of the current release (its custom models: "
                         f"{', '.join(custom_models) or 'none'}); check the name, or add --force to grant a model "
                         "a coming data release brings")
-    added = ApiKey(user, normalise_key(key) if key else new_key(), tuple(sorted(set(models))), True)
+    if key:
+        key = normalise_key(key)
+        weakness = key_weakness(key)
+        if weakness and not allow_weak:
+            raise KeysError(f"that key is too easy to guess: {weakness}; leave out --key for a new random one "
+                            "(--allow-weak accepts it, for keys clients already hold)")
+    added = ApiKey(user, key or new_key(), tuple(sorted(set(models))), True)
     with keys_lock(path):
-        keys = read_keys(path)  # a file with problems is never rewritten
-        if any(k.key == added.key for k in keys):
+        keys_file = load_keys(path)
+        spelled = keys_file.users().get(identity(user), user)
+        if spelled != user:
+            raise KeysError(f"user {user!r} is {spelled!r} of the keys file in other letter case (users are the "
+                            f"same whatever their case): write {spelled!r}")
+        if keys_file.holds(added.key):
             raise KeysError("that key is already in the keys file; keys must be unique")
-        if replace_old:
-            keys = [replace(k, active=False) if k.user == user else k for k in keys]
-        write_keys(path, keys + [added])
+        lines = _with_user_revoked(keys_file, user) if replace_old else list(keys_file.lines)
+        write_lines(path, lines + [key_line(added)])
     return added
 
 
-def revoke(path: Path, user: str) -> int:
-    """Deactivate every key of `user`; return how many were active."""
+def _with_user_revoked(keys_file: KeysFile, user: str) -> list[str]:
+    """The file's lines with every line of `user` (any letter case) set inactive; other lines as written."""
+    lines = list(keys_file.lines)
+    for index, row in keys_file.rows():
+        if len(row) == len(HEADER) and identity(row[0]) == identity(user):
+            row[3] = "no"
+            lines[index] = ",".join(row)
+    return lines
+
+
+def revoke(path: Path, user: str) -> tuple[int, KeysFile]:
+    """Deactivate every key of `user` (any letter case), whatever else is wrong in the file; return how
+    many served keys were active, and the file as it was read (its problems are the caller's to show)."""
     with keys_lock(path):
-        keys = read_keys(path)
-        active = [k for k in keys if k.user == user and k.active]
-        if not any(k.user == user for k in keys):
+        keys_file = load_keys(path, missing_ok=False)
+        if identity(user) not in keys_file.users():
             raise KeysError(f"no user {user!r} in {path}")
-        write_keys(path, [replace(k, active=False) if k.user == user else k for k in keys])
-    return len(active)
+        active = [k for k in keys_file.keys if identity(k.user) == identity(user) and k.active]
+        write_lines(path, _with_user_revoked(keys_file, user))
+    return len(active), keys_file
 
 
 def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...],

@@ -8,6 +8,7 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,8 @@ from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release
 from ..routes import API
-from .keys import read_keys, render_key_map
+from .keys import ApiKey, load_keys, render_key_map
+from .status import ServeStatus, redact_keys
 from ..render.nginx_maps import NGINX_DIR, RELEASE_INFO
 from ..render.templates import template_environment
 
@@ -120,14 +122,23 @@ def stop_orphans(workers: set[int], master: int) -> int:
 
 
 class NginxRuntime:
-    """A private nginx prefix serving one site: conf/ (nginx.conf, runtime/, release/), logs/, temp/."""
+    """A private nginx prefix serving one site: conf (a link to configs/<n>/: nginx.conf, runtime/,
+    release/), logs/, temp/.
+
+    Every configuration is rendered into a new folder and checked with `nginx -t` before `conf` is
+    pointed at it, so the configuration nginx reads on a reload is always one it accepted. The release
+    and the keys are applied independently: a release nginx rejects never holds back a keys change (a
+    revocation lands), and its rejection is kept in `status` (ServeStatus) for `riskapi status`."""
 
     def __init__(self, settings: ServeSettings, prefix: Path):
         self.settings = settings
         self.prefix = prefix.resolve()
         self.conf = self.prefix / "conf"
+        self.configs = self.prefix / "configs"
         self.process: subprocess.Popen | None = None
-        self.served: tuple | None = None  # what the running config was rendered from
+        self.served: tuple | None = None  # (release, keys digest) the running configuration was made from
+        self.seen: tuple | None = None  # the last state looked at, applied or not
+        self.status = ServeStatus(settings.site, settings.address)
 
     # ------------------------------------------------------------------ rendering
 
@@ -135,56 +146,97 @@ class NginxRuntime:
         """What, when it changes, needs a re-render and reload: the current release and the keys file."""
         try:  # the content, not the file's times: a touch or a rewrite of the same keys reloads nothing
             keys_state = hashlib.sha256(self.settings.keys.read_bytes()).hexdigest()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             keys_state = None
         return current_release(self.settings.site), keys_state
 
-    def render(self) -> tuple:
-        """Write the whole configuration for the current release and keys; return what it was made from."""
-        state = self.watched_state()
-        release = state[0]
-        if release is None:
-            raise no_release(self.settings.site)
-        release_dir = (self.settings.site / RELEASES / release).resolve()
-        check_readable_by_workers(release_dir)
+    def render_into(self, folder: Path, release: str, release_dir: Path, keys: list[ApiKey]) -> None:
+        """Write a whole configuration for one release and these keys into a new `folder`."""
         custom_models, audiences = read_release_info(release_dir)
-        environment = template_environment()
-        for folder in (self.conf / "runtime", self.prefix / "logs", self.prefix / "temp"):
-            folder.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.prefix, 0o711)
-        os.chmod(self.conf, 0o700)
         settings = self.settings
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       rate_limit=settings.rate_limit, burst=settings.burst,
                       listen=settings.address, root=release_dir, release=release,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
-        # Everything is rendered before anything is written: a bad keys file changes nothing.
-        texts = {name: environment.get_template(f"{name}.j2").render(**values)
-                 for name in ("main.conf", "http.conf", "server.conf")}
-        key_map = render_key_map(read_keys(settings.keys, missing_ok=False), custom_models, audiences)
-        for name, text in texts.items():
-            write_atomic(self.conf / "runtime" / name, text.encode())
-        write_atomic(self.conf / "runtime" / "keys.conf", key_map.encode(), mode=0o600)
-        link_atomic(self.conf / "release", release_dir / NGINX_DIR)
-        write_atomic(self.conf / "nginx.conf", NGINX_CONF.read_bytes())
-        return state
+        environment = template_environment()
+        (folder / "runtime").mkdir(parents=True)
+        os.chmod(folder, 0o700)
+        for name in ("main.conf", "http.conf", "server.conf"):
+            write_atomic(folder / "runtime" / name, environment.get_template(f"{name}.j2").render(**values).encode())
+        write_atomic(folder / "runtime" / "keys.conf",
+                     render_key_map(keys, custom_models, audiences).encode(), mode=0o600)
+        os.symlink(release_dir / NGINX_DIR, folder / "release")
+        write_atomic(folder / "nginx.conf", NGINX_CONF.read_bytes())
 
-    def _command(self, *extra: str) -> list[str]:
-        return [nginx_binary(), "-p", str(self.prefix), "-c", str(self.conf / "nginx.conf"), "-e", "stderr", *extra]
+    def test(self, folder: Path) -> str | None:
+        """`nginx -t` on the configuration in `folder`: None if nginx accepts it, else nginx's words
+        (with any quoted value of the key map left out: it may be a key)."""
+        result = subprocess.run(self._command("-t", "-q", conf=folder / "nginx.conf"), capture_output=True, text=True)
+        return None if result.returncode == 0 else redact_keys(result.stderr.strip())
 
-    def check(self) -> None:
-        """`nginx -t` on the rendered configuration; raise with nginx's own words on failure."""
-        result = subprocess.run(self._command("-t", "-q"), capture_output=True, text=True)
-        if result.returncode != 0:
-            raise ServeError(f"nginx rejected the configuration in {self.conf}:\n{result.stderr.strip()}")
+    def _try(self, release: str, keys: list[ApiKey]) -> tuple[Path, str | None]:
+        """Render and test a configuration of `release` and `keys` in a new folder of configs/."""
+        release_dir = (self.settings.site / RELEASES / release).resolve()
+        for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.prefix, 0o711)
+        os.chmod(self.configs, 0o700)
+        folder = Path(tempfile.mkdtemp(prefix=f"{release}-", dir=self.configs))
+        folder.rmdir()  # render_into makes it, with its own mode
+        try:
+            check_readable_by_workers(release_dir)
+            self.render_into(folder, release, release_dir, keys)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        rejected = self.test(folder)
+        if rejected:
+            shutil.rmtree(folder, ignore_errors=True)
+        return folder, rejected
+
+    def _switch(self, folder: Path) -> None:
+        """Point conf at a tested configuration; older ones go (nginx has read them)."""
+        link_atomic(self.conf, folder.relative_to(self.prefix))
+        for old in self.configs.iterdir():
+            if old != folder:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def render(self) -> tuple:
+        """Render, test and switch to a configuration of the current release and keys; return the state
+        it was made from. When nginx rejects the new release but the keys are fine, the keys are applied
+        with the release served now, and the release's rejection is kept (status). A ServeError when
+        nothing of the change can be applied."""
+        state = self.watched_state()
+        self.seen = state
+        release, _ = state
+        if release is None:
+            raise no_release(self.settings.site)
+        keys_file = load_keys(self.settings.keys, missing_ok=False)
+        folder, rejected = self._try(release, keys_file.keys)
+        applied = state
+        if rejected and self.served and self.served[0] != release:
+            self.status.rejected("release", release, rejected)
+            folder, still = self._try(self.served[0], keys_file.keys)
+            if still:
+                raise ServeError(f"nginx rejected the configuration:\n{still}")
+            applied = (self.served[0], state[1])
+        elif rejected:
+            self.status.rejected("release", release, rejected)
+            raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
+        self._switch(folder)
+        self.status.applied(applied[0], state[1], keys_file.problems)
+        return applied
+
+    def _command(self, *extra: str, conf: Path | None = None) -> list[str]:
+        return [nginx_binary(), "-p", str(self.prefix), "-c", str(conf or self.conf / "nginx.conf"), "-e", "stderr",
+                *extra]
 
     # ------------------------------------------------------------------ process
 
     def start(self, timeout: float = 10.0) -> None:
         self._check_address_free()
         self.served = self.render()
-        self.check()
         # Its own session: a Ctrl-C on the terminal reaches riskapi, which stops nginx gracefully.
         # In the foreground nginx ends with riskapi however riskapi ends (a kill -9 included), so it
         # never goes on serving an old release with the old keys on its own.
@@ -223,18 +275,21 @@ class NginxRuntime:
         except OSError:
             return False
 
-    def refresh(self) -> bool:
-        """Re-render and gracefully reload when the release or the keys changed; True if it reloaded."""
-        if self.watched_state() == self.served:
+    def refresh(self, force: bool = False) -> bool:
+        """Re-render and gracefully reload when the release or the keys changed since last looked at
+        (`force`: in any case); True if nginx reloaded. A change nginx rejected is not tried again until
+        something changes again."""
+        if not force and self.watched_state() in (self.served, self.seen):
             return False
-        self.reload()
-        return True
+        return self.reload()
 
-    def reload(self, timeout: float = 15.0) -> None:
-        """Render, check, then SIGHUP; return once every old worker has finished its requests and
-        exited, so any request sent afterwards is answered with the new release and keys."""
-        state = self.render()
-        self.check()  # on failure nginx keeps serving the configuration it runs now
+    def reload(self, timeout: float = 15.0) -> bool:
+        """Render and test (render), then SIGHUP; return once every old worker has finished its requests
+        and exited, so any request sent afterwards is answered with the new release and keys. False when
+        what was applied is what ran already (a rejected release, the keys unchanged)."""
+        state = self.render()  # on failure nginx keeps serving the configuration it runs now
+        if state == self.served:
+            return False
         old_workers = children(self.master_pid)
         os.kill(self.master_pid, signal.SIGHUP)
         deadline = time.monotonic() + timeout
@@ -246,6 +301,7 @@ class NginxRuntime:
                 raise ServeError(f"nginx did not finish reloading; see {self.prefix / 'logs' / 'error.log'}")
             time.sleep(0.02)
         self.served = state
+        return True
 
     @property
     def master_pid(self) -> int:
@@ -266,16 +322,30 @@ class NginxRuntime:
 
 
 def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: float = 0.5) -> None:
-    """Run nginx in the foreground; pick up a new release or a changed keys file with a graceful reload."""
+    """Run nginx in the foreground; pick up a new release or a changed keys file with a graceful reload.
+
+    SIGHUP re-reads the release and the keys at once; SIGTERM and SIGINT stop nginx gracefully."""
     runtime = NginxRuntime(settings, prefix)
     # Handlers first: a stop that comes while nginx starts must still stop nginx, not orphan it.
-    stopping = []
+    stopping, rereading = [], []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))  # even where a shell ignored it
+    signal.signal(signal.SIGHUP, lambda *_: rereading.append(True))
+    shown: tuple = ()
+
+    def tell_problems() -> None:  # the keys file's bad lines, each time they change
+        nonlocal shown
+        problems = tuple((runtime.status.state["live"] or {}).get("keyProblems", ()))
+        if problems != shown and problems:
+            say(f"warning: {len(problems)} line(s) of the keys file serve no key until fixed:\n  "
+                + "\n  ".join(problems))
+        shown = problems
+
     try:
         runtime.start()
         say(f"serving release {runtime.served[0]} on http://{settings.address}{API}/ "
-            f"(nginx prefix {runtime.prefix}; Ctrl-C stops)")
+            f"(nginx prefix {runtime.prefix}; Ctrl-C stops; `riskapi status` shows what is live)")
+        tell_problems()
         linked = release_site_url(settings.site / RELEASES / runtime.served[0])
         if linked not in (None, f"http://{settings.address}"):
             say(f"note: the release links to {linked} (riskapi build --site-url); this server answers on "
@@ -291,13 +361,36 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                                  + f"; see {runtime.prefix / 'logs' / 'error.log'}, then start riskapi serve again")
             workers = children(runtime.master_pid) or workers
             try:
-                if runtime.refresh():
+                rejected_before = list(runtime.status.state["rejected"])
+                if runtime.refresh(force=bool(rereading)):
                     say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
+                for rejection in runtime.status.state["rejected"]:
+                    if rejection not in rejected_before:
+                        say(f"error: release {rejection['release']} is not served, nginx rejected it (still serving "
+                            f"{runtime.served[0]}; the keys are applied):\n{rejection['reason']}")
             except RiskApiError as error:
-                say(f"not reloaded, still serving the previous configuration: {error.format_message()}")
-                runtime.served = runtime.watched_state()  # do not retry until something changes again
+                say(f"error: not reloaded, still serving the previous configuration: {error.format_message()}")
+            rereading.clear()
+            tell_problems()
             time.sleep(poll_seconds)
     finally:
         if runtime.process is not None:
             runtime.stop()
             say("stopped")
+        runtime.status.remove()
+
+
+def check_release(release_dir: Path) -> str | None:
+    """nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
+    accepts it; None too where nginx is not installed (there is no reference server to ask)."""
+    try:
+        nginx_binary()
+    except ServeError:
+        return None
+    with tempfile.TemporaryDirectory(prefix="riskapi-check-") as base:
+        runtime = NginxRuntime(ServeSettings(site=release_dir.parent, keys=Path(base) / "no-keys.csv"), Path(base))
+        folder = Path(base) / "conf"
+        for needed in ("logs", "temp"):
+            (Path(base) / needed).mkdir()
+        runtime.render_into(folder, release_dir.name, release_dir, [])
+        return runtime.test(folder)

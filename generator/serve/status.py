@@ -1,0 +1,74 @@
+"""What a running `riskapi serve` applied and what nginx rejected, for `riskapi status` to show.
+
+Each serve keeps one small JSON file in the site folder (`.serving/<address>.json`, outside every
+release, so never served): the release and keys it serves, the keys file's problem lines, and the
+latest changes nginx rejected, with nginx's reason (never a key: see redact_keys)."""
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from pathlib import Path
+
+import orjson
+
+from ..files import write_atomic
+from ..processes import process_state
+
+SERVING = ".serving"
+KEPT_REJECTIONS = 10
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def redact_keys(message: str) -> str:
+    """nginx's words with every quoted value on a line about the key map left out: it may be a key."""
+    return "\n".join(_QUOTED.sub('"…"', line) if "keys.conf" in line else line for line in message.splitlines())
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ServeStatus:
+    """The status file of one serve (by its address), rewritten in one step on every change."""
+
+    def __init__(self, site: Path, address: str):
+        self.path = site / SERVING / f"{re.sub(r'[^0-9A-Za-z.]+', '_', address).strip('_')}.json"
+        self.state = {"pid": os.getpid(), "address": address, "live": None, "rejected": []}
+
+    def applied(self, release: str, keys_digest: str | None, key_problems: list[str]) -> None:
+        live = {"release": release, "keys": (keys_digest or "")[:12], "keyProblems": key_problems}
+        if {k: v for k, v in (self.state["live"] or {}).items() if k != "since"} != live:
+            self.state["live"] = {**live, "since": _now()}
+        self._write()
+
+    def rejected(self, what: str, release: str, reason: str) -> None:
+        rejections = [r for r in self.state["rejected"] if r["release"] != release]
+        self.state["rejected"] = [{"what": what, "release": release, "at": _now(), "reason": reason},
+                                  *rejections][:KEPT_REJECTIONS]
+        self._write()
+
+    def _write(self) -> None:
+        try:
+            self.path.parent.mkdir(exist_ok=True)
+            write_atomic(self.path, orjson.dumps(self.state, option=orjson.OPT_INDENT_2))
+        except OSError:
+            pass  # a read-only site folder: serving goes on, `riskapi status` has nothing to show
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def read_statuses(site: Path) -> list[dict]:
+    """The status of every serve of a site that is still running (a stale file is removed)."""
+    found = []
+    for path in sorted((site / SERVING).glob("*.json")):
+        try:
+            state = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if process_state(state.get("pid", 0)) is None:
+            path.unlink(missing_ok=True)
+            continue
+        found.append(state)
+    return found

@@ -1,0 +1,266 @@
+"""The fault cases of a hostile operator, a careless data team and a crashing machine: never publish
+what a server rejects, always apply a revocation, one identity for every name. One promise per test,
+named by what it proves. Every process here is started by the test and ended by its PID; waits are
+bounded."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from generator import history
+from generator.build import build
+from generator.cli import main
+from generator.errors import DataError, PublishError
+from generator.publish import CURRENT, RELEASES, current_release, switch_to
+from generator.serve.keys import load_keys, read_keys
+from generator.serve.runtime import check_release
+from generator.serve.status import read_statuses
+
+from .conftest import TINY
+from .live import free_port, serving_copy_of
+
+pytestmark = pytest.mark.faults
+
+
+def run(*args) -> "click.testing.Result":
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def wait_for(condition, seconds: float = 30.0, what: str = "condition"):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"no {what} within {seconds} s")
+
+
+# ---- one identity: users ---------------------------------------------------------------------------
+
+def test_keys_add_refuses_a_user_that_differs_only_in_letter_case(tmp_path):
+    keys = tmp_path / "keys.csv"
+    assert run("keys", "add", "alice", "--keys", keys).exit_code == 0
+    twin = run("keys", "add", "ALICE", "--keys", keys)
+    assert twin.exit_code == 1
+    assert "user 'ALICE' is 'alice' of the keys file in other letter case" in twin.output
+    assert [k.user for k in read_keys(keys)] == ["alice"]
+
+
+def test_revoke_takes_any_letter_case_of_the_user(tmp_path):
+    keys = tmp_path / "keys.csv"
+    run("keys", "add", "alice", "--keys", keys)
+    assert run("keys", "revoke", "Alice", "--keys", keys).exit_code == 0
+    assert [k.active for k in read_keys(keys)] == [False]
+
+
+def test_a_hand_written_case_twin_is_a_located_line_that_serves_no_key(tmp_path):
+    with serving_copy_of(TINY, tmp_path) as server:
+        twin_key = "9f86d081884c7d659a2feaa0c55ad015"
+        original = server.keys_file.read_text()
+        server.keys_file.write_text(original + f"ALICE,{twin_key},,yes\n")
+        server.runtime.refresh()  # nginx accepts the configuration: the twin is left out, not merged
+        line = len(original.splitlines()) + 1
+        assert server.runtime.status.state["live"]["keyProblems"] == [
+            f"{server.keys_file}:{line}: user 'ALICE' is 'alice' of line 2 in other letter case (users are the same "
+            "whatever their case: write it 'alice')"]
+        server.keys["ALICE"] = twin_key
+        assert server.get("/api/v1/riskscores/acme_aml/", user="ALICE").status == 403
+        assert server.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200
+
+
+def test_revoke_works_while_other_lines_are_bad_and_keeps_them_as_written(tmp_path):
+    keys = tmp_path / "keys.csv"
+    run("keys", "add", "alice", "--keys", keys)
+    run("keys", "add", "bob", "--keys", keys)
+    bad = ['mallory,abc,,yes', 'eve,"unclosed,,yes', 'dave,\udce9bytes,,yes']
+    with keys.open("ab") as handle:
+        handle.write("\n".join(bad).encode("utf-8", "surrogateescape") + b"\n")
+    before = keys.read_bytes()
+    result = run("keys", "revoke", "bob", "--keys", keys)
+    assert result.exit_code == 0, result.output
+    assert "revoked 1 key(s) of bob" in result.output
+    assert "3 line(s) of the keys file serve no key until fixed" in result.output  # warned, on stderr
+    after = keys.read_bytes()
+    assert after.splitlines()[-3:] == before.splitlines()[-3:]  # the bad lines, byte for byte
+    assert {k.user: k.active for k in read_keys(keys)} == {"alice": True, "bob": False}
+
+
+def test_a_keys_file_with_a_byte_order_mark_is_read(tmp_path):
+    keys = tmp_path / "keys.csv"
+    keys.write_bytes(b"\xef\xbb\xbfuser,key,models,active\nalice,9f86d081884c7d659a2feaa0c55ad015,,yes\n")
+    read = load_keys(keys)
+    assert (read.problems, [k.user for k in read.keys]) == ([], ["alice"])
+
+
+def test_a_symlinked_keys_file_stays_a_link_after_an_edit(tmp_path):
+    real = tmp_path / "secret" / "keys.csv"
+    real.parent.mkdir()
+    run("keys", "add", "alice", "--keys", real)
+    link = tmp_path / "keys.csv"
+    link.symlink_to(real)
+    run("keys", "add", "bob", "--keys", link)
+    assert link.is_symlink()
+    assert [k.user for k in read_keys(real)] == ["alice", "bob"]
+
+
+# ---- key strength ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, why", [
+    ("0000000000000000", "about 53 bits (16 characters of a 10-character alphabet)"),  # 16 × log2 10 = 53.2
+    ("password-password", "about 90 bits (17 characters of a 40-character alphabet)"),  # 17 × log2 40 = 90.5
+    ("passwordpasswordpasswordpassword", "it uses only 7 different characters"),  # 32 × log2 26 = 150 bits
+    ("0123456789abcdef0123456789abcdef", "it repeats a shorter text"),  # 32 × 4 = 128 bits, 16 different
+])
+def test_a_guessable_key_is_refused_unless_allowed(tmp_path, key, why):
+    keys = tmp_path / "keys.csv"
+    refused = run("keys", "add", "alice", "--key", key, "--keys", keys)
+    assert refused.exit_code == 1 and why in refused.output, refused.output
+    allowed = run("keys", "add", "alice", "--key", key, "--keys", keys, "--allow-weak")
+    assert allowed.exit_code == 0 and "warning: a weak key was accepted" in allowed.output
+
+
+def test_a_random_32_hex_key_is_accepted(tmp_path):
+    # 32 × log2 16 = 128 bits: exactly what generated keys have
+    result = run("keys", "add", "alice", "--key", "9f86d081884c7d659a2feaa0c55ad015", "--keys", tmp_path / "k.csv")
+    assert result.exit_code == 0 and "warning" not in result.output
+
+
+# ---- nothing published that a server rejects ----------------------------------------------------------
+
+def with_countries(data: Path, *rows: str) -> None:
+    with (data / "countries.csv").open("a", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(row + "\n")
+
+
+def test_country_names_that_are_map_keywords_or_regexes_are_served_as_themselves(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(TINY, data)
+    with_countries(data, "AAA,default,Europe & Central Asia,High income,no,country",
+                   "BBB,include,Europe & Central Asia,High income,no,country",
+                   "CCC,~.*,Europe & Central Asia,High income,no,country",
+                   "DDD,\\,Europe & Central Asia,High income,no,country")
+    with serving_copy_of(data, tmp_path / "served") as server:
+        def filtered(name: str) -> list[str]:
+            answer = server.get(f"/api/v1/configuration/countries/?name={urllib.parse.quote(name)}")
+            assert answer.status == 200, answer.body
+            return [c["code"] for c in orjson.loads(answer.body)]
+        assert filtered("default") == ["AAA"] and filtered("include") == ["BBB"]
+        assert filtered("~.*") == ["CCC"]
+        assert filtered("Austria") == ["AUT"]  # not the country named ~.*
+        assert filtered("Nowhere") == []
+
+
+@pytest.mark.parametrize("row, problem", [
+    ("XXX,AUSTRIA,Europe & Central Asia,High income,yes,country",
+     "countries.csv:5: column name: 'AUSTRIA' is 'Austria' of line 2 in other letter case or Unicode form"),
+    ("XXX,ＡＵＳＴＲＩＡ,Europe & Central Asia,High income,yes,country",  # full-width letters: NFKC folds them
+     "countries.csv:5: column name: 'ＡＵＳＴＲＩＡ' is 'Austria' of line 2 in other letter case or Unicode form"),
+    ("XXX," + "x" * 10_000 + ",Europe & Central Asia,High income,yes,country",
+     "countries.csv:5: column name: is too long to look up: a client sends it as up to 10000 bytes, over 200"),
+])
+def test_a_country_name_no_server_can_look_up_is_a_located_error(data_copy, row, problem):
+    with_countries(data_copy, row)
+    with pytest.raises(DataError) as caught:
+        build(data_copy, data_copy.parent / "site")
+    assert problem in caught.value.format_message()
+    assert not (data_copy.parent / "site" / CURRENT).exists()
+
+
+def test_check_release_names_the_line_nginx_rejects(tmp_path):
+    site = tmp_path / "site"
+    build(TINY, site)
+    release = site / RELEASES / current_release(site)
+    assert check_release(release) is None
+    (release / "nginx" / "models.conf").write_text("sovereign public;\nbroken;\n")
+    rejected = check_release(release)
+    assert 'invalid number of the map parameters' in rejected and "models.conf:2" in rejected
+
+
+def test_build_refuses_a_release_nginx_rejects_and_keeps_the_live_one(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    build(TINY, site)
+    live = current_release(site)
+    import generator.build as building
+    real = building.render_release_maps
+
+    def broken(*args):  # what an nginx of another version, or a map entry no check foresaw, would refuse
+        files = real(*args)
+        files["nginx/models.conf"] += b"broken;\n"
+        return files
+    monkeypatch.setattr(building, "render_release_maps", broken)
+    with pytest.raises(PublishError) as caught:
+        build(TINY, site, force=True)
+    message = caught.value.format_message()
+    assert message.startswith("nginx rejects this release's configuration, so it was not published")
+    assert "invalid number of the map parameters" in message
+    assert current_release(site) == live and len(list((site / RELEASES).iterdir())) == 1
+
+
+# ---- a revocation always lands -----------------------------------------------------------------------
+
+def rejected_release(site: Path) -> str:
+    """A copy of the live release whose nginx maps nginx rejects, made current (as a release built by an
+    older riskapi, or edited by hand, would be)."""
+    live = current_release(site)
+    new = live + "-99"
+    shutil.copytree(site / RELEASES / live, site / RELEASES / new, symlinks=True)
+    with (site / RELEASES / new / "nginx" / "models.conf").open("a") as handle:
+        handle.write("broken;\n")
+    switch_to(site, new)
+    history.record(site, history.PUBLISH, new)
+    return new
+
+
+def test_a_revocation_lands_within_seconds_while_nginx_rejects_the_new_release(place):
+    site, keys = place / "site", place / "keys.csv"
+    assert run("build", "--data", TINY, "--site", site, "-q").exit_code == 0
+    alice = run("keys", "add", "alice", "--keys", keys).output.strip()
+    bob = run("keys", "add", "bob", "--keys", keys).output.strip()
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                              str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    try:
+        assert serve.stdout.readline().startswith("serving release")
+        import urllib.request
+
+        def status_of(key: str) -> tuple[int, str]:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/riskscores/sovereign/",
+                                             headers={"Authorization": key})
+            try:
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    return answer.status, answer.headers["X-Release"]
+            except urllib.error.HTTPError as error:
+                return error.code, error.headers["X-Release"]
+
+        served = current_release(site)
+        bad = rejected_release(site)
+        assert run("keys", "revoke", "bob", "--keys", keys).exit_code == 0
+        started = time.monotonic()
+        wait_for(lambda: status_of(bob)[0] == 403, seconds=10, what="403 for the revoked key")
+        assert time.monotonic() - started < 5
+        assert status_of(alice) == (200, served)  # still the release nginx accepted
+        shown = run("status", "--site", site)
+        assert shown.exit_code == 0
+        assert f"live: release {served}" in shown.output
+        assert f"rejected: release {bad}" in shown.output and "invalid number of the map parameters" in shown.output
+        assert alice not in shown.output and bob not in shown.output
+        # the next good release is served again
+        assert run("build", "--data", TINY, "--site", site, "--force", "-q").exit_code == 0
+        wait_for(lambda: status_of(alice)[1] == current_release(site), seconds=10, what="the next release")
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=20)
+    assert read_statuses(site) == []  # a stopped serve leaves no status behind
