@@ -188,7 +188,7 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
     if not ids:
         _say(ctx, f"no releases in {site_dir}")
         return
-    live = publish.was_live(site_dir)
+    live, once_live = publish.was_live(site_dir), publish.ever_live(site_dir)
     target = next((r for r in reversed(live[:-1]) if r in ids and r != current), None)
     for release_id in ids:
         folder = site_dir / publish.RELEASES / release_id
@@ -199,8 +199,10 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
                          + "; never offered")
         elif release_id == target:
             notes.append("riskapi rollback goes here")
-        if release_id not in live:
+        if release_id not in once_live:
             notes.append("never live")
+        elif release_id not in live:
+            notes.append("rolled back from")
         marker = "*" if release_id == current else " "
         click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
 

@@ -28,7 +28,7 @@ import orjson
 
 from . import history
 from .errors import PublishError
-from .files import link_atomic, read_blocks, write_file, write_joined
+from .files import link_atomic, read_blocks, sync_folder, sync_tree, write_file, write_joined
 from .processes import end_with_parent
 
 RELEASES = "releases"
@@ -123,12 +123,19 @@ class Release:
     bytes: int
 
 
+def release_order(release_id: str) -> tuple[str, int]:
+    """The sort key of a release id: its UTC second, then its count within that second as a number
+    (`…Z-100` comes after `…Z-99`, as text it would sort before it)."""
+    base, _, count = release_id.partition("-")
+    return base, int(count) if count.isdigit() else 0
+
+
 def releases(site: Path) -> list[str]:
     """Release ids in the order they were built (oldest first)."""
     folder = site / RELEASES
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return sorted((p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")), key=release_order)
 
 
 def current_release(site: Path) -> str | None:
@@ -204,9 +211,18 @@ def was_live(site: Path) -> list[str]:
     built before it existed, every release up to the current one in build order."""
     journal = history.entries(site)
     if journal is not None:
-        return history.live_stack(journal)
+        return history.live_stack(history.took_effect(journal, current_release(site)))
     ids, current = releases(site), current_release(site)
     return ids[: ids.index(current) + 1] if current in ids else []
+
+
+def ever_live(site: Path) -> set[str]:
+    """Every release that was live at some time (rolled back from or not), and the current one."""
+    journal = history.entries(site)
+    current = current_release(site)
+    if journal is None:
+        return set(was_live(site))
+    return {release_id for _, release_id in history.took_effect(journal, current)} | {current} - {None}
 
 
 def start_journal(site: Path) -> None:
@@ -229,8 +245,8 @@ def rollback(site: Path) -> str:
                 continue
             missing = missing_files(site / RELEASES / candidate)
             if missing == 0:
+                history.record(site, history.ROLLBACK, candidate)  # before the switch, as commit does
                 switch_to(site, candidate)
-                history.record(site, history.ROLLBACK, candidate)
                 return candidate
             skipped.append(f"{candidate} ({'gone' if missing is None else f'{missing} files missing'})")
         raise PublishError(f"no release that was live before {current or 'the current one'} to roll back to"
@@ -276,21 +292,19 @@ class ReleaseWriter:
     def _new_id(self) -> str:
         """A UTC timestamp; ids sort in build order even for two builds in one second."""
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        latest = max(releases(self.site), default="")
-        if stamp > latest:
+        latest = max(releases(self.site), default="", key=release_order)
+        if stamp > latest.partition("-")[0]:
             return stamp
-        base, _, count = latest.partition("-")
-        return f"{base}-{int(count or 1) + 1:02d}"
+        base, count = release_order(latest)
+        return f"{base}-{max(count, 1) + 1:02d}"
 
     def _remove_leftovers(self) -> None:
         """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary
         links, and releases that were complete but never made live."""
         for link in self.site.glob(f".{CURRENT}.tmp-*"):
             link.unlink(missing_ok=True)
-        journal = history.entries(self.site)
-        if journal is not None:
-            ever_live = {release_id for _, release_id in journal} | {current_release(self.site)}
-            for never in set(releases(self.site)) - ever_live:
+        if history.entries(self.site) is not None:
+            for never in set(releases(self.site)) - ever_live(self.site):
                 os.rename(self.site / RELEASES / never, self.site / RELEASES / f".gone-{never}")
         for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
             shutil.rmtree(leftover, ignore_errors=True)
@@ -419,14 +433,20 @@ class ReleaseWriter:
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
     def commit(self) -> Release:
-        """Finish, move the release into place and make it current."""
+        """Finish, move the release into place and make it current.
+
+        Every file is on disk (synced) before the release is moved into place, and the move before the
+        journal line, and the journal line before `current` names the release: a power cut or a kill at
+        any point leaves `current` on a whole release and a journal that replays to it (history.py)."""
         try:
             self.finish()
+            sync_tree(self.folder)
             final = self.site / RELEASES / self.id
             os.rename(self.folder, final)
+            sync_folder(final.parent)
             start_journal(self.site)
-            switch_to(self.site, self.id)
             history.record(self.site, history.PUBLISH, self.id)
+            switch_to(self.site, self.id)
             self._prune()
         finally:
             self._lock.unlock()

@@ -264,3 +264,177 @@ def test_a_revocation_lands_within_seconds_while_nginx_rejects_the_new_release(p
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=20)
     assert read_statuses(site) == []  # a stopped serve leaves no status behind
+
+
+# ---- atomic on disk ------------------------------------------------------------------------------------
+
+def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
+    from generator.publish import release_order, releases
+    site = tmp_path / "site"
+    build(TINY, site)
+    first = current_release(site)
+    # 99 more releases of that second, as a fast loop of builds would leave them ("-02" … "-99")
+    future = "29991231T235959Z"
+    for count in range(2, 100):
+        shutil.copytree(site / RELEASES / first, site / RELEASES / f"{future}-{count:02d}", symlinks=True)
+        history.record(site, history.PUBLISH, f"{future}-{count:02d}")
+    switch_to(site, f"{future}-99")
+    assert releases(site)[-1] == f"{future}-99"
+    build(TINY, site, force=True)
+    build(TINY, site, force=True)
+    assert releases(site)[-2:] == [f"{future}-100", f"{future}-101"]  # as text, -100 would sort before -99
+    assert current_release(site) == f"{future}-101"
+    assert sorted(["X-100", "X-99", "X"], key=release_order) == ["X", "X-99", "X-100"]
+
+
+STEPS = [  # (where the build is killed, patched function, before or after it runs)
+    ("before the release is moved into place", "os.rename", "before"),
+    ("after the move, before the journal line", "generator.history.record", "before"),
+    ("after the journal line, before the switch", "generator.publish.switch_to", "before"),
+    ("after the switch, before the prune", "generator.publish.ReleaseWriter._prune", "before"),
+]
+
+
+def killed_build(site: Path, target: str, when: str) -> int:
+    """Build in a forked child that dies (os._exit, as a SIGKILL would leave things) at `target`."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            import importlib
+            module_name, _, name = target.rpartition(".")
+            owner = importlib.import_module(module_name) if module_name != "generator.publish.ReleaseWriter" \
+                else importlib.import_module("generator.publish").ReleaseWriter
+            real = getattr(owner, name)
+
+            def dying(*args, **kwargs):
+                if when == "after":
+                    real(*args, **kwargs)
+                if target != "os.rename" or ".tmp-" in str(args[0]):
+                    os._exit(9)
+                return real(*args, **kwargs)
+            setattr(owner, name, dying)
+            build(TINY, site, force=True)
+        finally:
+            os._exit(0)
+    return os.waitpid(pid, 0)[1] >> 8
+
+
+@pytest.mark.parametrize("step, target, when", STEPS, ids=[s[0] for s in STEPS])
+def test_a_build_killed_at_any_step_leaves_current_whole_and_the_history_true(tmp_path, step, target, when):
+    from generator.publish import missing_files, releases, was_live
+    site = tmp_path / "site"
+    build(TINY, site)
+    build(TINY, site, force=True)
+    before, older = current_release(site), releases(site)[0]
+    assert killed_build(site, target, when) == 9
+    live = current_release(site)
+    assert missing_files(site / RELEASES / live) == 0  # whole, wherever the kill came
+    assert was_live(site)[-1] == live  # the journal replays to what is current
+    switched = step.startswith("after the switch")
+    assert (live != before) == switched
+    listed = run("releases", "--site", site).output
+    assert "never live" not in listed.splitlines()[-1] or not switched
+    # a rollback goes to the release live before the current one, never to one that never went live
+    assert run("rollback", "--site", site).exit_code == 0
+    assert current_release(site) == (before if switched else older)
+    assert run("build", "--data", TINY, "--site", site, "--force", "-q").exit_code == 0
+
+
+def test_a_release_rolled_back_from_is_listed_as_such_not_as_never_live(tmp_path):
+    site = tmp_path / "site"
+    build(TINY, site)
+    build(TINY, site, force=True)
+    bad = current_release(site)
+    assert run("rollback", "--site", site).exit_code == 0
+    line = next(l for l in run("releases", "--site", site).output.splitlines() if bad in l)
+    assert "rolled back from" in line and "never live" not in line
+
+
+# ---- contained failures: the data folder --------------------------------------------------------------
+
+def problems_of(data: Path) -> str:
+    with pytest.raises(DataError) as caught:
+        build(data, data.parent / "site")
+    assert not (data.parent / "site" / CURRENT).exists()
+    return caught.value.format_message().replace(f"{data}/", "")
+
+
+def test_a_data_file_linking_outside_the_folder_is_refused_unread(data_copy, tmp_path):
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key=abcdefSECRET\n")
+    (data_copy / "models.csv").unlink()
+    (data_copy / "models.csv").symlink_to(secret)
+    message = problems_of(data_copy)
+    assert "models.csv: is a link to a file outside the data folder; not read" in message
+    assert "SECRET" not in message
+    result = run("check", "--data", data_copy)  # check says the same
+    assert result.exit_code == 1 and "SECRET" not in result.output
+
+
+def test_a_link_inside_the_data_folder_is_read(data_copy):
+    (data_copy / "kept").mkdir()
+    (data_copy / "models.csv").rename(data_copy / "kept" / "models.csv")
+    (data_copy / "models.csv").symlink_to(data_copy / "kept" / "models.csv")
+    build(data_copy, data_copy.parent / "site")
+    assert current_release(data_copy.parent / "site")
+
+
+def test_a_first_build_of_a_header_only_observations_file_is_refused(data_copy):
+    path = data_copy / "observations" / "sovereign.csv"
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+    assert "observations/sovereign.csv:1: has no observations" in problems_of(data_copy)
+
+
+def test_a_header_only_countries_file_is_one_located_error(data_copy):
+    path = data_copy / "countries.csv"
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+    assert "countries.csv:1: has no countries" in problems_of(data_copy)
+
+
+def test_an_unknown_file_in_observations_is_a_located_error(data_copy):
+    shutil.copy(data_copy / "observations" / "sdg.csv", data_copy / "observations" / "sdgs.csv")
+    assert "observations/sdgs.csv: is not the observations of a model of models.csv" in problems_of(data_copy)
+
+
+@pytest.mark.parametrize("old, new, problem", [
+    # risk_points of 10^20: past 2^53, where JSON numbers stop being exact (and orjson's 64 bits end)
+    ("sovereign,gdp_growth,x < 0,100", "sovereign,gdp_growth,x < 0,100000000000000000000",
+     "scoring.csv:2: column risk_points: '100000000000000000000' is too large (write at most 9007199254740991 "
+     "(2^53 - 1))"),
+    ("sovereign,gdp_growth,x < 0,100", "sovereign,gdp_growth,x < 0,1_00",  # Python's int() reads 100
+     "scoring.csv:2: column risk_points: '1_00' is not a whole number"),
+    ("sovereign,economy,Economy,Growth and prices,0.6,", "sovereign,economy,Economy,Growth and prices,0_6,",
+     "sections.csv:2: column default_weight: '0_6' is not a number"),
+])
+def test_numbers_python_would_misread_are_located_errors(data_copy, old, new, problem):
+    from .conftest import replace_in
+    replace_in(data_copy / ("scoring.csv" if "gdp_growth" in old else "sections.csv"), old, new)
+    assert problem in problems_of(data_copy)
+    result = run("check", "--data", data_copy)
+    assert result.exit_code == 1 and problem.split(": ", 1)[1] in result.output  # check agrees
+
+
+def test_one_bad_section_weight_is_one_problem_not_a_flood_of_unknown_indicators(data_copy):
+    from .conftest import replace_in
+    replace_in(data_copy / "sections.csv", "Growth and prices,0.6,", "Growth and prices,0.6x,")
+    message = problems_of(data_copy)
+    assert "has problems: 1 found" in message.splitlines()[0]
+    assert "is not an indicator" not in message
+    # sovereign's economy section holds gdp_growth and inflation: their 6 scoring rows and 11 observations
+    assert "scoring.csv: 6 rows not checked against indicators.csv" in message
+    assert "observations/sovereign.csv: 11 rows not checked against indicators.csv" in message
+
+
+def test_text_that_a_spreadsheet_runs_is_neutralised_in_the_csv_export_only(data_copy):
+    for name in ("scoring.csv", "observations/acme_aml.csv"):
+        path = data_copy / name
+        path.write_text(path.read_text().replace("grey", "=2+3"))
+    site = data_copy.parent / "site"
+    build(data_copy, site)
+    release = site / CURRENT
+    rows = [line for line in (release / "api/v1/exports/audience=acme_aml/scores.csv").read_text().splitlines()
+            if line.startswith("acme_aml,CIV,indicator,fatf_list,")]
+    assert rows == ["acme_aml,CIV,indicator,fatf_list,2024-12-31,current,50.0,Medium,3,2,3,50,100,100.0,,,'=2+3,"
+                    "FATF call for action=no; FATF increased monitoring=yes"]
+    document = orjson.loads((release / "api/v1/riskscores/acme_aml/CIV/index.json").read_bytes())
+    assert document["indicators"][0]["results"][0]["data"]["value"][0] == "=2+3"  # JSON keeps it exact

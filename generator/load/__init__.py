@@ -5,7 +5,7 @@ from pathlib import Path
 
 from .catalogue import (check_weights, finish_indicator, load_countries, load_indicators, load_models,
                         load_scoring_tables, load_sections)
-from .contract import (BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS, OBSERVATION_COLUMNS,
+from .contract import (MODELS, OBSERVATIONS, observations_file, BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS, OBSERVATION_COLUMNS,
                        SCORING_COLUMNS, SECTION_COLUMNS)
 from .observations import load_observations
 from .problems import ProblemLog
@@ -13,6 +13,12 @@ from .records import Dataset, ModelDefinition, ModelObservations
 
 __all__ = ["load_dataset", "Dataset", "BOUNDS_COLUMNS", "COUNTRY_COLUMNS", "INDICATOR_COLUMNS", "MODEL_COLUMNS",
            "OBSERVATION_COLUMNS", "SCORING_COLUMNS", "SECTION_COLUMNS"]
+
+
+def observation_files(data_dir: Path) -> list[str]:
+    """The CSV files of observations/, as the data contract names them."""
+    folder = data_dir / OBSERVATIONS
+    return [f"{OBSERVATIONS}/{path.name}" for path in folder.glob("*.csv")] if folder.is_dir() else []
 
 
 def load_dataset(data_dir: Path | str) -> tuple[Dataset, dict[str, ModelObservations]]:
@@ -38,6 +44,10 @@ def load_dataset(data_dir: Path | str) -> tuple[Dataset, dict[str, ModelObservat
         check_weights(log, model, model_sections, model_indicators, incomplete)
         observations[code] = load_observations(log, model, model_indicators, countries, broken)
         definitions.append(ModelDefinition(model, model_sections, model_indicators))
+    for unknown in sorted(set(observation_files(data_dir)) - {observations_file(code) for code in models}):
+        if not log.is_unreadable(MODELS):
+            log.problem(unknown, None, None, "is not the observations of a model of models.csv",
+                        "name it <model code>.csv after its model, or move it out of observations/")
     log.raise_if_any()
     dataset = Dataset(tuple(sorted(countries.values(), key=lambda c: c.code)), tuple(definitions),
                       tuple(log.warnings))

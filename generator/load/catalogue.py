@@ -25,7 +25,7 @@ RawIndicator = dict  # an indicators.csv row's cells, with its line, applicabili
 
 
 def read(log: ProblemLog, name: str, columns: list[Column]) -> list[Row]:
-    return read_table(log.dir / name, log.shown(name), columns, log)
+    return read_table(log.dir / name, log.shown(name), columns, log, root=log.dir)
 
 
 def unique(log: ProblemLog, name: str, rows: list[Row], key_columns: tuple[str, ...]) -> list[Row]:
@@ -46,6 +46,8 @@ def unique(log: ProblemLog, name: str, rows: list[Row], key_columns: tuple[str, 
 
 def load_countries(log: ProblemLog) -> dict[str, Country]:
     rows = unique(log, COUNTRIES, read(log, COUNTRIES, COUNTRY_COLUMNS), ("code",))
+    if not rows and not log.is_unreadable(COUNTRIES) and not log.had_broken_row(COUNTRIES):
+        log.problem(COUNTRIES, None, None, "has no countries", "list one country a row under the header", line=1)
     rows = _servable_names(log, unique(log, COUNTRIES, rows, ("name",)))
     return {r["code"]: Country(r["code"], r["name"], r["region"], r["income"], r["oecd_member"], r["geo_type"])
             for r in rows}
@@ -126,6 +128,8 @@ def load_indicators(log: ProblemLog, models: dict[str, Model],
         if (r["model"], r["section"]) not in sections:
             if log.is_unreadable(SECTIONS) or log.had_broken_row(SECTIONS, model=r["model"], reference=r["section"]):
                 log.not_checked(INDICATORS, SECTIONS)
+                # not an indicator now: what refers to it is not checked either, rather than "not an indicator"
+                log.broken_row(log.shown(INDICATORS), {"model": r["model"], "reference": r["reference"]})
             else:
                 log.problem(INDICATORS, r, "section", f"{r['section']!r} is not a section of {r['model']} in "
                             "sections.csv", "add the section first or fix the reference")

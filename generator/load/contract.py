@@ -13,8 +13,11 @@ COUNTRIES, MODELS, SECTIONS, INDICATORS = "countries.csv", "models.csv", "sectio
 SCORING, BOUNDS = "scoring.csv", "bounds.csv"
 
 
+OBSERVATIONS = "observations"
+
+
 def observations_file(model: str) -> str:
-    return f"observations/{model}.csv"
+    return f"{OBSERVATIONS}/{model}.csv"
 
 
 COUNTRY_COLUMNS = [

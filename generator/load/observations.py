@@ -26,7 +26,9 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
     components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = defaultdict(list)
     outside: dict[str, list[tuple[int, str]]] = defaultdict(list)  # indicator → (line, country)
     unknown: dict[tuple[str, str], list[int]] = defaultdict(list)  # (column, value) → lines
-    for r in iter_table(log.dir / name, log.shown(name), OBSERVATION_COLUMNS, log):
+    problems_before, rows_read = log.total, 0
+    for r in iter_table(log.dir / name, log.shown(name), OBSERVATION_COLUMNS, log, root=log.dir):
+        rows_read += 1
         cells = r.cells
         reference, country = cells["indicator"], cells["country"]
         indicator = by_reference.get(reference)
@@ -68,6 +70,9 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
         if not indicator.applies_to(countries[country]):
             outside[reference].append((r.line, country))
         main[key] = (r.line, value, projected)
+    if not rows_read and log.total == problems_before:  # only its header (a release cut to nothing)
+        log.problem(name, None, None, "has no observations", "a model without observations scores no country: "
+                    "restore the file's rows", line=1)
     for (column, value), lines in unknown.items():
         # A reference into a file (or a row) that could not be read is that file's problem, said above.
         source, key = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \

@@ -13,10 +13,13 @@ from ..errors import CellError, Problem
 from ..routes import MODEL_CODE
 
 
-_DECIMAL_COMMA = re.compile(r"-?\d+,\d+")
-_INTEGER = re.compile(r"-?\d+")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_YEAR = re.compile(r"\d{4}")
+_DECIMAL_COMMA = re.compile(r"-?[0-9]+,[0-9]+")
+# ASCII digits only: Python's int() and float() also take `1_0` (as 10) and other scripts' digits.
+_INTEGER = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|[-+]?(inf|infinity|nan)", re.I)
+LARGEST_INTEGER = 2 ** 53 - 1  # JSON numbers are exact up to here (and orjson writes 64 bits at most)
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_YEAR = re.compile(r"[0-9]{4}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a cell with one breaks the documents and the logs it reaches
 FIRST_YEAR = 1900  # no indicator of this API has data before it; 0001 is a typo
 # RFC 3986 characters only, with well-formed percent escapes (what the schemas' `uri` format accepts).
@@ -54,15 +57,25 @@ class ProblemSink(Protocol):
     def broken_row(self, shown_as: str, cells: dict[str, str]) -> None: ...
 
 
-def read_table(path: Path, shown_as: str, columns: list[Column], problems: ProblemSink) -> list[Row]:
+def read_table(path: Path, shown_as: str, columns: list[Column], problems: ProblemSink,
+               root: Path | None = None) -> list[Row]:
     """Return the rows whose every cell parsed; append a Problem for every bad cell."""
-    return list(iter_table(path, shown_as, columns, problems))
+    return list(iter_table(path, shown_as, columns, problems, root))
 
 
-def iter_table(path: Path, shown_as: str, columns: list[Column], problems: ProblemSink) -> Iterator[Row]:
-    """Yield, one at a time, the rows whose every cell parsed; append a Problem for every bad cell."""
+def iter_table(path: Path, shown_as: str, columns: list[Column], problems: ProblemSink,
+               root: Path | None = None) -> Iterator[Row]:
+    """Yield, one at a time, the rows whose every cell parsed; append a Problem for every bad cell.
+
+    A file that is a link to somewhere outside `root` (the data folder) is refused unread: its first
+    line would be quoted in a problem (a leak wherever builds run on contributed data)."""
     if not path.is_file():
         problems.append(Problem(shown_as, None, None, "file is missing"))
+        problems.unreadable(shown_as)
+        return
+    if root is not None and not path.resolve().is_relative_to(root.resolve()):
+        problems.append(Problem(shown_as, None, None, "is a link to a file outside the data folder; not read",
+                                "copy the file into the data folder"))
         problems.unreadable(shown_as)
         return
     by_name = {column.name: column for column in columns}
@@ -182,10 +195,9 @@ def text(value: str) -> str:
 def number(value: str) -> float:
     if _DECIMAL_COMMA.fullmatch(value):
         raise CellError("is not a number", "use '.' as decimal separator")
-    try:
-        parsed = float(value)
-    except ValueError:
-        raise CellError("is not a number", "write a plain decimal number such as 12.5") from None
+    if not _NUMBER.fullmatch(value):
+        raise CellError("is not a number", "write a plain decimal number such as 12.5")
+    parsed = float(value)
     if not math.isfinite(parsed):
         raise CellError("is not a finite number", "leave the observation out instead of writing NaN or infinity")
     return parsed
@@ -194,6 +206,8 @@ def number(value: str) -> float:
 def integer(value: str) -> int:
     if not _INTEGER.fullmatch(value):
         raise CellError("is not a whole number", "write digits only, such as 3")
+    if abs(int(value)) > LARGEST_INTEGER:
+        raise CellError("is too large", f"write at most {LARGEST_INTEGER:,} (2^53 - 1)".replace(",", ""))
     return int(value)
 
 

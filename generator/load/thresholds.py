@@ -7,7 +7,7 @@ import re
 from ..errors import CellError
 from .records import ThresholdRow
 
-_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+_NUMBER = r"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"  # ASCII digits: float() takes others too
 _BELOW = re.compile(rf"x\s*<\s*{_NUMBER}")
 _BETWEEN = re.compile(rf"{_NUMBER}\s*<=\s*x\s*<\s*{_NUMBER}")
 _AT_LEAST = re.compile(rf"x\s*>=\s*{_NUMBER}")

@@ -71,6 +71,22 @@ def _components_cell(components: dict) -> str:
     return "; ".join(f"{name}={'' if value is None else value}" for name, value in components.items())
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula (OWASP CSV injection)
+
+
+def spreadsheet_safe(cell):
+    """A text cell a spreadsheet would run as a formula (`=2+3`, `@SUM(…)`, `-A1`), with a leading `'`
+    so it is shown as the text it is; anything else as it is. Only the CSV export: JSON keeps the value."""
+    return "'" + cell if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell
+
+
+def _csv_row(row: tuple) -> tuple:
+    """A row as the CSV export writes it: the free-text cells (reference, raw value, components)
+    spreadsheet-safe; numbers, codes and categories are never formulas."""
+    components = None if row[-1] is None else spreadsheet_safe(_components_cell(row[-1]))
+    return (*row[:3], spreadsheet_safe(row[3]), *row[4:-2], spreadsheet_safe(row[-2]), components)
+
+
 @dataclass
 class ExportChunks:
     """Each model's rows, rendered once as CSV and as JSON Lines into files of `folder`, joined per
@@ -92,7 +108,7 @@ class ExportChunks:
             def add(document: dict) -> None:
                 for row in export_rows(document):
                     # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
-                    writer.writerow(row if row[-1] is None else (*row[:-1], _components_cell(row[-1])))
+                    writer.writerow(_csv_row(row))
                     # JSON Lines leave out what has no value, as the API's documents do
                     lines.write(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n")
             yield add
