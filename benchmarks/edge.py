@@ -169,7 +169,7 @@ def main() -> None:
         f"- edge core per request, demo release, {len(cases)} kinds of request (lists with filters and orderings, "
         "one country, model list, export, release, 404, 400, 403), 200 keys:",
         f"  - **Node 22**: median {in_node['median_us']:.1f} µs, p99 {in_node['p99_us']:.1f} µs "
-        f"({in_node['calls']} calls, each timed); floor in the same run, one SHA-256 of a key: "
+        f"({in_node['calls']} calls, each timed); floor in the same run, one HMAC-SHA256 of a key: "
         f"{in_node['floor_median_us']:.1f} µs, so **{in_node['median_us'] / in_node['floor_median_us']:.1f}× the floor**",
         f"  - **workerd** (`wrangler dev`): median {in_workerd['median_us']:.1f} µs, p99 {in_workerd['p99_us']:.1f} µs "
         f"per call ({args.requests} requests of {PER_REQUEST} calls, each minus an empty request)",

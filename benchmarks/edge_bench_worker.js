@@ -5,16 +5,23 @@ import release from "./release.json";
 import keys from "./keys.json";
 import cases from "./cases.json";
 
-async function sha256hex(text) {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+let signing = null;
+
+function platformFor(secret) {  // as worker.js: HMAC-SHA256 under the KEYS_SECRET binding (.dev.vars)
+  signing = signing || crypto.subtle.importKey("raw", new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  async function keyhash(text) {
+    const digest = await crypto.subtle.sign("HMAC", await signing, new TextEncoder().encode(text));
+    return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  }
+  return { keyhash, atob: (text) => atob(text), btoa: (text) => btoa(text) };
 }
 
 const lookup = inMemory(release, keys);
-const platform = { sha256hex, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 
 export default {
-  async fetch(request) {
+  async fetch(request, env) {
+    const platform = platformFor(env.KEYS_SECRET);
     const url = new URL(request.url);
     const n = Number(url.searchParams.get("n"));
     const which = Number(url.searchParams.get("case"));

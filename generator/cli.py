@@ -461,6 +461,10 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
               f"{project.bytes / 1e6:.1f} MB; publish it with: cd {out_dir} && npx wrangler deploy")
+    if project.new_secret:
+        click.echo(f"note: the keys are hashed with a new secret in {out_dir / '.keys-secret'}; give it to the "
+                   f"Worker once, before its first deploy: cd {out_dir} && npx wrangler secret put KEYS_SECRET "
+                   "< .keys-secret (until then the Worker answers 500)", err=True)
 
 
 @deploy.command("cloudfront")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import shutil
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
@@ -129,3 +130,32 @@ class NamedFile:
             return
         with naming(self.path):
             self._file.close()
+
+
+RENAME_EXCHANGE = 2  # renameat2(2): swap two paths in one step
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put a finished folder where `target` is, in one step: the two are swapped (renameat2 with
+    RENAME_EXCHANGE), then the old one is removed, so a reader or a kill sees the old folder or the new
+    one, whole. Where the file system cannot swap, the old folder is moved aside first (a kill between
+    the two renames leaves it whole beside, as `.<name>.old-<pid>`)."""
+    new, target = Path(new), Path(target)
+    if not target.exists():
+        os.rename(new, target)
+        sync_folder(target.parent)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    swapped = False
+    try:
+        swapped = libc.renameat2(-100, bytes(new), -100, bytes(target), RENAME_EXCHANGE) == 0  # -100: AT_FDCWD
+    except AttributeError:
+        pass
+    if swapped:
+        old = new  # the names were swapped: the old folder is where the new one was
+    else:
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.rename(target, old)
+        os.rename(new, target)
+    sync_folder(target.parent)
+    shutil.rmtree(old, ignore_errors=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 
 from click.testing import CliRunner
@@ -40,14 +41,19 @@ def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
     config = json.loads((out / "wrangler.json").read_text())
     assert config["assets"] == {"directory": "./public", "binding": "ASSETS", "run_worker_first": True}
     assert config["compatibility_date"] == cloudflare.COMPATIBILITY_DATE
-    # keys only as SHA-256 hashes: no file of the project holds a key, in any letter case
+    # keys only as HMAC-SHA256s under the deployment's secret: no file of the project holds a key
     for path in out.rglob("*"):
         if path.is_file():
             text = path.read_bytes().lower()
             assert not any(key.lower().encode() in text for key in plain), path
+    secret = (out / ".keys-secret").read_text().strip()
+    assert len(secret) == 64 and (out / ".keys-secret").stat().st_mode & 0o777 == 0o600
+    assert (out / ".dev.vars").read_text() == f"KEYS_SECRET={secret}\n"  # what `wrangler dev` reads
+    assert "npx wrangler secret put KEYS_SECRET < .keys-secret" in result.output  # the first deploy says so
     hashed = json.loads((out / "keys.json").read_text())
-    assert hashed["keys"] == {hashlib.sha256(plain[0].encode()).hexdigest(): "alice",
-                              hashlib.sha256(plain[1].encode()).hexdigest(): "bob"}
+    assert hashed["keys"] == {hmac.new(secret.encode(), plain[0].encode(), hashlib.sha256).hexdigest(): "alice",
+                              hmac.new(secret.encode(), plain[1].encode(), hashlib.sha256).hexdigest(): "bob"}
+    assert hashlib.sha256(plain[0].encode()).hexdigest() not in (out / "keys.json").read_text()
     assert hashed["users"]["alice"] == {"models": ["acme_aml"], "audience": "acme_aml"}
 
 
@@ -59,7 +65,31 @@ def test_a_key_change_changes_the_keys_only(tmp_path):
     add_key(keys, "carol")
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
     changed = {p.name for p, body in before.items() if p.read_bytes() != body}
-    assert changed == {"keys.json"}
+    assert changed == {"keys.json"}  # the secret is kept, so no other key's hash moves
+
+
+def test_a_deploy_killed_half_way_leaves_the_previous_project_whole(tmp_path, monkeypatch):
+    site, keys, _ = _site_and_keys(tmp_path)
+    out = tmp_path / "cloudflare"
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    add_key(keys, "carol")
+
+    def full_disk(*args, **kwargs):  # what a kill or a full disk does while the project is written
+        raise OSError(28, "No space left on device", str(out / "keys.json"))
+    monkeypatch.setattr(cloudflare, "hashed_keys", full_disk)
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 1
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cloudflare")] == []  # nothing left beside
+
+
+def test_a_worker_script_over_the_plan_limit_warns(tmp_path, monkeypatch):
+    site, keys, _ = _site_and_keys(tmp_path)
+    # the tiny project's script (core, Worker, route description, 2 keys) is a few KB compressed
+    monkeypatch.setattr(cloudflare, "SCRIPT_LIMITS", (("Free", 1_000), ("Paid", 10 * 2 ** 20)))
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"), "--strict")
+    assert result.exit_code == 1
+    assert "bytes compressed, over the Free plan's 1,000" in result.output and "Paid" not in result.output
 
 
 def test_a_file_over_the_platform_limit_is_stored_in_parts(tmp_path, monkeypatch):

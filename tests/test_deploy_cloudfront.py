@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import shutil
 import subprocess
@@ -42,6 +43,12 @@ def deployed(tmp_path):
     return site, keys, out, plain
 
 
+def keyed(out, key: str) -> str:
+    """A key as the store holds it: HMAC-SHA256 under the deploy folder's secret (worked here by hand)."""
+    secret = (out / ".keys-secret").read_text().strip()
+    return hmac.new(secret.encode(), key.lower().encode(), hashlib.sha256).hexdigest()
+
+
 def _store(out) -> dict[str, str]:
     return {entry["key"]: entry["value"] for entry in json.loads((out / "kvs.json").read_text())["data"]}
 
@@ -49,15 +56,20 @@ def _store(out) -> dict[str, str]:
 def test_the_store_holds_the_release_tables_and_keys_as_hashes_only(deployed):
     site, _, out, plain = deployed
     release = current_release(site)
-    assert sorted(p.name for p in out.iterdir()) == ["kvs.json", "viewer-request.js", "viewer-response.js"]
+    assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs.json", "viewer-request.js",
+                                                     "viewer-response.js"]
     for path in out.iterdir():  # no file holds a key, in any letter case
         assert not any(key.lower().encode() in path.read_bytes().lower() for key in plain.values()), path
+    # the store holds HMACs under the secret, which only the function's code holds
+    secret = (out / ".keys-secret").read_text().strip()
+    assert f'"{secret}"' in (out / "viewer-request.js").read_text() and secret not in (out / "kvs.json").read_text()
+    assert "__KEYS_SECRET__" not in (out / "viewer-request.js").read_text()
     entries = json.loads((out / "kvs.json").read_text())["data"]
     assert entries[-1]["key"] == "release"  # the switch comes last
     settings = json.loads(entries[-1]["value"])
     assert (settings["id"], settings["prefix"], settings["cache_control"]) == (release, "/api/v1", "private, no-cache")
     store = _store(out)
-    assert store[f"k:{hashlib.sha256(plain['alice'].lower().encode()).hexdigest()}"] == "alice"
+    assert store[f"k:{keyed(out, plain['alice'])}"] == "alice"
     assert json.loads(store[f"{release}:u:alice"]) == {"models": ["acme_aml"], "audience": "acme_aml"}
     assert json.loads(store[f"{release}:u:bob"]) == {"models": [], "audience": "public"}
     assert store[f"{release}:m:acme_aml"] == "custom" and store[f"{release}:m:sovereign"] == "public"
@@ -93,7 +105,7 @@ def test_a_key_change_changes_key_entries_only(deployed):
     after = _store(out)
     release = current_release(site)
     assert {k for k in after if before.get(k) != after[k]} == {
-        f"k:{hashlib.sha256(carol.lower().encode()).hexdigest()}", f"{release}:u:carol"}
+        f"k:{keyed(out, carol)}", f"{release}:u:carol"}
     assert set(before) <= set(after)
     assert all((out / name).read_bytes() == body for name, body in functions.items())
 
@@ -218,6 +230,8 @@ def test_one_entry_switches_the_release(deployed, tmp_path):
     build(data, site)
     new = current_release(site)
     assert new != old
+    (tmp_path / "next").mkdir()  # the same deployment: its secret, kept from the first deploy
+    shutil.copy(out / ".keys-secret", tmp_path / "next" / ".keys-secret")
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "next")).exit_code == 0
     # the new release's entries are put first, beside the old one's; `release` still names the old one
     store = {**_store(tmp_path / "next"), "release": _store(out)["release"]}

@@ -438,3 +438,29 @@ def test_text_that_a_spreadsheet_runs_is_neutralised_in_the_csv_export_only(data
                     "FATF call for action=no; FATF increased monitoring=yes"]
     document = orjson.loads((release / "api/v1/riskscores/acme_aml/CIV/index.json").read_bytes())
     assert document["indicators"][0]["results"][0]["data"]["value"][0] == "=2+3"  # JSON keeps it exact
+
+
+# ---- the keys file at the edge: the Worker compares what nginx compares --------------------------------
+
+def test_bad_keys_lines_serve_no_key_on_nginx_and_in_workerd_alike(place):
+    from .live import start_edge_server
+    with serving_copy_of(TINY, place) as nginx:
+        twin, bad = "9f86d081884c7d659a2feaa0c55ad015", "3c59dc048e8850243be8079a5c74d079"
+        with nginx.keys_file.open("a") as handle:
+            handle.write(f"ALICE,{twin},,yes\n")  # alice in other letter case: one user, so this line is refused
+            handle.write(f"dave,{bad},,maybe\n")  # a bad cell
+            handle.write(f"erin,{nginx.keys['bob']},,yes\n")  # bob's key again: neither line serves it
+        nginx.runtime.refresh()
+        nginx.keys.update({"ALICE": twin, "dave": bad, "erin": nginx.keys["bob"]})
+        edge = start_edge_server(nginx)
+        try:
+            for server in (nginx, edge):
+                statuses = {user: server.get("/api/v1/riskscores/acme_aml/", user=user).status
+                            for user in ("alice", "ALICE", "dave", "bob", "erin", "carol")}
+                assert statuses == {"alice": 200, "ALICE": 403, "dave": 403, "bob": 403, "erin": 403,
+                                    "carol": 403}, server
+                # alice's own key in other letter case is alice on both (nginx compares credentials ignoring case)
+                assert server.get("/api/v1/riskscores/acme_aml/", headers={
+                    "Authorization": f"apikey ALICE:{nginx.keys['alice']}"}).status == 200
+        finally:
+            edge.runtime.stop()

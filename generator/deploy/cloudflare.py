@@ -1,25 +1,32 @@
 """riskapi deploy cloudflare: a complete Workers project for the current release.
 
 One Worker version is one release (Static Assets and the Worker deploy together), so a deploy is
-atomic. The Worker runs first on every request (`run_worker_first`): without it, Static Assets would
+atomic; the project folder is written beside the old one and swapped in, so it is whole too. Keys
+are hashed with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding. The Worker runs first on every request (`run_worker_first`): without it, Static Assets would
 serve files before the key check. A file over Static Assets' 25 MiB per file (the demo's exports)
 is stored in parts, which the Worker sends one after the other as one answer."""
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from ..files import write_atomic
-from .edge import CORE, WORKER, hashed_keys, route_description, served_files
+from ..files import replace_folder, write_atomic
+from .edge import CORE, WORKER, deployment_secret, hashed_keys, route_description, served_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
 # Free and on the Paid plan, and bytes per file.
 FREE_FILES, PAID_FILES = 20_000, 100_000
 MAX_FILE_BYTES = 25 * 1024 * 1024
+# The Worker's script (its modules, the route description and keys bundled in), compressed, per plan.
+SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
+SCRIPT_FILES = ("core.js", "worker.js", "release.json", "keys.json")
+SECRET_BINDING, DEV_VARS = "KEYS_SECRET", ".dev.vars"
 COMPATIBILITY_DATE = "2026-08-01"  # pinned: the newest the workerd from npm accepts offline
 PUBLIC = "public"
 
@@ -31,6 +38,8 @@ class CloudflareProject:
     bytes: int = 0
     split: dict[str, int] = field(default_factory=dict)  # over the per-file limit: how many parts
     warnings: list[str] = field(default_factory=list)
+    new_secret: bool = False  # the keys' secret was made by this deploy: `wrangler secret put` it
+    script_bytes: int = 0  # the Worker's script as uploaded, gzip-compressed
 
 
 def _place(source: Path, target: Path) -> None:
@@ -56,19 +65,33 @@ def _split(source: Path, target: Path) -> int:
 
 def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path, name: str,
                   cache_control: str) -> CloudflareProject:
-    """Write the Workers project of a release into `out` (its public/ is replaced)."""
+    """Write the Workers project of a release into a new folder beside `out`, then swap it in
+    (files.replace_folder): a deploy killed half-way leaves the previous project whole. The keys'
+    secret (edge.SECRET_FILE) is kept from the previous project."""
     project = CloudflareProject(out)
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(out / PUBLIC, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    try:
+        _write_into(new, project, release_dir, release_id, keys_file, out, name, cache_control)
+        replace_folder(new, out)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    return project
+
+
+def _write_into(folder: Path, project: CloudflareProject, release_dir: Path, release_id: str, keys_file: Path,
+                out: Path, name: str, cache_control: str) -> None:
+    os.chmod(folder, 0o755)
     deployed = served_files(release_dir)
     for relative in deployed:
         source = release_dir / relative
         size = source.stat().st_size
         if size > MAX_FILE_BYTES:
-            project.split[relative] = _split(source, out / PUBLIC / relative)
+            project.split[relative] = _split(source, folder / PUBLIC / relative)
             project.files += project.split[relative]
         else:
-            _place(source, out / PUBLIC / relative)
+            _place(source, folder / PUBLIC / relative)
             project.files += 1
         project.bytes += size
     if project.files > FREE_FILES:
@@ -76,6 +99,7 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
                                 f"(the Paid plan allows {PAID_FILES:,})")
     if project.files > PAID_FILES:
         project.warnings.append(f"{project.files} files: over the Paid plan's {PAID_FILES:,} per Worker version")
+    secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     description = route_description(release_dir, release_id, cache_control, deployed, project.split)
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
@@ -84,8 +108,14 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
         ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
         "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
-        "keys.json": orjson.dumps(hashed_keys(keys_file, release_dir)),  # hashes only
+        "keys.json": orjson.dumps(hashed_keys(keys_file, release_dir, secret)),  # keyed hashes only
     }
     for relative, body in files.items():
-        write_atomic(out / relative, body)
-    return project
+        write_atomic(folder / relative, body)
+    # `wrangler dev` reads the secret from .dev.vars; a deployed Worker from `wrangler secret put`
+    write_atomic(folder / DEV_VARS, f"{SECRET_BINDING}={secret}\n".encode(), mode=0o600)
+    project.script_bytes = len(gzip.compress(b"".join(files[f] for f in SCRIPT_FILES)))
+    for plan, limit in SCRIPT_LIMITS:
+        if project.script_bytes > limit:
+            project.warnings.append(f"the Worker's script (core, Worker, route description and keys) is "
+                                    f"{project.script_bytes:,} bytes compressed, over the {plan} plan's {limit:,}")

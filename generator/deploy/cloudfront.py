@@ -3,7 +3,8 @@
 CloudFront cannot check a key or map a query to a folder by itself, and sends no Authorization header
 to S3: the check runs in a viewer-request function built from the same edge core as the Cloudflare
 Worker (generator/edge/core.js), which answers from a KeyValueStore: the release's tables (countries,
-names, models, files, users) under the release's id, the keys as SHA-256 hashes, and `release`, the
+names, models, files, users) under the release's id, the keys as HMAC-SHA256 hashes (the secret is
+in the function's code, not in the store), and `release`, the
 live release's settings. A viewer-response function adds nginx's headers to the files S3 serves.
 The files themselves are uploaded by `riskapi deploy s3`.
 
@@ -13,14 +14,17 @@ and the next, while switching), a file's entry is short: its size alone (S3 send
 and its path without a final index.json."""
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from ..files import write_atomic
-from .edge import CORE, EDGE_SOURCE, hashed_keys, route_description, served_files
+from ..files import replace_folder, write_atomic
+from .edge import CORE, EDGE_SOURCE, deployment_secret, hashed_keys, route_description, served_files
 
 MAX_CODE_BYTES = 10 * 1024
 MAX_STORE_BYTES = 5 * 1024 * 1024
@@ -33,6 +37,7 @@ FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'impor
 MINIFIED = EDGE_SOURCE / "cloudfront"
 SHORT = {"countries": "c", "country_names": "n", "models": "m", "files": "f"}  # as cloudfront_request.js's
 INDEX = "index.json"
+SECRET_PLACEHOLDER = "__KEYS_SECRET__"  # in cloudfront_request.js: the deploy writes the deployment's secret there
 SETTINGS = ("id", "prefix", "cache_control", "no_match", "score_orderings", "country_orderings", "compressed_over")
 
 
@@ -52,7 +57,8 @@ def function_source(handler: Path) -> str:
     return core + handler.read_text()
 
 
-def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str) -> list[tuple[str, str]]:
+def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,
+                  secret: str) -> list[tuple[str, str]]:
     """The KeyValueStore's entries of a release: its tables under its id, the hashed keys, and `release`."""
     description = route_description(release_dir, release_id, cache_control, served_files(release_dir))
     entries = []
@@ -61,7 +67,7 @@ def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_con
             if table == "files":  # as cloudfront_request.js looks it up: its size, no final index.json
                 key, value = key.removesuffix(INDEX), str(value[1])
             entries.append((f"{release_id}:{short}:{key}", value))
-    keys = hashed_keys(keys_file, release_dir)
+    keys = hashed_keys(keys_file, release_dir, secret)
     entries += [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in keys["users"].items()]
     entries += [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
     # written last when entries are put one by one: the switch to this release
@@ -71,15 +77,32 @@ def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_con
 
 def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path,
                   cache_control: str) -> CloudFrontProject:
-    """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into `out`."""
+    """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into a
+    new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
+    viewer-request function carries the deployment's secret the store's keys are hashed with."""
     project = CloudFrontProject(out)
-    out.mkdir(parents=True, exist_ok=True)
-    code = {name: (MINIFIED / name).read_bytes() for name in FUNCTIONS}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    try:
+        _write_into(new, project, release_dir, release_id, keys_file, out, cache_control)
+        replace_folder(new, out)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    return project
+
+
+def _write_into(folder: Path, project: CloudFrontProject, release_dir: Path, release_id: str, keys_file: Path,
+                out: Path, cache_control: str) -> None:
+    os.chmod(folder, 0o755)
+    secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
+    code = {name: (MINIFIED / name).read_bytes().replace(SECRET_PLACEHOLDER.encode(), secret.encode())
+            for name in FUNCTIONS}
     for name, text in code.items():
         project.code_bytes[name] = len(text)
         if project.code_bytes[name] > MAX_CODE_BYTES:  # the code is ours, not the data's: never deploy it
             raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over CloudFront's {MAX_CODE_BYTES:,}")
-    entries = store_entries(release_dir, release_id, keys_file, cache_control)
+    entries = store_entries(release_dir, release_id, keys_file, cache_control, secret)
     project.entries = len(entries)
     project.store_bytes = sum(len(k.encode()) + len(v.encode()) for k, v in entries)
     for key, value in entries:
@@ -92,6 +115,5 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
             f"the release's KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB: two releases (the live one "
             f"and the next, while it is switched) do not fit in CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
     for name, text in code.items():
-        write_atomic(out / name, text)
-    write_atomic(out / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
-    return project
+        write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
+    write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))

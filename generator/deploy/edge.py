@@ -2,14 +2,19 @@
 
 The description is the release's own routing (nginx/routing.json, the data nginx's maps are rendered
 from), in the form the edge core (generator/edge/core.js) looks things up by. Keys are stored only as
-SHA-256 hashes: no deploy bundle, upload or log holds a key."""
+HMAC-SHA256 hashes under a secret of the deployment (keyed_hash): no deploy bundle, upload or log holds
+a key, and the store alone gives none back."""
 from __future__ import annotations
 
 import hashlib
+import hmac
+import re
+import secrets
 from pathlib import Path
 
 import orjson
 
+from ..files import write_atomic
 from ..render.nginx_maps import ROUTING
 from ..publish import GZIP_MIN_BYTES
 from ..serve.keys import read_keys, served_audiences
@@ -19,6 +24,8 @@ EDGE_SOURCE = Path(__file__).resolve().parent.parent / "edge"
 CORE, WORKER = EDGE_SOURCE / "core.js", EDGE_SOURCE / "worker.js"
 NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
 TWINS = (".gz", ".br")
+SECRET_FILE = ".keys-secret"  # in a deploy folder: what its keys are hashed with (keyed_hash)
+SECRET = re.compile(r"[0-9a-f]{64}")
 
 
 def ascii_lower(text: str) -> str:
@@ -46,17 +53,36 @@ def route_description(release_dir: Path, release_id: str, cache_control: str, fi
             "no_match": routing["no_match"], "compressed_over": GZIP_MIN_BYTES, "files": stamps}
 
 
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def keyed_hash(secret: str, key: str) -> str:
+    """A key as the edge stores it: HMAC-SHA256 under the deployment's secret, in hex. Without the
+    secret, a leaked store gives no key back, however weak (an unsalted SHA-256 of a short key is
+    reversed by trying them all)."""
+    return hmac.new(secret.encode(), key.encode(), hashlib.sha256).hexdigest()
 
 
-def hashed_keys(keys_file: Path, release_dir: Path) -> dict:
-    """keys.json of the edge core: each active key's hash → its user; each user → the custom models it
-    may use in this release and the audience variant it is served (as nginx's key map has them)."""
+def deployment_secret(folder: Path, earlier: Path | None = None) -> tuple[str, bool]:
+    """The secret a deploy folder's keys are hashed with (SECRET_FILE, mode 0600): kept from `earlier`
+    (the folder being replaced) or `folder`, else a new one; and whether it is new. It stays the same
+    across deploys, so a deploy after a key change changes only the keys' entries."""
+    for place in (earlier, folder):
+        if place is not None and (place / SECRET_FILE).is_file():
+            secret = (place / SECRET_FILE).read_text().strip()
+            if SECRET.fullmatch(secret):
+                write_atomic(folder / SECRET_FILE, (secret + "\n").encode(), mode=0o600)
+                return secret, False
+    secret = secrets.token_hex(32)
+    write_atomic(folder / SECRET_FILE, (secret + "\n").encode(), mode=0o600)
+    return secret, True
+
+
+def hashed_keys(keys_file: Path, release_dir: Path, secret: str) -> dict:
+    """keys.json of the edge core: each active key's keyed hash → its user; each user → the custom
+    models it may use in this release and the audience variant it is served (as nginx's key map has
+    them). The keys file is read as serve reads it: a bad line serves no key here either."""
     keys = read_keys(keys_file, missing_ok=True)
     served = served_audiences(keys, *read_release_info(release_dir))
     # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
-    return {"keys": {sha256_hex(ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
+    return {"keys": {keyed_hash(secret, ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
             "users": {ascii_lower(user): {"models": sorted(models), "audience": audience}
                       for user, (models, audience) in served.items()}}
 

@@ -1,5 +1,5 @@
 // The CloudFront Function (cloudfront-js-2.0, viewer request) of the country risk API: the edge core
-// above decides; the release's tables and the hashed keys are in the function's KeyValueStore
+// above decides; the release's tables and the keyed hashes of the keys are in the function's KeyValueStore
 // (kvs.json, written by `riskapi deploy cloudfront`). A file answer becomes the request for its
 // object, releases/<id>/<file> or its .br/.gz twin, which the S3 origin serves; every other answer
 // (errors, OPTIONS, 204) is made here. The KeyValueStore's `release` entry names the live release and
@@ -24,11 +24,14 @@ function stored(releaseId, table, key) {
   return kvs.get(name).then((value) => parse(table, value), () => undefined);
 }
 
-function sha256hex(text) {
-  return crypto.createHash("sha256").update(text).digest("hex");
+// the deployment's secret, written here by `riskapi deploy cloudfront`: the store holds HMACs under it
+const SECRET = "__KEYS_SECRET__";
+
+function keyhash(text) {
+  return crypto.createHmac("sha256", SECRET).update(text).digest("hex");
 }
 
-const platform = { sha256hex,
+const platform = { keyhash,
   atob: (text) => Buffer.from(text, "base64").toString("utf8"),
   btoa: (text) => Buffer.from(text, "utf8").toString("base64") };
 

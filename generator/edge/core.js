@@ -10,7 +10,8 @@
 // settings (id, prefix, cache_control, no_match, orderings, compressed_over). `lookup(table, key)`
 // answers from the tables (countries, country_names, models, files, keys, users): from release.json
 // and keys.json in a Worker (`inMemory`), from the KeyValueStore in a CloudFront Function.
-// `platform` is {sha256hex, atob, btoa} (keys are stored only as hashes). Every rule below names the
+// `platform` is {keyhash, atob, btoa} (keys are stored only as keyed hashes: HMAC-SHA256 under the
+// deployment's secret). Every rule below names the
 // nginx.conf directive it mirrors; the contract tests run the same cases against nginx and this.
 //
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
@@ -109,7 +110,7 @@ async function user(header, lookup, platform) {
   const name = colon >= 0 ? given.slice(0, colon) : null;
   const key = colon >= 0 ? given.slice(colon + 1) : given;
   if (!key) return "";
-  const hash = await platform.sha256hex(key);
+  const hash = await platform.keyhash(key);
   const owner = await lookup("keys", hash);
   if (owner === undefined || (name !== null && name !== owner)) return "";
   return owner;

@@ -12,12 +12,21 @@ import keys from "./keys.json";
 
 const lookup = inMemory(release, keys);
 
-async function sha256hex(text) {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+// keys.json holds HMAC-SHA256s of the keys under the deployment's secret, the KEYS_SECRET binding
+// (`wrangler secret put KEYS_SECRET`; `wrangler dev` reads .dev.vars): the bundle alone gives no key back.
+let signing = null;
+
+function platformFor(secret) {
+  signing = signing || crypto.subtle.importKey("raw", new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  async function keyhash(text) {
+    const digest = await crypto.subtle.sign("HMAC", await signing, new TextEncoder().encode(text));
+    return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  }
+  return { keyhash, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 }
 
-const platform = { sha256hex, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
+const NOT_CONFIGURED = JSON.stringify({ detail: "The API is not configured: its KEYS_SECRET is missing." });
 
 function notModified(request, lastModified, etag) {  // nginx's not_modified filter, `if_modified_since exact`
   const since = request.headers.get("If-Modified-Since");
@@ -64,6 +73,10 @@ function joined(env, origin, result) {
 
 export default {
   async fetch(request, env) {
+    if (!env.KEYS_SECRET) {  // no key could be checked: say so to the operator, answer nothing else
+      return new Response(NOT_CONFIGURED, { status: 500, headers: { "Content-Type": "application/json" } });
+    }
+    const platform = platformFor(env.KEYS_SECRET);
     const url = new URL(request.url);
     const raw = request.url.slice(url.origin.length);  // the path and query as sent
     const question = raw.indexOf("?");
