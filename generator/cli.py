@@ -43,9 +43,22 @@ class RiskApiGroup(click.Group):
             _traceback_if_verbose(ctx)
             raise click.ClickException(describe_os_error(error)) from error
         except Exception as error:
+            if out_of_memory(error):
+                _traceback_if_verbose(ctx)
+                raise click.ClickException(f"out of memory ({type(error).__name__}: {error or 'no room left'}): "
+                                           "nothing was published or changed; raise the memory limit (ulimit -v, "
+                                           "the container's) and run it again") from error
             _traceback_if_verbose(ctx)
             raise click.ClickException(f"internal error: {type(error).__name__}: {error}; "
                                        "run with -v for the traceback") from error
+
+
+def out_of_memory(error: Exception) -> bool:
+    """Whether an error is the process running out of memory, however the library says it (Python's
+    MemoryError, a thread that cannot get its stack, orjson's allocation failure)."""
+    return isinstance(error, MemoryError) or (
+        isinstance(error, (RuntimeError, ValueError)) and any(
+            words in str(error) for words in ("can't start new thread", "memory allocation failed")))
 
 
 def describe_os_error(error: OSError) -> str:

@@ -7,6 +7,7 @@ Layout of the site folder:
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import fcntl
 import hashlib
@@ -17,7 +18,7 @@ import signal
 import time
 import zlib
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -369,12 +370,24 @@ class ReleaseWriter:
 
     def _collect(self, pending: Future) -> None:
         try:
+            while not wait([pending], timeout=1.0).done:
+                if not self._pool_alive():
+                    raise self._worker_stopped()
             written = pending.result()  # re-raises a failed write
         except BrokenProcessPool:
             raise self._worker_stopped() from None
         for relative, entries in written:
             for suffix, entry in entries.items():
                 self.files[relative + suffix] = entry
+
+    def _pool_alive(self) -> bool:
+        """Whether the pool can still finish work: its thread that hands work over and its worker run.
+        Under a memory limit that thread can die at its start (`can't start new thread`), and the work
+        it holds would be waited for forever."""
+        pool = self._pool
+        manager = getattr(pool, "_executor_manager_thread", None)
+        processes = getattr(pool, "_processes", None) or {}
+        return (manager is None or manager.is_alive()) and all(p.is_alive() for p in processes.values())
 
     def _worker_stopped(self) -> PublishError:
         return PublishError("the process writing the release stopped (killed, or out of memory); nothing was "
@@ -453,15 +466,27 @@ class ReleaseWriter:
         return Release(self.id, final, len(self.files), self.bytes)
 
     def abort(self) -> None:
-        """Discard the unfinished release; the current one stays exactly as it was."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)  # nothing writes into the folder after this
-            self._pool = None
-        self._pending.clear()
-        self._batch = []
-        shutil.rmtree(self.folder, ignore_errors=True)
-        shutil.rmtree(self._scratch, ignore_errors=True)
-        self._lock.unlock()
+        """Discard the unfinished release; the current one stays exactly as it was.
+
+        The write worker is ended by its pid, not waited for: what it writes is being thrown away, and
+        a worker that died (a memory limit, an OOM kill) or cannot answer would make a wait hang."""
+        try:
+            if self._pool is not None:
+                pool, self._pool = self._pool, None
+                workers = list(getattr(pool, "_processes", None) or {})
+                for pid in workers:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                pool.shutdown(wait=False, cancel_futures=True)
+                for pid in workers:  # reaped: nothing writes into the folder after this
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, 0)
+            self._pending.clear()
+            self._batch = []
+            shutil.rmtree(self.folder, ignore_errors=True)
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        finally:
+            self._lock.unlock()
 
     def _prune(self) -> None:
         """Keep the newest `keep` releases, and every release a rollback could go back to next (the one

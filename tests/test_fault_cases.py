@@ -464,3 +464,32 @@ def test_bad_keys_lines_serve_no_key_on_nginx_and_in_workerd_alike(place):
                     "Authorization": f"apikey ALICE:{nginx.keys['alice']}"}).status == 200
         finally:
             edge.runtime.stop()
+
+
+# ---- contained failures: the build's own processes ------------------------------------------------------
+
+def test_a_build_under_any_memory_limit_ends_and_leaves_the_live_release(tmp_path):
+    """ulimit -v from 50 to 100 MB, 5 MB apart: what fails first differs (a thread's stack, orjson, the
+    write worker, a native allocation that aborts), but every build ends — one ran forever at 55–65 MB,
+    waiting for work a dead thread held — with exit 0 or an error, and the live release untouched."""
+    import resource
+    site = tmp_path / "site"
+    build(TINY, site)
+    live = current_release(site)
+    outcomes = {}
+    for megabytes in range(50, 101, 5):
+        limit = megabytes * 2 ** 20
+        try:
+            done = subprocess.run([sys.executable, "-m", "generator.cli", "build", "--data", str(TINY), "--site",
+                                   str(site), "--force"], capture_output=True, text=True, timeout=60,
+                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the build hung under a limit of {megabytes} MB") from None
+        outcomes[megabytes] = done.returncode
+        if done.returncode == 1:
+            assert "internal error" not in done.stderr, done.stderr  # said as what it is
+        if done.returncode != 0:
+            assert current_release(site) == live, megabytes
+        live = current_release(site)
+        assert "Traceback" not in done.stdout
+    assert outcomes[100] == 0  # the tiny build needs ~80 MB of address space
