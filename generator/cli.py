@@ -274,9 +274,19 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
     from .serve.runtime import release_variants
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
     release = release_variants(site_dir) if granted and not force else None
-    added = add_key(keys_file, user, granted, given_key, replace_old, release[1] if release else None,
-                    allow_weak=allow_weak)
-    click.echo(added.key)
+    shown = []
+
+    def show(new) -> None:  # before the file is replaced: a kill after it never hides the new key
+        click.echo(new.key)
+        sys.stdout.flush()
+        shown.append(new)
+    try:
+        added = add_key(keys_file, user, granted, given_key, replace_old, release[1] if release else None,
+                        allow_weak=allow_weak, before_saving=show)
+    except BaseException:
+        if shown:
+            click.echo("error: the key above was NOT saved (see below); nothing changed in the keys file", err=True)
+        raise
     if given_key and key_weakness(added.key):
         click.echo(f"warning: a weak key was accepted (--allow-weak): {key_weakness(added.key)}; replace it "
                    f"with `riskapi keys add {user} --replace`", err=True)
@@ -375,11 +385,10 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
           rate_limit: str | None, prefix: Path | None) -> None:
     """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
     import shutil
-    import tempfile
-    from .serve.runtime import serve_forever
+    from .serve.runtime import new_private_prefix, serve_forever
     settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
     private = prefix is None  # a prefix of our own making is removed on the way out
-    prefix = prefix or Path(tempfile.mkdtemp(prefix="riskapi-nginx-"))
+    prefix = prefix or new_private_prefix()
     try:
         serve_forever(settings, prefix, lambda line: _say(ctx, line))
     finally:

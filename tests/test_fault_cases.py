@@ -493,3 +493,72 @@ def test_a_build_under_any_memory_limit_ends_and_leaves_the_live_release(tmp_pat
         live = current_release(site)
         assert "Traceback" not in done.stdout
     assert outcomes[100] == 0  # the tiny build needs ~80 MB of address space
+
+
+# ---- serve: signals and what a kill leaves ---------------------------------------------------------------
+
+def start_private_serve(site: Path, keys: Path, port: int) -> subprocess.Popen:
+    """`riskapi serve` with a private prefix of its own (no --prefix), as the README's command runs it."""
+    serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                              str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    first = serve.stdout.readline()
+    assert first.startswith("serving release"), first
+    return serve
+
+
+def private_prefix_of(first_line_pid: int) -> Path:
+    from generator.serve.runtime import OWNER, PRIVATE_PREFIX
+    import tempfile
+    return next(p for p in Path(tempfile.gettempdir()).glob(f"{PRIVATE_PREFIX}*")
+                if (p / OWNER).is_file() and (p / OWNER).read_text() == str(first_line_pid))
+
+
+def test_sighup_rereads_serve_and_sigterm_removes_its_key_map(place):
+    site, keys = place / "site", place / "keys.csv"
+    run("build", "--data", TINY, "--site", site, "-q")
+    run("keys", "add", "alice", "--keys", keys)
+    serve = start_private_serve(site, keys, free_port())
+    prefix = private_prefix_of(serve.pid)
+    assert (prefix / "conf" / "runtime" / "keys.conf").is_file()
+    serve.send_signal(signal.SIGHUP)
+    lines = iter(serve.stdout.readline, "")
+    assert any(line.startswith("re-read on SIGHUP") for line in lines)  # and it goes on serving
+    assert serve.poll() is None
+    serve.send_signal(signal.SIGTERM)
+    assert serve.wait(timeout=20) == 0
+    assert not prefix.exists()  # the key map went with it
+
+
+def test_the_key_map_a_killed_serve_left_is_removed_by_the_next_serve(place):
+    site, keys = place / "site", place / "keys.csv"
+    run("build", "--data", TINY, "--site", site, "-q")
+    run("keys", "add", "alice", "--keys", keys)
+    killed = start_private_serve(site, keys, free_port())
+    left = private_prefix_of(killed.pid)
+    killed.kill()  # kill -9: no handler runs, its prefix (and keys.conf) stays behind
+    killed.wait(timeout=10)
+    assert (left / "conf" / "runtime" / "keys.conf").is_file()
+    serve = start_private_serve(site, keys, free_port())
+    try:
+        assert not left.exists()
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=20)
+
+
+def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
+    """A kill right after the keys file is replaced must not leave a key nobody saw (with --replace,
+    the user's only key): the key is printed first; a failed save says the key shown was not saved."""
+    keys = tmp_path / "keys.csv"
+    old = run("keys", "add", "alice", "--keys", keys).output.strip()
+    import generator.serve.keys as keys_module
+
+    def full_disk(path, lines):
+        raise OSError(28, "No space left on device", str(path))
+    monkeypatch.setattr(keys_module, "write_lines", full_disk)
+    result = run("keys", "add", "alice", "--replace", "--keys", keys)
+    assert result.exit_code == 1
+    shown, warning = result.output.splitlines()[:2]
+    assert len(shown) == 32 and warning == "error: the key above was NOT saved (see below); nothing changed in the keys file"
+    assert [(k.key, k.active) for k in read_keys(keys)] == [(old, True)]

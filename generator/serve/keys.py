@@ -15,6 +15,7 @@ import re
 import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from ..encodings import identity
 from ..errors import KeysError
@@ -239,12 +240,14 @@ def write_keys(path: Path, keys: list[ApiKey]) -> None:
 
 def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
             replace_old: bool = False, custom_models: tuple[str, ...] | None = None,
-            allow_weak: bool = False) -> ApiKey:
+            allow_weak: bool = False, before_saving: Callable[[ApiKey], None] | None = None) -> ApiKey:
     """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys.
 
     With `custom_models` (the current release's), a grant of any other model is refused. A user that
     differs from one in the file only in letter case is refused (it would be the same user on every
-    server); so is a given key under 128 bits (key_weakness) unless `allow_weak`."""
+    server); so is a given key under 128 bits (key_weakness) unless `allow_weak`. `before_saving` is
+    given the new key once every check passed and before the file is replaced, so the key is shown
+    even when the process is killed right after it is saved (with --replace, the only key left)."""
     if not USER.fullmatch(user):
         raise KeysError(f"user {user!r} {USER_RULE}")
     for model in models:
@@ -271,6 +274,8 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
         if keys_file.holds(added.key):
             raise KeysError("that key is already in the keys file; keys must be unique")
         lines = _with_user_revoked(keys_file, user) if replace_old else list(keys_file.lines)
+        if before_saving:
+            before_saving(added)
         write_lines(path, lines + [key_line(added)])
     return added
 

@@ -364,6 +364,8 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                 rejected_before = list(runtime.status.state["rejected"])
                 if runtime.refresh(force=bool(rereading)):
                     say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
+                elif rereading:
+                    say(f"re-read on SIGHUP: release {runtime.served[0]} and the keys are what is served")
                 for rejection in runtime.status.state["rejected"]:
                     if rejection not in rejected_before:
                         say(f"error: release {rejection['release']} is not served, nginx rejected it (still serving "
@@ -378,6 +380,36 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
             runtime.stop()
             say("stopped")
         runtime.status.remove()
+
+
+PRIVATE_PREFIX = "riskapi-nginx-"  # a serve's own nginx prefix in the temp folder (it holds keys.conf)
+OWNER = "owner.pid"
+
+
+def new_private_prefix() -> Path:
+    """A new private nginx prefix for this process, after removing those of serves that were killed."""
+    remove_stale_prefixes()
+    prefix = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+    (prefix / OWNER).write_text(str(os.getpid()))
+    return prefix
+
+
+def remove_stale_prefixes(base: Path | None = None) -> list[Path]:
+    """Remove the private prefixes (and the key map in each) that serves killed with SIGKILL left: ours
+    (same user) whose owner process is gone. Returns what was removed."""
+    removed = []
+    for prefix in Path(base or tempfile.gettempdir()).glob(f"{PRIVATE_PREFIX}*"):
+        try:
+            if prefix.stat().st_uid != os.getuid():
+                continue
+            owner = int((prefix / OWNER).read_text())
+        except (OSError, ValueError):
+            continue  # not one we can tell is stale
+        state = process_state(owner)
+        if state is None or state[0] == "Z":
+            shutil.rmtree(prefix, ignore_errors=True)
+            removed.append(prefix)
+    return removed
 
 
 def check_release(release_dir: Path) -> str | None:
