@@ -5,6 +5,7 @@ import ctypes
 import hashlib
 import os
 import shutil
+import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
@@ -133,6 +134,21 @@ class NamedFile:
 
 
 RENAME_EXCHANGE = 2  # renameat2(2): swap two paths in one step
+
+
+@contextmanager
+def folder_replacing(target: Path) -> Iterator[Path]:
+    """A new folder beside `target` to fill; when the block ends without an error it replaces `target`
+    in one step (replace_folder), else it is removed and `target` stays as it was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    new = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    os.chmod(new, 0o755)
+    try:
+        yield new
+        replace_folder(new, target)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
 
 
 def replace_folder(new: Path, target: Path) -> None:

@@ -27,6 +27,17 @@ from generator.serve.keys import add_key, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
 
 
+def wait_for(condition, seconds: float = 60.0, what: str = "condition"):
+    """`condition()`'s first true value, asked every 20 ms for at most `seconds`; else the test fails."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"no {what} within {seconds} s")
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

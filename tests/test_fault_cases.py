@@ -27,23 +27,13 @@ from generator.serve.runtime import check_release
 from generator.serve.status import read_statuses
 
 from .conftest import TINY
-from .live import free_port, serving_copy_of
+from .live import free_port, serving_copy_of, wait_for
 
 pytestmark = pytest.mark.faults
 
 
 def run(*args) -> "click.testing.Result":
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def wait_for(condition, seconds: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"no {what} within {seconds} s")
 
 
 # ---- one identity: users ---------------------------------------------------------------------------
@@ -514,10 +504,17 @@ def private_prefix_of(first_line_pid: int) -> Path:
                 if (p / OWNER).is_file() and (p / OWNER).read_text() == str(first_line_pid))
 
 
-def test_sighup_rereads_serve_and_sigterm_removes_its_key_map(place):
+@pytest.fixture
+def site_and_keys(place) -> tuple[Path, Path]:
+    """A built site and a keys file of one key in a folder nginx workers may enter."""
     site, keys = place / "site", place / "keys.csv"
     run("build", "--data", TINY, "--site", site, "-q")
     run("keys", "add", "alice", "--keys", keys)
+    return site, keys
+
+
+def test_sighup_rereads_serve_and_sigterm_removes_its_key_map(site_and_keys):
+    site, keys = site_and_keys
     serve = start_private_serve(site, keys, free_port())
     prefix = private_prefix_of(serve.pid)
     assert (prefix / "conf" / "runtime" / "keys.conf").is_file()
@@ -530,10 +527,8 @@ def test_sighup_rereads_serve_and_sigterm_removes_its_key_map(place):
     assert not prefix.exists()  # the key map went with it
 
 
-def test_the_key_map_a_killed_serve_left_is_removed_by_the_next_serve(place):
-    site, keys = place / "site", place / "keys.csv"
-    run("build", "--data", TINY, "--site", site, "-q")
-    run("keys", "add", "alice", "--keys", keys)
+def test_the_key_map_a_killed_serve_left_is_removed_by_the_next_serve(site_and_keys):
+    site, keys = site_and_keys
     killed = start_private_serve(site, keys, free_port())
     left = private_prefix_of(killed.pid)
     killed.kill()  # kill -9: no handler runs, its prefix (and keys.conf) stays behind
@@ -562,3 +557,26 @@ def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
     shown, warning = result.output.splitlines()[:2]
     assert len(shown) == 32 and warning == "error: the key above was NOT saved (see below); nothing changed in the keys file"
     assert [(k.key, k.active) for k in read_keys(keys)] == [(old, True)]
+
+
+def test_a_site_path_with_spaces_is_served_and_one_with_a_dollar_is_refused_clearly(place):
+    import urllib.request
+    site, keys = place / "my site", place / "keys.csv"
+    run("build", "--data", TINY, "--site", site, "-q")
+    key = run("keys", "add", "alice", "--keys", keys).output.strip()
+    port = free_port()
+    serve = start_private_serve(site, keys, port)
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/riskscores/sovereign/",
+                                         headers={"Authorization": key})
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            assert answer.status == 200
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=20)
+    odd = place / "cost$site"
+    shutil.copytree(site, odd, symlinks=True)
+    refused = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--port", str(free_port()), "--site",
+                              str(odd), "--keys", str(keys)], capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 1
+    assert "nginx would read the '$' in this path as a variable" in refused.stderr

@@ -30,7 +30,7 @@ from generator.serve.keys import read_keys
 from tools.synthetic_data import main as synthetic_data
 
 from .conftest import DEMO_DATA, TINY, make_nga_black, replace_in
-from .live import free_port
+from .live import free_port, wait_for
 
 pytestmark = pytest.mark.faults
 
@@ -38,16 +38,6 @@ pytestmark = pytest.mark.faults
 def start_build(data: Path, site: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--data", str(data), "--site",
                              str(site)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def wait_for(condition, seconds: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"no {what} within {seconds} s")
 
 
 def write_worker_of(build: subprocess.Popen, site: Path) -> int:

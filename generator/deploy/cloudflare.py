@@ -10,13 +10,12 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from ..files import replace_folder, write_atomic
+from ..files import folder_replacing, write_atomic
 from .edge import CORE, WORKER, deployment_secret, hashed_keys, route_description, served_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
@@ -69,20 +68,13 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The keys'
     secret (edge.SECRET_FILE) is kept from the previous project."""
     project = CloudflareProject(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
-    try:
-        _write_into(new, project, release_dir, release_id, keys_file, out, name, cache_control)
-        replace_folder(new, out)
-    except BaseException:
-        shutil.rmtree(new, ignore_errors=True)
-        raise
+    with folder_replacing(out) as folder:
+        _write_into(folder, project, release_dir, release_id, keys_file, out, name, cache_control)
     return project
 
 
 def _write_into(folder: Path, project: CloudflareProject, release_dir: Path, release_id: str, keys_file: Path,
                 out: Path, name: str, cache_control: str) -> None:
-    os.chmod(folder, 0o755)
     deployed = served_files(release_dir)
     for relative in deployed:
         source = release_dir / relative

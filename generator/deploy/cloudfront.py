@@ -14,16 +14,13 @@ and the next, while switching), a file's entry is short: its size alone (S3 send
 and its path without a final index.json."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from ..files import replace_folder, write_atomic
+from ..files import folder_replacing, write_atomic
 from .edge import CORE, EDGE_SOURCE, deployment_secret, hashed_keys, route_description, served_files
 
 MAX_CODE_BYTES = 10 * 1024
@@ -81,20 +78,13 @@ def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path
     new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
     viewer-request function carries the deployment's secret the store's keys are hashed with."""
     project = CloudFrontProject(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    new = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
-    try:
-        _write_into(new, project, release_dir, release_id, keys_file, out, cache_control)
-        replace_folder(new, out)
-    except BaseException:
-        shutil.rmtree(new, ignore_errors=True)
-        raise
+    with folder_replacing(out) as folder:
+        _write_into(folder, project, release_dir, release_id, keys_file, out, cache_control)
     return project
 
 
 def _write_into(folder: Path, project: CloudFrontProject, release_dir: Path, release_id: str, keys_file: Path,
                 out: Path, cache_control: str) -> None:
-    os.chmod(folder, 0o755)
     secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
     code = {name: (MINIFIED / name).read_bytes().replace(SECRET_PLACEHOLDER.encode(), secret.encode())
             for name in FUNCTIONS}

@@ -19,6 +19,15 @@ def nginx_map_key(value: str) -> str:
     return f'"\\\\{nginx_string(value)}"'
 
 
+def nginx_quoted(value) -> str:
+    """A path as one quoted nginx argument (spaces and quotes in it are fine). A `$` would start a
+    variable where nginx reads one (root, access_log), and no escape stops that: refused."""
+    text = str(value)
+    if "$" in text:
+        raise ValueError(f"{text}: nginx would read the '$' in this path as a variable; use a path without one")
+    return f'"{nginx_string(text)}"'
+
+
 @functools.cache
 def template_environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("generator", "templates"), trim_blocks=True,
@@ -29,4 +38,5 @@ def template_environment() -> jinja2.Environment:
                                      undefined=jinja2.StrictUndefined)
     environment.filters["nginx_string"] = nginx_string
     environment.filters["map_key"] = nginx_map_key
+    environment.filters["nginx_quoted"] = nginx_quoted
     return environment

@@ -160,10 +160,15 @@ class NginxRuntime:
                       listen=settings.address, root=release_dir, release=release,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
         environment = template_environment()
+        try:
+            texts = {name: environment.get_template(f"{name}.j2").render(**values)
+                     for name in ("main.conf", "http.conf", "server.conf")}
+        except ValueError as error:  # a path nginx cannot be given (nginx_quoted)
+            raise ServeError(str(error)) from None
         (folder / "runtime").mkdir(parents=True)
         os.chmod(folder, 0o700)
-        for name in ("main.conf", "http.conf", "server.conf"):
-            write_atomic(folder / "runtime" / name, environment.get_template(f"{name}.j2").render(**values).encode())
+        for name, text in texts.items():
+            write_atomic(folder / "runtime" / name, text.encode())
         write_atomic(folder / "runtime" / "keys.conf",
                      render_key_map(keys, custom_models, audiences).encode(), mode=0o600)
         os.symlink(release_dir / NGINX_DIR, folder / "release")
