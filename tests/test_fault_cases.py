@@ -580,3 +580,12 @@ def test_a_site_path_with_spaces_is_served_and_one_with_a_dollar_is_refused_clea
                               str(odd), "--keys", str(keys)], capture_output=True, text=True, timeout=30)
     assert refused.returncode == 1
     assert "nginx would read the '$' in this path as a variable" in refused.stderr
+
+
+def test_a_keys_line_with_its_columns_swapped_never_shows_the_key(tmp_path):
+    keys = tmp_path / "keys.csv"
+    key = "9f86d081884c7d659a2feaa0c55ad0~5"  # a ~ is no user's letter: the user cell is refused
+    keys.write_text(f"user,key,models,active\n{key},alice,,yes\nbob,3c59dc048e8850243be8079a5c74d079,{key},yes\n")
+    problems = load_keys(keys).problems
+    assert problems == [f"{keys}:2: user '9f86…d0~5' may only use letters, digits and . _ @ - (at most 64)",
+                        f"{keys}:3: model '9f86…d0~5' is not a model code (separate several with ';')"]

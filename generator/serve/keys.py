@@ -203,6 +203,11 @@ def keys_lock(path: Path):
         yield
 
 
+def _shown(cell: str) -> str:
+    """A cell as a problem quotes it; one that could be a key (columns swapped) only masked."""
+    return f"'{cell[:4]}…{cell[-4:]}'" if KEY.fullmatch(cell.lower()) else repr(cell)
+
+
 def _parse_line(line: str, number: int) -> ApiKey:
     row = _cells(line)
     if row is None:
@@ -211,13 +216,13 @@ def _parse_line(line: str, number: int) -> ApiKey:
         raise KeysError(f"has {len(row)} cells, expected {len(HEADER)}: {HEADER_LINE}")
     user, key, models, active = (cell.strip() for cell in row)
     if not USER.fullmatch(user):
-        raise KeysError(f"user {user!r} {USER_RULE}")
+        raise KeysError(f"user {_shown(user)} {USER_RULE}")
     granted = tuple(sorted({m.strip() for m in models.split(";") if m.strip()}))
     for model in granted:
         if not routes.MODEL_CODE.fullmatch(model):
-            raise KeysError(f"model {model!r} is not a model code (separate several with ';')")
+            raise KeysError(f"model {_shown(model)} is not a model code (separate several with ';')")
     if active not in ("yes", "no"):
-        raise KeysError(f"active {active!r} must be yes or no")
+        raise KeysError(f"active {_shown(active)} must be yes or no")
     return ApiKey(user, normalise_key(key), granted, active == "yes", number)
 
 
