@@ -413,8 +413,9 @@ def status(ctx, site_dir: Path) -> None:
         for problem in live.get("keyProblems", []):
             click.echo(f"  keys line serving no key: {problem}")
         for rejection in state["rejected"]:
-            still = " (not served)" if rejection["release"] != live.get("release") else ""
-            click.echo(f"  rejected: release {rejection['release']} at {rejection['at']}{still}:")
+            still = " (not served)" if rejection["what"] == "release" and rejection["name"] != live.get("release") \
+                else ""
+            click.echo(f"  rejected: {rejection['what']} {rejection['name']} at {rejection['at']}{still}:")
             click.echo("    " + rejection["reason"].replace("\n", "\n    "))
 
 

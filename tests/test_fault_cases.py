@@ -256,6 +256,20 @@ def test_a_revocation_lands_within_seconds_while_nginx_rejects_the_new_release(p
     assert read_statuses(site) == []  # a stopped serve leaves no status behind
 
 
+def test_a_keys_file_that_cannot_be_read_never_holds_back_a_new_release(tmp_path):
+    with serving_copy_of(TINY, tmp_path) as server:
+        good = server.keys_file.read_bytes()
+        server.keys_file.write_text("name,secret\n")  # a wrong header: no line of it can be trusted
+        build(server.data, server.site, force=True)
+        server.runtime.refresh()
+        answer = server.get("/api/v1/riskscores/sovereign/", user="bob")  # the keys served before
+        assert (answer.status, answer.header("x-release")) == (200, current_release(server.site))
+        rejection = server.runtime.status.state["rejected"][0]
+        assert (rejection["what"], rejection["name"]) == ("keys file", str(server.keys_file))
+        assert rejection["reason"] == f"{server.keys_file}:1: the header must be user,key,models,active"
+        server.keys_file.write_bytes(good)
+
+
 # ---- atomic on disk ------------------------------------------------------------------------------------
 
 def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):

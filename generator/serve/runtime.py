@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from ..errors import RiskApiError, ServeError
+from ..errors import KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
 from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
@@ -138,6 +138,7 @@ class NginxRuntime:
         self.process: subprocess.Popen | None = None
         self.served: tuple | None = None  # (release, keys digest) the running configuration was made from
         self.seen: tuple | None = None  # the last state looked at, applied or not
+        self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
         self.status = ServeStatus(settings.site, settings.address)
 
     # ------------------------------------------------------------------ rendering
@@ -209,28 +210,37 @@ class NginxRuntime:
 
     def render(self) -> tuple:
         """Render, test and switch to a configuration of the current release and keys; return the state
-        it was made from. When nginx rejects the new release but the keys are fine, the keys are applied
-        with the release served now, and the release's rejection is kept (status). A ServeError when
-        nothing of the change can be applied."""
+        it was made from. The two are applied independently: when nginx rejects the new release, the
+        keys are applied with the release served now; when the keys file cannot be read at all
+        (missing, a wrong header), the release is applied with the keys served now. Each rejection is
+        kept (status). A ServeError or KeysError when nothing of the change can be applied."""
         state = self.watched_state()
         self.seen = state
-        release, _ = state
+        release, keys_digest = state
         if release is None:
             raise no_release(self.settings.site)
-        keys_file = load_keys(self.settings.keys, missing_ok=False)
-        folder, rejected = self._try(release, keys_file.keys)
-        applied = state
+        try:
+            keys_file = load_keys(self.settings.keys, missing_ok=False)
+            keys, problems = keys_file.keys, keys_file.problems
+        except KeysError as error:
+            if self._keys is None or release == self.served[0]:
+                raise  # nothing else changed: the running configuration stays
+            self.status.rejected("keys file", str(self.settings.keys), error.format_message())
+            (keys, problems), keys_digest = self._keys, self.served[1]
+        folder, rejected = self._try(release, keys)
+        applied = (release, keys_digest)
         if rejected and self.served and self.served[0] != release:
             self.status.rejected("release", release, rejected)
-            folder, still = self._try(self.served[0], keys_file.keys)
+            folder, still = self._try(self.served[0], keys)
             if still:
                 raise ServeError(f"nginx rejected the configuration:\n{still}")
-            applied = (self.served[0], state[1])
+            applied = (self.served[0], keys_digest)
         elif rejected:
             self.status.rejected("release", release, rejected)
             raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
         self._switch(folder)
-        self.status.applied(applied[0], state[1], keys_file.problems)
+        self._keys = (keys, problems)
+        self.status.applied(applied[0], keys_digest, problems)
         return applied
 
     def _command(self, *extra: str, conf: Path | None = None) -> list[str]:
@@ -372,9 +382,14 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                 elif rereading:
                     say(f"re-read on SIGHUP: release {runtime.served[0]} and the keys are what is served")
                 for rejection in runtime.status.state["rejected"]:
-                    if rejection not in rejected_before:
-                        say(f"error: release {rejection['release']} is not served, nginx rejected it (still serving "
+                    if rejection in rejected_before:
+                        continue
+                    if rejection["what"] == "release":
+                        say(f"error: release {rejection['name']} is not served, nginx rejected it (still serving "
                             f"{runtime.served[0]}; the keys are applied):\n{rejection['reason']}")
+                    else:
+                        say(f"error: the keys file was not applied (still serving the keys before it; release "
+                            f"{runtime.served[0]} is applied): {rejection['reason']}")
             except RiskApiError as error:
                 say(f"error: not reloaded, still serving the previous configuration: {error.format_message()}")
             rereading.clear()

@@ -42,9 +42,10 @@ class ServeStatus:
             self.state["live"] = {**live, "since": _now()}
         self._write()
 
-    def rejected(self, what: str, release: str, reason: str) -> None:
-        rejections = [r for r in self.state["rejected"] if r["release"] != release]
-        self.state["rejected"] = [{"what": what, "release": release, "at": _now(), "reason": reason},
+    def rejected(self, what: str, name: str, reason: str) -> None:
+        """A change not applied: `what` (release, keys file), which one (`name`), and why."""
+        rejections = [r for r in self.state["rejected"] if (r["what"], r["name"]) != (what, name)]
+        self.state["rejected"] = [{"what": what, "name": name, "at": _now(), "reason": reason},
                                   *rejections][:KEPT_REJECTIONS]
         self._write()
 
