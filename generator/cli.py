@@ -195,7 +195,8 @@ def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
 @SITE_OPTION
 @click.pass_context
 def releases_command(ctx: click.Context, site_dir: Path) -> None:
-    """List the releases: the current one (*), where a rollback goes, and any never live or incomplete."""
+    """List the releases: the current one (*), when each was live, where a rollback goes, and any never live or
+    incomplete."""
     current = publish.current_release(site_dir)
     ids = publish.releases(site_dir)
     if not ids:
@@ -203,6 +204,9 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
         return
     live, once_live = publish.was_live(site_dir), publish.ever_live(site_dir)
     target = next((r for r in reversed(live[:-1]) if r in ids and r != current), None)
+    periods: dict[str, list[str]] = {}
+    for period in publish.live_periods(site_dir):
+        periods.setdefault(period.release, []).append(f"{period.start or '?'} → {period.end or 'now'}")
     for release_id in ids:
         folder = site_dir / publish.RELEASES / release_id
         files, missing = publish.read_manifest(folder), publish.missing_files(folder)
@@ -218,6 +222,8 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
             notes.append("rolled back from")
         marker = "*" if release_id == current else " "
         click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
+        for period in periods.get(release_id, []):
+            click.echo(f"    live {period}")
 
 
 @main.command()

@@ -223,14 +223,22 @@ def ever_live(site: Path) -> set[str]:
     current = current_release(site)
     if journal is None:
         return set(was_live(site))
-    return {release_id for _, release_id in history.took_effect(journal, current)} | {current} - {None}
+    return {switch.release for switch in history.took_effect(journal, current)} | {current} - {None}
+
+
+def live_periods(site: Path) -> list[history.LivePeriod]:
+    """When each release was live, oldest first (the last is the current one, live until now)."""
+    journal = history.entries(site)
+    if journal is None:
+        return []
+    return history.live_periods(history.took_effect(journal, current_release(site)))
 
 
 def start_journal(site: Path) -> None:
     """Give a site built before the journal existed one: what was live, as far as the ids tell."""
     if history.entries(site) is None:
-        for earlier in was_live(site):
-            history.record(site, history.PUBLISH, earlier)
+        for earlier in was_live(site):  # when each went live is not known: when it was built, at best
+            history.record(site, history.PUBLISH, earlier, at=history.built_at(earlier))
 
 
 def rollback(site: Path) -> str:

@@ -4,7 +4,7 @@ import re
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.publish import current_release, releases
+from generator.publish import current_release, live_periods, releases
 
 from .conftest import TINY, replace_in
 
@@ -65,13 +65,36 @@ def test_releases_and_rollback(tmp_path):
     for _ in range(2):
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
     first, second = releases(tmp_path)
-    listing = run("releases", "--site", tmp_path)
-    assert listing.output.splitlines() == [f"  {first}  {_files(tmp_path, first)} files  (riskapi rollback goes here)",
-                                           f"* {second}  {_files(tmp_path, second)} files"]
+    listing = [line for line in run("releases", "--site", tmp_path).output.splitlines() if not line.startswith("    live")]
+    assert listing == [f"  {first}  {_files(tmp_path, first)} files  (riskapi rollback goes here)",
+                       f"* {second}  {_files(tmp_path, second)} files"]
     back = run("rollback", "--site", tmp_path)
     assert (back.exit_code, back.output) == (0, f"current release is now {first}\n")
     again = run("rollback", "--site", tmp_path)
     assert again.exit_code == 1 and f"no release that was live before {first}" in again.output
+
+
+def test_live_periods_stay_true_through_two_rollbacks(tmp_path, monkeypatch):
+    from generator import history
+    instants = iter(f"2026-11-24T10:00:0{n}Z" for n in range(10))  # a clock that ticks a second a switch
+    monkeypatch.setattr(history, "now", lambda: next(instants))
+    for _ in range(3):
+        assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
+    a, b, c = releases(tmp_path)  # live at :00, :01, :02
+    assert run("rollback", "--site", tmp_path).exit_code == 0  # :03 back to b
+    assert run("rollback", "--site", tmp_path).exit_code == 0  # :04 back to a
+    periods = [(p.release, p.start, p.end) for p in live_periods(tmp_path)]
+    assert periods == [(a, "2026-11-24T10:00:00Z", "2026-11-24T10:00:01Z"),
+                       (b, "2026-11-24T10:00:01Z", "2026-11-24T10:00:02Z"),
+                       (c, "2026-11-24T10:00:02Z", "2026-11-24T10:00:03Z"),
+                       (b, "2026-11-24T10:00:03Z", "2026-11-24T10:00:04Z"),
+                       (a, "2026-11-24T10:00:04Z", None)]
+    listing = run("releases", "--site", tmp_path).output.splitlines()
+    assert listing[:3] == [f"* {a}  {_files(tmp_path, a)} files",
+                           "    live 2026-11-24T10:00:00Z → 2026-11-24T10:00:01Z",
+                           "    live 2026-11-24T10:00:04Z → now"]
+    assert listing[-2:] == [f"  {c}  {_files(tmp_path, c)} files  (rolled back from)",
+                            "    live 2026-11-24T10:00:02Z → 2026-11-24T10:00:03Z"]
 
 
 def _files(site, release_id) -> int:

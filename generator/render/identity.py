@@ -4,18 +4,11 @@ A bank that used a score in a decision can say which release it came from: every
 release in X-Release, and these documents say what that release is."""
 from __future__ import annotations
 
-import datetime
-
 from .. import routes
+from ..history import built_at
 from ..scoring.results import CurrentScores
 from .documents import timestamp
 from .pages import ReleaseChanges
-
-
-def built_at(release_id: str) -> str:
-    """A release id (UTC, `20261123T121117Z`) as an RFC 3339 time (`2026-11-23T12:11:17Z`)."""
-    stamp = datetime.datetime.strptime(release_id[:15], "%Y%m%dT%H%M%S")
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _release_link(site_url: str, release_id: str) -> dict:
