@@ -18,7 +18,7 @@ from .diff import (DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelDefinition, ModelObservations
-from .publish import CHANGES, CURRENT, ReleaseWriter
+from .publish import CHANGES, CURRENT, KEEP_RELEASES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.exports import ExportChunks, ExportFile
 from .render.identity import render_api_root, render_current_release
@@ -189,7 +189,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
           force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
-          guard: ChangeGuard | None = ChangeGuard(), site_url: str = routes.DEFAULT_SITE_URL) -> BuildReport:
+          guard: ChangeGuard | None = ChangeGuard(), site_url: str = routes.DEFAULT_SITE_URL,
+          keep: int = KEEP_RELEASES, keep_days: float | None = None) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
@@ -198,7 +199,9 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     HTML reference. Endpoints 1 and 5 get a variant for each custom model and each of `grant_sets`
     (the sets clients hold). `guard` refuses a release that loses many scores or moves many classes
     against the current one (None: publish whatever changed). `site_url` is the public address every
-    link of the release starts with (model pages, openapi.json's server, the docs' curl lines)."""
+    link of the release starts with (model pages, openapi.json's server, the docs' curl lines). After
+    publishing, the newest `keep` releases are kept, with every release live in the last `keep_days`
+    days and the one a rollback goes to."""
     report = BuildReport()
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
@@ -211,7 +214,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         examples = example_routes(dataset)
         audiences = routes.audiences(dataset.custom_models, grant_sets)
         total = routes.document_count(len(countries), len(dataset.models), len(audiences))
-        writer = ReleaseWriter(site_dir)
+        writer = ReleaseWriter(site_dir, keep, keep_days)
         try:
             out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
             current: list[CurrentScores] = []

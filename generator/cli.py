@@ -144,10 +144,14 @@ def _site_url(ctx, param, value: str) -> str:
               help="Public address of the site: every link of the release (model pages, openapi.json's server, "
                    "the docs' curl lines) starts with it.")
 @KEYS_OPTION
+@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Releases kept after publishing (the newest; and always the one a rollback goes to).")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Also keep every release that was live in the last D days.")
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
                   max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str,
-                  keys_file: Path) -> None:
+                  keys_file: Path, keep: int, keep_days: float | None) -> None:
     """Build every document from the CSVs and publish a new release."""
     from .serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -158,14 +162,16 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
         if not show_bar:
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
-                         guard=None if accept_changes else ChangeGuard(), site_url=site_url)
+                         guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
+                         keep_days=keep_days)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
-                         guard=None if accept_changes else ChangeGuard(), site_url=site_url)
+                         guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
+                         keep_days=keep_days)
 
     report = run()
     _warnings(ctx, report)

@@ -234,6 +234,12 @@ def live_periods(site: Path) -> list[history.LivePeriod]:
     return history.live_periods(history.took_effect(journal, current_release(site)))
 
 
+def live_since(site: Path, since: float) -> set[str]:
+    """The releases live at some instant at or after `since` (a Unix time)."""
+    cutoff = datetime.datetime.fromtimestamp(since, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {p.release for p in live_periods(site) if p.end is None or p.end >= cutoff}
+
+
 def start_journal(site: Path) -> None:
     """Give a site built before the journal existed one: what was live, as far as the ids tell."""
     if history.entries(site) is None:
@@ -265,9 +271,10 @@ def rollback(site: Path) -> str:
 class ReleaseWriter:
     """Collect the files of one release in a hidden folder; `commit` publishes, `abort` discards."""
 
-    def __init__(self, site: Path, keep: int = KEEP_RELEASES):
+    def __init__(self, site: Path, keep: int = KEEP_RELEASES, keep_days: float | None = None):
         self.site = site
         self.keep = keep
+        self.keep_days = keep_days
         current = site / CURRENT
         if current.exists() and not current.is_symlink():  # before the work, not after a whole release
             raise PublishError(f"{current} is a real folder, not the link to a release: move it away (serve "
@@ -497,11 +504,14 @@ class ReleaseWriter:
             self._lock.unlock()
 
     def _prune(self) -> None:
-        """Keep the newest `keep` releases, and every release a rollback could go back to next (the one
-        that was live before the current one, however old). A release to go is first renamed out of
-        sight, so an interrupted prune never leaves a half-deleted release on offer."""
+        """Keep the newest `keep` releases, every release live within the last `keep_days` days, and
+        every release a rollback could go back to next (the one that was live before the current one,
+        however old). A release to go is first renamed out of sight, so an interrupted prune never
+        leaves a half-deleted release on offer."""
         ids = releases(self.site)
         kept = {current_release(self.site), self.previous, *was_live(self.site)[-2:]}
+        if self.keep_days is not None:
+            kept |= live_since(self.site, time.time() - self.keep_days * 86_400)
         for old in ids[:-self.keep] if self.keep else ids:
             if old not in kept:
                 going = self.site / RELEASES / f".gone-{old}"

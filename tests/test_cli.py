@@ -123,3 +123,19 @@ def test_verbosity_works_after_the_command_too(tmp_path):
     assert after.exit_code == 0 and "stages: load" in after.output
     assert run("-q", "build", "--data", TINY, "--site", tmp_path / "c").output == ""
     assert run("keys", "list", "--keys", tmp_path / "keys.csv", "-q").exit_code == 0
+
+
+def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
+    from generator import history
+    real_now = history.now
+    old = iter(["2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-03T00:00:00Z"])
+    monkeypatch.setattr(history, "now", lambda: next(old, None) or real_now())
+    ids = []
+    for _ in range(6):  # 1-3 went live in 2020 (3 stayed live until 4 went live, today); 4-6 today
+        assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep", "1",
+                   "--keep-days", "1").exit_code == 0
+        ids.append(current_release(tmp_path))
+    # kept: the newest (6), the rollback target (5), and every release live in the last day: 3, 4, 5, 6
+    assert releases(tmp_path) == ids[2:]
+    assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep", "1").exit_code == 0
+    assert releases(tmp_path) == [ids[5], current_release(tmp_path)]  # without --keep-days: newest and previous

@@ -27,7 +27,8 @@ KEY = "9f86d081884c7d659a2feaa0c55ad015"
 
 COMMAND_LINES = [
     "riskapi build --data {data} --site {site} --keys {keys} --strict --max-class-changes 100 -v",
-    "riskapi build --data {data} --site {site} -q --force --accept-changes --site-url https://risk.example.com/",
+    "riskapi build --data {data} --site {site} -q --force --accept-changes --site-url https://risk.example.com/ "
+    "--keep 5 --keep-days 30",
     "riskapi diff --site {site}",
     "riskapi diff {first} {second} --site {site}",
     "riskapi check --data {data} --strict",
