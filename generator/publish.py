@@ -240,6 +240,20 @@ def live_since(site: Path, since: float) -> set[str]:
     return {p.release for p in live_periods(site) if p.end is None or p.end >= cutoff}
 
 
+def kept_releases(site: Path) -> list[str]:
+    """The releases answered under /api/v1/releases/{id}/: complete (a manifest) and live at some
+    time, in build order."""
+    once = ever_live(site)
+    return [r for r in releases(site) if r in once and (site / RELEASES / r / MANIFEST).is_file()]
+
+
+def gone_releases(site: Path) -> list[str]:
+    """The releases that were live and are no longer kept (pruned): answered 410."""
+    journal = history.entries(site) or []
+    on_disk = set(releases(site))
+    return sorted({switch.release for switch in journal} - on_disk, key=release_order)
+
+
 def start_journal(site: Path) -> None:
     """Give a site built before the journal existed one: what was live, as far as the ids tell."""
     if history.entries(site) is None:

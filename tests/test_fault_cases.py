@@ -168,14 +168,23 @@ def test_a_country_name_no_server_can_look_up_is_a_located_error(data_copy, row,
     assert not (data_copy.parent / "site" / CURRENT).exists()
 
 
+def unservable(release: Path) -> None:
+    """Make a release's routing hold what nginx cannot take (a country code with a space: two map
+    values), as a release built by an older riskapi or edited by hand could."""
+    path = release / "nginx" / "routing.json"
+    routing = orjson.loads(path.read_bytes())
+    routing["countries"].append("X Y")
+    path.write_bytes(orjson.dumps(routing))
+
+
 def test_check_release_names_the_line_nginx_rejects(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
     release = site / RELEASES / current_release(site)
     assert check_release(release) is None
-    (release / "nginx" / "models.conf").write_text("sovereign public;\nbroken;\n")
+    unservable(release)
     rejected = check_release(release)
-    assert 'invalid number of the map parameters' in rejected and "models.conf:2" in rejected
+    assert 'invalid number of the map parameters' in rejected and "country-codes.conf" in rejected
 
 
 def test_build_refuses_a_release_nginx_rejects_and_keeps_the_live_one(tmp_path, monkeypatch):
@@ -187,7 +196,9 @@ def test_build_refuses_a_release_nginx_rejects_and_keeps_the_live_one(tmp_path, 
 
     def broken(*args):  # what an nginx of another version, or a map entry no check foresaw, would refuse
         files = real(*args)
-        files["nginx/models.conf"] += b"broken;\n"
+        routing = orjson.loads(files["nginx/routing.json"])
+        routing["countries"].append("X Y")
+        files["nginx/routing.json"] = orjson.dumps(routing)
         return files
     monkeypatch.setattr(building, "render_release_maps", broken)
     with pytest.raises(PublishError) as caught:
@@ -206,8 +217,7 @@ def rejected_release(site: Path) -> str:
     live = current_release(site)
     new = live + "-99"
     shutil.copytree(site / RELEASES / live, site / RELEASES / new, symlinks=True)
-    with (site / RELEASES / new / "nginx" / "models.conf").open("a") as handle:
-        handle.write("broken;\n")
+    unservable(site / RELEASES / new)
     switch_to(site, new)
     history.record(site, history.PUBLISH, new)
     return new

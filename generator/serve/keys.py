@@ -307,10 +307,10 @@ def revoke(path: Path, user: str) -> tuple[int, KeysFile]:
     return len(active), keys_file
 
 
-def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...],
-                   audiences: list[frozenset[str]] | None = None) -> str:
-    """nginx maps: credential → user, user:model → granted, and user → audience (the variant of
-    endpoints 1 and 5 the user is served; `audiences` are the release's, None: every set has one).
+def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]) -> str:
+    """nginx maps: credential → user, user:model → granted, and release:user → audience (the variant of
+    endpoints 1 and 5 the user is served in each release answered: `releases` are (id, its custom
+    models, its audiences; None: every set has one)). Grants are the keys file's now, in every release.
 
     API.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
     `USER:KEY`, `KEY` or `basic:BASE64`, which these entries match exactly.
@@ -320,9 +320,11 @@ def render_key_map(keys: list[ApiKey], custom_models: tuple[str, ...],
         if k.active:
             basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
             credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
-    served = served_audiences(keys, custom_models, audiences)
-    granted = [(user, model) for user, (models, _) in served.items() for model in sorted(models)]
-    audience_rows = [(user, audience) for user, (_, audience) in served.items()]
+    every_custom = tuple(sorted({model for _, custom, _ in releases for model in custom}))
+    granted = [(user, model) for user, models in sorted(user_grants(keys, every_custom).items())
+               for model in sorted(models)]
+    audience_rows = [(f"{release}:{user}", audience) for release, custom, audiences in releases
+                     for user, (_, audience) in served_audiences(keys, custom, audiences).items()]
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
                                                                        audiences=audience_rows)
 

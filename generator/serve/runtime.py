@@ -1,6 +1,8 @@
 """Run nginx on the current release: render a private prefix, check it, start, reload on change, stop."""
 from __future__ import annotations
 
+import datetime
+import email.utils
 import hashlib
 import os
 import shutil
@@ -10,20 +12,21 @@ import stat
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from ..errors import KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
+from ..history import built_at
 from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
-from ..publish import RELEASES, current_release
+from ..publish import RELEASES, current_release, gone_releases, kept_releases, live_periods
 from ..routes import API
 from .keys import ApiKey, load_keys, render_key_map
 from .status import ServeStatus, redact_keys
-from ..render.nginx_maps import NGINX_DIR, RELEASE_INFO
+from ..render.nginx_maps import RELEASE_INFO, ROUTING, render_scoped_maps
 from ..render.templates import template_environment
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
@@ -47,6 +50,42 @@ class ServeSettings:
     def address(self) -> str:
         """host:port as nginx and URLs write it (an IPv6 address in brackets)."""
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The releases one configuration answers: the current one (at every route), the kept ones (under
+    /api/v1/releases/{id}/; the current one among them), the pruned ones (410), and when each kept one
+    went live (Memento-Datetime, an HTTP-date)."""
+    folder: Path  # the releases folder (nginx's root)
+    current: str
+    kept: tuple[str, ...]
+    gone: tuple[str, ...] = ()
+    live_from: dict[str, str] = field(default_factory=dict)
+
+
+def answered_releases(site: Path, current: str, leave_out: set[str] = frozenset()) -> Answered:
+    """What a site's configuration answers with `current` as the current release (`leave_out`:
+    releases nginx rejected, answered nowhere)."""
+    kept = tuple(r for r in kept_releases(site) if r not in leave_out and r != current) + (current,)
+    first_live: dict[str, str] = {}
+    for period in live_periods(site):
+        first_live.setdefault(period.release, period.start or built_at(period.release))
+    live_from = {r: http_date(first_live.get(r) or built_at(r)) for r in kept}
+    return Answered((site / RELEASES).resolve(), current, kept, tuple(gone_releases(site)), live_from)
+
+
+def http_date(instant: str) -> str:
+    """An RFC 3339 UTC instant (`2026-11-24T09:00:00Z`) as an HTTP-date (`Tue, 24 Nov 2026 09:00:00 GMT`)."""
+    moment = datetime.datetime.strptime(instant, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    return email.utils.format_datetime(moment, usegmt=True)
+
+
+def immutable(cache_control: str) -> str:
+    """Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
+    where the operator made the current answers public."""
+    scope = "public" if "public" in cache_control.split(",")[0] else "private"
+    return f"{scope}, max-age=31536000, immutable"
 
 
 def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
@@ -139,6 +178,7 @@ class NginxRuntime:
         self.served: tuple | None = None  # (release, keys digest) the running configuration was made from
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
+        self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
         self.status = ServeStatus(settings.site, settings.address)
 
     # ------------------------------------------------------------------ rendering
@@ -151,14 +191,14 @@ class NginxRuntime:
             keys_state = None
         return current_release(self.settings.site), keys_state
 
-    def render_into(self, folder: Path, release: str, release_dir: Path, keys: list[ApiKey]) -> None:
-        """Write a whole configuration for one release and these keys into a new `folder`."""
-        custom_models, audiences = read_release_info(release_dir)
+    def render_into(self, folder: Path, answered: Answered, keys: list[ApiKey]) -> None:
+        """Write a whole configuration for the releases `answered` and these keys into a new `folder`."""
         settings = self.settings
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
+                      immutable_cache_control=immutable(settings.cache_control),
                       rate_limit=settings.rate_limit, burst=settings.burst,
-                      listen=settings.address, root=release_dir, release=release,
+                      listen=settings.address, root=answered.folder,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
         environment = template_environment()
         try:
@@ -168,11 +208,13 @@ class NginxRuntime:
             raise ServeError(str(error)) from None
         (folder / "runtime").mkdir(parents=True)
         os.chmod(folder, 0o700)
+        routings = [(release, orjson.loads((answered.folder / release / ROUTING).read_bytes()))
+                    for release in answered.kept]
+        texts.update(render_scoped_maps(answered.current, routings, list(answered.gone), answered.live_from))
         for name, text in texts.items():
             write_atomic(folder / "runtime" / name, text.encode())
-        write_atomic(folder / "runtime" / "keys.conf",
-                     render_key_map(keys, custom_models, audiences).encode(), mode=0o600)
-        os.symlink(release_dir / NGINX_DIR, folder / "release")
+        infos = [(release, *read_release_info(answered.folder / release)) for release in answered.kept]
+        write_atomic(folder / "runtime" / "keys.conf", render_key_map(keys, infos).encode(), mode=0o600)
         write_atomic(folder / "nginx.conf", NGINX_CONF.read_bytes())
 
     def test(self, folder: Path) -> str | None:
@@ -181,9 +223,21 @@ class NginxRuntime:
         result = subprocess.run(self._command("-t", "-q", conf=folder / "nginx.conf"), capture_output=True, text=True)
         return None if result.returncode == 0 else redact_keys(result.stderr.strip())
 
+    def _find_unservable(self, current: str) -> None:
+        """Test the current release and each kept one alone (no keys): those nginx rejects are left out
+        of every configuration from now on, each rejection kept (status)."""
+        for release in (*kept_releases(self.settings.site), current):
+            if release not in self._unservable:
+                rejected = check_release(self.settings.site / RELEASES / release)
+                if rejected:
+                    self._unservable.add(release)
+                    self.status.rejected("release", release, rejected)
+
     def _try(self, release: str, keys: list[ApiKey]) -> tuple[Path, str | None]:
-        """Render and test a configuration of `release` and `keys` in a new folder of configs/."""
+        """Render and test a configuration with `release` current (the kept releases answered beside it,
+        but those nginx rejected) and `keys` in a new folder of configs/."""
         release_dir = (self.settings.site / RELEASES / release).resolve()
+        answered = answered_releases(self.settings.site, release, self._unservable)
         for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
             folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.prefix, 0o711)
@@ -192,7 +246,7 @@ class NginxRuntime:
         folder.rmdir()  # render_into makes it, with its own mode
         try:
             check_readable_by_workers(release_dir)
-            self.render_into(folder, release, release_dir, keys)
+            self.render_into(folder, answered, keys)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -229,15 +283,15 @@ class NginxRuntime:
             (keys, problems), keys_digest = self._keys, self.served[1]
         folder, rejected = self._try(release, keys)
         applied = (release, keys_digest)
-        if rejected and self.served and self.served[0] != release:
-            self.status.rejected("release", release, rejected)
-            folder, still = self._try(self.served[0], keys)
-            if still:
-                raise ServeError(f"nginx rejected the configuration:\n{still}")
-            applied = (self.served[0], keys_digest)
-        elif rejected:
-            self.status.rejected("release", release, rejected)
-            raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
+        if rejected:
+            self._find_unservable(release)  # each release tested alone: the ones nginx cannot take are left out
+            if release in self._unservable and self.served and self.served[0] != release:
+                folder, rejected = self._try(self.served[0], keys)
+                applied = (self.served[0], keys_digest)
+            elif release not in self._unservable:
+                folder, rejected = self._try(release, keys)  # without the kept releases nginx rejected
+            if rejected or release in self._unservable and not self.served:
+                raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
         self._switch(folder)
         self._keys = (keys, problems)
         self.status.applied(applied[0], keys_digest, problems)
@@ -444,5 +498,5 @@ def check_release(release_dir: Path) -> str | None:
         folder = Path(base) / "conf"
         for needed in ("logs", "temp"):
             (Path(base) / needed).mkdir()
-        runtime.render_into(folder, release_dir.name, release_dir, [])
+        runtime.render_into(folder, Answered(release_dir.parent.resolve(), release_dir.name, (release_dir.name,)), [])
         return runtime.test(folder)
