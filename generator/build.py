@@ -163,12 +163,14 @@ def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, 
 
 
 def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None, snapshot: ReleaseSnapshot,
-                         previous_id: str | None, guard: ChangeGuard | None, max_class_changes: int | None) -> None:
-    """The guards against a broken data release: raise, saying why, instead of publishing."""
+                         previous_id: str | None, guard: ChangeGuard | None, max_class_changes: int | None,
+                         retry: str = "build with --accept-changes") -> None:
+    """The guards against a broken data release: raise, saying why, instead of publishing (`retry`: how
+    to publish it anyway)."""
     refusals = guard.refusals(previous, snapshot, changes) if guard else []
     if refusals:
         raise ChangesRefused(f"not published: against release {previous_id}, " + "; ".join(refusals)
-                             + ". If the data release means it, build with --accept-changes; if not, check its "
+                             + f". If the data release means it, {retry}; if not, check its "
                              "files (riskapi check)")
     if max_class_changes is not None and changes.class_changes > max_class_changes:
         raise TooManyClassChanges(
@@ -190,7 +192,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
           force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
           guard: ChangeGuard | None = ChangeGuard(), site_url: str = routes.DEFAULT_SITE_URL,
-          keep: int = KEEP_RELEASES, keep_days: float | None = None) -> BuildReport:
+          keep: int = KEEP_RELEASES, keep_days: float | None = None, stage: bool = False) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
@@ -201,7 +203,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     against the current one (None: publish whatever changed). `site_url` is the public address every
     link of the release starts with (model pages, openapi.json's server, the docs' curl lines). After
     publishing, the newest `keep` releases are kept, with every release live in the last `keep_days`
-    days and the one a rollback goes to."""
+    days and the one a rollback goes to. With `stage`, the release is published staged, not live: answered
+    under its own id to preview keys until `riskapi promote` makes it current."""
     report = BuildReport()
     clock = StageClock(report.stages)
     with cyclic_gc_paused():
@@ -274,7 +277,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 report.release = writer.previous
                 return report
             clock.run("publish", refuse_if_nginx_rejects, writer)
-            report.release = clock.run("publish", writer.commit).id
+            report.release = clock.run("publish", writer.commit, stage).id
             report.published = True
         except BaseException:
             writer.abort()

@@ -148,10 +148,13 @@ def _site_url(ctx, param, value: str) -> str:
               help="Releases kept after publishing (the newest; and always the one a rollback goes to).")
 @click.option("--keep-days", type=click.FloatRange(min=0), default=None,
               help="Also keep every release that was live in the last D days.")
+@click.option("--stage", is_flag=True,
+              help="Publish the release staged, not live: answered under /api/v1/releases/ID/ to preview keys only, "
+                   "until `riskapi promote ID`.")
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
                   max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str,
-                  keys_file: Path, keep: int, keep_days: float | None) -> None:
+                  keys_file: Path, keep: int, keep_days: float | None, stage: bool) -> None:
     """Build every document from the CSVs and publish a new release."""
     from .serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -163,7 +166,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
                          guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days)
+                         keep_days=keep_days, stage=stage)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
@@ -171,7 +174,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
                          guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days)
+                         keep_days=keep_days, stage=stage)
 
     report = run()
     _warnings(ctx, report)
@@ -179,7 +182,8 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     if not report.published:
         _say(ctx, f"nothing changed since release {report.release}: nothing published (--force publishes anyway)")
         return
-    _say(ctx, f"published release {report.release}: {report.documents} documents, {report.bytes / 1e6:.1f} MB "
+    _say(ctx, f"{'staged' if stage else 'published'} release {report.release}: {report.documents} documents, "
+              f"{report.bytes / 1e6:.1f} MB "
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.seconds:.1f}s")
     _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
@@ -209,6 +213,7 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
         _say(ctx, f"no releases in {site_dir}")
         return
     live, once_live = publish.was_live(site_dir), publish.ever_live(site_dir)
+    staged = set(publish.staged_releases(site_dir))
     target = next((r for r in reversed(live[:-1]) if r in ids and r != current), None)
     periods: dict[str, list[str]] = {}
     for period in publish.live_periods(site_dir):
@@ -222,7 +227,9 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
                          + "; never offered")
         elif release_id == target:
             notes.append("riskapi rollback goes here")
-        if release_id not in once_live:
+        if release_id in staged:
+            notes.append(f"staged: riskapi promote {release_id} makes it live")
+        elif release_id not in once_live:
             notes.append("never live")
         elif release_id not in live:
             notes.append("rolled back from")
@@ -230,6 +237,19 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
         click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
         for period in periods.get(release_id, []):
             click.echo(f"    live {period}")
+
+
+@main.command()
+@click.argument("release_id", metavar="ID")
+@SITE_OPTION
+@click.option("--accept-changes", is_flag=True,
+              help="Promote even if many countries lose their score or change risk class (the build's guard).")
+@click.pass_context
+def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool) -> None:
+    """Make a staged release (riskapi build --stage) the current one, under the build's guard."""
+    from .promote import promote as promote_release
+    replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
+    _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
 
 
 @main.command()
@@ -278,9 +298,10 @@ def keys() -> None:
 @SITE_OPTION
 @click.option("--force", is_flag=True, help="Grant models the current release does not have (yet).")
 @click.option("--allow-weak", is_flag=True, help="Accept a --key under 128 bits (for keys clients already hold).")
+@click.option("--preview", is_flag=True, help="The key may also read staged releases (riskapi build --stage).")
 @click.pass_context
 def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
-             site_dir: Path, force: bool, allow_weak: bool) -> None:
+             site_dir: Path, force: bool, allow_weak: bool, preview: bool) -> None:
     """Add a key for USER and print it (once: it is not shown again)."""
     from .serve.keys import add_key, key_weakness, load_keys, missing_variant, read_keys
     from .serve.runtime import release_variants
@@ -294,7 +315,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
         shown.append(new)
     try:
         added = add_key(keys_file, user, granted, given_key, replace_old, release[1] if release else None,
-                        allow_weak=allow_weak, before_saving=show)
+                        allow_weak=allow_weak, before_saving=show, preview=preview)
     except BaseException:
         if shown:
             click.echo("error: the key above was NOT saved (see below); nothing changed in the keys file", err=True)
@@ -310,6 +331,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
                    f"{'+'.join(sorted(held))}; until `riskapi build` renders it, {user} sees "
                    f"{'+'.join(sorted(served))} there (every granted model's own routes work now)", err=True)
     _say(ctx, f"added a key for {user}" + (f" with {', '.join(added.models)}" if added.models else "")
+         + (" that may read staged releases" if preview else "")
          + f" to {keys_file}; a running `riskapi serve` picks it up within a second", level=1)
 
 
@@ -332,7 +354,8 @@ def keys_list(keys_file: Path) -> None:
     from .serve.keys import load_keys
     keys_read = load_keys(keys_file)
     for k in keys_read.keys:
-        click.echo(f"{k.user}\t{k.masked}\t{','.join(k.models) or '-'}\t{'active' if k.active else 'revoked'}")
+        grants = ",".join(k.models + (("preview",) if k.preview else ())) or "-"
+        click.echo(f"{k.user}\t{k.masked}\t{grants}\t{'active' if k.active else 'revoked'}")
     _keys_problems(keys_read)
 
 

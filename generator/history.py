@@ -1,12 +1,17 @@
 """Which releases were live, in order: the journal (site/history) that rollback and pruning follow.
 
-Each switch of `current` appends one line, `publish <id> <instant>` or `rollback <id> <instant>` (the
-instant in RFC 3339 UTC; lines written before instants were recorded have none), written and synced
+Each switch of `current` appends one line, `publish <id> <instant>`, `rollback <id> <instant>` or
+`promote <id> <instant>` (the instant in RFC 3339 UTC; lines written before instants were recorded have
+none), written and synced
 before the switch: a kill between the two leaves a last line whose switch never happened, which
 `took_effect` leaves out (the lines up to the last one whose replay ends at `current`). Replayed, the
 journal is a stack: a publish pushes its release, a rollback pops back to its target, so the release under the
 top is always the one that was live before the current one — never a release that was never live,
-and never the known-bad one an operator just rolled back from.
+and never the known-bad one an operator just rolled back from. A promote is a publish of a release built
+before (staged).
+
+A release built but not made live (`riskapi build --stage`) gets a `stage <id> <instant>` line: not a
+switch, it only says the release is staged (kept, answered to preview keys) until it is promoted.
 """
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ from typing import NamedTuple
 from .files import sync_folder
 
 HISTORY = "history"
-PUBLISH, ROLLBACK = "publish", "rollback"
+PUBLISH, ROLLBACK, PROMOTE, STAGE = "publish", "rollback", "promote", "stage"
+SWITCHES = (PUBLISH, ROLLBACK, PROMOTE)
 
 
 class Switch(NamedTuple):
@@ -39,8 +45,9 @@ class LivePeriod:
 
 
 def built_at(release_id: str) -> str:
-    """A release id (UTC, `20261123T121117Z`) as an RFC 3339 time (`2026-11-23T12:11:17Z`)."""
-    stamp = datetime.datetime.strptime(release_id[:15], "%Y%m%dT%H%M%S")
+    """A release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
+    RFC 3339 time (`2026-11-23T12:11:17Z`)."""
+    stamp = datetime.datetime.strptime(release_id.removeprefix(".tmp-")[:15], "%Y%m%dT%H%M%S")
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -61,17 +68,23 @@ def record(site: Path, action: str, release_id: str, at: str | None = None) -> N
         sync_folder(site)  # the new file's name is on disk too
 
 
-def entries(site: Path) -> list[Switch] | None:
-    """Every switch of the journal in order; None for a site without one."""
+def lines(site: Path) -> list[Switch] | None:
+    """Every line of the journal in order, switches and stagings; None for a site without one."""
     path = site / HISTORY
     if not path.is_file():
         return None
     found = []
     for line in path.read_text(encoding="utf-8").splitlines():
         action, release_id, *at = line.split()
-        if action in (PUBLISH, ROLLBACK) and release_id:
+        if action in (*SWITCHES, STAGE) and release_id:
             found.append(Switch(action, release_id, at[0] if at else None))
     return found
+
+
+def entries(site: Path) -> list[Switch] | None:
+    """Every switch of the journal in order; None for a site without one."""
+    found = lines(site)
+    return None if found is None else [line for line in found if line.action in SWITCHES]
 
 
 def live_periods(journal: list[Switch]) -> list[LivePeriod]:
@@ -99,7 +112,7 @@ def live_stack(journal: list[Switch]) -> list[str]:
     """The releases that were live, oldest first, as rollbacks left them; the last one is current."""
     stack: list[str] = []
     for action, release_id, _ in journal:
-        if action == PUBLISH:
+        if action in (PUBLISH, PROMOTE):
             stack.append(release_id)
         elif release_id in stack:
             del stack[stack.index(release_id) + 1:]  # back to the target: what came after is undone

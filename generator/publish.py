@@ -153,6 +153,12 @@ def read_manifest(release_dir: Path) -> dict[str, dict]:
     return orjson.loads(path.read_bytes())["files"]
 
 
+def built_against(release_dir: Path) -> str | None:
+    """The release that was current when this one was built (its changes are counted against it)."""
+    path = release_dir / MANIFEST
+    return orjson.loads(path.read_bytes()).get("previous") if path.is_file() else None
+
+
 def _manifest_stamp(release_dir: Path) -> int:
     path = release_dir / MANIFEST
     return orjson.loads(path.read_bytes()).get("stamp", 0) if path.is_file() else 0
@@ -238,6 +244,14 @@ def live_since(site: Path, since: float) -> set[str]:
     """The releases live at some instant at or after `since` (a Unix time)."""
     cutoff = datetime.datetime.fromtimestamp(since, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {p.release for p in live_periods(site) if p.end is None or p.end >= cutoff}
+
+
+def staged_releases(site: Path) -> list[str]:
+    """The releases built with --stage and never made live since, complete, in build order: answered under
+    their own id to preview keys only, until `riskapi promote` makes one live."""
+    staged = {line.release for line in history.lines(site) or [] if line.action == history.STAGE}
+    once = ever_live(site)
+    return [r for r in releases(site) if r in staged and r not in once and (site / RELEASES / r / MANIFEST).is_file()]
 
 
 def kept_releases(site: Path) -> list[str]:
@@ -334,7 +348,7 @@ class ReleaseWriter:
         for link in self.site.glob(f".{CURRENT}.tmp-*"):
             link.unlink(missing_ok=True)
         if history.entries(self.site) is not None:
-            for never in set(releases(self.site)) - ever_live(self.site):
+            for never in set(releases(self.site)) - ever_live(self.site) - set(staged_releases(self.site)):
                 os.rename(self.site / RELEASES / never, self.site / RELEASES / f".gone-{never}")
         for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
             shutil.rmtree(leftover, ignore_errors=True)
@@ -474,8 +488,9 @@ class ReleaseWriter:
                     "files": dict(sorted(self.files.items()))}
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
-    def commit(self) -> Release:
-        """Finish, move the release into place and make it current.
+    def commit(self, stage: bool = False) -> Release:
+        """Finish, move the release into place and make it current (`stage`: leave it staged, not live:
+        the journal says so, and `current` stays as it is).
 
         Every file is on disk (synced) before the release is moved into place, and the move before the
         journal line, and the journal line before `current` names the release: a power cut or a kill at
@@ -487,8 +502,11 @@ class ReleaseWriter:
             os.rename(self.folder, final)
             sync_folder(final.parent)
             start_journal(self.site)
-            history.record(self.site, history.PUBLISH, self.id)
-            switch_to(self.site, self.id)
+            if stage:
+                history.record(self.site, history.STAGE, self.id)
+            else:
+                history.record(self.site, history.PUBLISH, self.id)
+                switch_to(self.site, self.id)
             self._prune()
         finally:
             self._lock.unlock()
@@ -523,7 +541,9 @@ class ReleaseWriter:
         however old). A release to go is first renamed out of sight, so an interrupted prune never
         leaves a half-deleted release on offer."""
         ids = releases(self.site)
-        kept = {current_release(self.site), self.previous, *was_live(self.site)[-2:]}
+        current = current_release(self.site)
+        kept = {current, self.previous, *was_live(self.site)[-2:]}
+        kept |= {r for r in staged_releases(self.site) if current is None or release_order(r) > release_order(current)}
         if self.keep_days is not None:
             kept |= live_since(self.site, time.time() - self.keep_days * 86_400)
         for old in ids[:-self.keep] if self.keep else ids:

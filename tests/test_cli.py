@@ -139,3 +139,24 @@ def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
     assert releases(tmp_path) == ids[2:]
     assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep", "1").exit_code == 0
     assert releases(tmp_path) == [ids[5], current_release(tmp_path)]  # without --keep-days: newest and previous
+
+
+def test_stage_preview_and_promote_from_the_command_line(tmp_path):
+    site, keys = tmp_path / "site", tmp_path / "keys.csv"
+    assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
+    live = current_release(site)
+    added = run("-v", "keys", "add", "reviewer", "--preview", "--keys", keys)
+    assert added.exit_code == 0 and "that may read staged releases" in added.output
+    assert keys.read_text().splitlines()[1].endswith(",@preview,yes")  # the grant in the models column
+    listed = run("keys", "list", "--keys", keys)
+    assert "\tpreview\tactive" in listed.output
+    staged = run("build", "--data", TINY, "--site", site, "--force", "--stage")
+    assert staged.exit_code == 0 and staged.output.startswith("staged release ")
+    staged_id = releases(site)[-1]
+    assert current_release(site) == live
+    assert f"staged: riskapi promote {staged_id} makes it live" in run("releases", "--site", site).output
+    promoted = run("promote", staged_id, "--site", site)
+    assert promoted.exit_code == 0 and promoted.output == f"release {staged_id} is current (it replaced {live})\n"
+    assert current_release(site) == staged_id
+    again = run("promote", staged_id, "--site", site)
+    assert again.exit_code == 1 and f"{staged_id} is not a staged release" in again.output

@@ -218,7 +218,7 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert not any(name.startswith("x-amz-") or name == "server" for name in export)
     assert "script-src 'self'" in page["content-security-policy"]["value"]
     assert "script-src" not in export["content-security-policy"]["value"]
-    assert not_modified["x-release"]["value"] == release and not_modified["vary"]["value"] == "Accept-Encoding, Authorization"
+    assert not_modified["x-release"]["value"] == release and not_modified["vary"]["value"] == "Accept-Encoding, Authorization, Accept-Datetime"
 
 
 def test_one_entry_switches_the_release(deployed, tmp_path):

@@ -612,4 +612,5 @@ def test_a_keys_line_with_its_columns_swapped_never_shows_the_key(tmp_path):
     keys.write_text(f"user,key,models,active\n{key},alice,,yes\nbob,3c59dc048e8850243be8079a5c74d079,{key},yes\n")
     problems = load_keys(keys).problems
     assert problems == [f"{keys}:2: user '9f86…d0~5' may only use letters, digits and . _ @ - (at most 64)",
-                        f"{keys}:3: model '9f86…d0~5' is not a model code (separate several with ';')"]
+                        f"{keys}:3: model '9f86…d0~5' is not a model code (separate several with ';'; @preview "
+                        "lets a key read staged releases)"]

@@ -203,3 +203,18 @@ def test_spectral_finds_nothing_in_the_served_openapi(served_openapi):
     done = subprocess.run([NODE_BIN / "spectral", "lint", "-r", CLIENTS / ".spectral.yaml", "--fail-severity", "hint",
                            served_openapi], cwd=CLIENTS, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "No results" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_python_client_reads_past_releases(python_client, live):
+    # the releases over time with default settings: the list, and a route under a kept release's id
+    from country_risk_api_client.api.releases import get_model_scores_in_release, get_release, list_releases
+    client = _client(python_client, live)
+    listed = list_releases.sync(client=client)
+    assert _untyped(listed) == []
+    current = live.get("/api/v1/").header("X-Release")
+    assert listed.current == current and listed.releases[0].id == current and listed.releases[0].status == "live"
+    scores = get_model_scores_in_release.sync(client=client, release=current, model="sovereign")
+    assert _untyped(scores) == []
+    assert _as_json(scores) == _served(live, f"/api/v1/releases/{current}/riskscores/sovereign/")
+    assert _as_json(scores) == _served(live, "/api/v1/riskscores/sovereign/")  # the current release, byte for byte
+    assert get_release.sync(client=client, release=current).id == current

@@ -35,8 +35,11 @@ COMMAND_LINES = [
     "riskapi explain sovereign AUT --date 2024-12-31 --site {site}",
     "riskapi releases --site {site}",
     "riskapi rollback --site {site}",
+    "riskapi build --data {data} --site {site} -q --force --stage",
+    "riskapi promote {staged} --site {site} --accept-changes",
     "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
     "riskapi keys add carol --models acme_next --keys {keys} --force",
+    "riskapi keys add erin --preview --keys {keys}",
     "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
@@ -82,6 +85,8 @@ def test_every_readme_command_line_exits_0(place):
     for line in COMMAND_LINES:
         if "{first}" in line:
             values["first"], values["second"] = releases(values["site"])[:2]
+        if "{staged}" in line:
+            values["staged"] = releases(values["site"])[-1]
         args = shlex.split(line.format(**values))[1:]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, f"{line}\n{result.output}"

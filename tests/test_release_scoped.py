@@ -61,7 +61,8 @@ def test_a_release_scoped_answer_is_immutable_and_says_when_and_what_it_is(two_r
     server, first, _ = two_releases
     answer = server.get(scoped(first, "/api/v1/riskscores/sovereign/?ordering=-country_name"), user="bob")
     assert answer.header("cache-control") == "private, max-age=31536000, immutable"
-    assert answer.header("link") == '</api/v1/riskscores/sovereign/?ordering=-country_name>; rel="original"'
+    assert answer.header("link") == ('</api/v1/riskscores/sovereign/?ordering=-country_name>; rel="original", '
+                                     '</api/v1/releases/timemap>; rel="timemap"; type="application/link-format"')
     assert answer.header("memento-datetime").endswith(" GMT")  # an HTTP-date: when the release went live
     current = server.get("/api/v1/riskscores/sovereign/", user="bob")
     assert current.header("cache-control") == "private, no-cache" and current.header("link") is None

@@ -16,7 +16,8 @@ from pathlib import Path
 import orjson
 
 from ..files import folder_replacing, write_atomic
-from .edge import CORE, WORKER, deployment_secret, hashed_keys, route_description, served_files
+from ..edge import CORE
+from .edge import WORKER, deployment_secret, hashed_keys, route_description, served_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
 # Free and on the Paid plan, and bytes per file.

@@ -14,14 +14,14 @@ and the next, while switching), a file's entry is short: its size alone (S3 send
 and its path without a final index.json."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from ..files import folder_replacing, write_atomic
-from .edge import CORE, EDGE_SOURCE, deployment_secret, hashed_keys, route_description, served_files
+from ..edge import EDGE_SOURCE, script
+from .edge import deployment_secret, hashed_keys, route_description, served_files
 
 MAX_CODE_BYTES = 10 * 1024
 MAX_STORE_BYTES = 5 * 1024 * 1024
@@ -48,10 +48,9 @@ class CloudFrontProject:
 
 
 def function_source(handler: Path) -> str:
-    """One CloudFront Function as written: the edge core (its `export`s dropped: a function is one
-    script) and a handler. What is deployed is this minified (see FUNCTIONS)."""
-    core = re.sub(r"^export ", "", CORE.read_text(), flags=re.MULTILINE)
-    return core + handler.read_text()
+    """One CloudFront Function as written: the edge core and a handler (edge.script). What is deployed
+    is this minified (see FUNCTIONS)."""
+    return script(handler)
 
 
 def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,

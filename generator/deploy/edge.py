@@ -14,14 +14,14 @@ from pathlib import Path
 
 import orjson
 
+from ..edge import EDGE_SOURCE
 from ..files import write_atomic
 from ..render.nginx_maps import ROUTING
 from ..publish import GZIP_MIN_BYTES
 from ..serve.keys import read_keys, served_audiences
 from ..serve.runtime import read_release_info
 
-EDGE_SOURCE = Path(__file__).resolve().parent.parent / "edge"
-CORE, WORKER = EDGE_SOURCE / "core.js", EDGE_SOURCE / "worker.js"
+WORKER = EDGE_SOURCE / "worker.js"
 NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
 TWINS = (".gz", ".br")
 SECRET_FILE = ".keys-secret"  # in a deploy folder: what its keys are hashed with (keyed_hash)

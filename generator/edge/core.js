@@ -192,14 +192,14 @@ export function finish(result, release, method, page) {
   const headers = result.headers;
   const ok = result.status >= 200 && result.status < 400;
   headers["Cache-Control"] = ok ? release.cache_control : "no-store";
-  headers["Vary"] = "Accept-Encoding, Authorization";
+  headers["Vary"] = "Accept-Encoding, Authorization, Accept-Datetime";
   if (result.status === 204 || result.status === 405) headers["Allow"] = ALLOW;
   if (result.status === 429) headers["Retry-After"] = "1";
   headers["Access-Control-Allow-Origin"] = "*";
-  headers["Access-Control-Expose-Headers"] = "ETag, Last-Modified, Retry-After, X-Release";
+  headers["Access-Control-Expose-Headers"] = "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link";
   if (method === "OPTIONS") {
     headers["Access-Control-Allow-Methods"] = ALLOW;
-    headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, If-None-Match, If-Modified-Since";
+    headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, If-None-Match, If-Modified-Since, Accept-Datetime";
     headers["Access-Control-Max-Age"] = "86400";
   }
   headers["X-Content-Type-Options"] = "nosniff";

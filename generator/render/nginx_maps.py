@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import orjson
 
 from .. import routes
 from ..load.records import Dataset
 from .templates import template_environment
+from .timeline import Timeline, gate_table, http_date
 
 NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"
@@ -33,11 +35,13 @@ def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_
 SCOPED_MAPS = ("country-codes.conf", "country-names.conf", "models.conf", "releases.conf")
 
 
-def render_scoped_maps(current: str, releases: list[tuple[str, dict]], gone: list[str],
-                       live_from: dict[str, str]) -> dict[str, str]:
-    """nginx's map entries for every release answered (the current one and those under
-    /api/v1/releases/{id}/), each keyed "release:value" from the release's routing.json (`releases`:
-    (id, routing)); the ids `gone` (pruned: 410); `live_from`: id → HTTP-date (Memento-Datetime)."""
+def render_scoped_maps(timeline: Timeline, routings: list[tuple[str, dict]], timeline_root: Path) -> dict[str, str]:
+    """nginx's map entries for every release a server answers (the current one, and those under
+    /api/v1/releases/{id}/: kept, staged), each keyed "release:value" from the release's routing.json
+    (`routings`: (id, routing)); the state of every id (staged, gone: 410); when each went live
+    (Memento-Datetime); where the timeline's documents are (`timeline_root`) and the TimeGate's table."""
     environment = template_environment()
+    live_from = sorted((release, http_date(start)) for release, start in timeline.live_from().items())
     return {name: environment.get_template(f"{name}.j2").render(
-        releases=releases, current=current, gone=gone, live_from=sorted(live_from.items())) for name in SCOPED_MAPS}
+        releases=routings, current=timeline.current, gone=timeline.gone, staged=timeline.staged,
+        live_from=live_from, timeline_root=timeline_root, gate_table=gate_table(timeline)) for name in SCOPED_MAPS}

@@ -10,7 +10,8 @@ from .pages import abridge
 
 # The endpoint schemas that are objects get a component of this name; arrays are written in place.
 COMPONENT_NAMES = {"model-scores": "ModelScores", "country-model-scores": "CountryModelScores",
-                   "country-scores": "CountryScores", "root": "ApiRoot", "release": "Release"}
+                   "country-scores": "CountryScores", "root": "ApiRoot", "release": "Release",
+                   "releases": "Releases"}
 ERRORS = {
     "400": ("Invalid parameter value; `detail` names the parameter and its allowed values.",
             "Invalid value for ordering: use one of country_code, -country_code, country_name, -country_name."),
@@ -31,7 +32,20 @@ SECURITY_SCHEMES = {
 
 
 TAGS = {"configuration": "The models and countries", "riskscores": "Risk scores",
-        "release": "The API root and the release answers come from", "exports": "Every result of a release in one file"}
+        "release": "The API root and the release answers come from", "exports": "Every result of a release in one file",
+        "releases": "Every kept release: the list, the TimeMap, and each route as a past release answered it"}
+RELEASE = {"name": "release", "in": "path", "required": True,
+           "description": "A release id (its UTC build time, as in X-Release); GET /releases/ lists those kept",
+           "schema": {"type": "string", "pattern": "^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"}}
+AS_OF = {"name": "as_of", "in": "query", "required": False,
+         "description": "An instant, as an RFC 3339 date (its 00:00:00Z) or date-time: answered with a 302 to this "
+                        "route under the release that was live then (the header Accept-Datetime, an HTTP-date, does "
+                        "the same)", "schema": {"type": "string"}}
+GONE = ("A release that is no longer kept (pruned).",
+        "Release 20260301T000000Z is no longer kept; GET /api/v1/releases/ lists the releases kept.")
+REDIRECT = {"description": "The release live at the instant asked for (as_of, Accept-Datetime): `Location` is this "
+                           "route under that release.",
+            "headers": {"Location": {"schema": {"type": "string"}}, "Link": {"schema": {"type": "string"}}}}
 EXPORT_SCHEMA = {"type": "string", "description": "Columns: " + "; ".join(f"`{name}`: {text}" for name, text in COLUMNS)}
 
 
@@ -95,11 +109,56 @@ def _responses(schema: dict, media_type: str, example: tuple[str, object] | None
     return responses
 
 
+def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
+    """An operation as a past release answered it: under /releases/{release}/, immutable, 410 once pruned."""
+    responses = {status: answer for status, answer in operation["responses"].items() if status != "302"}
+    responses["410"] = {"description": GONE[0], "content": {"application/json": {
+        "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": GONE[1]}}}}
+    return {**operation, "operationId": f"{endpoint.operation}InRelease", "tags": ["releases"],
+            "summary": f"{endpoint.summary} (as a kept release answered it)",
+            "parameters": [RELEASE] + [p for p in operation["parameters"] if p is not AS_OF],
+            "responses": dict(sorted(responses.items()))}
+
+
+def _releases_over_time() -> dict:
+    """The list of kept releases, the TimeMap and a kept release's own document."""
+    def error(status: str, text: str, detail: str) -> dict:
+        return {"description": text, "content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
+    forbidden = error("403", *ERRORS["403"])
+    return {
+        "/releases/": {"get": {
+            "operationId": "listReleases", "tags": ["releases"], "summary": "The kept releases, newest first",
+            "description": "Every kept release with when it was live (liveFrom, liveUntil, every period), its status "
+                           "(live, kept; staged ones only to keys that may preview) and its change counts: the "
+                           "Memento TimeMap as JSON.",
+            "parameters": [],
+            "responses": {"200": {"description": "OK", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Releases"}}}}, "403": forbidden}}},
+        "/releases/timemap": {"get": {
+            "operationId": "getTimeMap", "tags": ["releases"], "summary": "The kept releases as a Memento TimeMap",
+            "description": "RFC 7089 link format: the release document as the original resource and its own "
+                           "TimeGate, and each kept release that was live as a memento, dated when it first went live.",
+            "parameters": [],
+            "responses": {"200": {"description": "OK", "content": {"application/link-format": {
+                "schema": {"type": "string"}}}}, "403": forbidden}}},
+        "/releases/{release}/": {"get": {
+            "operationId": "getRelease", "tags": ["releases"], "summary": "A kept release's own release document",
+            "description": "What /releases/current/ said while this release was live.",
+            "parameters": [RELEASE],
+            "responses": {"200": {"description": "OK", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Release"}}}}, "403": forbidden,
+                "404": error("404", "No release of that id (or a staged one, to a key that may not preview).",
+                             "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."),
+                "410": error("410", *GONE)}}},
+    }
+
+
 def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str],
                   examples: dict[str, tuple[routes.Route, object]], site_url: str) -> dict:
     """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `examples` holds a real answer
     of the release by endpoint anchor (shown abridged, like on the reference page)."""
-    definitions = dict(schemas["common"]["$defs"])
+    definitions = {**schemas["common"]["$defs"], **schemas["releases"]["$defs"]}
     for name, component in COMPONENT_NAMES.items():
         definitions[component] = schemas[name]
     components = _Components(definitions)
@@ -127,6 +186,12 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         if endpoint.alias:
             paths[endpoint.alias] = {"get": {**operation, "operationId": endpoint.alias_operation,
                                              "summary": endpoint.alias_summary, "deprecated": True}}
+        if endpoint.keyed:
+            operation["parameters"] = operation["parameters"] + [AS_OF]
+            operation["responses"] = {"302": REDIRECT, **operation["responses"]}
+            if endpoint.anchor != "release":  # the release document of a past release is /releases/{release}/
+                paths[f"/releases/{{release}}{endpoint.path}"] = {"get": _in_release(operation, endpoint)}
+    paths.update(_releases_over_time())
     return {
         "openapi": "3.1.0",
         "info": {"title": "Country risk API", "version": "1.0.0",

@@ -13,7 +13,7 @@ import fcntl
 import math
 import re
 import secrets
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -27,6 +27,9 @@ HEADER = ["user", "key", "models", "active"]
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
 KEY = re.compile(r"[a-z0-9._~-]{16,128}")
 USER_RULE = "may only use letters, digits and . _ @ - (at most 64)"
+# A grant in the models column that is no model (a model code cannot start with @): the key may read
+# staged releases under their own id (riskapi build --stage), which no other key sees.
+PREVIEW_GRANT = "@preview"
 # A key given with --key must be as hard to guess as a generated one (128 bits): see key_weakness.
 MIN_KEY_BITS = 128
 MIN_DISTINCT_CHARACTERS = 8
@@ -40,6 +43,7 @@ class ApiKey:
     key: str
     models: tuple[str, ...]  # granted custom models, sorted
     active: bool
+    preview: bool = False  # may read staged releases (PREVIEW_GRANT)
     line: int = field(default=0, compare=False)  # where it is in the keys file (0: not from a file)
 
     @property
@@ -217,17 +221,21 @@ def _parse_line(line: str, number: int) -> ApiKey:
     user, key, models, active = (cell.strip() for cell in row)
     if not USER.fullmatch(user):
         raise KeysError(f"user {_shown(user)} {USER_RULE}")
-    granted = tuple(sorted({m.strip() for m in models.split(";") if m.strip()}))
+    granted = {m.strip() for m in models.split(";") if m.strip()}
+    preview = PREVIEW_GRANT in granted
+    granted.discard(PREVIEW_GRANT)
     for model in granted:
         if not routes.MODEL_CODE.fullmatch(model):
-            raise KeysError(f"model {_shown(model)} is not a model code (separate several with ';')")
+            raise KeysError(f"model {_shown(model)} is not a model code (separate several with ';'; "
+                            f"{PREVIEW_GRANT} lets a key read staged releases)")
     if active not in ("yes", "no"):
         raise KeysError(f"active {_shown(active)} must be yes or no")
-    return ApiKey(user, normalise_key(key), granted, active == "yes", number)
+    return ApiKey(user, normalise_key(key), tuple(sorted(granted)), active == "yes", preview, number)
 
 
 def key_line(k: ApiKey) -> str:
-    return ",".join([k.user, k.key, ";".join(k.models), "yes" if k.active else "no"])
+    grants = list(k.models) + ([PREVIEW_GRANT] if k.preview else [])
+    return ",".join([k.user, k.key, ";".join(grants), "yes" if k.active else "no"])
 
 
 def write_lines(path: Path, lines: list[str]) -> None:
@@ -245,14 +253,16 @@ def write_keys(path: Path, keys: list[ApiKey]) -> None:
 
 def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
             replace_old: bool = False, custom_models: tuple[str, ...] | None = None,
-            allow_weak: bool = False, before_saving: Callable[[ApiKey], None] | None = None) -> ApiKey:
+            allow_weak: bool = False, before_saving: Callable[[ApiKey], None] | None = None,
+            preview: bool = False) -> ApiKey:
     """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys.
 
     With `custom_models` (the current release's), a grant of any other model is refused. A user that
     differs from one in the file only in letter case is refused (it would be the same user on every
     server); so is a given key under 128 bits (key_weakness) unless `allow_weak`. `before_saving` is
     given the new key once every check passed and before the file is replaced, so the key is shown
-    even when the process is killed right after it is saved (with --replace, the only key left)."""
+    even when the process is killed right after it is saved (with --replace, the only key left).
+    `preview`: the key may also read staged releases."""
     if not USER.fullmatch(user):
         raise KeysError(f"user {user!r} {USER_RULE}")
     for model in models:
@@ -269,7 +279,7 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
         if weakness and not allow_weak:
             raise KeysError(f"that key is too easy to guess: {weakness}; leave out --key for a new random one "
                             "(--allow-weak accepts it, for keys clients already hold)")
-    added = ApiKey(user, key or new_key(), tuple(sorted(set(models))), True)
+    added = ApiKey(user, key or new_key(), tuple(sorted(set(models))), True, preview)
     with keys_lock(path):
         keys_file = load_keys(path)
         spelled = keys_file.users().get(identity(user), user)
@@ -325,8 +335,9 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
                for model in sorted(models)]
     audience_rows = [(f"{release}:{user}", audience) for release, custom, audiences in releases
                      for user, (_, audience) in served_audiences(keys, custom, audiences).items()]
+    previewers = sorted({k.user for k in keys if k.active and k.preview})
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
-                                                                       audiences=audience_rows)
+                                                                       audiences=audience_rows, previewers=previewers)
 
 
 def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],

@@ -1,8 +1,6 @@
 """Run nginx on the current release: render a private prefix, check it, start, reload on change, stop."""
 from __future__ import annotations
 
-import datetime
-import email.utils
 import hashlib
 import os
 import shutil
@@ -12,26 +10,32 @@ import stat
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from ..edge import NGINX_TIMEGATE, TIMEGATE, script
 from ..errors import KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
-from ..history import built_at
 from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
-from ..publish import RELEASES, current_release, gone_releases, kept_releases, live_periods
+from ..publish import RELEASES, current_release, kept_releases, staged_releases
+from .. import routes
+from .. import history
 from ..routes import API
 from .keys import ApiKey, load_keys, render_key_map
 from .status import ServeStatus, redact_keys
 from ..render.nginx_maps import RELEASE_INFO, ROUTING, render_scoped_maps
 from ..render.templates import template_environment
+from ..render.timeline import Timeline, site_timeline, documents as timeline_documents
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 # Debian's package libnginx-mod-http-brotli-static; used where it is installed (API.md).
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
+# Debian's libnginx-mod-http-js: njs runs the TimeGate (Accept-Datetime, ?as_of=); without it those 501.
+JS_MODULE = Path("/usr/lib/nginx/modules/ngx_http_js_module.so")
+KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for requests on older configurations
 
 
 @dataclass(frozen=True)
@@ -50,35 +54,6 @@ class ServeSettings:
     def address(self) -> str:
         """host:port as nginx and URLs write it (an IPv6 address in brackets)."""
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-@dataclass(frozen=True)
-class Answered:
-    """The releases one configuration answers: the current one (at every route), the kept ones (under
-    /api/v1/releases/{id}/; the current one among them), the pruned ones (410), and when each kept one
-    went live (Memento-Datetime, an HTTP-date)."""
-    folder: Path  # the releases folder (nginx's root)
-    current: str
-    kept: tuple[str, ...]
-    gone: tuple[str, ...] = ()
-    live_from: dict[str, str] = field(default_factory=dict)
-
-
-def answered_releases(site: Path, current: str, leave_out: set[str] = frozenset()) -> Answered:
-    """What a site's configuration answers with `current` as the current release (`leave_out`:
-    releases nginx rejected, answered nowhere)."""
-    kept = tuple(r for r in kept_releases(site) if r not in leave_out and r != current) + (current,)
-    first_live: dict[str, str] = {}
-    for period in live_periods(site):
-        first_live.setdefault(period.release, period.start or built_at(period.release))
-    live_from = {r: http_date(first_live.get(r) or built_at(r)) for r in kept}
-    return Answered((site / RELEASES).resolve(), current, kept, tuple(gone_releases(site)), live_from)
-
-
-def http_date(instant: str) -> str:
-    """An RFC 3339 UTC instant (`2026-11-24T09:00:00Z`) as an HTTP-date (`Tue, 24 Nov 2026 09:00:00 GMT`)."""
-    moment = datetime.datetime.strptime(instant, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
-    return email.utils.format_datetime(moment, usegmt=True)
 
 
 def immutable(cache_control: str) -> str:
@@ -175,7 +150,7 @@ class NginxRuntime:
         self.conf = self.prefix / "conf"
         self.configs = self.prefix / "configs"
         self.process: subprocess.Popen | None = None
-        self.served: tuple | None = None  # (release, keys digest) the running configuration was made from
+        self.served: tuple | None = None  # (release, keys digest, journal digest) the running configuration was made from
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
@@ -184,38 +159,65 @@ class NginxRuntime:
     # ------------------------------------------------------------------ rendering
 
     def watched_state(self) -> tuple:
-        """What, when it changes, needs a re-render and reload: the current release and the keys file."""
-        try:  # the content, not the file's times: a touch or a rewrite of the same keys reloads nothing
-            keys_state = hashlib.sha256(self.settings.keys.read_bytes()).hexdigest()
-        except (FileNotFoundError, IsADirectoryError):
-            keys_state = None
-        return current_release(self.settings.site), keys_state
+        """What, when it changes, needs a re-render and reload: the current release, the keys file, and the
+        journal (a staged release, a promote, a prune change what is answered under /api/v1/releases/)."""
+        return (current_release(self.settings.site), _digest(self.settings.keys),
+                _digest(self.settings.site / history.HISTORY))
 
-    def render_into(self, folder: Path, answered: Answered, keys: list[ApiKey]) -> None:
-        """Write a whole configuration for the releases `answered` and these keys into a new `folder`."""
+    def render_into(self, folder: Path, timeline: Timeline, keys: list[ApiKey], with_documents: bool = True) -> None:
+        """Write a whole configuration for the releases of `timeline` and these keys into a new `folder`
+        (and the timeline's documents, which nginx's workers read, into timeline/ of the prefix; not
+        `with_documents`: a configuration only checked, never served)."""
         settings = self.settings
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
                       immutable_cache_control=immutable(settings.cache_control),
                       rate_limit=settings.rate_limit, burst=settings.burst,
-                      listen=settings.address, root=answered.folder,
-                      brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None)
+                      listen=settings.address, root=timeline.folder,
+                      brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None,
+                      js_module=JS_MODULE if JS_MODULE.exists() else None, timegate_js=folder / "runtime" / "timegate.js")
         environment = template_environment()
         try:
             texts = {name: environment.get_template(f"{name}.j2").render(**values)
-                     for name in ("main.conf", "http.conf", "server.conf")}
+                     for name in ("main.conf", "http.conf", "server.conf", "timegate.conf")}
         except ValueError as error:  # a path nginx cannot be given (nginx_quoted)
             raise ServeError(str(error)) from None
         (folder / "runtime").mkdir(parents=True)
         os.chmod(folder, 0o700)
-        routings = [(release, orjson.loads((answered.folder / release / ROUTING).read_bytes()))
-                    for release in answered.kept]
-        texts.update(render_scoped_maps(answered.current, routings, list(answered.gone), answered.live_from))
+        routings = [(release, orjson.loads((timeline.folder / release / ROUTING).read_bytes()))
+                    for release in timeline.answered]
+        timeline_root = self.write_timeline(timeline) if with_documents else self.prefix / "timeline"
+        texts.update(render_scoped_maps(timeline, routings, timeline_root))
+        texts["timegate.js"] = script(NGINX_TIMEGATE, TIMEGATE)
         for name, text in texts.items():
             write_atomic(folder / "runtime" / name, text.encode())
-        infos = [(release, *read_release_info(answered.folder / release)) for release in answered.kept]
+        infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
         write_atomic(folder / "runtime" / "keys.conf", render_key_map(keys, infos).encode(), mode=0o600)
         write_atomic(folder / "nginx.conf", NGINX_CONF.read_bytes())
+
+    def write_timeline(self, timeline: Timeline) -> Path:
+        """The list of releases and the TimeMap of `timeline`, in a folder of the prefix's timeline/ named
+        by their content (the same documents keep their folder, so their ETags stay); the few newest
+        folders stay for requests in flight on an older configuration."""
+        current_dir = timeline.folder / timeline.current
+        custom, audiences = read_release_info(current_dir)
+        site_url = release_site_url(current_dir) or routes.DEFAULT_SITE_URL
+        files = timeline_documents(timeline, site_url, audiences or routes.audiences(custom))
+        digest = hashlib.sha256(b"".join(name.encode() + b"\0" + body for name, body in sorted(files.items())))
+        base = self.prefix / "timeline"
+        folder = base / digest.hexdigest()[:20]
+        if folder.is_dir():
+            os.utime(folder)  # used now: kept by the clean-up below
+        else:
+            staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=_made(base)))
+            for name, body in files.items():
+                _made((staging / name).parent)
+                write_atomic(staging / name, body, mode=0o644)
+            os.chmod(staging, 0o755)
+            os.rename(staging, folder)
+        for old in sorted(base.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_TIMELINES:]:
+            shutil.rmtree(old, ignore_errors=True)
+        return folder
 
     def test(self, folder: Path) -> str | None:
         """`nginx -t` on the configuration in `folder`: None if nginx accepts it, else nginx's words
@@ -226,7 +228,7 @@ class NginxRuntime:
     def _find_unservable(self, current: str) -> None:
         """Test the current release and each kept one alone (no keys): those nginx rejects are left out
         of every configuration from now on, each rejection kept (status)."""
-        for release in (*kept_releases(self.settings.site), current):
+        for release in (*kept_releases(self.settings.site), *staged_releases(self.settings.site), current):
             if release not in self._unservable:
                 rejected = check_release(self.settings.site / RELEASES / release)
                 if rejected:
@@ -237,7 +239,7 @@ class NginxRuntime:
         """Render and test a configuration with `release` current (the kept releases answered beside it,
         but those nginx rejected) and `keys` in a new folder of configs/."""
         release_dir = (self.settings.site / RELEASES / release).resolve()
-        answered = answered_releases(self.settings.site, release, self._unservable)
+        timeline = site_timeline(self.settings.site, release, self._unservable)
         for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
             folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.prefix, 0o711)
@@ -246,7 +248,7 @@ class NginxRuntime:
         folder.rmdir()  # render_into makes it, with its own mode
         try:
             check_readable_by_workers(release_dir)
-            self.render_into(folder, answered, keys)
+            self.render_into(folder, timeline, keys)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -270,7 +272,7 @@ class NginxRuntime:
         kept (status). A ServeError or KeysError when nothing of the change can be applied."""
         state = self.watched_state()
         self.seen = state
-        release, keys_digest = state
+        release, keys_digest, journal = state
         if release is None:
             raise no_release(self.settings.site)
         try:
@@ -282,12 +284,12 @@ class NginxRuntime:
             self.status.rejected("keys file", str(self.settings.keys), error.format_message())
             (keys, problems), keys_digest = self._keys, self.served[1]
         folder, rejected = self._try(release, keys)
-        applied = (release, keys_digest)
+        applied = (release, keys_digest, journal)
         if rejected:
             self._find_unservable(release)  # each release tested alone: the ones nginx cannot take are left out
             if release in self._unservable and self.served and self.served[0] != release:
                 folder, rejected = self._try(self.served[0], keys)
-                applied = (self.served[0], keys_digest)
+                applied = (self.served[0], keys_digest, journal)
             elif release not in self._unservable:
                 folder, rejected = self._try(release, keys)  # without the kept releases nginx rejected
             if rejected or release in self._unservable and not self.served:
@@ -486,6 +488,20 @@ def remove_stale_prefixes(base: Path | None = None) -> list[Path]:
     return removed
 
 
+def _digest(path: Path) -> str | None:
+    """A file's content as a digest (None: no such file): a touch or a rewrite of the same bytes is no change."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def _made(folder: Path) -> Path:
+    """A folder nginx's workers may read, made with its parents where missing."""
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    return folder
+
+
 def check_release(release_dir: Path) -> str | None:
     """nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
     accepts it; None too where nginx is not installed (there is no reference server to ask)."""
@@ -498,5 +514,6 @@ def check_release(release_dir: Path) -> str | None:
         folder = Path(base) / "conf"
         for needed in ("logs", "temp"):
             (Path(base) / needed).mkdir()
-        runtime.render_into(folder, Answered(release_dir.parent.resolve(), release_dir.name, (release_dir.name,)), [])
+        timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
+        runtime.render_into(folder, timeline, [], with_documents=False)
         return runtime.test(folder)

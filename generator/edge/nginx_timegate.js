@@ -1,0 +1,30 @@
+// nginx's TimeGate (njs: `js_content timegate.respond` in runtime/timegate.conf): the edge core above
+// decides, from the table of live periods `riskapi serve` rendered into $timegate_table. nginx.conf
+// sends a request here only after its key check, for a path that is a TimeGate and asks for an instant
+// (Accept-Datetime, ?as_of=); its other headers (CORS, Vary, X-Release, Cache-Control) are nginx's.
+function respond(r) {
+  const uri = r.variables.request_uri;
+  const at = uri.indexOf("?");
+  const path = normalise(at < 0 ? uri : uri.slice(0, at));
+  let result = path === null ? json(400, "Bad request.")
+    : timegate(path, at < 0 ? "" : uri.slice(at + 1), r.headersIn["Accept-Datetime"] || "",
+      r.variables.timegate_table, "/api/v1");
+  if (result === null) result = json(500, "A server error occurred.");  // nginx.conf's test and the core's differ
+  const names = Object.keys(result.headers);
+  for (let i = 0; i < names.length; i++) {
+    if (names[i] !== "Location" && names[i] !== "Content-Type") r.headersOut[names[i]] = result.headers[names[i]];
+  }
+  if (result.status === 302) {  // r.return would send nginx's HTML page: the JSON body, by hand
+    r.status = 302;
+    r.headersOut["Location"] = result.headers.Location;
+    r.headersOut["Content-Type"] = "application/json; charset=utf-8";
+    r.sendHeader();
+    r.send(result.body);
+    r.finish();
+  } else {
+    r.headersOut["Content-Type"] = "application/json; charset=utf-8";
+    r.return(result.status, result.body);
+  }
+}
+
+export default { respond };

@@ -1,0 +1,150 @@
+"""The releases over time, as a server answers them: which releases it answers (the current one at every
+route, each kept one under /api/v1/releases/{id}/, staged ones to preview keys), which are gone (410),
+and the documents made from that — the list of kept releases (/api/v1/releases/, per audience; staged
+ones only in the preview keys' lists), the Memento TimeMap (/api/v1/releases/timemap) and the table the
+TimeGate looks an instant up in.
+
+None of it is stored in a release: a release never changes, while when it stopped being live does. It is
+made from the site's journal and its releases each time a server's configuration is (riskapi serve,
+nginx-config, the deploys), so it always says what that server answers.
+"""
+from __future__ import annotations
+
+import datetime
+import email.utils
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from .. import routes
+from ..history import LivePeriod, built_at
+from ..publish import RELEASES, gone_releases, kept_releases, live_periods, release_order, staged_releases
+from ..validate import DocumentValidator
+
+LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
+TIMEMAP = "timemap.link"
+LINK_FORMAT = "application/link-format"
+PREVIEW_FOLDER = "preview"
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What one server configuration answers: the current release (at every route), the kept ones
+    (under their id; the current one among them, in build order), the staged ones (preview keys only),
+    the gone ones (410), and every period a release was live, oldest first."""
+    folder: Path  # the releases folder
+    current: str
+    kept: tuple[str, ...]
+    staged: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
+    periods: tuple[LivePeriod, ...] = field(default_factory=tuple)
+
+    @property
+    def answered(self) -> tuple[str, ...]:
+        """Every release answered under its id: the kept ones, then the staged ones."""
+        return self.kept + self.staged
+
+    def starts(self) -> dict[str, list[tuple[str, str | None]]]:
+        """Each release's live periods as (from, until) in RFC 3339 (until None: live now)."""
+        found: dict[str, list[tuple[str, str | None]]] = {}
+        for period in self.periods:
+            found.setdefault(period.release, []).append((period.start or built_at(period.release), period.end))
+        return found
+
+    def live_from(self) -> dict[str, str]:
+        """When each kept release first went live (RFC 3339): its answers' Memento-Datetime."""
+        starts = self.starts()
+        return {r: starts[r][0][0] if r in starts else built_at(r) for r in self.kept}
+
+
+def site_timeline(site: Path, current: str, leave_out: set[str] = frozenset()) -> Timeline:
+    """What a site's configuration answers with `current` as the current release (`leave_out`: releases
+    nginx rejected, answered nowhere)."""
+    kept = tuple(r for r in kept_releases(site) if r not in leave_out and r != current) + (current,)
+    staged = tuple(r for r in staged_releases(site) if r not in leave_out and r != current)
+    return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site)),
+                    tuple(live_periods(site)))
+
+
+def http_date(instant: str) -> str:
+    """An RFC 3339 UTC instant (`2026-11-24T09:00:00Z`) as an HTTP-date (`Tue, 24 Nov 2026 09:00:00 GMT`)."""
+    return email.utils.format_datetime(_parsed(instant), usegmt=True)
+
+
+def _parsed(instant: str) -> datetime.datetime:
+    return datetime.datetime.strptime(instant, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+
+
+def gate_table(timeline: Timeline) -> str:
+    """The TimeGate's table (edge/core.js, `releaseAt`): one `seconds id state` line per live period,
+    oldest first; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
+    answered = set(timeline.kept)
+    return "\n".join(f"{int(_parsed(period.start or built_at(period.release)).timestamp())} {period.release} "
+                     f"{'k' if period.release in answered else 'g'}" for period in timeline.periods)
+
+
+def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:
+    """A release's public release document, and every model it has (custom ones from its audiences'
+    variants) by code."""
+    public_file = folder / routes.current_release().file
+    public = orjson.loads(public_file.read_bytes())
+    models = {}
+    for variant in sorted(public_file.parent.glob("audience=*/index.json")) + [public_file]:
+        for model in orjson.loads(variant.read_bytes())["models"]:
+            models[model["code"]] = model
+    return public, models
+
+
+def _entry(timeline: Timeline, release: str, site_url: str, public: dict, models: dict[str, dict],
+           audience: frozenset[str]) -> dict:
+    periods = timeline.starts().get(release, [])
+    status = "live" if release == timeline.current else "staged" if release in timeline.staged else "kept"
+    shown = {m["code"] for m in public["models"]} | audience
+    return {"id": release, "status": status, "builtAt": built_at(release),
+            "liveFrom": periods[0][0] if periods else None,
+            "liveUntil": periods[-1][1] if periods else None,
+            "livePeriods": [{"from": start, "until": end} for start, end in periods],
+            "previous": public["previous"], "url": f"{site_url}{routes.API}/releases/{release}/",
+            "models": [model for code, model in sorted(models.items()) if code in shown],
+            "documents": public["documents"]}
+
+
+def documents(timeline: Timeline, site_url: str, audiences: list[frozenset[str]],
+              validator: DocumentValidator | None = None) -> dict[str, bytes]:
+    """The list of releases for each audience of the current release (its custom models as granted), and a
+    preview list of each with the staged releases, by path under LISTS; and the TimeMap. Each list is
+    checked against schemas/releases.json (a ValueError names what is wrong)."""
+    validator = validator or DocumentValidator()
+    read = {r: _release_documents(timeline.folder / r) for r in timeline.answered}
+    newest_first = sorted(timeline.answered, key=release_order, reverse=True)
+    route = routes.Route(f"{routes.API}/releases/", "", "releases")
+    out = {}
+    for audience in audiences:
+        name = routes.audience_name(audience)
+        variant = "" if name == routes.PUBLIC else f"audience={name}/"
+        for preview in (False, True):
+            shown = [r for r in newest_first if preview or r not in timeline.staged]
+            document = {"current": timeline.current, "timemap": f"{site_url}{routes.API}/releases/timemap",
+                        "releases": [_entry(timeline, r, site_url, *read[r], audience) for r in shown]}
+            problems = validator.errors(route, document)
+            if problems:
+                raise ValueError("; ".join(problems))
+            folder = f"{PREVIEW_FOLDER}/" if preview else ""
+            out[f"{LISTS}/{folder}{variant}index.json"] = orjson.dumps(document, option=orjson.OPT_INDENT_2)
+    out[TIMEMAP] = timemap(timeline, site_url).encode()
+    return out
+
+
+def timemap(timeline: Timeline, site_url: str) -> str:
+    """The Memento TimeMap (RFC 7089 §5) of the releases: the release document is the original resource
+    and its own TimeGate; each kept release that was live is a memento, dated when it first went live."""
+    api = f"{site_url}{routes.API}/releases"
+    dated = sorted(timeline.live_from().items(), key=lambda item: (item[1], release_order(item[0])))
+    links = [f'<{api}/current/>; rel="original timegate"']
+    span = f'; from="{http_date(dated[0][1])}"; until="{http_date(dated[-1][1])}"' if dated else ""
+    links.append(f'<{api}/timemap>; rel="self"; type="{LINK_FORMAT}"{span}')
+    for index, (release, start) in enumerate(dated):
+        rel = " ".join(([] if index else ["first"]) + ([] if index < len(dated) - 1 else ["last"]) + ["memento"])
+        links.append(f'<{api}/{release}/>; rel="{rel}"; datetime="{http_date(start)}"')
+    return ",\n".join(links) + "\n"

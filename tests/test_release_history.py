@@ -1,0 +1,250 @@
+"""Releases over time on nginx (issue 21): the list of kept releases and the TimeMap, the TimeGate
+(Accept-Datetime, ?as_of=), staging and promote. The journal's instants are set by hand, so every
+instant below is worked out from them:
+
+    A live from 2026-03-01T00:00:00Z (Sun, 01 Mar 2026 00:00:00 GMT) until B went live,
+    B live from 2026-06-01T00:00:00Z (Mon, 01 Jun 2026 00:00:00 GMT), live now.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from generator import history
+from generator.build import build
+from generator.errors import ChangesRefused, PublishError
+from generator.promote import promote
+from generator.publish import RELEASES, current_release, rollback
+from generator.serve.keys import add_key
+
+from tools.synthetic_data import main as synthetic_data
+
+from .conftest import TINY, make_nga_black
+from .live import serving_copy_of
+from .test_release_scoped import RECORDED, scoped
+
+A_LIVE, B_LIVE = "2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z"
+
+
+def set_journal(site, lines: list[tuple[str, str, str]]) -> None:
+    """The journal as these (action, release, instant) lines."""
+    (site / history.HISTORY).write_text("".join(f"{a} {r} {t}\n" for a, r, t in lines))
+
+
+@pytest.fixture(scope="module")
+def a_and_b(tmp_path_factory):
+    """Release A with its answers recorded, then B (acme_aml: NGA black), live at the instants above."""
+    with serving_copy_of(TINY, tmp_path_factory.mktemp("history")) as server:
+        first = current_release(server.site)
+        recorded = {(path, user): server.get(path, user=user) for path, user in RECORDED}
+        make_nga_black(server.data)
+        build(server.data, server.site)
+        second = current_release(server.site)
+        set_journal(server.site, [("publish", first, A_LIVE), ("publish", second, B_LIVE)])
+        server.runtime.refresh()
+        yield server, first, second, recorded
+
+
+def follow(server, answer, user):
+    """The answer at a 302's Location (a path: nginx names no host in redirects)."""
+    assert answer.status == 302, answer.body
+    location = answer.header("location")
+    assert location.startswith("/api/v1/releases/")
+    return server.get(location, user=user)
+
+
+def test_the_list_of_releases_says_when_each_was_live_newest_first(a_and_b):
+    server, first, second, _ = a_and_b
+    answer = server.get("/api/v1/releases/", user="bob")
+    assert answer.status == 200 and answer.header("content-type") == "application/json; charset=utf-8"
+    listed = json.loads(answer.body)
+    assert listed["current"] == second and listed["timemap"].endswith("/api/v1/releases/timemap")
+    assert [(r["id"], r["status"], r["liveFrom"], r["liveUntil"]) for r in listed["releases"]] == [
+        (second, "live", B_LIVE, None), (first, "kept", A_LIVE, B_LIVE)]
+    newest = listed["releases"][0]
+    assert newest["previous"] == first and newest["url"].endswith(f"/api/v1/releases/{second}/")
+    # the slash-less form too; no key: 403
+    assert server.get("/api/v1/releases", user="bob").body == answer.body
+    assert server.get("/api/v1/releases/", user=None).status == 403
+
+
+def test_the_list_shows_a_custom_model_only_to_keys_granted_it(a_and_b):
+    server, _, _, _ = a_and_b
+    def models(user):
+        return [[m["code"] for m in r["models"]] for r in json.loads(server.get("/api/v1/releases/", user=user).body)["releases"]]
+    assert models("bob") == [["sdg", "sovereign"]] * 2
+    assert models("alice") == [["acme_aml", "sdg", "sovereign"]] * 2
+    # alice's list counts acme_aml's class change in B (NGA grey → black: one country moved)
+    alice = json.loads(server.get("/api/v1/releases/", user="alice").body)["releases"][0]
+    assert {m["code"]: m["classChanges"] for m in alice["models"]}["acme_aml"] == 1
+
+
+def test_the_timemap_lists_each_kept_release_as_a_memento(a_and_b):
+    server, first, second, _ = a_and_b
+    answer = server.get("/api/v1/releases/timemap", user="bob")
+    assert answer.status == 200 and answer.header("content-type").startswith("application/link-format")
+    links = answer.body.decode().split(",\n")
+    assert links[0].endswith('/api/v1/releases/current/>; rel="original timegate"')
+    assert links[1].endswith('/api/v1/releases/timemap>; rel="self"; type="application/link-format"; '
+                             'from="Sun, 01 Mar 2026 00:00:00 GMT"; until="Mon, 01 Jun 2026 00:00:00 GMT"')
+    assert links[2].endswith(f'/api/v1/releases/{first}/>; rel="first memento"; datetime="Sun, 01 Mar 2026 00:00:00 GMT"')
+    assert links[3].rstrip().endswith(f'/api/v1/releases/{second}/>; rel="last memento"; '
+                                      'datetime="Mon, 01 Jun 2026 00:00:00 GMT"')
+    assert len(links) == 4
+
+
+def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(a_and_b):
+    server, first, _, recorded = a_and_b
+    for (path, user), before in recorded.items():
+        asked = server.get(path, user=user, headers={"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"})
+        assert asked.header("location") == scoped(first, path) and asked.header("vary") == \
+            "Accept-Encoding, Authorization, Accept-Datetime"
+        assert f'<{path}>; rel="original"' in asked.header("link")
+        assert follow(server, asked, user).body == before.body, path
+        by_query = server.get(path + ("&" if "?" in path else "?") + "as_of=2026-04-01", user=user)
+        assert by_query.header("location") == scoped(first, path)  # as_of left out, the other arguments kept
+        assert follow(server, by_query, user).body == before.body, path
+
+
+@pytest.mark.parametrize(("as_of", "live"), [
+    ("2026-05-31T23:59:59Z", "A"),            # the last second of A
+    ("2026-06-01T00:00:00Z", "B"),            # B from its first second
+    ("2026-06-01", "B"),                      # a date is its 00:00:00Z
+    ("2026-05-31T23:30:00-01:00", "B"),       # = 2026-06-01T00:30:00Z
+    ("2026-06-01T00:30:00%2B01:00", "A"),     # = 2026-05-31T23:30:00Z (+ escaped)
+    ("2026-06-01T00:30:00+01:00", "A"),       # a raw + (a space to form decoders) is the offset's too
+    ("2026-03-01T00:00:00.5Z", "A"),
+])
+def test_as_of_reads_dates_and_offsets(a_and_b, as_of, live):
+    server, first, second, _ = a_and_b
+    answer = server.get(f"/api/v1/riskscores/sovereign/NGA/?as_of={as_of}", user="bob")
+    assert answer.header("location") == f"/api/v1/releases/{first if live == 'A' else second}/riskscores/sovereign/NGA/"
+
+
+def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
+    server, first, _, _ = a_and_b
+    before = server.get("/api/v1/riskscores/sovereign/?as_of=2026-02-28T23:59:59Z", user="bob")
+    assert (before.status, json.loads(before.body)) == (404, {"detail": (
+        f"No kept release was live at 2026-02-28T23:59:59Z: the oldest kept, {first}, went live at "
+        f"{A_LIVE}. GET /api/v1/releases/ lists the releases kept.")})
+    for bad in ("2026-02-30", "2026-06-01T24:00:00Z", "yesterday", "2026-06-01T00:00:00", "20260601"):
+        answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={bad}", user="bob")
+        assert answer.status == 400 and json.loads(answer.body)["detail"].startswith("Invalid value for as_of"), bad
+    for bad in ("2026-06-01T00:00:00Z", "Mon, 01 Jun 2026 00:00:00 UTC", "Mon, 31 Jun 2026 00:00:00 GMT"):
+        answer = server.get("/api/v1/", user="bob", headers={"Accept-Datetime": bad})
+        assert answer.status == 400 and json.loads(answer.body)["detail"].startswith("Invalid Accept-Datetime"), bad
+    # the key first: no key is 403 whatever the instant
+    assert server.get("/api/v1/riskscores/sovereign/?as_of=2026-04-01", user=None).status == 403
+    # the list, the TimeMap and a release under its id are no TimeGates: answered as they are
+    for path in ("/api/v1/releases/", "/api/v1/releases/timemap", f"/api/v1/releases/{first}/"):
+        assert server.get(path, user="bob", headers={"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"}).status == 200
+
+
+def test_the_release_document_and_root_lead_to_the_release_then(a_and_b):
+    server, first, _, _ = a_and_b
+    for path in ("/api/v1/releases/current/", "/api/v1/", "/api/v1"):
+        answer = server.get(f"{path}?as_of=2026-04-01", user="bob")
+        assert answer.header("location") == f"/api/v1/releases/{first}/", path
+
+
+def test_an_instant_of_a_pruned_release_is_410(tmp_path):
+    with serving_copy_of(TINY, tmp_path) as server:
+        first = current_release(server.site)
+        for _ in range(3):  # keep 1: the newest and the rollback target stay; the first two go
+            build(server.data, server.site, force=True, keep=1)
+        built = [first] + [line.release for line in history.entries(server.site)[1:]]
+        assert [r for r in built if (server.site / RELEASES / r).exists()] == built[2:]
+        # the order they were live in (the journal's stack ends at the current one): a kept release
+        # first, then the two pruned ones, then the current one
+        set_journal(server.site, [("publish", built[2], "2026-01-01T00:00:00Z"), ("publish", first, "2026-02-01T00:00:00Z"),
+                                  ("publish", built[1], "2026-03-01T00:00:00Z"), ("publish", built[3], "2026-04-01T00:00:00Z")])
+        server.runtime.refresh()
+        gone = server.get("/api/v1/riskscores/sovereign/?as_of=2026-02-15", user="bob")
+        assert (gone.status, json.loads(gone.body)) == (410, {"detail": (
+            f"Release {first}, live at 2026-02-15T00:00:00Z, is no longer kept. GET /api/v1/releases/ lists the "
+            "releases kept.")})
+        assert gone.header("cache-control") == "no-store"
+        assert server.get("/api/v1/riskscores/sovereign/?as_of=2026-01-15", user="bob").header("location") == \
+            f"/api/v1/releases/{built[2]}/riskscores/sovereign/"
+        assert server.get("/api/v1/riskscores/sovereign/?as_of=2025-12-31", user="bob").status == 404
+
+
+def test_rollbacks_keep_live_from_and_until_true(tmp_path):
+    with serving_copy_of(TINY, tmp_path) as server:
+        a = current_release(server.site)
+        b = build(server.data, server.site, force=True).release
+        assert rollback(server.site) == a
+        c = build(server.data, server.site, force=True).release
+        assert rollback(server.site) == a
+        # the journal's five switches, dated a month apart
+        switches = history.entries(server.site)
+        assert [(s.action, s.release) for s in switches] == [("publish", a), ("publish", b), ("rollback", a),
+                                                             ("publish", c), ("rollback", a)]
+        set_journal(server.site, [(s.action, s.release, f"2026-0{n}-01T00:00:00Z") for n, s in enumerate(switches, 1)])
+        server.runtime.refresh()
+        listed = json.loads(server.get("/api/v1/releases/", user="bob").body)["releases"]
+        # a: Jan, then Mar-Apr, then May-now; b: Feb; c: April
+        assert {r["id"]: (r["status"], r["liveFrom"], r["liveUntil"], [(p["from"], p["until"]) for p in r["livePeriods"]])
+                for r in listed} == {
+            a: ("live", "2026-01-01T00:00:00Z", None, [("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z"),
+                                                       ("2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z"),
+                                                       ("2026-05-01T00:00:00Z", None)]),
+            b: ("kept", "2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z", [("2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")]),
+            c: ("kept", "2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z", [("2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z")])}
+        # and the TimeGate follows every period: March is a again, April c
+        for as_of, live in (("2026-02-15", b), ("2026-03-15", a), ("2026-04-15", c), ("2026-05-15", a)):
+            answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={as_of}", user="bob")
+            assert answer.header("location") == f"/api/v1/releases/{live}/riskscores/sovereign/", as_of
+
+
+def test_a_staged_release_is_seen_by_preview_keys_only_until_promoted(tmp_path):
+    with serving_copy_of(TINY, tmp_path) as server:
+        live = current_release(server.site)
+        reviewer = add_key(server.keys_file, "reviewer", preview=True).key
+        server.keys["reviewer"] = reviewer
+        make_nga_black(server.data)
+        staged = build(server.data, server.site, stage=True).release
+        server.runtime.refresh()
+        assert current_release(server.site) == live
+        path = f"/api/v1/releases/{staged}/riskscores/acme_aml/NGA/"
+        assert server.get(path, user="alice").status == 404  # as a release never built
+        assert server.get(f"/api/v1/releases/{staged}/", user="bob").status == 404
+        answer = server.get(f"/api/v1/releases/{staged}/", user="reviewer")
+        assert answer.status == 200 and json.loads(answer.body)["id"] == staged
+        assert server.get("/api/v1/releases/current/", user="reviewer").header("x-release") == live
+        statuses = {r["id"]: r["status"] for r in json.loads(server.get("/api/v1/releases/", user="reviewer").body)["releases"]}
+        assert statuses == {staged: "staged", live: "live"}
+        assert [r["id"] for r in json.loads(server.get("/api/v1/releases/", user="bob").body)["releases"]] == [live]
+
+        assert promote(server.site, staged) == live
+        server.runtime.refresh()
+        assert server.get("/api/v1/releases/current/", user="bob").header("x-release") == staged
+        assert server.get(path, user="alice").status == 200
+        statuses = {r["id"]: r["status"] for r in json.loads(server.get("/api/v1/releases/", user="bob").body)["releases"]}
+        assert statuses == {staged: "live", live: "kept"}
+        assert history.entries(server.site)[-1][:2] == ("promote", staged)
+
+
+def test_promote_refuses_what_a_build_would(tmp_path):
+    # A synthetic dataset of 60 countries whose sovereign observations are cut after a fifth of the file
+    # (as test_faults' cut-short release): a build refuses it, and so does a promote of it staged.
+    data, site = tmp_path / "data", tmp_path / "site"
+    synthetic_data(["--out", str(data), "--countries", "60", "--years", "3", "--models", "2"])
+    live = build(data, site).release
+    with pytest.raises(PublishError, match=f"{live} is not a staged release"):
+        promote(site, live)
+    observations = data / "observations" / "sovereign.csv"
+    whole = observations.read_text(encoding="utf-8")
+    lines = whole.splitlines(keepends=True)
+    observations.write_text("".join(lines[: len(lines) // 5]), encoding="utf-8")
+    staged = build(data, site, stage=True, guard=None).release
+    with pytest.raises(ChangesRefused, match="If the data release means it, promote with --accept-changes"):
+        promote(site, staged)
+    assert current_release(site) == live
+    # staged against a release that is no longer current: its changes would compare with the wrong one
+    observations.write_text(whole, encoding="utf-8")
+    newer = build(data, site, force=True).release
+    with pytest.raises(PublishError, match=f"was staged against {live}, but the current release is {newer}"):
+        promote(site, staged, guard=None)
+    assert current_release(site) == newer
