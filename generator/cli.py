@@ -515,7 +515,7 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
     from .deploy.cloudflare import write_project
     from .serve.runtime import live_release
     release = live_release(site_dir)
-    project = write_project(site_dir / publish.RELEASES / release, release, keys_file, out_dir, name, cache_control)
+    project = write_project(site_dir, keys_file, out_dir, name, cache_control)
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
               f"{project.bytes / 1e6:.1f} MB; publish it with: cd {out_dir} && npx wrangler deploy")

@@ -163,6 +163,7 @@ class EdgeRuntime:
     settings: ServeSettings
     process: subprocess.Popen
     log: Path
+    restart: object = None  # () -> LiveServer: deploy what the site holds now and start again
 
     def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -175,7 +176,7 @@ class EdgeRuntime:
 
 
 def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | None, env: dict | None,
-                seconds: float) -> LiveServer:
+                seconds: float, restart) -> LiveServer:
     """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root."""
     port = free_port()
     log = nginx.base / f"{what.replace(' ', '-')}.log"
@@ -183,7 +184,7 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
         process = subprocess.Popen([part.format(port=port) for part in command], cwd=cwd, env=env, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                    preexec_fn=end_with_parent)
-    runtime = EdgeRuntime(nginx.runtime.settings, process, log)
+    runtime = EdgeRuntime(nginx.runtime.settings, process, log, restart)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -200,6 +201,15 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
 SPLIT_OVER = 4096
 
 
+def refreshed(server: LiveServer) -> LiveServer:
+    """The server answering what its site holds now: nginx reloads; an edge is deployed again and restarted."""
+    if isinstance(server.runtime, EdgeRuntime):
+        server.runtime.stop()
+        return server.runtime.restart()
+    server.runtime.refresh()
+    return server
+
+
 def start_edge_server(nginx: LiveServer) -> LiveServer:
     """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`."""
     project = nginx.base / "cloudflare"
@@ -212,7 +222,8 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
     env = {**os.environ, "PATH": f"{NODE_22}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
            "CI": "true", "NO_COLOR": "1"}
     return _start_edge(nginx, "wrangler dev", [str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1",
-                                               "--port", "{port}", "--log-level", "warn"], project, env, 90)
+                                               "--port", "{port}", "--log-level", "warn"], project, env, 90,
+                       lambda: start_edge_server(nginx))
 
 
 def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
@@ -221,7 +232,8 @@ def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
     the CloudFront Functions and KeyValueStore `riskapi deploy cloudfront` wrote, in the Node harness."""
     bucket = "risk-cloudfront"
     client = s3.client()
-    client.create_bucket(Bucket=bucket)
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):  # a restart deploys into it again
+        client.create_bucket(Bucket=bucket)
     client.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/*"}]}))
     deployed = CliRunner().invoke(cli_main, ["deploy", "s3", "--site", str(nginx.site), "--bucket", bucket,
@@ -233,4 +245,4 @@ def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
     assert written.exit_code == 0, written.output
     return _start_edge(nginx, "the CloudFront harness", [
         str(NODE_22 / "node"), str(NODE_TOOLS.parent / "cloudfront_harness.mjs"), str(functions),
-        f"{s3.endpoint}/{bucket}", "{port}"], None, None, 30)
+        f"{s3.endpoint}/{bucket}", "{port}"], None, None, 30, lambda: start_cloudfront_server(nginx, s3))

@@ -32,8 +32,11 @@ def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
     out = tmp_path / "cloudflare"
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
     assert result.exit_code == 0, result.output
-    public = sorted(p.relative_to(out / "public").as_posix() for p in (out / "public").rglob("*") if p.is_file())
     release = site / CURRENT
+    live = release.resolve().name
+    public = sorted(p.relative_to(out / "public" / live).as_posix() for p in (out / "public" / live).rglob("*")
+                    if p.is_file())
+    assert sorted(p.name for p in (out / "public").iterdir()) == sorted([live, "timeline"])
     assert public == sorted(p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file()
                             and p.suffix not in (".gz", ".br") and p.parts[-2:][0] != "nginx"
                             and p.relative_to(release).parts[0] in ("api", "docs"))
@@ -54,7 +57,7 @@ def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
     assert hashed["keys"] == {hmac.new(secret.encode(), plain[0].encode(), hashlib.sha256).hexdigest(): "alice",
                               hmac.new(secret.encode(), plain[1].encode(), hashlib.sha256).hexdigest(): "bob"}
     assert hashlib.sha256(plain[0].encode()).hexdigest() not in (out / "keys.json").read_text()
-    assert hashed["users"]["alice"] == {"models": ["acme_aml"], "audience": "acme_aml"}
+    assert hashed["users"][live]["alice"] == {"models": ["acme_aml"], "audience": "acme_aml"}
 
 
 def test_a_key_change_changes_the_keys_only(tmp_path):
@@ -102,13 +105,14 @@ def test_a_file_over_the_platform_limit_is_stored_in_parts(tmp_path, monkeypatch
     export = site / CURRENT / "api/v1/exports/scores.jsonl"
     whole = export.read_bytes()
     count = -(-len(whole) // 3_000)  # ceil: 20,406 bytes → 6 parts of 3,000 and one of 2,406
-    parts = [out / f"public/api/v1/exports/scores.jsonl.part{i}" for i in range(count)]
+    live = (site / CURRENT).resolve().name
+    parts = [out / f"public/{live}/api/v1/exports/scores.jsonl.part{i}" for i in range(count)]
     assert b"".join(p.read_bytes() for p in parts) == whole
     assert all(len(p.read_bytes()) <= 3_000 for p in parts)
-    assert not (out / "public/api/v1/exports/scores.jsonl").exists()
-    assert not (out / f"public/api/v1/exports/scores.jsonl.part{count}").exists()
+    assert not (out / f"public/{live}/api/v1/exports/scores.jsonl").exists()
+    assert not (out / f"public/{live}/api/v1/exports/scores.jsonl.part{count}").exists()
     info = export.stat()
-    assert json.loads((out / "release.json").read_text())["files"]["api/v1/exports/scores.jsonl"] == [
+    assert json.loads((out / "release.json").read_text())["releases"][live]["files"]["api/v1/exports/scores.jsonl"] == [
         int(info.st_mtime), info.st_size, count]
 
 

@@ -21,7 +21,7 @@ from generator.serve.keys import add_key
 from tools.synthetic_data import main as synthetic_data
 
 from .conftest import TINY, make_nga_black
-from .live import serving_copy_of
+from .live import serving_copy_of, start_edge_server
 from .test_release_scoped import RECORDED, scoped
 
 A_LIVE, B_LIVE = "2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z"
@@ -32,9 +32,10 @@ def set_journal(site, lines: list[tuple[str, str, str]]) -> None:
     (site / history.HISTORY).write_text("".join(f"{a} {r} {t}\n" for a, r, t in lines))
 
 
-@pytest.fixture(scope="module")
-def a_and_b(tmp_path_factory):
-    """Release A with its answers recorded, then B (acme_aml: NGA black), live at the instants above."""
+@pytest.fixture(scope="module", params=["nginx", "workerd"])
+def a_and_b(request, tmp_path_factory):
+    """Release A with its answers recorded (on nginx), then B (acme_aml: NGA black), live at the instants
+    above; served by nginx, or deployed with both releases to the Cloudflare Worker (real workerd)."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("history")) as server:
         first = current_release(server.site)
         recorded = {(path, user): server.get(path, user=user) for path, user in RECORDED}
@@ -43,7 +44,14 @@ def a_and_b(tmp_path_factory):
         second = current_release(server.site)
         set_journal(server.site, [("publish", first, A_LIVE), ("publish", second, B_LIVE)])
         server.runtime.refresh()
-        yield server, first, second, recorded
+        if request.param == "nginx":
+            yield server, first, second, recorded
+            return
+        edge = start_edge_server(server)
+        try:
+            yield edge, first, second, recorded
+        finally:
+            edge.runtime.stop()
 
 
 def follow(server, answer, user):
@@ -134,6 +142,9 @@ def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
     for bad in ("2026-06-01T00:00:00Z", "Mon, 01 Jun 2026 00:00:00 UTC", "Mon, 31 Jun 2026 00:00:00 GMT"):
         answer = server.get("/api/v1/", user="bob", headers={"Accept-Datetime": bad})
         assert answer.status == 400 and json.loads(answer.body)["detail"].startswith("Invalid Accept-Datetime"), bad
+    # an empty as_of counts as absent, as every parameter's empty value: the answer of now
+    assert server.get("/api/v1/riskscores/sovereign/?as_of=", user="bob").status == 200
+    assert server.get("/api/v1/riskscores/sovereign/?as_of=&as_of=2026-04-01", user="bob").status == 200  # the first
     # the key first: no key is 403 whatever the instant
     assert server.get("/api/v1/riskscores/sovereign/?as_of=2026-04-01", user=None).status == 403
     # the list, the TimeMap and a release under its id are no TimeGates: answered as they are

@@ -10,7 +10,7 @@ from generator.build import build
 from generator.publish import current_release
 
 from .conftest import TINY, make_nga_black
-from .live import serving_copy_of
+from .live import refreshed, serving_copy_of, start_edge_server
 
 # (path, user): endpoints 1-5 with filters and orderings, an export, a custom model, the release document
 RECORDED = [
@@ -25,17 +25,22 @@ RECORDED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def two_releases(tmp_path_factory):
-    """Release A of the tiny fixture with its answers recorded, then release B (NGA's FATF status
-    black: acme_aml moves), served by nginx."""
+@pytest.fixture(scope="module", params=["nginx", "workerd"])
+def two_releases(request, tmp_path_factory):
+    """Release A of the tiny fixture with its answers recorded (on nginx), then release B (NGA's FATF
+    status black: acme_aml moves), served by nginx or deployed with both to the Worker (real workerd)."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("scoped")) as server:
         first = current_release(server.site)
         recorded = {(path, user): server.get(path, user=user) for path, user in RECORDED}
         make_nga_black(server.data)
         build(server.data, server.site)
         server.runtime.refresh()
-        yield server, first, recorded
+        served = [server if request.param == "nginx" else start_edge_server(server)]
+        try:
+            yield served, first, recorded
+        finally:
+            if served[0] is not server:
+                served[0].runtime.stop()
 
 
 def scoped(release: str, path: str) -> str:
@@ -46,7 +51,7 @@ def scoped(release: str, path: str) -> str:
 
 
 def test_every_recorded_answer_comes_back_byte_for_byte_under_its_release(two_releases):
-    server, first, recorded = two_releases
+    (server,), first, recorded = two_releases
     assert current_release(server.site) != first
     assert server.get("/api/v1/riskscores/acme_aml/NGA/", user="alice").body != \
         recorded[("/api/v1/riskscores/acme_aml/NGA/", "alice")].body  # the current answer moved on
@@ -58,7 +63,7 @@ def test_every_recorded_answer_comes_back_byte_for_byte_under_its_release(two_re
 
 
 def test_a_release_scoped_answer_is_immutable_and_says_when_and_what_it_is(two_releases):
-    server, first, _ = two_releases
+    (server,), first, _ = two_releases
     answer = server.get(scoped(first, "/api/v1/riskscores/sovereign/?ordering=-country_name"), user="bob")
     assert answer.header("cache-control") == "private, max-age=31536000, immutable"
     assert answer.header("link") == ('</api/v1/riskscores/sovereign/?ordering=-country_name>; rel="original", '
@@ -70,7 +75,7 @@ def test_a_release_scoped_answer_is_immutable_and_says_when_and_what_it_is(two_r
 
 
 def test_the_release_itself_answers_its_own_release_document(two_releases):
-    server, first, recorded = two_releases
+    (server,), first, recorded = two_releases
     for path in (f"/api/v1/releases/{first}/", f"/api/v1/releases/{first}"):
         answer = server.get(path, user="alice")
         assert answer.body == recorded[("/api/v1/releases/current/", "alice")].body
@@ -78,7 +83,7 @@ def test_the_release_itself_answers_its_own_release_document(two_releases):
 
 
 def test_every_rule_of_the_current_routes_holds_under_a_release(two_releases):
-    server, first, _ = two_releases
+    (server,), first, _ = two_releases
     no_key = server.get(scoped(first, "/api/v1/riskscores/sovereign/"), user=None)
     assert (no_key.status, json.loads(no_key.body)) == (403, {"detail": "Authentication credentials were not provided."})
     revoked = server.get(scoped(first, "/api/v1/riskscores/sovereign/"), user="carol")
@@ -96,13 +101,14 @@ def test_every_rule_of_the_current_routes_holds_under_a_release(two_releases):
 
 
 def test_an_unknown_release_is_404_and_a_pruned_one_410(two_releases):
-    server, first, _ = two_releases
+    (server,), first, _ = two_releases
     never = server.get("/api/v1/releases/20000101T000000Z/riskscores/sovereign/", user="bob")
     assert never.status == 404
     assert json.loads(never.body) == {"detail": "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."}
+    served, _, _ = two_releases
     for _ in range(2):  # keep 1: the newest and the one before it stay; A goes
-        build(server.data, server.site, force=True, keep=1)
-    server.runtime.refresh()
+        build(TINY, server.site, force=True, keep=1)
+    server = served[0] = refreshed(server)
     gone = server.get(scoped(first, "/api/v1/riskscores/sovereign/"), user="bob")
     assert gone.status == 410 and gone.header("x-release") == first
     assert json.loads(gone.body) == {"detail": f"Release {first} is no longer kept; GET /api/v1/releases/ lists the "

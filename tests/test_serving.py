@@ -473,3 +473,11 @@ def test_every_answer_names_its_release(live):
         answer = live.get(path, user=user)
         assert (answer.status, answer.header("x-release")) == (status, release), path
     assert "X-Release" in live.get(f"{API}/riskscores/sovereign/").header("access-control-expose-headers")
+
+
+def test_an_error_on_a_path_of_a_file_type_is_json(live):
+    # nginx gives a `return` the type of the path's extension: a 403 of the CSV export was text/csv
+    for path in ("/api/v1/exports/scores.csv", "/api/v1/exports/scores.jsonl"):
+        refused = live.get(path, user=None)
+        assert (refused.status, refused.header("content-type")) == (403, "application/json; charset=utf-8"), path
+        assert json.loads(refused.body) == {"detail": "Authentication credentials were not provided."}

@@ -7,6 +7,7 @@ serve files before the key check. A file over Static Assets' 25 MiB per file (th
 is stored in parts, which the Worker sends one after the other as one answer."""
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import os
 import shutil
@@ -15,8 +16,12 @@ from pathlib import Path
 
 import orjson
 
-from ..files import folder_replacing, write_atomic
+from .. import routes
 from ..edge import CORE
+from ..files import folder_replacing, write_atomic
+from ..publish import release_order
+from ..render.timeline import Timeline, documents as timeline_documents, edge_settings, last_change, site_timeline
+from ..serve.runtime import live_release, read_release_info, release_site_url
 from .edge import WORKER, deployment_secret, hashed_keys, route_description, served_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
@@ -29,6 +34,9 @@ SCRIPT_FILES = ("core.js", "worker.js", "release.json", "keys.json")
 SECRET_BINDING, DEV_VARS = "KEYS_SECRET", ".dev.vars"
 COMPATIBILITY_DATE = "2026-08-01"  # pinned: the newest the workerd from npm accepts offline
 PUBLIC = "public"
+TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up (public/timeline/)
+SETTINGS = ("id", "prefix", "score_orderings", "country_orderings", "no_match", "compressed_over")
+TABLES = ("countries", "country_names", "models", "files")
 
 
 @dataclass
@@ -63,37 +71,78 @@ def _split(source: Path, target: Path) -> int:
     return count
 
 
-def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path, name: str,
-                  cache_control: str) -> CloudflareProject:
-    """Write the Workers project of a release into a new folder beside `out`, then swap it in
-    (files.replace_folder): a deploy killed half-way leaves the previous project whole. The keys'
+def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_control: str) -> CloudflareProject:
+    """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
+    (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
+    release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/,
+    newest first while they fit in a Worker version's files (the others answer 410 there). The keys'
     secret (edge.SECRET_FILE) is kept from the previous project."""
     project = CloudflareProject(out)
+    timeline = site_timeline(site, live_release(site))
     with folder_replacing(out) as folder:
-        _write_into(folder, project, release_dir, release_id, keys_file, out, name, cache_control)
+        _write_into(folder, project, timeline, keys_file, out, name, cache_control)
     return project
 
 
-def _write_into(folder: Path, project: CloudflareProject, release_dir: Path, release_id: str, keys_file: Path,
-                out: Path, name: str, cache_control: str) -> None:
+def _place_release(folder: Path, project: CloudflareProject, release_dir: Path, release: str) -> dict:
+    """The files of one release under public/<id>/ (in parts where too large); its route description."""
     deployed = served_files(release_dir)
+    parts = {}
     for relative in deployed:
         source = release_dir / relative
         size = source.stat().st_size
         if size > MAX_FILE_BYTES:
-            project.split[relative] = _split(source, folder / PUBLIC / relative)
-            project.files += project.split[relative]
+            parts[relative] = _split(source, folder / PUBLIC / release / relative)
+            project.split[f"{release}/{relative}"] = parts[relative]
+            project.files += parts[relative]
         else:
-            _place(source, folder / PUBLIC / relative)
+            _place(source, folder / PUBLIC / release / relative)
             project.files += 1
         project.bytes += size
+    return route_description(release_dir, release, "", deployed, parts)
+
+
+def _files_of(release_dir: Path) -> int:
+    """How many Static Assets files a release takes (a file over the size limit as its parts)."""
+    return sum(max(1, -(-(release_dir / r).stat().st_size // MAX_FILE_BYTES)) for r in served_files(release_dir))
+
+
+def _write_into(folder: Path, project: CloudflareProject, timeline: Timeline, keys_file: Path,
+                out: Path, name: str, cache_control: str) -> None:
+    current = timeline.current
+    descriptions = {current: _place_release(folder, project, timeline.folder / current, current)}
+    dropped = []
+    for release in sorted(set(timeline.answered) - {current}, key=release_order, reverse=True):
+        if project.files + _files_of(timeline.folder / release) > PAID_FILES:
+            dropped.append(release)
+            continue
+        descriptions[release] = _place_release(folder, project, timeline.folder / release, release)
+    if dropped:
+        project.warnings.append(f"{len(dropped)} older releases left out ({', '.join(sorted(dropped))}): with them "
+                                f"the version would hold over the Paid plan's {PAID_FILES:,} files; they answer 410")
     if project.files > FREE_FILES:
         project.warnings.append(f"{project.files} files: over the Free plan's {FREE_FILES:,} per Worker version "
-                                f"(the Paid plan allows {PAID_FILES:,})")
-    if project.files > PAID_FILES:
-        project.warnings.append(f"{project.files} files: over the Paid plan's {PAID_FILES:,} per Worker version")
+                                f"(the Paid plan allows {PAID_FILES:,}; riskapi build --keep keeps fewer releases)")
+    edge = dataclasses.replace(timeline, kept=tuple(r for r in timeline.kept if r in descriptions),
+                               staged=tuple(r for r in timeline.staged if r in descriptions),
+                               gone=timeline.gone + tuple(r for r in dropped if r in timeline.kept))
+    current_dir = timeline.folder / current
+    custom, audiences = read_release_info(current_dir)
+    stamp = last_change(edge)
+    timeline_files = {}
+    for relative, body in timeline_documents(edge, release_site_url(current_dir) or routes.DEFAULT_SITE_URL,
+                                             audiences or routes.audiences(custom)).items():
+        (folder / PUBLIC / TIMELINE / relative).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / PUBLIC / TIMELINE / relative, body)
+        os.utime(folder / PUBLIC / TIMELINE / relative, (stamp, stamp))
+        timeline_files[relative] = (stamp, len(body))
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
-    description = route_description(release_dir, release_id, cache_control, deployed, project.split)
+    live = descriptions[current]
+    description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,
+                   "timeline": edge_settings(edge, cache_control),
+                   "releases": {**{release: {table: d[table] for table in TABLES} for release, d in descriptions.items()},
+                                TIMELINE: {"files": timeline_files}}}
+    folders = {release: timeline.folder / release for release in descriptions}
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
     files = {
@@ -101,7 +150,7 @@ def _write_into(folder: Path, project: CloudflareProject, release_dir: Path, rel
         ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
         "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
-        "keys.json": orjson.dumps(hashed_keys(keys_file, release_dir, secret)),  # keyed hashes only
+        "keys.json": orjson.dumps(hashed_keys(keys_file, folders, secret)),  # keyed hashes only
     }
     for relative, body in files.items():
         write_atomic(folder / relative, body)

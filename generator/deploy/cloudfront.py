@@ -50,7 +50,7 @@ class CloudFrontProject:
 def function_source(handler: Path) -> str:
     """One CloudFront Function as written: the edge core and a handler (edge.script). What is deployed
     is this minified (see FUNCTIONS)."""
-    return script(handler)
+    return script(handler, releases_over_time=False)
 
 
 def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,
@@ -63,8 +63,9 @@ def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_con
             if table == "files":  # as cloudfront_request.js looks it up: its size, no final index.json
                 key, value = key.removesuffix(INDEX), str(value[1])
             entries.append((f"{release_id}:{short}:{key}", value))
-    keys = hashed_keys(keys_file, release_dir, secret)
-    entries += [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in keys["users"].items()]
+    keys = hashed_keys(keys_file, {release_id: release_dir}, secret)
+    entries += [(f"{release_id}:u:{user}", orjson.dumps(grants).decode())
+                for user, grants in keys["users"][release_id].items()]
     entries += [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
     # written last when entries are put one by one: the switch to this release
     entries.append(("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode()))

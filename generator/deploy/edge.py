@@ -75,16 +75,22 @@ def deployment_secret(folder: Path, earlier: Path | None = None) -> tuple[str, b
     return secret, True
 
 
-def hashed_keys(keys_file: Path, release_dir: Path, secret: str) -> dict:
-    """keys.json of the edge core: each active key's keyed hash → its user; each user → the custom
-    models it may use in this release and the audience variant it is served (as nginx's key map has
-    them). The keys file is read as serve reads it: a bad line serves no key here either."""
+def hashed_keys(keys_file: Path, releases: dict[str, Path], secret: str) -> dict:
+    """keys.json of the edge core: each active key's keyed hash → its user; for each release answered
+    (`releases`: id → folder), each user → the custom models it may use there and the audience variant it
+    is served (as nginx's key map has them), and `preview` where it may read staged releases. The
+    keys file is read as serve reads it: a bad line serves no key here either."""
     keys = read_keys(keys_file, missing_ok=True)
-    served = served_audiences(keys, *read_release_info(release_dir))
+    previewers = {ascii_lower(k.user) for k in keys if k.active and k.preview}
+    users = {}
+    for release, folder in releases.items():
+        served = served_audiences(keys, *read_release_info(folder))
+        users[release] = {ascii_lower(user): {"models": sorted(models), "audience": audience,
+                                              **({"preview": True} if ascii_lower(user) in previewers else {})}
+                          for user, (models, audience) in served.items()}
     # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
     return {"keys": {keyed_hash(secret, ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
-            "users": {ascii_lower(user): {"models": sorted(models), "audience": audience}
-                      for user, (models, audience) in served.items()}}
+            "users": users}
 
 
 def served_files(release_dir: Path) -> list[str]:

@@ -62,12 +62,12 @@ async function handler(event) {
   const request = event.request;
   const settings = await kvs.get("release");  // (no await inside a call's arguments in this runtime)
   const release = JSON.parse(settings);
-  const lookup = (table, key) => stored(release.id, table, key);
+  const lookup = (table, key, id) => stored(id, table, key);
   const result = await answer({ method: request.method, path: request.uri, query: queryString(request.querystring),
     authorization: header(request, "authorization") }, release, lookup, platform);
   if (result.file === undefined) return response(result);
   const twin = encoding(header(request, "accept-encoding"), result.size, release);
-  request.uri = `/releases/${release.id}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
+  request.uri = `/releases/${result.release}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
   request.querystring = {};
   return request;
 }

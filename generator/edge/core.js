@@ -6,10 +6,14 @@
 //   answer({method, path, query, authorization}, release, lookup, platform)
 //     → Promise<{status, headers, body?} or {status, headers, file, size, mtime, parts?}>
 //
-// `path` and `query` are as the client sent them (percent-escapes kept). `release` holds the release's
-// settings (id, prefix, cache_control, no_match, orderings, compressed_over). `lookup(table, key)`
-// answers from the tables (countries, country_names, models, files, keys, users): from release.json
-// and keys.json in a Worker (`inMemory`), from the KeyValueStore in a CloudFront Function.
+// `path` and `query` are as the client sent them (percent-escapes kept); `acceptDatetime` the header's
+// value or "". `release` holds the live release's settings (id, prefix, cache_control, no_match,
+// orderings, compressed_over) and `timeline`: the releases answered under their id (`states`: k kept,
+// s staged, g gone), when each kept one went live (`live_from`, HTTP-dates), the TimeGate's `table`
+// and the `immutable` Cache-Control of release-scoped answers. `lookup(table, key, release)` answers from
+// a release's tables (countries, country_names, models, files, users; `timeline`'s files: the list of
+// releases and the TimeMap) and the keys: from release.json and keys.json in a Worker (`inMemory`), from
+// the KeyValueStore in a CloudFront Function. A file answer names the release it is of (`release`).
 // `platform` is {keyhash, atob, btoa} (keys are stored only as keyed hashes: HMAC-SHA256 under the
 // deployment's secret). Every rule below names the
 // nginx.conf directive it mirrors; the contract tests run the same cases against nginx and this.
@@ -22,7 +26,7 @@ const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; img-src data:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const TYPES = { json: "application/json", html: "text/html", js: "text/javascript", csv: "text/csv",
-  jsonl: "application/x-ndjson" };
+  jsonl: "application/x-ndjson", link: "application/link-format" };
 const NOT_PROVIDED = "Authentication credentials were not provided.";
 const INVALID_KEY = "Invalid API key.";
 // nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
@@ -38,11 +42,26 @@ function asciiLower(text) {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
-// A lookup over release.json and keys.json held in memory (a Worker's bundle; the benchmarks).
-export function inMemory(release, keys) {
-  const tables = { countries: release.countries, country_names: release.country_names, models: release.models,
-    files: release.files, keys: keys.keys, users: keys.users };
-  return (table, key) => (Object.prototype.hasOwnProperty.call(tables[table], key) ? tables[table][key] : undefined);
+function own(object, key) {
+  return object !== undefined && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
+}
+
+// A lookup over release.json (`releases`: each release's tables by id) and keys.json (`users` by
+// release) held in memory (a Worker's bundle; the benchmarks).
+export function inMemory(description, keys) {
+  return (table, key, release) => {
+    if (table === "keys") return own(keys.keys, key);
+    if (table === "users") return own(own(keys.users, release), key);
+    return own(own(own(description.releases, release), table), key);
+  };
+}
+
+// The lookup of one release (or `timeline`): what routing asks, for the release answering.
+function within(lookup, release) {
+  const bound = (table, key) => lookup(table, key, release);
+  bound.release = release;
+  bound.parent = lookup;
+  return bound;
 }
 
 // nginx's $arg_NAME: the first argument of that name (in any letter case), its value as sent.
@@ -90,6 +109,115 @@ function credential(header) {
   if ((m = /^\s*([^\s:]+)\s*$/.exec(header))) return m[1];
   return "";
 }
+
+// {releases over time
+// ---- the TimeGate (RFC 7089): which release was live at an instant, and the 302 to it ------------
+const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
+const RFC3339 = /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?(?:([Zz])|([+ -])([0-9]{2}):([0-9]{2})))?$/;
+const BAD_ACCEPT_DATETIME = "Invalid Accept-Datetime: send an HTTP-date, such as Tue, 24 Nov 2026 09:00:00 GMT.";
+const BAD_AS_OF = "Invalid value for as_of: use an RFC 3339 date (2026-11-24, its 00:00:00Z) or date-time " +
+  "(2026-11-24T09:00:00Z, 2026-11-24T10:00:00+01:00).";
+const RELEASES_LISTED = "GET /api/v1/releases/ lists the releases kept.";
+
+// A UTC instant in milliseconds from its parts, or null where a part is out of range (31 April, 25:00).
+// A leap second (:60) is the second before it.
+function utcMillis(year, month, day, hour, minute, second, fraction, offsetMinutes) {
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return null;
+  const t = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59), fraction);
+  if (new Date(t).getUTCDate() !== day) return null;
+  return t - offsetMinutes * 60000;
+}
+
+// Accept-Datetime: an HTTP-date (IMF-fixdate, RFC 9110 §5.6.7) in milliseconds, or null.
+export function acceptDatetimeMillis(text) {
+  const m = HTTP_DATE.exec(text.trim());
+  if (!m) return null;
+  return utcMillis(Number(m[3]), MONTHS.indexOf(m[2]) / 3 + 1, Number(m[1]), Number(m[4]), Number(m[5]),
+    Number(m[6]), 0, 0);
+}
+
+// ?as_of=, as sent (percent-escapes kept; a `+` of an offset may arrive as a space): an RFC 3339 date,
+// meaning its 00:00:00Z, or date-time with any offset, in milliseconds; null when it is neither.
+export function asOfMillis(raw) {
+  let text;
+  try {
+    text = decodeURIComponent(raw.replace(/\+/g, "%2B"));
+  } catch (malformed) {
+    return null;
+  }
+  const m = RFC3339.exec(text);
+  if (!m) return null;
+  if (m[4] === undefined) return utcMillis(Number(m[1]), Number(m[2]), Number(m[3]), 0, 0, 0, 0, 0);
+  const fraction = m[7] ? Math.floor(Number("0" + m[7]) * 1000) : 0;
+  let offset = 0;
+  if (!m[8]) {
+    if (Number(m[10]) > 23 || Number(m[11]) > 59) return null;
+    offset = (m[9] === "-" ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
+  }
+  return utcMillis(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]),
+    fraction, offset);
+}
+
+function rfc3339(millis) {
+  return new Date(millis).toISOString().replace(/\.[0-9]+Z$/, "Z");
+}
+
+// The release live at an instant, from the table of live periods ("seconds id state" per period, oldest
+// first, comma-separated; state k: answered, g: pruned): {release} or the error answer.
+export function releaseAt(table, millis) {
+  const rows = table ? table.split(",") : [];
+  let found = null;
+  let oldest = null;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i].split(" ");
+    const start = Number(row[0]) * 1000;
+    if (row[2] === "k" && oldest === null) oldest = { id: row[1], start };
+    if (start <= millis) found = { id: row[1], kept: row[2] === "k" };
+  }
+  if (oldest === null) return json(404, `No release is kept. ${RELEASES_LISTED}`);
+  if (found === null || millis < oldest.start) {
+    return json(404, `No kept release was live at ${rfc3339(millis)}: the oldest kept, ${oldest.id}, went live at ` +
+      `${rfc3339(oldest.start)}. ${RELEASES_LISTED}`);
+  }
+  if (!found.kept) {
+    return json(410, `Release ${found.id}, live at ${rfc3339(millis)}, is no longer kept. ${RELEASES_LISTED}`);
+  }
+  return { release: found.id };
+}
+
+// Whether a request asks a route of the API for a past answer (RFC 7089's TimeGate: `Accept-Datetime`,
+// or a non-empty `?as_of=` for clients that cannot set headers): nginx.conf's $timegate_asked. The
+// root, openapi.json and the keyed routes are TimeGates; the list of releases, the TimeMap, the
+// releases under their id and a path that is no route are not.
+export function asksInstant(path, query, acceptDatetime, api) {
+  if (argument(query, "as_of") === "" && !acceptDatetime) return false;
+  if (path !== api && !path.startsWith(`${api}/`)) return false;
+  const rest = path.slice(api.length);
+  return rest === "" || rest === "/" || rest === "/openapi.json" || KEYED.test(rest);
+}
+
+// The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
+// to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
+// out), or the 400/404/410. `path` is normalised; `api` the prefix.
+export function timegate(path, query, acceptDatetime, table, api) {
+  const asOf = argument(query, "as_of") !== "";
+  const rest = path.slice(api.length);
+  const millis = asOf ? asOfMillis(argument(query, "as_of")) : acceptDatetimeMillis(acceptDatetime);
+  if (millis === null) return json(400, asOf ? BAD_AS_OF : BAD_ACCEPT_DATETIME);
+  const found = releaseAt(table, millis);
+  if (!found.release) return found;
+  const scoped = /^\/(?:releases\/current\/?)?$|^$/.test(rest) ? "/" : rest;
+  const kept = query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of");
+  const memento = `${api}/releases/${found.release}${encodeURI(scoped)}`;
+  const location = memento + (kept.length ? "?" + kept.join("&") : "");
+  const original = path + (kept.length ? "?" + kept.join("&") : "");
+  return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
+    headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
+    "Link": `<${encodeURI(original)}>; rel="original", <${api}/releases/timemap>; rel="timemap"; ` +
+      `type="application/link-format", <${location}>; rel="memento"` } };
+}
+// releases over time}
 
 // `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
 async function user(header, lookup, platform) {
@@ -216,8 +344,50 @@ async function releaseFile(lookup, name, extra) {
   if (known === undefined) return json(404, "Not found.");
   const headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
-  return { status: 200, file: name, size: known[1], parts: known[2], mtime: known[0], headers };
+  return { status: 200, release: lookup.release, file: name, size: known[1], parts: known[2], mtime: known[0],
+    headers };
 }
+
+async function refusal(request, lookup, platform) {  // the key check: the 403, or the user
+  const header = request.authorization || "";
+  const who = await user(header, lookup, platform);
+  return who ? { who } : { refused: json(403, header === "" ? NOT_PROVIDED : INVALID_KEY) };
+}
+
+const SCOPE_ID = /^\/api\/v1\/releases\/([0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?)(?:\/|$)/;
+// {releases over time
+const SCOPED = /^\/releases\/([0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?)(\/[A-Za-z0-9_./-]*)?$/;
+
+// nginx.conf's release-scoped location: /api/v1/releases/{id}/<route> answered as that release
+// answered <route>, with today's rules and the key's grants now; 410 once pruned, 404 for an id never
+// built (or staged, to a key that may not preview). Its answers name that release (`scope`).
+async function scopedRoute(request, m, release, lookup, platform) {
+  const id = m[1];
+  const timeline = release.timeline;
+  const scope = Object.assign({}, release, { id, cache_control: timeline.immutable });
+  const checked = await refusal(request, within(lookup, release.id), platform);
+  if (checked.refused) return { scope, result: checked.refused };
+  const state = own(timeline.states, id);
+  const grants = await lookup("users", checked.who, release.id);
+  if (state === "g") return { scope, result: json(410, `Release ${id} is no longer kept; ${RELEASES_LISTED}`) };
+  if (state === undefined || (state === "s" && !(grants && grants.preview))) {
+    return { scope, result: json(404, `No release ${id}; ${RELEASES_LISTED}`) };
+  }
+  const rest = m[2] || "";
+  const api = release.prefix;
+  const target = rest === "" || rest === "/" ? `${api}/releases/current/` : rest.startsWith("/releases/") ? "/_no_route"
+    : api + rest;
+  const result = await route(Object.assign({}, request, { acceptDatetime: "" }), target, scope, within(lookup, id),
+    platform);
+  if (result.status < 400) {
+    const datetime = own(timeline.live_from, id);
+    if (datetime) result.headers["Memento-Datetime"] = datetime;
+    result.headers["Link"] = `<${target}${request.query ? "?" + request.query : ""}>; rel="original", ` +
+      `<${api}/releases/timemap>; rel="timemap"; type="application/link-format"`;
+  }
+  return { scope, result };
+}
+// releases over time}
 
 const KEYED = /^\/(?:releases\/current\/?|exports\/scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*\/?|riskscores\/[a-z][a-z0-9_]*\/[^/]+\/?)$/;
 
@@ -228,6 +398,13 @@ async function route(request, path, release, lookup, platform) {
   if (path === null) return json(400, "Bad request.");
   const api = release.prefix;
   const query = request.query;
+  let checked;
+// {releases over time
+  if (asksInstant(path, query, request.acceptDatetime || "", api)) {  // the TimeGate, once the key is checked
+    checked = await refusal(request, lookup, platform);
+    return checked.refused || timegate(path, query, request.acceptDatetime, release.timeline.table, api);
+  }
+// releases over time}
 
   if (path === `${api}/openapi.json`) return releaseFile(lookup, `${api.slice(1)}/openapi.json`);
   if (path === api || path === `${api}/`) return releaseFile(lookup, `${api.slice(1)}/index.json`);
@@ -241,10 +418,20 @@ async function route(request, path, release, lookup, platform) {
   if (!path.startsWith(`${api}/`)) return json(404, "Not found.");
 
   const rest = path.slice(api.length);
+// {releases over time
+  if ((m = /^\/releases(\/|\/timemap)?$/.exec(rest))) {  // the list of releases and the TimeMap
+    checked = await refusal(request, lookup, platform);
+    if (checked.refused) return checked.refused;
+    const timeline = within(lookup.parent, "timeline");
+    if (m[1] === "/timemap") return releaseFile(timeline, "timemap.link");
+    const mine = await lookup("users", checked.who);
+    return releaseFile(timeline, `lists/${mine && mine.preview ? "preview/" : ""}${audienceDir(mine)}index.json`);
+  }
+// releases over time}
   if (!KEYED.test(rest)) return json(404, "Not found.");
-  const header = request.authorization || "";
-  const who = await user(header, lookup, platform);
-  if (!who) return json(403, header === "" ? NOT_PROVIDED : INVALID_KEY);
+  checked = await refusal(request, lookup, platform);
+  if (checked.refused) return checked.refused;
+  const who = checked.who;
   const grants = await lookup("users", who);
   const audience = audienceDir(grants);
   const base = api.slice(1);
@@ -286,7 +473,17 @@ async function route(request, path, release, lookup, platform) {
 
 export async function answer(request, release, lookup, platform) {
   const path = normalise(request.path);
-  const result = await route(request, path, release, lookup, platform);
+  let scoped = null;
+// {releases over time
+  const api = release.prefix;
+  const m = path === null || !path.startsWith(`${api}/releases/`) ? null : SCOPED.exec(path.slice(api.length));
+  if (m && request.method !== "OPTIONS" && (request.method === "GET" || request.method === "HEAD")) {
+    scoped = await scopedRoute(request, m, release, lookup, platform);
+  }
+// releases over time}
+  const result = scoped ? scoped.result : await route(request, path, release, within(lookup, release.id), platform);
   const page = /^\/(?:docs(?:\/.*)?)?$/.test(path === null ? request.path : path);
-  return finish(result, release, request.method, page);
+  const named = SCOPE_ID.exec(request.path);  // nginx's $scoped_id: X-Release names the release a path names
+  return finish(result, scoped ? scoped.scope : (named ? Object.assign({}, release, { id: named[1] }) : release),
+    request.method, page);
 }

@@ -6,10 +6,12 @@ function respond(r) {
   const uri = r.variables.request_uri;
   const at = uri.indexOf("?");
   const path = normalise(at < 0 ? uri : uri.slice(0, at));
-  let result = path === null ? json(400, "Bad request.")
-    : timegate(path, at < 0 ? "" : uri.slice(at + 1), r.headersIn["Accept-Datetime"] || "",
-      r.variables.timegate_table, "/api/v1");
-  if (result === null) result = json(500, "A server error occurred.");  // nginx.conf's test and the core's differ
+  const query = at < 0 ? "" : uri.slice(at + 1);
+  const asked = r.headersIn["Accept-Datetime"] || "";
+  let result = path === null ? json(400, "Bad request.") : timegate(path, query, asked, r.variables.timegate_table, "/api/v1");
+  if (path !== null && !asksInstant(path, query, asked, "/api/v1")) {
+    result = json(500, "A server error occurred.");  // nginx.conf's test and the core's differ: a bug
+  }
   const names = Object.keys(result.headers);
   for (let i = 0; i < names.length; i++) {
     if (names[i] !== "Location" && names[i] !== "Content-Type") r.headersOut[names[i]] = result.headers[names[i]];

@@ -1,5 +1,6 @@
-// The Cloudflare Worker of a release (written by `riskapi deploy cloudflare`): the edge core decides,
-// Static Assets holds the files. wrangler.json sets `run_worker_first`, so no file is served without
+// The Cloudflare Worker of a site's releases (written by `riskapi deploy cloudflare`): the edge core
+// decides, Static Assets holds the files (public/<release id>/…; the list of releases and the TimeMap
+// in public/timeline/). wrangler.json sets `run_worker_first`, so no file is served without
 // passing through here. What nginx does around a file is done here too: Last-Modified from the file's
 // mtime, and 304 when If-Modified-Since and If-None-Match (those sent) both say the client's copy is
 // current. Compression: as nginx has twins only beside files over 1 KB, only those are encoded, in
@@ -10,7 +11,7 @@ import { answer, encoding, inMemory } from "./core.js";
 import release from "./release.json";
 import keys from "./keys.json";
 
-const lookup = inMemory(release, keys);
+const lookup = inMemory(release, keys);  // release.json: the live release's settings, every release's tables
 
 // keys.json holds HMAC-SHA256s of the keys under the deployment's secret, the KEYS_SECRET binding
 // (`wrangler secret put KEYS_SECRET`; `wrangler dev` reads .dev.vars): the bundle alone gives no key back.
@@ -52,7 +53,7 @@ function joined(env, origin, result) {
       for (;;) {
         if (reader === null) {
           if (next === result.parts) return controller.close();
-          const name = `${result.file}.part${next}`;
+          const name = `${result.release}/${result.file}.part${next}`;
           const part = await asset(env, origin, name);
           if (part.status !== 200) return controller.error(new Error(`${name}: ${part.status}`));
           reader = part.body.getReader();
@@ -85,12 +86,14 @@ export default {
       path: question < 0 ? raw : raw.slice(0, question),
       query: question < 0 ? "" : raw.slice(question + 1),
       authorization: request.headers.get("Authorization") ?? "",
+      acceptDatetime: request.headers.get("Accept-Datetime") ?? "",
     }, release, lookup, platform);
     const head = request.method === "HEAD";
     if (result.file === undefined) {
       return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
     }
-    const file = result.parts ? joined(env, url.origin, result) : await asset(env, url.origin, result.file);
+    const file = result.parts ? joined(env, url.origin, result)
+      : await asset(env, url.origin, `${result.release}/${result.file}`);
     if (file.status !== 200) {  // the route description promised a file the assets do not hold
       return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
         headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });

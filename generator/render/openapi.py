@@ -40,7 +40,9 @@ RELEASE = {"name": "release", "in": "path", "required": True,
 AS_OF = {"name": "as_of", "in": "query", "required": False,
          "description": "An instant, as an RFC 3339 date (its 00:00:00Z) or date-time: answered with a 302 to this "
                         "route under the release that was live then (the header Accept-Datetime, an HTTP-date, does "
-                        "the same)", "schema": {"type": "string"}}
+                        "the same); empty means now",
+         "schema": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"},
+                              {"type": "string", "maxLength": 0}]}}
 GONE = ("A release that is no longer kept (pruned).",
         "Release 20260301T000000Z is no longer kept; GET /api/v1/releases/ lists the releases kept.")
 REDIRECT = {"description": "The release live at the instant asked for (as_of, Accept-Datetime): `Location` is this "

@@ -76,12 +76,33 @@ def _parsed(instant: str) -> datetime.datetime:
     return datetime.datetime.strptime(instant, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
 
 
+def immutable(cache_control: str) -> str:
+    """Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
+    where the operator made the current answers public."""
+    scope = "public" if "public" in cache_control.split(",")[0] else "private"
+    return f"{scope}, max-age=31536000, immutable"
+
+
 def gate_table(timeline: Timeline) -> str:
-    """The TimeGate's table (edge/core.js, `releaseAt`): one `seconds id state` line per live period,
-    oldest first; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
+    """The TimeGate's table (edge/core.js, `releaseAt`): `seconds id state` per live period, oldest first,
+    comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
     answered = set(timeline.kept)
-    return "\n".join(f"{int(_parsed(period.start or built_at(period.release)).timestamp())} {period.release} "
+    return ",".join(f"{int(_parsed(period.start or built_at(period.release)).timestamp())} {period.release} "
                      f"{'k' if period.release in answered else 'g'}" for period in timeline.periods)
+
+
+def edge_settings(timeline: Timeline, cache_control: str) -> dict:
+    """The `timeline` of the edge core's settings: each id's state (k kept, s staged, g gone), when each
+    kept one went live (HTTP-dates), the TimeGate's table, and release-scoped answers' Cache-Control."""
+    states = {**{r: "g" for r in timeline.gone}, **{r: "k" for r in timeline.kept}, **{r: "s" for r in timeline.staged}}
+    return {"states": states, "live_from": {r: http_date(t) for r, t in timeline.live_from().items()},
+            "table": gate_table(timeline), "immutable": immutable(cache_control)}
+
+
+def last_change(timeline: Timeline) -> int:
+    """When what the timeline's documents say last changed (a Unix time): the latest switch, or build."""
+    instants = [p.start or built_at(p.release) for p in timeline.periods] + [built_at(r) for r in timeline.answered]
+    return int(max(_parsed(instant) for instant in instants).timestamp())
 
 
 def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:

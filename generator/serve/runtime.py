@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import NGINX_TIMEGATE, TIMEGATE, script
+from ..edge import NGINX_TIMEGATE, script
 from ..errors import KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
 from ..processes import children, end_with_parent, process_state
@@ -28,7 +28,7 @@ from .keys import ApiKey, load_keys, render_key_map
 from .status import ServeStatus, redact_keys
 from ..render.nginx_maps import RELEASE_INFO, ROUTING, render_scoped_maps
 from ..render.templates import template_environment
-from ..render.timeline import Timeline, site_timeline, documents as timeline_documents
+from ..render.timeline import Timeline, immutable, site_timeline, documents as timeline_documents
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 # Debian's package libnginx-mod-http-brotli-static; used where it is installed (API.md).
@@ -54,13 +54,6 @@ class ServeSettings:
     def address(self) -> str:
         """host:port as nginx and URLs write it (an IPv6 address in brackets)."""
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-def immutable(cache_control: str) -> str:
-    """Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
-    where the operator made the current answers public."""
-    scope = "public" if "public" in cache_control.split(",")[0] else "private"
-    return f"{scope}, max-age=31536000, immutable"
 
 
 def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
@@ -188,7 +181,7 @@ class NginxRuntime:
                     for release in timeline.answered]
         timeline_root = self.write_timeline(timeline) if with_documents else self.prefix / "timeline"
         texts.update(render_scoped_maps(timeline, routings, timeline_root))
-        texts["timegate.js"] = script(NGINX_TIMEGATE, TIMEGATE)
+        texts["timegate.js"] = script(NGINX_TIMEGATE)
         for name, text in texts.items():
             write_atomic(folder / "runtime" / name, text.encode())
         infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
