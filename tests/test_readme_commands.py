@@ -46,14 +46,14 @@ COMMAND_LINES = [
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test "
     "--cache-control 'private, no-cache' --strict",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
-    "--strict",
+    "--keep 5 --keep-days 30 --strict",
     "riskapi status --site {site}",
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
     "--cache-control 'public, max-age=60' --rate-limit 600/m",
 ]
 # Run by tests/test_deploy_s3.py against the real S3 server it starts ({endpoint}, {bucket}).
 S3_LINE = ("riskapi deploy s3 --site {site} --bucket {bucket} --endpoint-url {endpoint} --prefix risk/ "
-           "--cache-control 'private, no-cache' --keep 3")
+           "--cache-control 'private, no-cache' --keep 3 --keep-days 30")
 SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
               "--cache-control 'private, no-cache' --rate-limit 10 --prefix {prefix}")
 

@@ -10,7 +10,7 @@ from generator.build import build
 from generator.publish import current_release
 
 from .conftest import TINY, make_nga_black
-from .live import refreshed, serving_copy_of, start_edge_server
+from .live import refreshed, serving_copy_of, start_server
 
 # (path, user): endpoints 1-5 with filters and orderings, an export, a custom model, the release document
 RECORDED = [
@@ -25,17 +25,18 @@ RECORDED = [
 ]
 
 
-@pytest.fixture(scope="module", params=["nginx", "workerd"])
+@pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
 def two_releases(request, tmp_path_factory):
     """Release A of the tiny fixture with its answers recorded (on nginx), then release B (NGA's FATF
-    status black: acme_aml moves), served by nginx or deployed with both to the Worker (real workerd)."""
+    status black: acme_aml moves), served by nginx or deployed with both to the Worker (real workerd) or to
+    S3 and the CloudFront Functions."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("scoped")) as server:
         first = current_release(server.site)
         recorded = {(path, user): server.get(path, user=user) for path, user in RECORDED}
         make_nga_black(server.data)
         build(server.data, server.site)
         server.runtime.refresh()
-        served = [server if request.param == "nginx" else start_edge_server(server)]
+        served = [start_server(request.param, server, request)]
         try:
             yield served, first, recorded
         finally:

@@ -481,3 +481,18 @@ def test_an_error_on_a_path_of_a_file_type_is_json(live):
         refused = live.get(path, user=None)
         assert (refused.status, refused.header("content-type")) == (403, "application/json; charset=utf-8"), path
         assert json.loads(refused.body) == {"detail": "Authentication credentials were not provided."}
+
+
+def test_the_list_of_releases_and_the_timemap_answer_on_every_server(live):
+    current = live.get("/api/v1/").header("X-Release")
+    for user in ("alice", "bob"):  # alice's list is her audience's (acme_aml), bob's the public one
+        listed = live.get("/api/v1/releases/", user=user)
+        assert listed.status == 200, (user, listed.body[:300])
+        assert json.loads(listed.body)["current"] == current
+        zipped = live.get("/api/v1/releases/", user=user, headers={"Accept-Encoding": "gzip"})
+        assert zipped.status == 200 and json.loads(gzip.decompress(zipped.body)
+                                                   if zipped.header("content-encoding") == "gzip" else zipped.body) \
+            == json.loads(listed.body)
+    timemap = live.get("/api/v1/releases/timemap", user="bob")
+    assert timemap.status == 200 and timemap.header("content-type").startswith("application/link-format")
+    assert f"/api/v1/releases/{current}/>; rel=\"first last memento\"" in timemap.body.decode()

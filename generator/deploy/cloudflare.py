@@ -7,7 +7,6 @@ serve files before the key check. A file over Static Assets' 25 MiB per file (th
 is stored in parts, which the Worker sends one after the other as one answer."""
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import os
 import shutil
@@ -16,13 +15,13 @@ from pathlib import Path
 
 import orjson
 
-from .. import routes
 from ..edge import CORE
 from ..files import folder_replacing, write_atomic
-from ..publish import release_order
-from ..render.timeline import Timeline, documents as timeline_documents, edge_settings, last_change, site_timeline
-from ..serve.runtime import live_release, read_release_info, release_site_url
-from .edge import WORKER, deployment_secret, hashed_keys, route_description, served_files
+from ..publish import RELEASES
+from ..render.timeline import edge_states, gate_table, immutable
+from ..serve.runtime import live_release
+from .edge import WORKER, deployment_secret, edge_timeline, hashed_keys, route_description, served_files, \
+    timeline_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
 # Free and on the Paid plan, and bytes per file.
@@ -78,9 +77,8 @@ def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_contr
     newest first while they fit in a Worker version's files (the others answer 410 there). The keys'
     secret (edge.SECRET_FILE) is kept from the previous project."""
     project = CloudflareProject(out)
-    timeline = site_timeline(site, live_release(site))
     with folder_replacing(out) as folder:
-        _write_into(folder, project, timeline, keys_file, out, name, cache_control)
+        _write_into(folder, project, site, keys_file, out, name, cache_control)
     return project
 
 
@@ -107,42 +105,40 @@ def _files_of(release_dir: Path) -> int:
     return sum(max(1, -(-(release_dir / r).stat().st_size // MAX_FILE_BYTES)) for r in served_files(release_dir))
 
 
-def _write_into(folder: Path, project: CloudflareProject, timeline: Timeline, keys_file: Path,
+def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file: Path,
                 out: Path, name: str, cache_control: str) -> None:
-    current = timeline.current
-    descriptions = {current: _place_release(folder, project, timeline.folder / current, current)}
-    dropped = []
-    for release in sorted(set(timeline.answered) - {current}, key=release_order, reverse=True):
-        if project.files + _files_of(timeline.folder / release) > PAID_FILES:
-            dropped.append(release)
-            continue
-        descriptions[release] = _place_release(folder, project, timeline.folder / release, release)
-    if dropped:
-        project.warnings.append(f"{len(dropped)} older releases left out ({', '.join(sorted(dropped))}): with them "
+    counted = [0]
+
+    def fits(release: str) -> bool:  # a Worker version holds at most the Paid plan's files
+        files = _files_of(site / RELEASES / release)
+        if counted[0] + files > PAID_FILES:
+            return False
+        counted[0] += files
+        return True
+    counted[0] = _files_of(site / RELEASES / live_release(site))
+    edge, left_out = edge_timeline(site, fits=fits)
+    descriptions = {release: _place_release(folder, project, edge.folder / release, release)
+                    for release in (edge.current, *(r for r in edge.answered if r != edge.current))}
+    if left_out:
+        project.warnings.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): with them "
                                 f"the version would hold over the Paid plan's {PAID_FILES:,} files; they answer 410")
     if project.files > FREE_FILES:
         project.warnings.append(f"{project.files} files: over the Free plan's {FREE_FILES:,} per Worker version "
                                 f"(the Paid plan allows {PAID_FILES:,}; riskapi build --keep keeps fewer releases)")
-    edge = dataclasses.replace(timeline, kept=tuple(r for r in timeline.kept if r in descriptions),
-                               staged=tuple(r for r in timeline.staged if r in descriptions),
-                               gone=timeline.gone + tuple(r for r in dropped if r in timeline.kept))
-    current_dir = timeline.folder / current
-    custom, audiences = read_release_info(current_dir)
-    stamp = last_change(edge)
-    timeline_files = {}
-    for relative, body in timeline_documents(edge, release_site_url(current_dir) or routes.DEFAULT_SITE_URL,
-                                             audiences or routes.audiences(custom)).items():
+    documents, stamp = timeline_files(edge)
+    listed = {}
+    for relative, body in documents.items():
         (folder / PUBLIC / TIMELINE / relative).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / PUBLIC / TIMELINE / relative, body)
         os.utime(folder / PUBLIC / TIMELINE / relative, (stamp, stamp))
-        timeline_files[relative] = (stamp, len(body))
+        listed[relative] = (stamp, len(body))
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
-    live = descriptions[current]
+    live = descriptions[edge.current]
     description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,
-                   "timeline": edge_settings(edge, cache_control),
+                   "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
                    "releases": {**{release: {table: d[table] for table in TABLES} for release, d in descriptions.items()},
-                                TIMELINE: {"files": timeline_files}}}
-    folders = {release: timeline.folder / release for release in descriptions}
+                                TIMELINE: {"files": listed}}}
+    folders = {release: edge.folder / release for release in descriptions}
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
     files = {

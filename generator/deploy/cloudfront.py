@@ -19,9 +19,12 @@ from pathlib import Path
 
 import orjson
 
-from ..files import folder_replacing, write_atomic
 from ..edge import EDGE_SOURCE, script
-from .edge import deployment_secret, hashed_keys, route_description, served_files
+from ..files import folder_replacing, write_atomic
+from ..publish import RELEASES
+from ..render.timeline import edge_states, immutable
+from ..serve.runtime import live_release
+from .edge import deployment_secret, edge_timeline, hashed_keys, route_description, served_files, timeline_files
 
 MAX_CODE_BYTES = 10 * 1024
 MAX_STORE_BYTES = 5 * 1024 * 1024
@@ -50,41 +53,82 @@ class CloudFrontProject:
 def function_source(handler: Path) -> str:
     """One CloudFront Function as written: the edge core and a handler (edge.script). What is deployed
     is this minified (see FUNCTIONS)."""
-    return script(handler, releases_over_time=False)
+    return script(handler, without=("timegate",))
 
 
-def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,
-                  secret: str) -> list[tuple[str, str]]:
-    """The KeyValueStore's entries of a release: its tables under its id, the hashed keys, and `release`."""
-    description = route_description(release_dir, release_id, cache_control, served_files(release_dir))
+def release_entries(release_dir: Path, release_id: str, users: dict) -> list[tuple[str, str]]:
+    """One release's entries: its tables and its users' grants, under its id."""
+    description = route_description(release_dir, release_id, "", served_files(release_dir))
     entries = []
     for table, short in SHORT.items():
         for key, value in description[table].items():
             if table == "files":  # as cloudfront_request.js looks it up: its size, no final index.json
                 key, value = key.removesuffix(INDEX), str(value[1])
             entries.append((f"{release_id}:{short}:{key}", value))
+    return entries + [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in users.items()]
+
+
+def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,
+                  secret: str) -> list[tuple[str, str]]:
+    """The KeyValueStore's entries of one release alone: its tables, the hashed keys, and `release`."""
     keys = hashed_keys(keys_file, {release_id: release_dir}, secret)
-    entries += [(f"{release_id}:u:{user}", orjson.dumps(grants).decode())
-                for user, grants in keys["users"][release_id].items()]
+    description = route_description(release_dir, release_id, cache_control, [])
+    return (release_entries(release_dir, release_id, keys["users"][release_id])
+            + [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
+            + [("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode())])
+
+
+def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, keep: int | None,
+                 keep_days: float | None) -> tuple[list[tuple[str, str]], list[str]]:
+    """The KeyValueStore's entries of what a site's edge answers (edge.edge_timeline: the releases `riskapi
+    deploy s3` uploads with the same --keep and --keep-days), newest first while the store holds them
+    with room for one more release (the next deploy writes it before this one's are removed): each
+    release's tables, every id's state (r:), the list of releases and the TimeMap (timeline:f:), the
+    hashed keys, and `release` last. Returns them and the ids left out (410 here)."""
+    current = live_release(site)
+    sizes: dict[str, int] = {}
+
+    def size(release: str) -> int:
+        if release not in sizes:
+            sizes[release] = sum(len(k.encode()) + len(v.encode())
+                                 for k, v in release_entries(site / RELEASES / release, release, {}))
+        return sizes[release]
+    held = [2 * size(current)]
+
+    def fits(release: str) -> bool:
+        if held[0] + size(release) > MAX_STORE_BYTES:
+            return False
+        held[0] += size(release)
+        return True
+    edge, left_out = edge_timeline(site, keep, fits, keep_days)
+    keys = hashed_keys(keys_file, {release: edge.folder / release for release in edge.answered}, secret)
+    entries = []
+    for release in edge.answered:
+        entries += release_entries(edge.folder / release, release, keys["users"][release])
+    entries += [(f"r:{release}", orjson.dumps(state).decode()) for release, state in edge_states(edge).items()]
+    documents, _ = timeline_files(edge)
+    entries += [(f"timeline:f:{path.removesuffix(INDEX)}", str(len(body))) for path, body in documents.items()]
     entries += [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
+    settings = route_description(edge.folder / current, current, cache_control, [])
     # written last when entries are put one by one: the switch to this release
-    entries.append(("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode()))
-    return entries
+    entries.append(("release", orjson.dumps({**{name: settings[name] for name in SETTINGS},
+                                             "immutable": immutable(cache_control)}).decode()))
+    return entries, left_out
 
 
-def write_project(release_dir: Path, release_id: str, keys_file: Path, out: Path,
-                  cache_control: str) -> CloudFrontProject:
+def write_project(site: Path, keys_file: Path, out: Path, cache_control: str, keep: int | None = None,
+                  keep_days: float | None = None) -> CloudFrontProject:
     """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into a
     new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
     viewer-request function carries the deployment's secret the store's keys are hashed with."""
     project = CloudFrontProject(out)
     with folder_replacing(out) as folder:
-        _write_into(folder, project, release_dir, release_id, keys_file, out, cache_control)
+        _write_into(folder, project, site, keys_file, out, cache_control, keep, keep_days)
     return project
 
 
-def _write_into(folder: Path, project: CloudFrontProject, release_dir: Path, release_id: str, keys_file: Path,
-                out: Path, cache_control: str) -> None:
+def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file: Path, out: Path,
+                cache_control: str, keep: int | None, keep_days: float | None) -> None:
     secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
     code = {name: (MINIFIED / name).read_bytes().replace(SECRET_PLACEHOLDER.encode(), secret.encode())
             for name in FUNCTIONS}
@@ -92,7 +136,10 @@ def _write_into(folder: Path, project: CloudFrontProject, release_dir: Path, rel
         project.code_bytes[name] = len(text)
         if project.code_bytes[name] > MAX_CODE_BYTES:  # the code is ours, not the data's: never deploy it
             raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over CloudFront's {MAX_CODE_BYTES:,}")
-    entries = store_entries(release_dir, release_id, keys_file, cache_control, secret)
+    entries, left_out = site_entries(site, keys_file, cache_control, secret, keep, keep_days)
+    if left_out:
+        project.warnings.append(f"{len(left_out)} older releases left out of the KeyValueStore "
+                                f"({', '.join(sorted(left_out))}): they answer 410 at CloudFront")
     project.entries = len(entries)
     project.store_bytes = sum(len(k.encode()) + len(v.encode()) for k, v in entries)
     for key, value in entries:
@@ -100,10 +147,16 @@ def _write_into(folder: Path, project: CloudFrontProject, release_dir: Path, rel
             project.warnings.append(f"KeyValueStore key over {MAX_KEY_BYTES} bytes: {key[:80]}…")
         if len(value.encode()) > MAX_VALUE_BYTES:
             project.warnings.append(f"KeyValueStore value of {key} is {len(value.encode())} bytes, over {MAX_VALUE_BYTES}")
-    if project.store_bytes * 2 > MAX_STORE_BYTES:
+    if project.store_bytes + _current_bytes(entries) > MAX_STORE_BYTES:
         project.warnings.append(
-            f"the release's KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB: two releases (the live one "
-            f"and the next, while it is switched) do not fit in CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
+            f"the KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB: with the next release's (written "
+            f"before these are removed) they do not fit in CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
     for name, text in code.items():
         write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
     write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
+
+
+def _current_bytes(entries: list[tuple[str, str]]) -> int:
+    """The bytes of the live release's own entries (its tables and users): what the next release needs."""
+    current = orjson.loads(dict(entries)["release"])["id"]
+    return sum(len(k.encode()) + len(v.encode()) for k, v in entries if k.startswith(f"{current}:"))

@@ -6,20 +6,25 @@ HMAC-SHA256 hashes under a secret of the deployment (keyed_hash): no deploy bund
 a key, and the store alone gives none back."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import re
 import secrets
+import time
 from pathlib import Path
 
 import orjson
 
+from .. import routes
 from ..edge import EDGE_SOURCE
 from ..files import write_atomic
+from ..publish import live_since, release_order, was_live
+from ..render.timeline import Timeline, documents as timeline_documents, last_change, site_timeline
 from ..render.nginx_maps import ROUTING
 from ..publish import GZIP_MIN_BYTES
 from ..serve.keys import read_keys, served_audiences
-from ..serve.runtime import read_release_info
+from ..serve.runtime import live_release, read_release_info, release_site_url
 
 WORKER = EDGE_SOURCE / "worker.js"
 NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
@@ -51,6 +56,42 @@ def route_description(release_dir: Path, release_id: str, cache_control: str, fi
             "models": {code: "custom" if custom else "public" for code, custom in routing["models"]},
             "score_orderings": routing["score_orderings"], "country_orderings": routing["country_orderings"],
             "no_match": routing["no_match"], "compressed_over": GZIP_MIN_BYTES, "files": stamps}
+
+
+def edge_timeline(site: Path, keep: int | None = None, fits=None,
+                  keep_days: float | None = None) -> tuple[Timeline, list[str]]:
+    """What an edge deploy answers: the site's current release at every route, and its other answered
+    releases (kept, staged) under their id, newest first, at most `keep` in all (None: every one) and
+    while `fits(release)` says the platform holds it — but always the one a rollback goes to, as the
+    site keeps it, and every one live in the last `keep_days` days; those left out answer 410 there (a
+    staged one 404).
+    Returns the timeline and the ids left out."""
+    timeline = site_timeline(site, live_release(site))
+    before = [r for r in was_live(site)[:-1] if r in timeline.answered][-1:]  # where a rollback goes: always kept
+    if keep_days is not None:
+        before += sorted(live_since(site, time.time() - keep_days * 86_400) & set(timeline.answered) - {timeline.current}
+                         - set(before), key=release_order, reverse=True)
+    answered, left_out = [timeline.current], []
+    for release in before + sorted(set(timeline.answered) - {timeline.current, *before}, key=release_order, reverse=True):
+        over = keep is not None and len(answered) >= keep and release not in before
+        if over or (fits is not None and not fits(release)):
+            left_out.append(release)
+        else:
+            answered.append(release)
+    edge = dataclasses.replace(timeline, kept=tuple(r for r in timeline.kept if r in answered),
+                               staged=tuple(r for r in timeline.staged if r in answered),
+                               gone=timeline.gone + tuple(r for r in left_out if r in timeline.kept))
+    return edge, left_out
+
+
+def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
+    """The list of releases (per audience of the current release) and the TimeMap an edge answers, by
+    path, and their mtime: when what they say last changed."""
+    current_dir = edge.folder / edge.current
+    custom, audiences = read_release_info(current_dir)
+    documents = timeline_documents(edge, release_site_url(current_dir) or routes.DEFAULT_SITE_URL,
+                                   audiences or routes.audiences(custom))
+    return documents, last_change(edge)
 
 
 def keyed_hash(secret: str, key: str) -> str:

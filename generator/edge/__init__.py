@@ -11,15 +11,18 @@ CORE = EDGE_SOURCE / "core.js"
 NGINX_TIMEGATE = EDGE_SOURCE / "nginx_timegate.js"
 
 
-# The core's parts between `// {releases over time` and `// releases over time}`: release-scoped URLs, the
-# list of releases, the TimeMap and the TimeGate. The CloudFront Function is built without them for now:
-# with them it is over CloudFront's 10 KB (its deploy answers the current release only).
-RELEASES_OVER_TIME = re.compile(r"^// \{releases over time\n.*?^// releases over time\}\n", re.MULTILINE | re.DOTALL)
+# A part of the core between `// {NAME` and `// NAME}` lines, which a script may be built without:
+# `timegate`, the TimeGate (which release was live at an instant). The CloudFront Function is built
+# without it: with it, it is over CloudFront's 10 KB (there, a request for an instant is a 501).
 
 
-def script(handler: Path, releases_over_time: bool = True) -> str:
-    """The edge core and a handler as one script (without the parts of the releases over time)."""
+def _without(core: str, part: str) -> str:
+    return re.sub(rf"^// \{{{part}\n.*?^// {part}\}}\n", "", core, flags=re.MULTILINE | re.DOTALL)
+
+
+def script(handler: Path, without: tuple[str, ...] = ()) -> str:
+    """The edge core (but the parts named in `without`) and a handler as one script."""
     core = CORE.read_text()
-    if not releases_over_time:
-        core = RELEASES_OVER_TIME.sub("", core)
+    for part in without:
+        core = _without(core, part)
     return re.sub(r"^export ", "", core, flags=re.MULTILINE) + handler.read_text()

@@ -11,7 +11,8 @@ const SHORT = { countries: "c", country_names: "n", models: "m", files: "f", use
 function parse(table, value) {  // the stored text of an entry, as the core's tables hold it
   // a file's entry is its size alone: its mtime (the core's Last-Modified) goes unused, as S3 sends its own
   if (table === "files") return [0, Number(value)];
-  if (table === "users") return JSON.parse(value);  // {"models": [...], "audience": "..."}
+  // users: {"models": [...], "audience": "..."}; releases: [state, when it went live]
+  if (table === "users" || table === "releases") return JSON.parse(value);
   return value;
 }
 
@@ -20,7 +21,7 @@ function parse(table, value) {  // the stored text of an entry, as the core's ta
 // "index.json" (the store holds 5 MB: see deploy/cloudfront.py).
 function stored(releaseId, table, key) {
   const short = table === "files" ? key.replace(/index\.json$/, "") : key;
-  const name = table === "keys" ? `k:${key}` : `${releaseId}:${SHORT[table]}:${short}`;
+  const name = table === "keys" ? `k:${key}` : table === "releases" ? `r:${key}` : `${releaseId}:${SHORT[table]}:${short}`;
   return kvs.get(name).then((value) => parse(table, value), () => undefined);
 }
 
@@ -64,10 +65,17 @@ async function handler(event) {
   const release = JSON.parse(settings);
   const lookup = (table, key, id) => stored(id, table, key);
   const result = await answer({ method: request.method, path: request.uri, query: queryString(request.querystring),
-    authorization: header(request, "authorization") }, release, lookup, platform);
+    authorization: header(request, "authorization"), acceptDatetime: header(request, "accept-datetime") },
+  release, lookup, platform);
   if (result.file === undefined) return response(result);
   const twin = encoding(header(request, "accept-encoding"), result.size, release);
+  // the list of releases and the TimeMap are the files of `timeline` (releases/timeline/ in the bucket)
   request.uri = `/releases/${result.release}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
+  // a release-scoped answer's headers, for the viewer-response function: its Cache-Control, Memento-Datetime, Link
+  if (result.headers.Link) {
+    request.headers["x-scoped"] = { value: JSON.stringify([result.headers["Cache-Control"],
+      result.headers["Memento-Datetime"] || "", result.headers.Link]) };
+  }
   request.querystring = {};
   return request;
 }

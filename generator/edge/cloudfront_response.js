@@ -2,7 +2,8 @@
 // file from the S3 origin the headers nginx sends around it (the edge core's `finish` above). The
 // object's metadata says which release it belongs to (x-amz-meta-release, written by `riskapi deploy
 // s3`), else (a 304 carries no metadata) the object's key the viewer-request function asked for; its
-// type says whether it is a page (the pages' CSP) or an export (a download name). Answers the
+// type says whether it is a page (the pages' CSP) or an export (a download name). A release-scoped
+// answer's own headers come from the viewer-request function (x-scoped). Answers the
 // viewer-request function made itself carry their headers already and pass unchanged.
 function value(headers, name) {
   return headers[name] ? headers[name].value : "";
@@ -18,8 +19,14 @@ async function handler(event) {
   const result = { status: response.statusCode, headers: {} };
   const format = /^text\/csv/.test(type) ? "csv" : /^application\/x-ndjson/.test(type) ? "jsonl" : "";
   if (format && response.statusCode === 200) result.headers["Content-Disposition"] = attachment(releaseId, format);
-  finish(result, { id: releaseId, cache_control: value(headers, "cache-control") }, event.request.method,
-    /^text\/(?:html|javascript)/.test(type));
+  const scoped = value(event.request.headers || {}, "x-scoped");  // [Cache-Control, Memento-Datetime, Link]
+  const memento = scoped ? JSON.parse(scoped) : null;
+  finish(result, { id: releaseId, cache_control: memento ? memento[0] : value(headers, "cache-control") },
+    event.request.method, /^text\/(?:html|javascript)/.test(type));
+  if (memento && response.statusCode < 400) {
+    if (memento[1]) result.headers["Memento-Datetime"] = memento[1];
+    result.headers["Link"] = memento[2];
+  }
   for (const name in headers) {
     if (name.startsWith("x-amz-") || name === "server") delete headers[name];  // S3's own, not the API's
   }

@@ -8,12 +8,12 @@
 //
 // `path` and `query` are as the client sent them (percent-escapes kept); `acceptDatetime` the header's
 // value or "". `release` holds the live release's settings (id, prefix, cache_control, no_match,
-// orderings, compressed_over) and `timeline`: the releases answered under their id (`states`: k kept,
-// s staged, g gone), when each kept one went live (`live_from`, HTTP-dates), the TimeGate's `table`
-// and the `immutable` Cache-Control of release-scoped answers. `lookup(table, key, release)` answers from
-// a release's tables (countries, country_names, models, files, users; `timeline`'s files: the list of
-// releases and the TimeMap) and the keys: from release.json and keys.json in a Worker (`inMemory`), from
-// the KeyValueStore in a CloudFront Function. A file answer names the release it is of (`release`).
+// orderings, compressed_over), the `immutable` Cache-Control of release-scoped answers and the
+// TimeGate's table (`gate`). `lookup(table, key, release)` answers from a release's tables (countries,
+// country_names, models, files, users; `timeline`'s files: the list of releases and the TimeMap), the
+// keys, and `releases`: each id answered or gone, as [state (k kept, s staged, g gone), when it first
+// went live (an HTTP-date) or null]. From release.json and keys.json in a Worker (`inMemory`), from the
+// KeyValueStore in a CloudFront Function. A file answer names the release it is of (`release`).
 // `platform` is {keyhash, atob, btoa} (keys are stored only as keyed hashes: HMAC-SHA256 under the
 // deployment's secret). Every rule below names the
 // nginx.conf directive it mirrors; the contract tests run the same cases against nginx and this.
@@ -27,7 +27,10 @@ const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inlin
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const TYPES = { json: "application/json", html: "text/html", js: "text/javascript", csv: "text/csv",
   jsonl: "application/x-ndjson", link: "application/link-format" };
+const NOT_FOUND = "Not found.";
 const NOT_PROVIDED = "Authentication credentials were not provided.";
+const RELEASES_LISTED = "GET /api/v1/releases/ lists the releases kept.";
+const NO_TIMEGATE = `This server cannot look up an instant: ask for a release by its id. ${RELEASES_LISTED}`;
 const INVALID_KEY = "Invalid API key.";
 // nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
 // come as several escapes, or raw).
@@ -51,6 +54,7 @@ function own(object, key) {
 export function inMemory(description, keys) {
   return (table, key, release) => {
     if (table === "keys") return own(keys.keys, key);
+    if (table === "releases") return own(description.states, key);
     if (table === "users") return own(own(keys.users, release), key);
     return own(own(own(description.releases, release), table), key);
   };
@@ -110,7 +114,7 @@ function credential(header) {
   return "";
 }
 
-// {releases over time
+// {timegate
 // ---- the TimeGate (RFC 7089): which release was live at an instant, and the 302 to it ------------
 const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
@@ -118,7 +122,6 @@ const RFC3339 = /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2}):
 const BAD_ACCEPT_DATETIME = "Invalid Accept-Datetime: send an HTTP-date, such as Tue, 24 Nov 2026 09:00:00 GMT.";
 const BAD_AS_OF = "Invalid value for as_of: use an RFC 3339 date (2026-11-24, its 00:00:00Z) or date-time " +
   "(2026-11-24T09:00:00Z, 2026-11-24T10:00:00+01:00).";
-const RELEASES_LISTED = "GET /api/v1/releases/ lists the releases kept.";
 
 // A UTC instant in milliseconds from its parts, or null where a part is out of range (31 April, 25:00).
 // A leap second (:60) is the second before it.
@@ -186,16 +189,6 @@ export function releaseAt(table, millis) {
   return { release: found.id };
 }
 
-// Whether a request asks a route of the API for a past answer (RFC 7089's TimeGate: `Accept-Datetime`,
-// or a non-empty `?as_of=` for clients that cannot set headers): nginx.conf's $timegate_asked. The
-// root, openapi.json and the keyed routes are TimeGates; the list of releases, the TimeMap, the
-// releases under their id and a path that is no route are not.
-export function asksInstant(path, query, acceptDatetime, api) {
-  if (argument(query, "as_of") === "" && !acceptDatetime) return false;
-  if (path !== api && !path.startsWith(`${api}/`)) return false;
-  const rest = path.slice(api.length);
-  return rest === "" || rest === "/" || rest === "/openapi.json" || KEYED.test(rest);
-}
 
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
 // to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
@@ -217,7 +210,18 @@ export function timegate(path, query, acceptDatetime, table, api) {
     "Link": `<${encodeURI(original)}>; rel="original", <${api}/releases/timemap>; rel="timemap"; ` +
       `type="application/link-format", <${location}>; rel="memento"` } };
 }
-// releases over time}
+// timegate}
+
+// Whether a request asks a route of the API for a past answer (RFC 7089's TimeGate: `Accept-Datetime`,
+// or a non-empty `?as_of=` for clients that cannot set headers): nginx.conf's $timegate_asked. The
+// root, openapi.json and the keyed routes are TimeGates; the list of releases, the TimeMap, the
+// releases under their id and a path that is no route are not.
+export function asksInstant(path, query, acceptDatetime, api) {
+  if (argument(query, "as_of") === "" && !acceptDatetime) return false;
+  if (path !== api && !path.startsWith(`${api}/`)) return false;
+  const rest = path.slice(api.length);
+  return rest === "" || rest === "/" || rest === "/openapi.json" || KEYED.test(rest);
+}
 
 // `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
 async function user(header, lookup, platform) {
@@ -341,7 +345,7 @@ export function finish(result, release, method, page) {
 // number of parts it is stored in where a platform limits the size of a file), or a JSON 404.
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
-  if (known === undefined) return json(404, "Not found.");
+  if (known === undefined) return json(404, NOT_FOUND);
   const headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
   return { status: 200, release: lookup.release, file: name, size: known[1], parts: known[2], mtime: known[0],
@@ -354,20 +358,19 @@ async function refusal(request, lookup, platform) {  // the key check: the 403, 
   return who ? { who } : { refused: json(403, header === "" ? NOT_PROVIDED : INVALID_KEY) };
 }
 
-const SCOPE_ID = /^\/api\/v1\/releases\/([0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?)(?:\/|$)/;
-// {releases over time
-const SCOPED = /^\/releases\/([0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?)(\/[A-Za-z0-9_./-]*)?$/;
+const SCOPE_ID = /^\/api\/v1\/releases\/(\d{8}T\d{6}Z(?:-\d+)?)(?:\/|$)/;
+const SCOPED = /^\/releases\/(\d{8}T\d{6}Z(?:-\d+)?)(\/[\w./-]*)?$/;
 
 // nginx.conf's release-scoped location: /api/v1/releases/{id}/<route> answered as that release
 // answered <route>, with today's rules and the key's grants now; 410 once pruned, 404 for an id never
 // built (or staged, to a key that may not preview). Its answers name that release (`scope`).
 async function scopedRoute(request, m, release, lookup, platform) {
   const id = m[1];
-  const timeline = release.timeline;
-  const scope = Object.assign({}, release, { id, cache_control: timeline.immutable });
+  const scope = Object.assign({}, release, { id, cache_control: release.immutable });
   const checked = await refusal(request, within(lookup, release.id), platform);
   if (checked.refused) return { scope, result: checked.refused };
-  const state = own(timeline.states, id);
+  const known = await lookup("releases", id);
+  const state = known ? known[0] : undefined;
   const grants = await lookup("users", checked.who, release.id);
   if (state === "g") return { scope, result: json(410, `Release ${id} is no longer kept; ${RELEASES_LISTED}`) };
   if (state === undefined || (state === "s" && !(grants && grants.preview))) {
@@ -380,14 +383,12 @@ async function scopedRoute(request, m, release, lookup, platform) {
   const result = await route(Object.assign({}, request, { acceptDatetime: "" }), target, scope, within(lookup, id),
     platform);
   if (result.status < 400) {
-    const datetime = own(timeline.live_from, id);
-    if (datetime) result.headers["Memento-Datetime"] = datetime;
+    if (known[1]) result.headers["Memento-Datetime"] = known[1];
     result.headers["Link"] = `<${target}${request.query ? "?" + request.query : ""}>; rel="original", ` +
       `<${api}/releases/timemap>; rel="timemap"; type="application/link-format"`;
   }
   return { scope, result };
 }
-// releases over time}
 
 const KEYED = /^\/(?:releases\/current\/?|exports\/scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*\/?|riskscores\/[a-z][a-z0-9_]*\/[^/]+\/?)$/;
 
@@ -399,12 +400,14 @@ async function route(request, path, release, lookup, platform) {
   const api = release.prefix;
   const query = request.query;
   let checked;
-// {releases over time
   if (asksInstant(path, query, request.acceptDatetime || "", api)) {  // the TimeGate, once the key is checked
     checked = await refusal(request, lookup, platform);
-    return checked.refused || timegate(path, query, request.acceptDatetime, release.timeline.table, api);
+    if (checked.refused) return checked.refused;
+// {timegate
+    return timegate(path, query, request.acceptDatetime, release.gate, api);
+// timegate}
+    return json(501, NO_TIMEGATE);  // a script built without the TimeGate (edge.script)
   }
-// releases over time}
 
   if (path === `${api}/openapi.json`) return releaseFile(lookup, `${api.slice(1)}/openapi.json`);
   if (path === api || path === `${api}/`) return releaseFile(lookup, `${api.slice(1)}/index.json`);
@@ -415,10 +418,9 @@ async function route(request, path, release, lookup, platform) {
   }
   if (path === "/docs/explorer.js") return releaseFile(lookup, "docs/explorer.js");
   if (path === "/favicon.ico") return { status: 204, headers: {} };
-  if (!path.startsWith(`${api}/`)) return json(404, "Not found.");
+  if (!path.startsWith(`${api}/`)) return json(404, NOT_FOUND);
 
   const rest = path.slice(api.length);
-// {releases over time
   if ((m = /^\/releases(\/|\/timemap)?$/.exec(rest))) {  // the list of releases and the TimeMap
     checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
@@ -427,8 +429,7 @@ async function route(request, path, release, lookup, platform) {
     const mine = await lookup("users", checked.who);
     return releaseFile(timeline, `lists/${mine && mine.preview ? "preview/" : ""}${audienceDir(mine)}index.json`);
   }
-// releases over time}
-  if (!KEYED.test(rest)) return json(404, "Not found.");
+  if (!KEYED.test(rest)) return json(404, NOT_FOUND);
   checked = await refusal(request, lookup, platform);
   if (checked.refused) return checked.refused;
   const who = checked.who;
@@ -454,33 +455,31 @@ async function route(request, path, release, lookup, platform) {
   let code;
   if ((m = /^\/riskscores\/country\/([^/]+)\/?$/.exec(rest))) {
     code = await lookup("countries", asciiLower(m[1]));
-    if (code === undefined) return json(404, "Not found.");
+    if (code === undefined) return json(404, NOT_FOUND);
     return releaseFile(lookup, `${base}/riskscores/country/${code}/${audience}index.json`);
   }
   if ((m = /^\/riskscores\/([a-z][a-z0-9_]*)\/?$/.exec(rest))) {
-    if (await modelMissing(m[1], grants, lookup)) return json(404, "Not found.");
+    if (await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
     list = await listVariant(query, release, lookup, { code: "country_code", name: "country_name",
       order: "ordering", orderings: release.score_orderings });
     if (list.bad) return json(400, list.bad);
     return releaseFile(lookup, `${base}/riskscores/${m[1]}/${list.variant}index.json`);
   }
   m = /^\/riskscores\/([a-z][a-z0-9_]*)\/([^/]+)\/?$/.exec(rest);
-  if (await modelMissing(m[1], grants, lookup)) return json(404, "Not found.");
+  if (await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
   code = await lookup("countries", asciiLower(m[2]));
-  if (code === undefined) return json(404, "Not found.");
+  if (code === undefined) return json(404, NOT_FOUND);
   return releaseFile(lookup, `${base}/riskscores/${m[1]}/${code}/index.json`);
 }
 
 export async function answer(request, release, lookup, platform) {
   const path = normalise(request.path);
   let scoped = null;
-// {releases over time
   const api = release.prefix;
   const m = path === null || !path.startsWith(`${api}/releases/`) ? null : SCOPED.exec(path.slice(api.length));
   if (m && request.method !== "OPTIONS" && (request.method === "GET" || request.method === "HEAD")) {
     scoped = await scopedRoute(request, m, release, lookup, platform);
   }
-// releases over time}
   const result = scoped ? scoped.result : await route(request, path, release, within(lookup, release.id), platform);
   const page = /^\/(?:docs(?:\/.*)?)?$/.test(path === null ? request.path : path);
   const named = SCOPE_ID.exec(request.path);  // nginx's $scoped_id: X-Release names the release a path names

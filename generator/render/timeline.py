@@ -91,12 +91,12 @@ def gate_table(timeline: Timeline) -> str:
                      f"{'k' if period.release in answered else 'g'}" for period in timeline.periods)
 
 
-def edge_settings(timeline: Timeline, cache_control: str) -> dict:
-    """The `timeline` of the edge core's settings: each id's state (k kept, s staged, g gone), when each
-    kept one went live (HTTP-dates), the TimeGate's table, and release-scoped answers' Cache-Control."""
+def edge_states(timeline: Timeline) -> dict[str, list]:
+    """The edge core's `releases` table: each id answered or gone → [state (k kept, s staged, g gone),
+    when it first went live as an HTTP-date, or None]."""
+    live_from = timeline.live_from()
     states = {**{r: "g" for r in timeline.gone}, **{r: "k" for r in timeline.kept}, **{r: "s" for r in timeline.staged}}
-    return {"states": states, "live_from": {r: http_date(t) for r, t in timeline.live_from().items()},
-            "table": gate_table(timeline), "immutable": immutable(cache_control)}
+    return {r: [state, http_date(live_from[r]) if r in live_from else None] for r, state in states.items()}
 
 
 def last_change(timeline: Timeline) -> int:
