@@ -566,14 +566,20 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
 def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
               keep: int, keep_days: float | None) -> None:
     """Upload the site's releases to an S3 bucket and switch its current.json to the current one last (credentials: AWS_* or ~/.aws)."""
-    import boto3
     from .deploy import s3
+    from .deploy.s3_errors import INSTALL_S3, DeployError, explaining
     from .serve.runtime import live_release
+    try:
+        import boto3
+    except ModuleNotFoundError:
+        raise DeployError(INSTALL_S3) from None
     release = live_release(site_dir)
     if prefix and not prefix.endswith("/"):
         prefix += "/"
-    client = boto3.client("s3", endpoint_url=endpoint_url)
-    report = s3.deploy(client, bucket, site_dir, prefix, cache_control, keep, keep_days)
+    with explaining(bucket, endpoint_url):
+        # a session of its own: the credentials of this run's environment, never ones read earlier
+        client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
+        report = s3.deploy(client, bucket, site_dir, prefix, cache_control, keep, keep_days)
     _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "
               f"({report.bytes / 1e6:.1f} MB), {report.skipped} already there"
               + (f"; pruned {', '.join(report.pruned)}" if report.pruned else ""))

@@ -18,6 +18,7 @@ from generator.deploy.edge import TWINS, served_files
 from generator.publish import RELEASES, current_release
 
 from .conftest import DEMO_DATA, TINY
+from .live import free_port
 
 TYPES = {".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8",
          ".js": "text/javascript; charset=utf-8", ".csv": "text/csv; charset=utf-8",
@@ -141,3 +142,46 @@ def test_the_readme_line_works_as_written(s3, bucket, tmp_path):
 def test_a_site_without_a_release_is_one_line(s3, tmp_path):
     result = _deploy(s3, tmp_path / "empty", "risk-none")
     assert result.exit_code == 1 and "has no current release" in result.output
+
+
+def test_what_goes_wrong_on_the_way_is_one_line_and_switches_nothing(s3, bucket, tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    build(TINY, site)
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE",
+                 "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    base = ["deploy", "s3", "--site", str(site), "--bucket", bucket, "--endpoint-url", s3.endpoint]
+    nowhere = {**s3.env(), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_CONFIG_FILE": str(tmp_path / "none")}
+    cases = [
+        ({k: v for k, v in nowhere.items() if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}, base,
+         f"Error: no S3 credentials for s3://{bucket} at {s3.endpoint}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
+        ({**nowhere, "AWS_SECRET_ACCESS_KEY": "wrong"}, base,
+         f"Error: s3://{bucket} at {s3.endpoint} refused the credentials (SignatureDoesNotMatch)"),
+        (nowhere, base[:5] + ["no-such-bucket"] + base[6:],
+         f"Error: there is no bucket no-such-bucket at {s3.endpoint}: create it first"),
+        (nowhere, base[:7] + [f"http://127.0.0.1:{free_port()}"],  # nothing listens there
+         "Error: cannot reach http://127.0.0.1:"),
+    ]
+    for env, args, expected in cases:
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 1 and result.output.startswith(expected), result.output
+        assert result.output.count("\n") == 1 and "nothing was switched" in result.output
+        assert "internal error" not in result.output and "-v" not in result.output
+    assert _objects(s3.client(), bucket, "current.json") == {}  # nothing was switched
+
+
+def test_without_boto3_the_deploy_says_what_to_install(tmp_path, monkeypatch):
+    import builtins
+    site = tmp_path / "site"
+    build(TINY, site)
+    real_import = builtins.__import__
+
+    def no_boto3(name, *args, **kwargs):  # as on a machine where the s3 extra was not installed
+        if name == "boto3" or name.startswith("boto3."):
+            raise ModuleNotFoundError("No module named 'boto3'", name="boto3")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_boto3)
+    result = CliRunner().invoke(main, ["deploy", "s3", "--site", str(site), "--bucket", "b"])
+    assert result.exit_code == 1
+    assert result.output == ("Error: riskapi deploy s3 needs boto3: install the s3 extra (pip install 'riskapi[s3]' "
+                             "from a wheel, pip install -e '.[s3]' in a checkout)\n")
