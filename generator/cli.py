@@ -517,8 +517,13 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
     release = live_release(site_dir)
     project = write_project(site_dir, keys_file, out_dir, name, cache_control)
     _platform_limits(project.warnings, strict)
+    from .deploy.cloudflare import node_problem
+    problem = node_problem()
+    if problem:
+        click.echo(f"note: {problem}", err=True)
     _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
-              f"{project.bytes / 1e6:.1f} MB; publish it with: cd {out_dir} && npx wrangler deploy")
+              f"{project.bytes / 1e6:.1f} MB; try it with: cd {out_dir} && npm install && npx wrangler dev; publish "
+              f"it with: npx wrangler deploy")
     if project.new_secret:
         click.echo(f"note: the keys are hashed with a new secret in {out_dir / '.keys-secret'}; give it to the "
                    f"Worker once, before its first deploy: cd {out_dir} && npx wrangler secret put KEYS_SECRET "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 
 from click.testing import CliRunner
 
@@ -13,7 +14,7 @@ from generator.deploy import cloudflare
 from generator.publish import CURRENT
 from generator.serve.keys import add_key
 
-from .conftest import TINY
+from .conftest import ROOT, TINY
 
 
 def _deploy(*args: str):
@@ -149,3 +150,23 @@ def test_kept_releases_go_along_while_the_version_holds_them(tmp_path, monkeypat
     description = json.loads((tmp_path / "one" / "release.json").read_text())
     assert set(description["releases"]) == {second, "timeline"} and description["states"][first][0] == "g"
     assert f"{first} g" in description["gate"]  # the TimeGate says 410 for its instants too
+
+
+def test_the_project_pins_the_wrangler_the_tests_run_and_says_when_node_is_too_old(tmp_path, monkeypatch):
+    site, keys, _ = _site_and_keys(tmp_path)
+    tested = json.loads((ROOT / "tests" / "clients" / "package.json").read_text())["devDependencies"]["wrangler"]
+    assert cloudflare.WRANGLER_VERSION == tested  # the version every workerd case of the suite ran
+    old_node = tmp_path / "bin" / "node"  # Debian 12's nodejs is 18, its backports' 20
+    old_node.parent.mkdir()
+    old_node.write_text("#!/bin/sh\necho v20.19.2\n")
+    old_node.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old_node.parent}:{os.environ['PATH']}")
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"))
+    assert result.exit_code == 0
+    assert ("note: the `node` on PATH is v20.19.2; wrangler 4.164.0 needs Node 22.12 or newer: on Debian, "
+            "`npm install -g node@22`") in result.output
+    package = json.loads((tmp_path / "cf" / "package.json").read_text())
+    assert package["devDependencies"] == {"wrangler": tested} and package["engines"] == {"node": ">=22.12"}
+    old_node.write_text("#!/bin/sh\necho v22.12.0\n")
+    again = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"))
+    assert again.exit_code == 0 and "`node` on PATH" not in again.output

@@ -32,6 +32,11 @@ SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
 SCRIPT_FILES = ("core.js", "worker.js", "release.json", "keys.json")
 SECRET_BINDING, DEV_VARS = "KEYS_SECRET", ".dev.vars"
 COMPATIBILITY_DATE = "2026-08-01"  # pinned: the newest the workerd from npm accepts offline
+# The wrangler the tests run the project with (tests/clients/package.json; a test keeps them equal) and
+# the Node it needs: the project's package.json pins both, so `npm install && npx wrangler dev` never
+# fetches a newer wrangler whose workerd refuses the compatibility date.
+WRANGLER_VERSION = "4.164.0"
+NODE_NEEDED = (22, 12)
 PUBLIC = "public"
 TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up (public/timeline/)
 SETTINGS = ("id", "prefix", "score_orderings", "country_orderings", "no_match", "compressed_over")
@@ -143,6 +148,11 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
     files = {
         "wrangler.json": orjson.dumps(config, option=orjson.OPT_INDENT_2),
+        "package.json": orjson.dumps({"name": name, "private": True, "scripts": {"dev": "wrangler dev",
+                                                                                "deploy": "wrangler deploy"},
+                                      "devDependencies": {"wrangler": WRANGLER_VERSION},
+                                      "engines": {"node": ">={}.{}".format(*NODE_NEEDED)}},
+                                     option=orjson.OPT_INDENT_2),
         ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
         "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
@@ -157,3 +167,21 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
         if project.script_bytes > limit:
             project.warnings.append(f"the Worker's script (core, Worker, route description and keys) is "
                                     f"{project.script_bytes:,} bytes compressed, over the {plan} plan's {limit:,}")
+
+
+def node_problem() -> str | None:
+    """Why the `node` on PATH cannot run the project's wrangler (None: it can)."""
+    import shutil
+    import subprocess
+    node = shutil.which("node")
+    needed = "{}.{}".format(*NODE_NEEDED)
+    how = (f"wrangler {WRANGLER_VERSION} needs Node {needed} or newer: on Debian, `npm install -g node@22` (the npm "
+           "package `node` brings its own binary) or NodeSource's nodejs 22 package")
+    if node is None:
+        return f"no `node` on PATH; {how}"
+    try:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        found = tuple(int(part) for part in version.lstrip("v").split(".")[:2])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return f"`{node} --version` did not say its version; {how}"
+    return None if found >= NODE_NEEDED else f"the `node` on PATH is {version}; {how}"
