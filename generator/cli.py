@@ -553,7 +553,8 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
-              f"with: riskapi deploy s3 --bucket BUCKET")
+              f"with: riskapi deploy s3 --bucket BUCKET, then update the store ({project.update_batches} calls) "
+              f"with: KVS_ARN=… {out_dir / 'update-kvs.sh'}")
 
 
 @deploy.command("s3")

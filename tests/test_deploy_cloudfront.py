@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from generator.cli import main
 from generator.deploy import cloudfront
 from generator.deploy.edge import served_files
 from generator.publish import CURRENT, current_release
-from generator.serve.keys import add_key
+from generator.serve.keys import add_key, revoke
 
 from .conftest import ROOT, TINY, make_nga_black
 from .live import NODE_22
@@ -56,9 +57,9 @@ def _store(out) -> dict[str, str]:
 def test_the_store_holds_the_release_tables_and_keys_as_hashes_only(deployed):
     site, _, out, plain = deployed
     release = current_release(site)
-    assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs.json", "viewer-request.js",
-                                                     "viewer-response.js"]
-    for path in out.iterdir():  # no file holds a key, in any letter case
+    assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs-update", "kvs.json", "update-kvs.sh",
+                                                     "viewer-request.js", "viewer-response.js"]
+    for path in (p for p in out.rglob("*") if p.is_file()):  # no file holds a key, in any letter case
         assert not any(key.lower().encode() in path.read_bytes().lower() for key in plain.values()), path
     # the store holds HMACs under the secret, which only the function's code holds
     secret = (out / ".keys-secret").read_text().strip()
@@ -242,3 +243,44 @@ def test_one_entry_switches_the_release(deployed, tmp_path):
     assert _run("node", code, store, ask, tmp_path)[0]["uri"] == f"/releases/{old}/api/v1/riskscores/acme_aml/NGA/index.json"
     store["release"] = _store(tmp_path / "next")["release"]  # the one write that switches
     assert _run("node", code, store, ask, tmp_path)[0]["uri"] == f"/releases/{new}/api/v1/riskscores/acme_aml/NGA/index.json"
+
+
+def test_the_store_update_is_a_script_of_batches_chained_by_etag(deployed, tmp_path, monkeypatch):
+    # What can be run here: the script itself, with a stand-in for the AWS CLI that records each call and
+    # answers a new ETag (E0 from describe, E1, E2, … from each update). Not run: AWS's KeyValueStore.
+    site, keys, out, plain = deployed
+    before = _store(out)
+    carol = add_key(keys, "carol").key  # a key added, one revoked …
+    revoke(keys, "bob")
+    build(TINY, site, force=True)  # … and a new release
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
+    after = _store(out)
+    batches = [json.loads(p.read_text()) for p in sorted((out / "kvs-update").glob("*.json"))]
+    puts = [item for b in batches for item in b.get("Puts", [])]
+    deletes = [item["Key"] for b in batches for item in b.get("Deletes", [])]
+    assert all(len(b.get("Puts", [])) + len(b.get("Deletes", [])) <= 50 for b in batches)
+    assert {p["Key"]: p["Value"] for p in puts} == {k: v for k, v in after.items() if before.get(k) != v}
+    assert f"k:{keyed(out, carol)}" in {p["Key"] for p in puts}
+    assert deletes == [k for k in before if k not in after]  # nothing else goes
+    assert f"k:{keyed(out, plain['bob'])}" in deletes  # the revoked key leaves the store
+    switch = [i for i, b in enumerate(batches) if b.get("Puts") == [{"Key": "release", "Value": after["release"]}]]
+    assert switch and all("Deletes" not in b for b in batches[:switch[0]])  # the switch after every put,
+    assert all("Puts" not in b for b in batches[switch[0] + 1:])  # and before any deletion
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "bin" / "aws"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nn=$(wc -l < {calls})\necho "E$((n - 1))"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    ran = subprocess.run([str(out / "update-kvs.sh")], env={**os.environ, "KVS_ARN": "arn:aws:cloudfront::1:key-value-store/x"},
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    recorded = calls.read_text().splitlines()
+    assert recorded[0].startswith("cloudfront-keyvaluestore describe-key-value-store --kvs-arn arn:aws:cloudfront::1:")
+    assert len(recorded) == 1 + len(batches)
+    for number, line in enumerate(recorded[1:], start=1):  # each call names the ETag the one before returned
+        assert f"--if-match E{number - 1} --cli-input-json file://kvs-update/{number:04d}.json" in line, line
+    # without KVS_ARN it says what to set, and calls nothing
+    unset = subprocess.run([str(out / "update-kvs.sh")], env={k: v for k, v in os.environ.items() if k != "KVS_ARN"},
+                           capture_output=True, text=True, timeout=60)
+    assert unset.returncode != 0 and "set KVS_ARN to the ARN of the KeyValueStore" in unset.stderr

@@ -38,6 +38,25 @@ MINIFIED = EDGE_SOURCE / "cloudfront"
 SHORT = {"countries": "c", "country_names": "n", "models": "m", "files": "f"}  # as cloudfront_request.js's
 INDEX = "index.json"
 SECRET_PLACEHOLDER = "__KEYS_SECRET__"  # in cloudfront_request.js: the deploy writes the deployment's secret there
+MAX_BATCH = 50  # keys an UpdateKeys call takes
+UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
+UPDATE_SCRIPT_TEXT = """#!/usr/bin/env bash
+# Written by riskapi deploy cloudfront: bring a CloudFront KeyValueStore holding the previous deploy's
+# kvs.json to this one's, with the AWS CLI (v2): the batches of kvs-update/ in order (new and changed
+# entries, then `release`, the switch, then the deletions), each call given the store's ETag from the
+# one before (If-Match). A first deploy imports kvs.json when the store is created instead.
+#   KVS_ARN=arn:aws:cloudfront::ACCOUNT:key-value-store/ID ./update-kvs.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+: "${KVS_ARN:?set KVS_ARN to the ARN of the KeyValueStore (aws cloudfront describe-key-value-store --name NAME)}"
+etag=$(aws cloudfront-keyvaluestore describe-key-value-store --kvs-arn "$KVS_ARN" --query ETag --output text)
+for batch in kvs-update/*.json; do
+  [ -e "$batch" ] || continue
+  etag=$(aws cloudfront-keyvaluestore update-keys --kvs-arn "$KVS_ARN" --if-match "$etag" \\
+         --cli-input-json "file://$batch" --query ETag --output text)
+  echo "applied $batch"
+done
+"""
 SETTINGS = ("id", "prefix", "cache_control", "no_match", "score_orderings", "country_orderings", "compressed_over")
 
 
@@ -48,6 +67,7 @@ class CloudFrontProject:
     entries: int = 0
     store_bytes: int = 0
     warnings: list[str] = field(default_factory=list)
+    update_batches: int = 0  # the UpdateKeys calls of update-kvs.sh
 
 
 def function_source(handler: Path) -> str:
@@ -154,6 +174,32 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
     for name, text in code.items():
         write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
     write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
+    previous = out / "kvs.json"
+    batches = update_batches(_read_store(previous) if previous.is_file() else {}, entries)
+    (folder / UPDATES).mkdir()
+    for number, batch in enumerate(batches, start=1):
+        write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
+    write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
+    project.update_batches = len(batches)
+
+
+def _read_store(path: Path) -> dict[str, str]:
+    return {item["key"]: item["value"] for item in orjson.loads(path.read_bytes())["data"]}
+
+
+def update_batches(before: dict[str, str], entries: list[tuple[str, str]]) -> list[dict]:
+    """The UpdateKeys calls that turn a store holding `before` (the previous deploy's kvs.json) into one
+    holding `entries`, in order: the new and changed entries (at most MAX_BATCH keys a call), then
+    `release` alone (the switch: every entry it points to is there already), then the deletion of the
+    entries no longer written (the previous releases' and revoked keys'), which nothing reads any more."""
+    after = dict(entries)
+    puts = [{"Key": k, "Value": v} for k, v in entries if k != "release" and before.get(k) != v]
+    batches = [{"Puts": puts[start:start + MAX_BATCH]} for start in range(0, len(puts), MAX_BATCH)]
+    if before.get("release") != after["release"]:
+        batches.append({"Puts": [{"Key": "release", "Value": after["release"]}]})
+    deletes = [{"Key": k} for k in before if k not in after]
+    batches += [{"Deletes": deletes[start:start + MAX_BATCH]} for start in range(0, len(deletes), MAX_BATCH)]
+    return batches
 
 
 def _current_bytes(entries: list[tuple[str, str]]) -> int:
