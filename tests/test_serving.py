@@ -496,3 +496,32 @@ def test_the_list_of_releases_and_the_timemap_answer_on_every_server(live):
     timemap = live.get("/api/v1/releases/timemap", user="bob")
     assert timemap.status == 200 and timemap.header("content-type").startswith("application/link-format")
     assert f"/api/v1/releases/{current}/>; rel=\"first last memento\"" in timemap.body.decode()
+
+
+def test_a_range_of_an_export_is_206_with_those_bytes(live):
+    # a download that resumes: nginx, the Worker (which streams the tiny exports from 4 KB parts, so this
+    # range starts in a later part) and S3 behind CloudFront answer the same bytes
+    whole = live.get("/api/v1/exports/scores.jsonl", user="bob").body
+    for asked, first, last in (("bytes=5000-9999", 5000, 9999), ("bytes=-100", len(whole) - 100, len(whole) - 1),
+                               (f"bytes={len(whole) - 10}-", len(whole) - 10, len(whole) - 1)):
+        part = live.get("/api/v1/exports/scores.jsonl", user="bob", headers={"Range": asked})
+        assert part.status == 206, (asked, part.status)
+        assert part.body == whole[first:last + 1], asked
+        assert part.header("content-range") == f"bytes {first}-{last}/{len(whole)}"
+        assert part.header("content-disposition").startswith("attachment")
+
+
+def test_the_worker_answers_ranges_as_nginx_does(edge):
+    # a range that starts past the end is nginx's 416, as JSON; If-Range that still matches: the range,
+    # one that no longer does: the whole file (RFC 9110 §13.1.5)
+    path = "/api/v1/exports/scores.jsonl"
+    whole = edge.get(path, user="bob")
+    size = len(whole.body)
+    past = edge.get(path, user="bob", headers={"Range": f"bytes={size}-"})
+    assert (past.status, json.loads(past.body)) == (416, {"detail": "Requested range not satisfiable."})
+    assert past.header("content-range") == f"bytes */{size}" and past.header("cache-control") == "no-store"
+    assert past.header("content-disposition") is None and past.header("x-release") == whole.header("x-release")
+    fresh = edge.get(path, user="bob", headers={"Range": "bytes=0-9", "If-Range": whole.header("etag")})
+    assert (fresh.status, fresh.body) == (206, whole.body[:10])
+    stale = edge.get(path, user="bob", headers={"Range": "bytes=0-9", "If-Range": '"0-0"'})
+    assert (stale.status, stale.body) == (200, whole.body)

@@ -140,6 +140,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     live = descriptions[edge.current]
     description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,
+                   "part_bytes": MAX_FILE_BYTES,  # the size of each part of a file stored in parts (_split)
                    "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
                    "releases": {**{release: {table: d[table] for table in TABLES} for release, d in descriptions.items()},
                                 TIMELINE: {"files": listed}}}

@@ -18,7 +18,7 @@ async function handler(event) {
   const type = value(headers, "content-type");
   const result = { status: response.statusCode, headers: {} };
   const format = /^text\/csv/.test(type) ? "csv" : /^application\/x-ndjson/.test(type) ? "jsonl" : "";
-  if (format && response.statusCode === 200) result.headers["Content-Disposition"] = attachment(releaseId, format);
+  if (format && (response.statusCode === 200 || response.statusCode === 206)) result.headers["Content-Disposition"] = attachment(releaseId, format);
   const scoped = value(event.request.headers || {}, "x-scoped");  // [Cache-Control, Memento-Datetime, Link]
   const memento = scoped ? JSON.parse(scoped) : null;
   finish(result, { id: releaseId, cache_control: memento ? memento[0] : value(headers, "cache-control") },

@@ -43,12 +43,13 @@ function asset(env, origin, name) {  // a file of Static Assets as stored (the W
 }
 
 // A file over Static Assets' 25 MiB per file is stored as <file>.part0, .part1, … (riskapi deploy
-// cloudflare): one answer streams them in order, each part fetched when the one before is read. Its
-// ETag is nginx's for the whole file ("mtime-size" in hex), as no single asset has one.
-function joined(env, origin, result) {
-  let next = 0;
+// cloudflare; release.json's part_bytes each, the last one less): one answer streams them in order from
+// part `from`, each part fetched when the one before is read. Its ETag is nginx's for the whole file
+// ("mtime-size" in hex), as no single asset has one.
+function joined(env, origin, result, from) {
+  let next = from;
   let reader = null;
-  const body = new ReadableStream({
+  return new ReadableStream({
     async pull(controller) {
       for (;;) {
         if (reader === null) {
@@ -68,8 +69,71 @@ function joined(env, origin, result) {
       return reader?.cancel(reason);
     },
   });
-  const etag = `"${result.mtime.toString(16)}-${result.size.toString(16)}"`;
-  return { status: 200, body, headers: new Headers({ ETag: etag }) };
+}
+
+function partsEtag(result) {
+  return `"${result.mtime.toString(16)}-${result.size.toString(16)}"`;
+}
+
+// `Range: bytes=…` as nginx answers it: one range of the file → [first, last] (206); a range that starts
+// past the end, or that nginx cannot read → UNSATISFIABLE (416); no Range, another unit, a list of ranges
+// (nginx's multipart answer: not made here) or an If-Range the file no longer matches → null (200).
+const UNSATISFIABLE = "unsatisfiable";
+function byteRange(request, size, etag, lastModified) {
+  const header = request.headers.get("Range");
+  if (header === null || !/^\s*bytes=/i.test(header)) return null;
+  const ifRange = request.headers.get("If-Range");
+  if (ifRange !== null && ifRange.trim() !== etag && ifRange.trim() !== lastModified) return null;
+  const spec = header.trim().replace(/^bytes=/i, "").trim();
+  if (spec.includes(",")) return null;
+  const m = /^(\d*)-(\d*)$/.exec(spec);
+  if (!m || (m[1] === "" && m[2] === "")) return UNSATISFIABLE;
+  if (m[1] === "") {  // the last n bytes
+    const n = Number(m[2]);
+    return n === 0 || size === 0 ? UNSATISFIABLE : [Math.max(0, size - n), size - 1];
+  }
+  const first = Number(m[1]);
+  if (first >= size || (m[2] !== "" && Number(m[2]) < first)) return UNSATISFIABLE;
+  return [first, m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1)];
+}
+
+// The bytes first..last of a stream; what comes after is not read.
+function sliced(body, first, last) {
+  const reader = body.getReader();
+  let at = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      for (;;) {
+        if (at > last) {
+          reader.cancel().catch(() => {});
+          return controller.close();
+        }
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        const start = at;
+        at += value.length;
+        if (at > first) {
+          return controller.enqueue(value.subarray(Math.max(0, first - start), Math.min(value.length, last + 1 - start)));
+        }
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
+function withLength(body, length) {  // a stream the runtime knows the length of (Content-Length, not chunked)
+  const fixed = new FixedLengthStream(length);
+  body.pipeTo(fixed.writable).catch(() => {});  // a client that goes away ends the copy
+  return fixed.readable;
+}
+
+function unsatisfiable(result, size) {  // nginx's 416: JSON, as every error
+  const headers = { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
+    "Content-Range": `bytes */${size}` };
+  for (const name of ["Content-Disposition", "Last-Modified", "ETag"]) delete headers[name];
+  return new Response(JSON.stringify({ detail: "Requested range not satisfiable." }), { status: 416, headers });
 }
 
 export default {
@@ -92,29 +156,37 @@ export default {
     if (result.file === undefined) {
       return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
     }
-    const file = result.parts ? joined(env, url.origin, result)
-      : await asset(env, url.origin, `${result.release}/${result.file}`);
-    if (file.status !== 200) {  // the route description promised a file the assets do not hold
+    // a file in parts is not fetched before it is known which of its bytes are wanted
+    const file = result.parts ? null : await asset(env, url.origin, `${result.release}/${result.file}`);
+    if (file !== null && file.status !== 200) {  // the route description promised a file the assets do not hold
       return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
         headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
     }
     const headers = new Headers(result.headers);
-    const etag = file.headers.get("ETag");
+    const etag = file === null ? partsEtag(result) : file.headers.get("ETag");
     if (etag) headers.set("ETag", etag);
     if (notModified(request, result.headers["Last-Modified"], etag)) {
       headers.delete("Content-Disposition");
       return new Response(null, { status: 304, headers });
     }
+    const range = byteRange(request, result.size, etag, result.headers["Last-Modified"]);
+    if (range === UNSATISFIABLE) return unsatisfiable(result, result.size);
+    if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding), from the part they start in
+      const [first, last] = range;
+      const from = file === null ? Math.floor(first / release.part_bytes) : 0;
+      const skipped = from * (release.part_bytes || 0);
+      headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
+      headers.set("Content-Length", String(last - first + 1));
+      const source = file === null ? joined(env, url.origin, result, from) : file.body;
+      return new Response(withLength(sliced(source, first - skipped, last - skipped), last - first + 1),
+        { status: 206, headers });
+    }
     const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
     const chosen = encoding(accepted, result.size, release);
     if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
     else headers.set("Content-Length", String(result.size));
-    let body = file.body;
-    if (result.parts && !chosen) {  // a stream of the parts has no length the runtime knows: give it one
-      const fixed = new FixedLengthStream(result.size);
-      body.pipeTo(fixed.writable).catch(() => {});  // a client that goes away ends the copy
-      body = fixed.readable;
-    }
+    let body = file === null ? joined(env, url.origin, result, 0) : file.body;
+    if (file === null && !chosen) body = withLength(body, result.size);
     return new Response(body, { status: 200, headers });  // the runtime sends no body for HEAD
   },
 };

@@ -66,7 +66,7 @@ http.createServer(async (incoming, out) => {
       return send(out, decided.statusCode, decided.headers, decided.body ? decided.body.data : "");
     }
     const conditional = {};
-    for (const name of ["if-none-match", "if-modified-since"]) {
+    for (const name of ["if-none-match", "if-modified-since", "range", "if-range"]) {  // CloudFront sends these on
       if (decided.headers[name]) conditional[name] = decided.headers[name].value;
     }
     const got = await fromOrigin(decided.method, decided.uri, conditional);
