@@ -1,0 +1,4 @@
+"""python -m generator.cli: the riskapi command."""
+from . import main
+
+main()

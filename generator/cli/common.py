@@ -1,0 +1,150 @@
+"""What every `riskapi` command shares: the group that is the one place errors meet the user, the
+options several commands take, and how commands speak (quiet, verbose, warnings)."""
+from __future__ import annotations
+
+import re
+import traceback
+import urllib.parse
+from pathlib import Path
+
+import click
+
+from ..build import BuildReport
+
+DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+                           default="data", show_default=True, envvar="RISKAPI_DATA",
+                           help="Folder with the source CSV files.")
+SITE_OPTION = click.option("--site", "site_dir", type=click.Path(file_okay=False, path_type=Path),
+                           default="site", show_default=True, envvar="RISKAPI_SITE",
+                           help="Folder that holds the releases and the `current` link.")
+STRICT_OPTION = click.option("--strict", is_flag=True, help="Treat data warnings as errors.")
+KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False, path_type=Path),
+                           default="keys/keys.csv", show_default=True, envvar="RISKAPI_KEYS",
+                           help="The keys file (CSV: user, key, models, active), outside the served tree.")
+
+
+class RiskApiGroup(click.Group):
+    """The one place where errors meet the user (exit codes: 0 ok, 1 failure, 2 usage).
+
+    A RiskApiError prints its message; an OSError (a full disk, a permission) prints the path and
+    the reason; anything else is a bug and says so. Tracebacks only with -v."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.UsageError):
+            raise
+        except click.ClickException:
+            _traceback_if_verbose(ctx)
+            raise
+        except OSError as error:
+            _traceback_if_verbose(ctx)
+            raise click.ClickException(describe_os_error(error)) from error
+        except Exception as error:
+            if out_of_memory(error):
+                _traceback_if_verbose(ctx)
+                raise click.ClickException(f"out of memory ({type(error).__name__}: {error or 'no room left'}): "
+                                           "nothing was published or changed; raise the memory limit (ulimit -v, "
+                                           "the container's) and run it again") from error
+            _traceback_if_verbose(ctx)
+            raise click.ClickException(f"internal error: {type(error).__name__}: {error}; "
+                                       "run with -v for the traceback") from error
+
+
+def out_of_memory(error: Exception) -> bool:
+    """Whether an error is the process running out of memory, however the library says it (Python's
+    MemoryError, a thread that cannot get its stack, orjson's allocation failure)."""
+    return isinstance(error, MemoryError) or (
+        isinstance(error, (RuntimeError, ValueError)) and any(
+            words in str(error) for words in ("can't start new thread", "memory allocation failed")))
+
+
+def describe_os_error(error: OSError) -> str:
+    """`site/releases: No space left on device`: the path and the reason, without the errno noise."""
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename is not None else reason
+
+
+def _traceback_if_verbose(ctx: click.Context) -> None:
+    if (ctx.obj or {}).get("verbose"):
+        traceback.print_exc()
+
+
+def _stages(report: BuildReport) -> str:
+    return ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stages.items())
+
+
+def _more_verbose(ctx: click.Context, _param, count: int) -> None:
+    ctx.ensure_object(dict)
+    ctx.obj["verbose"] = ctx.obj.get("verbose", 0) + count
+
+
+def _quiet(ctx: click.Context, _param, quiet: bool) -> None:
+    ctx.ensure_object(dict)
+    ctx.obj["quiet"] = ctx.obj.get("quiet", False) or quiet
+
+
+def verbosity_options() -> list[click.Option]:
+    """-v and -q, taken before the command (`riskapi -q build`) and after it (`riskapi build -q`) alike."""
+    return [click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_more_verbose,
+                         help="More output; -v also shows tracebacks."),
+            click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, callback=_quiet,
+                         help="Print errors only.")]
+
+
+@click.group(cls=RiskApiGroup, context_settings={"help_option_names": ["-h", "--help"]}, params=verbosity_options())
+def main() -> None:
+    """Build and publish the country risk API as static files."""
+
+
+def accept_verbosity_after(group: click.Group) -> None:
+    """Give every command -v and -q of its own, so `riskapi build -q` means `riskapi -q build`."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            accept_verbosity_after(command)
+        else:
+            command.params += verbosity_options()
+
+
+def _say(ctx: click.Context, message: str, level: int = 0) -> None:
+    if not ctx.obj["quiet"] and ctx.obj["verbose"] >= level:
+        click.echo(message)
+
+
+def _warnings(ctx: click.Context, report: BuildReport) -> None:
+    if report.warnings and not ctx.obj["quiet"]:
+        click.echo(f"{len(report.warnings)} warning(s) (--strict makes them errors):", err=True)
+        for warning in report.warnings[: None if ctx.obj["verbose"] else 10]:
+            click.echo(f"  {warning}", err=True)
+        if len(report.warnings) > 10 and not ctx.obj["verbose"]:
+            click.echo(f"  … and {len(report.warnings) - 10} more (-v lists them all)", err=True)
+
+
+def _site_url(ctx, param, value: str) -> str:
+    """An http(s) address without a trailing slash, path allowed (a site served under a prefix)."""
+    parsed = urllib.parse.urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.query or parsed.fragment:
+        raise click.BadParameter(f"{value!r} is not a site address: write it like https://risk.example.com "
+                                 "or http://127.0.0.1:8080")
+    return value.rstrip("/")
+
+
+
+
+def _cache_control(_ctx, param, value: str) -> str:
+    """A Cache-Control value as nginx can carry it: directives only (a `$` would be an nginx variable)."""
+    if not re.fullmatch(r'[A-Za-z0-9 ,=\-_."]+', value):
+        raise click.BadParameter(f"{value!r} is not a Cache-Control value: use directives such as "
+                                 "'public, max-age=300'", param=param)
+    return value
+
+
+def command_table() -> list[tuple[str, str]]:
+    """Every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the reference page)."""
+    def walk(group: click.Group, prefix: str):
+        for name, command in sorted(group.commands.items()):
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix} {name}")
+            else:
+                yield f"{prefix} {name}", command.get_short_help_str(limit=120)
+    return list(walk(main, "riskapi"))

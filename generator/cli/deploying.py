@@ -1,0 +1,113 @@
+"""riskapi deploy: a site's releases where a CDN or static host serves them (Cloudflare, S3, CloudFront)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main
+
+
+def _platform_limits(warnings: list[str], strict: bool) -> None:
+    """A deploy's warnings of the platform's limits; with --strict they fail the command."""
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if strict and warnings:
+        raise click.ClickException("not for deploy: the release exceeds the platform's limits (see above)")
+
+
+@main.group()
+def deploy() -> None:
+    """Put the current release on a CDN, with the routing and key check at its edge."""
+
+
+@deploy.command("cloudflare")
+@SITE_OPTION
+@KEYS_OPTION
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of the Workers project to write (its public/ is replaced).")
+@click.option("--name", default="country-risk-api", show_default=True, help="The Worker's name.")
+@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+              help="Cache-Control of successful answers.")
+@click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
+@click.pass_context
+def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
+                      strict: bool) -> None:
+    """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) for the current release."""
+    from ..deploy.cloudflare import write_project
+    from ..serve.runtime import live_release
+    release = live_release(site_dir)
+    project = write_project(site_dir, keys_file, out_dir, name, cache_control)
+    _platform_limits(project.warnings, strict)
+    from ..deploy.cloudflare import node_problem
+    problem = node_problem()
+    if problem:
+        click.echo(f"note: {problem}", err=True)
+    _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
+              f"{project.bytes / 1e6:.1f} MB; try it with: cd {out_dir} && npm install && npx wrangler dev; publish "
+              f"it with: npx wrangler deploy")
+    if project.new_secret:
+        click.echo(f"note: the keys are hashed with a new secret in {out_dir / '.keys-secret'}; give it to the "
+                   f"Worker once, before its first deploy: cd {out_dir} && npx wrangler secret put KEYS_SECRET "
+                   "< .keys-secret (until then the Worker answers 500)", err=True)
+
+
+@deploy.command("cloudfront")
+@SITE_OPTION
+@KEYS_OPTION
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write viewer-request.js, viewer-response.js and kvs.json to.")
+@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+              help="Cache-Control of successful answers (as given to deploy s3).")
+@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Releases answered: the site's newest (and always the one live before); as given to deploy s3.")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Also every release of the site live in the last D days; as given to deploy s3.")
+@click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
+@click.pass_context
+def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, keep: int,
+                      keep_days: float | None, strict: bool) -> None:
+    """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the site's releases."""
+    from ..deploy.cloudfront import write_project
+    from ..serve.runtime import live_release
+    release = live_release(site_dir)
+    project = write_project(site_dir, keys_file, out_dir, cache_control, keep, keep_days)
+    _platform_limits(project.warnings, strict)
+    _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "
+              f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
+              f"with: riskapi deploy s3 --bucket BUCKET, then update the store ({project.update_batches} calls) "
+              f"with: KVS_ARN=… {out_dir / 'update-kvs.sh'}")
+
+
+@deploy.command("s3")
+@SITE_OPTION
+@click.option("--bucket", required=True, help="The bucket to upload to (it must exist).")
+@click.option("--endpoint-url", default=None, help="An S3-compatible server's address [default: AWS].")
+@click.option("--prefix", default="", help="A folder in the bucket for everything (e.g. risk/).")
+@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+              help="Cache-Control of every uploaded file.")
+@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Releases kept in the bucket: the site's newest (and always the one live before).")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Also keep every release of the site that was live in the last D days.")
+@click.pass_context
+def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
+              keep: int, keep_days: float | None) -> None:
+    """Upload the site's releases to an S3 bucket and switch its current.json to the current one last (credentials: AWS_* or ~/.aws)."""
+    from ..deploy import s3
+    from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
+    from ..serve.runtime import live_release
+    try:
+        import boto3
+    except ModuleNotFoundError:
+        raise DeployError(INSTALL_S3) from None
+    release = live_release(site_dir)
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    with explaining(bucket, endpoint_url):
+        # a session of its own: the credentials of this run's environment, never ones read earlier
+        client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
+        report = s3.deploy(client, bucket, site_dir, prefix, cache_control, keep, keep_days)
+    _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "
+              f"({report.bytes / 1e6:.1f} MB), {report.skipped} already there"
+              + (f"; pruned {', '.join(report.pruned)}" if report.pruned else ""))

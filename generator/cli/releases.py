@@ -1,0 +1,180 @@
+"""The data team's commands: build (and stage), check, the releases and their history, diff, promote,
+rollback, explain."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import publish, routes
+from ..build import BuildReport, build, check as check_data
+from ..diff import ChangeGuard
+from .common import (DATA_OPTION, KEYS_OPTION, SITE_OPTION, STRICT_OPTION, _say, _site_url, _stages, _warnings,
+                     command_table, main)
+
+
+@main.command("build")
+@DATA_OPTION
+@SITE_OPTION
+@STRICT_OPTION
+@click.option("--max-class-changes", type=click.IntRange(min=0), default=None,
+              help="Refuse to publish when more countries than this change risk class.")
+@click.option("--force", is_flag=True, help="Publish even when nothing changed against the current release.")
+@click.option("--accept-changes", is_flag=True,
+              help="Publish even if many countries lose their score or change risk class (the guard is on by default).")
+@click.option("--site-url", default=routes.DEFAULT_SITE_URL, show_default=True, callback=_site_url,
+              help="Public address of the site: every link of the release (model pages, openapi.json's server, "
+                   "the docs' curl lines) starts with it.")
+@KEYS_OPTION
+@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Releases kept after publishing (the newest; and always the one a rollback goes to).")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Also keep every release that was live in the last D days.")
+@click.option("--stage", is_flag=True,
+              help="Publish the release staged, not live: answered under /api/v1/releases/ID/ to preview keys only, "
+                   "until `riskapi promote ID`.")
+@click.pass_context
+def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
+                  max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str,
+                  keys_file: Path, keep: int, keep_days: float | None, stage: bool) -> None:
+    """Build every document from the CSVs and publish a new release."""
+    from ..serve.keys import read_keys
+    show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
+    # Endpoints 1 and 5 get a variant for every set of custom models a client holds now.
+    grant_sets = [frozenset(k.models) for k in read_keys(keys_file) if k.active]
+
+    def run() -> BuildReport:
+        if not show_bar:
+            return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
+                         cli_commands=command_table(), force=force, grant_sets=grant_sets,
+                         guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
+                         keep_days=keep_days, stage=stage)
+        with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done)
+            return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
+                         cli_commands=command_table(), force=force, grant_sets=grant_sets,
+                         guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
+                         keep_days=keep_days, stage=stage)
+
+    report = run()
+    _warnings(ctx, report)
+    _say(ctx, f"stages: {_stages(report)}", level=1)
+    if not report.published:
+        _say(ctx, f"nothing changed since release {report.release}: nothing published (--force publishes anyway)")
+        return
+    _say(ctx, f"{'staged' if stage else 'published'} release {report.release}: {report.documents} documents, "
+              f"{report.bytes / 1e6:.1f} MB "
+              f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
+              f"in {report.seconds:.1f}s")
+    _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
+
+
+@main.command()
+@DATA_OPTION
+@STRICT_OPTION
+@click.pass_context
+def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
+    """Load and score the CSVs without writing anything."""
+    report, scored = check_data(data_dir, strict)
+    _warnings(ctx, report)
+    _say(ctx, f"{data_dir} is valid: {report.models} models, {report.countries} countries, "
+              f"{scored} current model scores ({_stages(report)})")
+
+
+@main.command("releases")
+@SITE_OPTION
+@click.pass_context
+def releases_command(ctx: click.Context, site_dir: Path) -> None:
+    """List the releases: the current one (*), when each was live, where a rollback goes, and any never live or
+    incomplete."""
+    current = publish.current_release(site_dir)
+    ids = publish.releases(site_dir)
+    if not ids:
+        _say(ctx, f"no releases in {site_dir}")
+        return
+    live, once_live = publish.was_live(site_dir), publish.ever_live(site_dir)
+    staged = set(publish.staged_releases(site_dir))
+    target = next((r for r in reversed(live[:-1]) if r in ids and r != current), None)
+    periods: dict[str, list[str]] = {}
+    for period in publish.live_periods(site_dir):
+        periods.setdefault(period.release, []).append(f"{period.start or '?'} → {period.end or 'now'}")
+    for release_id in ids:
+        folder = site_dir / publish.RELEASES / release_id
+        files, missing = publish.read_manifest(folder), publish.missing_files(folder)
+        notes = []
+        if missing is None or missing:
+            notes.append("incomplete: " + ("no manifest" if missing is None else f"{missing} files missing")
+                         + "; never offered")
+        elif release_id == target:
+            notes.append("riskapi rollback goes here")
+        if release_id in staged:
+            notes.append(f"staged: riskapi promote {release_id} makes it live")
+        elif release_id not in once_live:
+            notes.append("never live")
+        elif release_id not in live:
+            notes.append("rolled back from")
+        marker = "*" if release_id == current else " "
+        click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
+        for period in periods.get(release_id, []):
+            click.echo(f"    live {period}")
+
+
+@main.command()
+@click.argument("release_id", metavar="ID")
+@SITE_OPTION
+@click.option("--accept-changes", is_flag=True,
+              help="Promote even if many countries lose their score or change risk class (the build's guard).")
+@click.pass_context
+def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool) -> None:
+    """Make a staged release (riskapi build --stage) the current one, under the build's guard."""
+    from ..promote import promote as promote_release
+    replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
+    _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
+
+
+@main.command()
+@click.argument("old", required=False)
+@click.argument("new", required=False)
+@SITE_OPTION
+@click.pass_context
+def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
+    """Print what release NEW changes against OLD (default: the current one against the one before)."""
+    from ..diff import diff_releases, format_diff, read_snapshot
+    ids = publish.releases(site_dir)
+    new = new or publish.current_release(site_dir)
+    if new not in ids:
+        raise click.ClickException(f"no release {new!r} in {site_dir}; `riskapi releases` lists them")
+    if old is None:
+        position = ids.index(new)
+        old = ids[position - 1] if position > 0 else None
+    elif old not in ids:
+        raise click.ClickException(f"no release {old!r} in {site_dir}; `riskapi releases` lists them")
+    folder = site_dir / publish.RELEASES
+    click.echo(format_diff(diff_releases(read_snapshot(folder / old) if old else None, read_snapshot(folder / new)),
+                           old, new))
+
+
+@main.command()
+@SITE_OPTION
+@click.pass_context
+def rollback(ctx: click.Context, site_dir: Path) -> None:
+    """Make the release before the current one current again."""
+    previous = publish.rollback(site_dir)
+    _say(ctx, f"current release is now {previous}")
+
+
+
+
+@main.command()
+@click.argument("model")
+@click.argument("country")
+@click.option("--date", default=None, help="Result date YYYY-MM-DD [default: the current result].")
+@SITE_OPTION
+@click.pass_context
+def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> None:
+    """Print how MODEL's score for COUNTRY was reached, from the current release."""
+    from ..explain import explain as explain_score, format_explanation
+    click.echo(format_explanation(explain_score(site_dir, model, country, date)))

@@ -1,0 +1,107 @@
+"""Serving with nginx: riskapi serve, status, nginx-config."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main
+
+
+class RateLimit(click.ParamType):
+    """A rate as nginx takes it: whole requests per second or per minute (`10`, `10/s`, `600/m` → `10r/s`…)."""
+
+    name = "rate"
+
+    def convert(self, value, param, ctx) -> str:
+        from ..serve.runtime import nginx_rate
+        try:
+            return nginx_rate(str(value))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+def _serve_settings(site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+                    rate_limit: str | None, foreground: bool = True):
+    from ..serve.runtime import ServeSettings
+    return ServeSettings(site=site_dir.resolve(), keys=keys_file.resolve(), host=host, port=port,
+                         cache_control=cache_control, rate_limit=rate_limit, foreground=foreground)
+
+
+SERVE_OPTIONS = [
+    click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+    click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True),
+    click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
+                 help="Cache-Control of successful answers (e.g. for a CDN that checks keys at its edge)."),
+    click.option("--rate-limit", type=RateLimit(), default=None, metavar="N|N/s|N/m",
+                 help="Whole requests per second (N, N/s) or per minute (N/m) per client; off unless given."),
+]
+
+
+def _serve_options(command):
+    for option in reversed(SERVE_OPTIONS):
+        command = option(command)
+    return command
+
+
+@main.command()
+@SITE_OPTION
+@KEYS_OPTION
+@_serve_options
+@click.option("--prefix", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for nginx's configuration, logs and temp files [default: a new private one].")
+@click.pass_context
+def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+          rate_limit: str | None, prefix: Path | None) -> None:
+    """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
+    import shutil
+    from ..serve.runtime import new_private_prefix, serve_forever
+    settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
+    private = prefix is None  # a prefix of our own making is removed on the way out
+    prefix = prefix or new_private_prefix()
+    try:
+        serve_forever(settings, prefix, lambda line: _say(ctx, line))
+    finally:
+        if private:
+            shutil.rmtree(prefix, ignore_errors=True)
+
+
+@main.command()
+@SITE_OPTION
+@click.pass_context
+def status(ctx, site_dir: Path) -> None:
+    """Show what each running `riskapi serve` of the site serves, and the changes nginx rejected."""
+    from ..serve.status import read_statuses
+    statuses = read_statuses(site_dir)
+    if not statuses:
+        click.echo(f"no riskapi serve is running on {site_dir}")
+        return
+    for state in statuses:
+        live = state["live"] or {}
+        click.echo(f"{state['address']} (pid {state['pid']}): live: release {live.get('release')}, keys "
+                   f"{live.get('keys')} since {live.get('since')}")
+        for problem in live.get("keyProblems", []):
+            click.echo(f"  keys line serving no key: {problem}")
+        for rejection in state["rejected"]:
+            still = " (not served)" if rejection["what"] == "release" and rejection["name"] != live.get("release") \
+                else ""
+            click.echo(f"  rejected: {rejection['what']} {rejection['name']} at {rejection['at']}{still}:")
+            click.echo("    " + rejection["reason"].replace("\n", "\n    "))
+
+
+@main.command("nginx-config")
+@SITE_OPTION
+@KEYS_OPTION
+@_serve_options
+@click.option("--out", "prefix", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="nginx prefix to write conf/ into (run nginx with -p OUT -c OUT/conf/nginx.conf).")
+@click.pass_context
+def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+                 rate_limit: str | None, prefix: Path) -> None:
+    """Render and check the nginx configuration for your own nginx (run again, then reload, after changes)."""
+    from ..serve.runtime import NginxRuntime
+    runtime = NginxRuntime(_serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit,
+                                           foreground=False), prefix)
+
+    runtime.render()
+    _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
