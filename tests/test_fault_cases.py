@@ -304,7 +304,7 @@ def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
 STEPS = [  # (where the build is killed, patched function, before or after it runs)
     ("before the release is moved into place", "os.rename", "before"),
     ("after the move, before the journal line", "generator.history.record", "before"),
-    ("after the journal line, before the switch", "generator.publish.switch_to", "before"),
+    ("after the journal line, before the switch", "generator.publish.writer.switch_to", "before"),
     ("after the switch, before the prune", "generator.publish.ReleaseWriter._prune", "before"),
 ]
 
