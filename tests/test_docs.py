@@ -1,4 +1,7 @@
-"""README documents every CLI command, option and endpoint (a test fails when one is added silently)."""
+"""The docs (README.md, the front page, and the pages of docs/ it links) document every CLI command,
+option and endpoint (a test fails when one is added silently), and their links hold."""
+import re
+
 import click
 
 from generator.cli import main
@@ -7,6 +10,8 @@ from generator.routes import API, COUNTRY_ORDERINGS, ENDPOINTS, SCORE_ORDERINGS
 from .conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+DOCS = "\n".join([README] + [page.read_text(encoding="utf-8") for page in PAGES])  # what a reader can follow
 DATA_README = (ROOT / "data" / "README.md").read_text(encoding="utf-8")
 
 
@@ -22,29 +27,29 @@ def test_every_command_and_option_is_in_the_readme():
     found = list(_commands(main))
     assert len(found) >= 10
     for name, command in found:
-        assert name in README, name
+        assert name in DOCS, name
         for param in command.params:
             if isinstance(param, click.Option):
-                assert any(opt in README for opt in param.opts), f"{name} {param.opts}"
+                assert any(opt in DOCS for opt in param.opts), f"{name} {param.opts}"
 
 
 def test_every_endpoint_and_ordering_is_in_the_readme():
     assert len(ENDPOINTS) == 9
     for endpoint in ENDPOINTS:
-        assert f"GET {API}{endpoint.path}" in README, endpoint.path
+        assert f"GET {API}{endpoint.path}" in DOCS, endpoint.path
         if endpoint.alias:
-            assert "…/" + endpoint.alias.rstrip("/").rsplit("/", 1)[-1] + "/" in README, endpoint.alias
+            assert "…/" + endpoint.alias.rstrip("/").rsplit("/", 1)[-1] + "/" in DOCS, endpoint.alias
         for parameter in endpoint.query_parameters:
-            assert f"{parameter.name}=" in README, (endpoint.path, parameter.name)
-    assert f"GET {API}/openapi.json" in README
+            assert f"{parameter.name}=" in DOCS, (endpoint.path, parameter.name)
+    assert f"GET {API}/openapi.json" in DOCS
     for ordering in COUNTRY_ORDERINGS + SCORE_ORDERINGS:
-        assert f"`{ordering}`" in README, ordering
+        assert f"`{ordering}`" in DOCS, ordering
 
 
 def test_every_export_column_is_in_the_readme():
     from generator.render.exports import COLUMNS
     for name, meaning in COLUMNS:
-        assert f"| `{name}` | {meaning} |" in README, name
+        assert f"| `{name}` | {meaning} |" in DOCS, name
 
 
 def test_every_csv_column_is_in_the_data_readme():
@@ -62,10 +67,31 @@ def test_readme_names_the_two_setup_commands_and_ci_runs_the_test_one():
 
 
 def test_readme_layout_names_every_module():
-    layout = README[README.index("## Layout"):]
+    layout = DOCS[DOCS.index("## Layout"):]
     package = ROOT / "generator"
     for module in sorted(package.rglob("*.py")):
         if module.name == "__init__.py" and module.stat().st_size < 100:
             continue  # an empty package marker
         assert module.name in layout, module.relative_to(ROOT)
-    assert "../shared" not in README
+    assert "../shared" not in DOCS
+
+
+def test_readme_is_a_front_page_that_links_every_page():
+    assert len(README.encode()) <= 10 * 1024, len(README.encode())
+    for page in PAGES:
+        assert f"](docs/{page.name})" in README, page.name
+
+
+def test_every_link_between_the_pages_leads_somewhere():
+    for page in [ROOT / "README.md", ROOT / "data" / "README.md", *PAGES]:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            assert linked.is_file(), f"{page.relative_to(ROOT)}: {target}"
+            if anchor:  # a heading of that page, as GitHub makes its anchor
+                headings = re.findall(r"^#{1,6} (.+)$", linked.read_text(encoding="utf-8"), flags=re.M)
+                anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+                assert anchor in anchors, f"{page.relative_to(ROOT)}: {target}"
