@@ -18,7 +18,7 @@ def _platform_limits(warnings: list[str], strict: bool) -> None:
 
 @main.group()
 def deploy() -> None:
-    """Put the current release on a CDN, with the routing and key check at its edge."""
+    """Put the site's releases (the current one and those kept) on a CDN, with the routing and key check at its edge."""
 
 
 @deploy.command("cloudflare")
