@@ -63,7 +63,7 @@ def disk_bytes(folders: list[Path]) -> int:
 def main() -> None:
     from generator.build import build
     from generator.deploy.cloudflare import MAX_FILE_BYTES
-    from generator.deploy.cloudfront import store_entries
+    from generator.deploy.cloudfront import entries_bytes, store_entries
     from generator.deploy.edge import served_files
     from generator.publish import RELEASES, read_manifest
     from generator.serve.keys import add_key
@@ -87,7 +87,7 @@ def main() -> None:
         assets = sum(-(-(b / p).stat().st_size // MAX_FILE_BYTES) for p in served)
         entries = [e for e in store_entries(b, second, keys, "private, no-cache", "0" * 64)
                    if not e[0].startswith("k:") and e[0] != "release"]
-        kvs = sum(len(k.encode()) + len(v.encode()) for k, v in entries)
+        kvs = entries_bytes(entries)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     ratio = added / floor if floor else float("nan")

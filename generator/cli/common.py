@@ -23,6 +23,15 @@ KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False
                            help="The keys file (CSV: user, key, models, active), outside the served tree.")
 
 
+def options(*decorators):
+    """Several click options as one decorator, in the order written (options commands share)."""
+    def apply(command):
+        for option in reversed(decorators):
+            command = option(command)
+        return command
+    return apply
+
+
 class RiskApiGroup(click.Group):
     """The one place where errors meet the user (exit codes: 0 ok, 1 failure, 2 usage).
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main
+from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, options
 
 
 def _platform_limits(warnings: list[str], strict: bool) -> None:
@@ -14,6 +14,16 @@ def _platform_limits(warnings: list[str], strict: bool) -> None:
         click.echo(f"warning: {warning}", err=True)
     if strict and warnings:
         raise click.ClickException("not for deploy: the release exceeds the platform's limits (see above)")
+
+
+# Which of the site's releases an edge answers; deploy s3 and deploy cloudfront must be given the same.
+_keep_options = options(
+    click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
+                 help="The site's newest releases to answer (and always the one live before); give deploy s3 and "
+                      "deploy cloudfront the same."),
+    click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+                 help="Also every release of the site live in the last D days; give both deploys the same."),
+)
 
 
 @main.group()
@@ -33,13 +43,12 @@ def deploy() -> None:
 @click.pass_context
 def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
                       strict: bool) -> None:
-    """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) for the current release."""
-    from ..deploy.cloudflare import write_project
+    """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) of the site's releases."""
+    from ..deploy.cloudflare import node_problem, write_project
     from ..serve.runtime import live_release
     release = live_release(site_dir)
     project = write_project(site_dir, keys_file, out_dir, name, cache_control)
     _platform_limits(project.warnings, strict)
-    from ..deploy.cloudflare import node_problem
     problem = node_problem()
     if problem:
         click.echo(f"note: {problem}", err=True)
@@ -59,10 +68,7 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
               help="Folder to write viewer-request.js, viewer-response.js and kvs.json to.")
 @click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
               help="Cache-Control of successful answers (as given to deploy s3).")
-@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Releases answered: the site's newest (and always the one live before); as given to deploy s3.")
-@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
-              help="Also every release of the site live in the last D days; as given to deploy s3.")
+@_keep_options
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
 @click.pass_context
 def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, keep: int,
@@ -86,10 +92,7 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
 @click.option("--prefix", default="", help="A folder in the bucket for everything (e.g. risk/).")
 @click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
               help="Cache-Control of every uploaded file.")
-@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Releases kept in the bucket: the site's newest (and always the one live before).")
-@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
-              help="Also keep every release of the site that was live in the last D days.")
+@_keep_options
 @click.pass_context
 def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
               keep: int, keep_days: float | None) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main
+from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, options
 
 
 class RateLimit(click.ParamType):
@@ -28,20 +28,14 @@ def _serve_settings(site_dir: Path, keys_file: Path, host: str, port: int, cache
                          cache_control=cache_control, rate_limit=rate_limit, foreground=foreground)
 
 
-SERVE_OPTIONS = [
+_serve_options = options(
     click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
     click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True),
     click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
                  help="Cache-Control of successful answers (e.g. for a CDN that checks keys at its edge)."),
     click.option("--rate-limit", type=RateLimit(), default=None, metavar="N|N/s|N/m",
                  help="Whole requests per second (N, N/s) or per minute (N/m) per client; off unless given."),
-]
-
-
-def _serve_options(command):
-    for option in reversed(SERVE_OPTIONS):
-        command = option(command)
-    return command
+)
 
 
 @main.command()

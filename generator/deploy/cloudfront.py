@@ -76,8 +76,8 @@ def function_source(handler: Path) -> str:
     return script(handler, without=("timegate",))
 
 
-def release_entries(release_dir: Path, release_id: str, users: dict) -> list[tuple[str, str]]:
-    """One release's entries: its tables and its users' grants, under its id."""
+def release_entries(release_dir: Path, release_id: str) -> list[tuple[str, str]]:
+    """One release's tables under its id."""
     description = route_description(release_dir, release_id, "", served_files(release_dir))
     entries = []
     for table, short in SHORT.items():
@@ -85,7 +85,16 @@ def release_entries(release_dir: Path, release_id: str, users: dict) -> list[tup
             if table == "files":  # as cloudfront_request.js looks it up: its size, no final index.json
                 key, value = key.removesuffix(INDEX), str(value[1])
             entries.append((f"{release_id}:{short}:{key}", value))
-    return entries + [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in users.items()]
+    return entries
+
+
+def _user_entries(release_id: str, users: dict) -> list[tuple[str, str]]:
+    """The grants of each user in one release, under its id."""
+    return [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in users.items()]
+
+
+def entries_bytes(entries: list[tuple[str, str]]) -> int:
+    return sum(len(k.encode()) + len(v.encode()) for k, v in entries)
 
 
 def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,
@@ -93,7 +102,7 @@ def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_con
     """The KeyValueStore's entries of one release alone: its tables, the hashed keys, and `release`."""
     keys = hashed_keys(keys_file, {release_id: release_dir}, secret)
     description = route_description(release_dir, release_id, cache_control, [])
-    return (release_entries(release_dir, release_id, keys["users"][release_id])
+    return (release_entries(release_dir, release_id) + _user_entries(release_id, keys["users"][release_id])
             + [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
             + [("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode())])
 
@@ -106,25 +115,25 @@ def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, k
     release's tables, every id's state (r:), the list of releases and the TimeMap (timeline:f:), the
     hashed keys, and `release` last. Returns them and the ids left out (410 here)."""
     current = live_release(site)
-    sizes: dict[str, int] = {}
+    tables: dict[str, list[tuple[str, str]]] = {}  # each release's, made once: sized, then written
 
-    def size(release: str) -> int:
-        if release not in sizes:
-            sizes[release] = sum(len(k.encode()) + len(v.encode())
-                                 for k, v in release_entries(site / RELEASES / release, release, {}))
-        return sizes[release]
-    held = [2 * size(current)]
+    def tables_of(release: str) -> list[tuple[str, str]]:
+        if release not in tables:
+            tables[release] = release_entries(site / RELEASES / release, release)
+        return tables[release]
+    held = [2 * entries_bytes(tables_of(current))]
 
     def fits(release: str) -> bool:
-        if held[0] + size(release) > MAX_STORE_BYTES:
+        size = entries_bytes(tables_of(release))
+        if held[0] + size > MAX_STORE_BYTES:
             return False
-        held[0] += size(release)
+        held[0] += size
         return True
     edge, left_out = edge_timeline(site, keep, fits, keep_days)
     keys = hashed_keys(keys_file, {release: edge.folder / release for release in edge.answered}, secret)
     entries = []
     for release in edge.answered:
-        entries += release_entries(edge.folder / release, release, keys["users"][release])
+        entries += tables_of(release) + _user_entries(release, keys["users"][release])
     entries += [(f"r:{release}", orjson.dumps(state).decode()) for release, state in edge_states(edge).items()]
     documents, _ = timeline_files(edge)
     entries += [(f"timeline:f:{path.removesuffix(INDEX)}", str(len(body))) for path, body in documents.items()]
@@ -161,7 +170,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
         project.warnings.append(f"{len(left_out)} older releases left out of the KeyValueStore "
                                 f"({', '.join(sorted(left_out))}): they answer 410 at CloudFront")
     project.entries = len(entries)
-    project.store_bytes = sum(len(k.encode()) + len(v.encode()) for k, v in entries)
+    project.store_bytes = entries_bytes(entries)
     for key, value in entries:
         if len(key.encode()) > MAX_KEY_BYTES:
             project.warnings.append(f"KeyValueStore key over {MAX_KEY_BYTES} bytes: {key[:80]}…")
@@ -205,4 +214,4 @@ def update_batches(before: dict[str, str], entries: list[tuple[str, str]]) -> li
 def _current_bytes(entries: list[tuple[str, str]]) -> int:
     """The bytes of the live release's own entries (its tables and users): what the next release needs."""
     current = orjson.loads(dict(entries)["release"])["id"]
-    return sum(len(k.encode()) + len(v.encode()) for k, v in entries if k.startswith(f"{current}:"))
+    return entries_bytes([(k, v) for k, v in entries if k.startswith(f"{current}:")])

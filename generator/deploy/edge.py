@@ -16,7 +16,6 @@ from pathlib import Path
 
 import orjson
 
-from .. import routes
 from ..edge import EDGE_SOURCE
 from ..files import write_atomic
 from ..publish import live_since, release_order, was_live
@@ -24,7 +23,8 @@ from ..render.timeline import Timeline, documents as timeline_documents, last_ch
 from ..render.nginx_maps import ROUTING
 from ..publish import GZIP_MIN_BYTES
 from ..serve.keys import read_keys, served_audiences
-from ..serve.runtime import live_release, read_release_info, release_site_url
+from ..render.release_info import read_release_info
+from ..serve.runtime import live_release
 
 WORKER = EDGE_SOURCE / "worker.js"
 NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
@@ -69,8 +69,8 @@ def edge_timeline(site: Path, keep: int | None = None, fits=None,
     timeline = site_timeline(site, live_release(site))
     before = [r for r in was_live(site)[:-1] if r in timeline.answered][-1:]  # where a rollback goes: always kept
     if keep_days is not None:
-        before += sorted(live_since(site, time.time() - keep_days * 86_400) & set(timeline.answered) - {timeline.current}
-                         - set(before), key=release_order, reverse=True)
+        recent = live_since(site, time.time() - keep_days * 86_400) & set(timeline.answered)
+        before += sorted(recent - {timeline.current, *before}, key=release_order, reverse=True)
     answered, left_out = [timeline.current], []
     for release in before + sorted(set(timeline.answered) - {timeline.current, *before}, key=release_order, reverse=True):
         over = keep is not None and len(answered) >= keep and release not in before
@@ -87,11 +87,7 @@ def edge_timeline(site: Path, keep: int | None = None, fits=None,
 def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
     """The list of releases (per audience of the current release) and the TimeMap an edge answers, by
     path, and their mtime: when what they say last changed."""
-    current_dir = edge.folder / edge.current
-    custom, audiences = read_release_info(current_dir)
-    documents = timeline_documents(edge, release_site_url(current_dir) or routes.DEFAULT_SITE_URL,
-                                   audiences or routes.audiences(custom))
-    return documents, last_change(edge)
+    return timeline_documents(edge), last_change(edge)
 
 
 def keyed_hash(secret: str, key: str) -> str:

@@ -189,14 +189,13 @@ export function releaseAt(table, millis) {
   return { release: found.id };
 }
 
-
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
 // to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
 // out), or the 400/404/410. `path` is normalised; `api` the prefix.
 export function timegate(path, query, acceptDatetime, table, api) {
-  const asOf = argument(query, "as_of") !== "";
+  const asOf = argument(query, "as_of");  // wins where both are sent; empty counts as absent
   const rest = path.slice(api.length);
-  const millis = asOf ? asOfMillis(argument(query, "as_of")) : acceptDatetimeMillis(acceptDatetime);
+  const millis = asOf ? asOfMillis(asOf) : acceptDatetimeMillis(acceptDatetime);
   if (millis === null) return json(400, asOf ? BAD_AS_OF : BAD_ACCEPT_DATETIME);
   const found = releaseAt(table, millis);
   if (!found.release) return found;
@@ -371,11 +370,10 @@ async function scopedRoute(request, m, release, lookup, platform) {
   if (checked.refused) return { scope, result: checked.refused };
   const known = await lookup("releases", id);
   const state = known ? known[0] : undefined;
-  const grants = await lookup("users", checked.who, release.id);
   if (state === "g") return { scope, result: json(410, `Release ${id} is no longer kept; ${RELEASES_LISTED}`) };
-  if (state === undefined || (state === "s" && !(grants && grants.preview))) {
-    return { scope, result: json(404, `No release ${id}; ${RELEASES_LISTED}`) };
-  }
+  // a staged release is no release at all to a key that may not preview (its grants looked up only then)
+  const hidden = state === "s" && !(await lookup("users", checked.who, release.id) || {}).preview;
+  if (state === undefined || hidden) return { scope, result: json(404, `No release ${id}; ${RELEASES_LISTED}`) };
   const rest = m[2] || "";
   const api = release.prefix;
   const target = rest === "" || rest === "/" ? `${api}/releases/current/` : rest.startsWith("/releases/") ? "/_no_route"
@@ -477,7 +475,7 @@ export async function answer(request, release, lookup, platform) {
   let scoped = null;
   const api = release.prefix;
   const m = path === null || !path.startsWith(`${api}/releases/`) ? null : SCOPED.exec(path.slice(api.length));
-  if (m && request.method !== "OPTIONS" && (request.method === "GET" || request.method === "HEAD")) {
+  if (m && (request.method === "GET" || request.method === "HEAD")) {  // other methods: route's 204 or 405
     scoped = await scopedRoute(request, m, release, lookup, platform);
   }
   const result = scoped ? scoped.result : await route(request, path, release, within(lookup, release.id), platform);

@@ -8,11 +8,10 @@ import orjson
 
 from .. import routes
 from ..load.records import Dataset
+from .release_info import NGINX_DIR, RELEASE_INFO
 from .templates import template_environment
 from .timeline import Timeline, gate_table, http_date
 
-NGINX_DIR = "nginx"
-RELEASE_INFO = f"{NGINX_DIR}/release.json"
 ROUTING = f"{NGINX_DIR}/routing.json"  # the release's routing as data: what `riskapi deploy` gives the edge
 
 

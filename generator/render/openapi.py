@@ -99,23 +99,31 @@ def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> d
             "description": parameter.description, "schema": schema}
 
 
+def _ok(schema: dict, media_type: str = "application/json") -> dict:
+    """A 200 answer of this type and schema."""
+    return {"description": "OK", "content": {media_type: {"schema": schema}}}
+
+
+def _error(text: str, detail: str) -> dict:
+    """An error answer: when it comes (`text`) and an example of its JSON body."""
+    return {"description": text, "content": {"application/json": {
+        "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
+
+
 def _responses(schema: dict, media_type: str, example: tuple[str, object] | None, keyed: bool) -> dict:
-    content = {"schema": schema}
+    responses = {"200": _ok(schema, media_type)}
     if example is not None:
-        content["examples"] = {"release": {"summary": example[0], "value": example[1]}}
-    responses = {"200": {"description": "OK", "content": {media_type: content}}}
+        responses["200"]["content"][media_type]["examples"] = {"release": {"summary": example[0], "value": example[1]}}
     for status, (text, detail) in ERRORS.items():
         if keyed or status != "403":
-            responses[status] = {"description": text, "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
+            responses[status] = _error(text, detail)
     return responses
 
 
 def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
     """An operation as a past release answered it: under /releases/{release}/, immutable, 410 once pruned."""
     responses = {status: answer for status, answer in operation["responses"].items() if status != "302"}
-    responses["410"] = {"description": GONE[0], "content": {"application/json": {
-        "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": GONE[1]}}}}
+    responses["410"] = _error(*GONE)
     return {**operation, "operationId": f"{endpoint.operation}InRelease", "tags": ["releases"],
             "summary": f"{endpoint.summary} (as a kept release answered it)",
             "parameters": [RELEASE] + [p for p in operation["parameters"] if p is not AS_OF],
@@ -124,10 +132,7 @@ def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
 
 def _releases_over_time() -> dict:
     """The list of kept releases, the TimeMap and a kept release's own document."""
-    def error(status: str, text: str, detail: str) -> dict:
-        return {"description": text, "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
-    forbidden = error("403", *ERRORS["403"])
+    forbidden = _error(*ERRORS["403"])
     return {
         "/releases/": {"get": {
             "operationId": "listReleases", "tags": ["releases"], "summary": "The kept releases, newest first",
@@ -135,24 +140,21 @@ def _releases_over_time() -> dict:
                            "(live, kept; staged ones only to keys that may preview) and its change counts: the "
                            "Memento TimeMap as JSON.",
             "parameters": [],
-            "responses": {"200": {"description": "OK", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/Releases"}}}}, "403": forbidden}}},
+            "responses": {"200": _ok({"$ref": "#/components/schemas/Releases"}), "403": forbidden}}},
         "/releases/timemap": {"get": {
             "operationId": "getTimeMap", "tags": ["releases"], "summary": "The kept releases as a Memento TimeMap",
             "description": "RFC 7089 link format: the release document as the original resource and its own "
                            "TimeGate, and each kept release that was live as a memento, dated when it first went live.",
             "parameters": [],
-            "responses": {"200": {"description": "OK", "content": {"application/link-format": {
-                "schema": {"type": "string"}}}}, "403": forbidden}}},
+            "responses": {"200": _ok({"type": "string"}, "application/link-format"), "403": forbidden}}},
         "/releases/{release}/": {"get": {
             "operationId": "getRelease", "tags": ["releases"], "summary": "A kept release's own release document",
             "description": "What /releases/current/ said while this release was live.",
             "parameters": [RELEASE],
-            "responses": {"200": {"description": "OK", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/Release"}}}}, "403": forbidden,
-                "404": error("404", "No release of that id (or a staged one, to a key that may not preview).",
-                             "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."),
-                "410": error("410", *GONE)}}},
+            "responses": {"200": _ok({"$ref": "#/components/schemas/Release"}), "403": forbidden,
+                          "404": _error("No release of that id (or a staged one, to a key that may not preview).",
+                                        "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."),
+                          "410": _error(*GONE)}}},
     }
 
 

@@ -21,6 +21,7 @@ from .. import routes
 from ..history import LivePeriod, built_at
 from ..publish import RELEASES, gone_releases, kept_releases, live_periods, release_order, staged_releases
 from ..validate import DocumentValidator
+from .release_info import read_release_info, release_site_url
 
 LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
 TIMEMAP = "timemap.link"
@@ -49,13 +50,18 @@ class Timeline:
         """Each release's live periods as (from, until) in RFC 3339 (until None: live now)."""
         found: dict[str, list[tuple[str, str | None]]] = {}
         for period in self.periods:
-            found.setdefault(period.release, []).append((period.start or built_at(period.release), period.end))
+            found.setdefault(period.release, []).append((_start(period), period.end))
         return found
 
     def live_from(self) -> dict[str, str]:
         """When each kept release first went live (RFC 3339): its answers' Memento-Datetime."""
         starts = self.starts()
         return {r: starts[r][0][0] if r in starts else built_at(r) for r in self.kept}
+
+
+def _start(period: LivePeriod) -> str:
+    """When a period began (RFC 3339); a journal line written before instants were: the release's build."""
+    return period.start or built_at(period.release)
 
 
 def site_timeline(site: Path, current: str, leave_out: set[str] = frozenset()) -> Timeline:
@@ -87,7 +93,7 @@ def gate_table(timeline: Timeline) -> str:
     """The TimeGate's table (edge/core.js, `releaseAt`): `seconds id state` per live period, oldest first,
     comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
     answered = set(timeline.kept)
-    return ",".join(f"{int(_parsed(period.start or built_at(period.release)).timestamp())} {period.release} "
+    return ",".join(f"{int(_parsed(_start(period)).timestamp())} {period.release} "
                      f"{'k' if period.release in answered else 'g'}" for period in timeline.periods)
 
 
@@ -101,7 +107,7 @@ def edge_states(timeline: Timeline) -> dict[str, list]:
 
 def last_change(timeline: Timeline) -> int:
     """When what the timeline's documents say last changed (a Unix time): the latest switch, or build."""
-    instants = [p.start or built_at(p.release) for p in timeline.periods] + [built_at(r) for r in timeline.answered]
+    instants = [_start(p) for p in timeline.periods] + [built_at(r) for r in timeline.answered]
     return int(max(_parsed(instant) for instant in instants).timestamp())
 
 
@@ -117,9 +123,8 @@ def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:
     return public, models
 
 
-def _entry(timeline: Timeline, release: str, site_url: str, public: dict, models: dict[str, dict],
-           audience: frozenset[str]) -> dict:
-    periods = timeline.starts().get(release, [])
+def _entry(timeline: Timeline, release: str, periods: list[tuple[str, str | None]], site_url: str, public: dict,
+           models: dict[str, dict], audience: frozenset[str]) -> dict:
     status = "live" if release == timeline.current else "staged" if release in timeline.staged else "kept"
     shown = {m["code"] for m in public["models"]} | audience
     return {"id": release, "status": status, "builtAt": built_at(release),
@@ -131,23 +136,28 @@ def _entry(timeline: Timeline, release: str, site_url: str, public: dict, models
             "documents": public["documents"]}
 
 
-def documents(timeline: Timeline, site_url: str, audiences: list[frozenset[str]],
-              validator: DocumentValidator | None = None) -> dict[str, bytes]:
+def documents(timeline: Timeline) -> dict[str, bytes]:
     """The list of releases for each audience of the current release (its custom models as granted), and a
-    preview list of each with the staged releases, by path under LISTS; and the TimeMap. Each list is
-    checked against schemas/releases.json (a ValueError names what is wrong)."""
-    validator = validator or DocumentValidator()
+    preview list of each with the staged releases, by path under LISTS; and the TimeMap; their links start
+    with the current release's site address. Each list is checked against schemas/releases.json (a
+    ValueError names what is wrong)."""
+    current_dir = timeline.folder / timeline.current
+    custom, audiences = read_release_info(current_dir)
+    site_url = release_site_url(current_dir) or routes.DEFAULT_SITE_URL
+    validator = DocumentValidator()
     read = {r: _release_documents(timeline.folder / r) for r in timeline.answered}
+    periods = timeline.starts()
     newest_first = sorted(timeline.answered, key=release_order, reverse=True)
     route = routes.Route(f"{routes.API}/releases/", "", "releases")
     out = {}
-    for audience in audiences:
+    for audience in audiences or routes.audiences(custom):
         name = routes.audience_name(audience)
         variant = "" if name == routes.PUBLIC else f"audience={name}/"
         for preview in (False, True):
             shown = [r for r in newest_first if preview or r not in timeline.staged]
             document = {"current": timeline.current, "timemap": f"{site_url}{routes.API}/releases/timemap",
-                        "releases": [_entry(timeline, r, site_url, *read[r], audience) for r in shown]}
+                        "releases": [_entry(timeline, r, periods.get(r, []), site_url, *read[r], audience)
+                                     for r in shown]}
             problems = validator.errors(route, document)
             if problems:
                 raise ValueError("; ".join(problems))

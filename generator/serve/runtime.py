@@ -21,12 +21,12 @@ from ..files import link_atomic, write_atomic
 from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release, kept_releases, staged_releases
-from .. import routes
 from .. import history
 from ..routes import API
 from .keys import ApiKey, load_keys, render_key_map
 from .status import ServeStatus, redact_keys
-from ..render.nginx_maps import RELEASE_INFO, ROUTING, render_scoped_maps
+from ..render.nginx_maps import ROUTING, render_scoped_maps
+from ..render.release_info import read_release_info, release_site_url
 from ..render.templates import template_environment
 from ..render.timeline import Timeline, immutable, site_timeline, documents as timeline_documents
 
@@ -54,18 +54,6 @@ class ServeSettings:
     def address(self) -> str:
         """host:port as nginx and URLs write it (an IPv6 address in brackets)."""
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
-    """A release's custom models and the audiences it has a variant for (None: a release from before
-    audiences were listed, which had one for every set)."""
-    info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
-    return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
-
-
-def release_site_url(release_dir: Path) -> str | None:
-    """The public address a release's links start with (`riskapi build --site-url`)."""
-    return orjson.loads((release_dir / RELEASE_INFO).read_bytes()).get("site_url")
 
 
 def no_release(site: Path) -> ServeError:
@@ -192,10 +180,7 @@ class NginxRuntime:
         """The list of releases and the TimeMap of `timeline`, in a folder of the prefix's timeline/ named
         by their content (the same documents keep their folder, so their ETags stay); the few newest
         folders stay for requests in flight on an older configuration."""
-        current_dir = timeline.folder / timeline.current
-        custom, audiences = read_release_info(current_dir)
-        site_url = release_site_url(current_dir) or routes.DEFAULT_SITE_URL
-        files = timeline_documents(timeline, site_url, audiences or routes.audiences(custom))
+        files = timeline_documents(timeline)
         digest = hashlib.sha256(b"".join(name.encode() + b"\0" + body for name, body in sorted(files.items())))
         base = self.prefix / "timeline"
         folder = base / digest.hexdigest()[:20]

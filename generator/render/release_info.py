@@ -1,0 +1,23 @@
+"""What a release says of itself for whoever serves it (`nginx/release.json`, written by the build:
+nginx_maps.render_release_maps): its custom models, the audiences it has variants for, and the public
+address its links start with."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+NGINX_DIR = "nginx"
+RELEASE_INFO = f"{NGINX_DIR}/release.json"
+
+
+def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
+    """A release's custom models and the audiences it has a variant for (None: a release from before
+    audiences were listed, which had one for every set)."""
+    info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
+    return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
+
+
+def release_site_url(release_dir: Path) -> str | None:
+    """The public address a release's links start with (`riskapi build --site-url`)."""
+    return orjson.loads((release_dir / RELEASE_INFO).read_bytes()).get("site_url")
