@@ -114,3 +114,21 @@ def place():
     base = worker_readable_folder("riskapi-test-")
     yield base
     shutil.rmtree(base, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    """A thread a test left running keeps the test process from ending (Python waits for every
+    non-daemon thread at exit), and CI from finishing: name it with its stack and end the run red."""
+    import faulthandler
+    import os
+    import sys
+    import threading
+    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    for thread in stuck:
+        thread.join(timeout=10)
+    stuck = [t.name for t in stuck if t.is_alive()]
+    if stuck:
+        sys.stderr.write(f"\nthreads left running after the tests: {', '.join(stuck)}\n")
+        faulthandler.dump_traceback(all_threads=True)
+        sys.stderr.flush()
+        os._exit(3)

@@ -4,6 +4,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -144,6 +146,25 @@ def test_a_write_that_fails_in_the_worker_process_fails_the_release(tmp_path):
     assert snapshot(site) == before
     assert not list((site / RELEASES).glob(".tmp-*"))
     build(TINY, site)  # and the site takes the next build (the lock was released)
+
+
+def test_a_release_discarded_while_its_worker_is_busy_lets_the_process_end(tmp_path):
+    """An abort in the middle of writing (an unchanged rebuild, a failed check) used to leave the pool's
+    thread polling for a worker already reaped, and Python waits for that thread at exit: the build —
+    and CI's test run — never ended. 6 × 3 MB of random bytes keep the worker compressing and the queue
+    to it full when the release is thrown away."""
+    script = ("import os, sys\nfrom pathlib import Path\nfrom generator.publish import ReleaseWriter\n"
+              "writer = ReleaseWriter(Path(sys.argv[1]))\n"
+              "for i in range(6):\n    writer.write(f'f{i}.json', os.urandom(3 << 20))\n"
+              "writer.abort()\nprint('discarded')\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    try:
+        done = subprocess.run([sys.executable, "-c", script, str(site)], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the process did not end after discarding its release") from None
+    assert (done.returncode, done.stdout) == (0, "discarded\n"), done.stderr
+    assert not list((site / RELEASES).glob(".tmp-*"))
 
 
 def test_a_file_written_in_parts_is_the_parts_joined_with_its_twins_and_linked_when_unchanged(tmp_path):

@@ -2,7 +2,6 @@
 files), then publish it: synced, moved into place, journalled, made current in one atomic step; prune."""
 from __future__ import annotations
 
-import contextlib
 import datetime
 import hashlib
 import multiprocessing
@@ -40,6 +39,17 @@ def start_write_worker(lock_fd: int) -> None:
     os.close(lock_fd)  # the lock is held while any copy of its file is open
     end_with_parent(signal.SIGKILL)
 
+
+def _discard(pool: ProcessPoolExecutor) -> None:
+    """End a pool whose work is thrown away: its worker killed and reaped through its own handle. (A
+    bare waitpid left the pool's thread polling, forever, for a pid that was gone, and Python waits for
+    that thread at exit: the build, or the test run, never ended.)"""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.join()  # nothing writes into the release's folder after this
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 class ReleaseWriter:
@@ -261,19 +271,12 @@ class ReleaseWriter:
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was.
 
-        The write worker is ended by its pid, not waited for: what it writes is being thrown away, and
-        a worker that died (a memory limit, an OOM kill) or cannot answer would make a wait hang."""
+        The write worker is killed, not waited for: what it writes is being thrown away, and a worker
+        that died (a memory limit, an OOM kill) or cannot answer would make a wait hang."""
         try:
             if self._pool is not None:
                 pool, self._pool = self._pool, None
-                workers = list(getattr(pool, "_processes", None) or {})
-                for pid in workers:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                pool.shutdown(wait=False, cancel_futures=True)
-                for pid in workers:  # reaped: nothing writes into the folder after this
-                    with contextlib.suppress(ChildProcessError):
-                        os.waitpid(pid, 0)
+                _discard(pool)
             self._pending.clear()
             self._batch = []
             shutil.rmtree(self.folder, ignore_errors=True)
