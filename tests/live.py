@@ -103,6 +103,17 @@ class LiveServer:
         return self.request("GET", path, **kwargs)
 
 
+def assert_error_headers(answer: Response) -> None:
+    """An error as every server must send it: JSON, each header once, never stored, nothing of a file."""
+    names = [name.lower() for name, _ in answer.raw_headers]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    assert answer.header("content-type") == "application/json; charset=utf-8"
+    assert answer.header("cache-control") == "no-store"
+    assert answer.header("access-control-allow-origin") == "*" and answer.header("x-release")
+    for absent in ("content-disposition", "etag", "last-modified"):
+        assert answer.header(absent) is None, absent
+
+
 def auth_header(user: str, key: str, form: str) -> str:
     if form == "apikey":
         return f"apikey {user}:{key}"

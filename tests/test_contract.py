@@ -22,8 +22,13 @@ def tool(name: str) -> str:
 def test_gixy_finds_nothing_in_the_rendered_config(live):
     result = subprocess.run([tool("gixy"), "--skips", "nginx_cves", str(live.runtime.conf / "nginx.conf")],
                             capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "No issues found" in result.stdout
+    assert "Results" in result.stdout, result.stdout + result.stderr  # it ran
+    # One finding is meant: nginx's 416 location drops the server's add_header on purpose (njs sets an
+    # error's headers there, once each: runtime/timegate.conf). Any other finding fails.
+    problems = result.stdout.split(">> Problem:")[1:]
+    unexpected = [p for p in problems if not ("[add_header_redefinition]" in p and "location = /_error/416" in p)]
+    assert not unexpected, result.stdout
+    assert len(problems) <= 1 and (problems or "No issues found" in result.stdout), result.stdout
 
 
 @pytest.mark.parametrize("server", SERVERS)

@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from .conftest import TINY
-from .live import start_live_server
+from .live import assert_error_headers, start_live_server
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def test_a_client_over_its_limit_gets_429_json(limited):
     assert refused.status == 429
     assert json.loads(refused.body) == {"detail": "Request was throttled."}
     assert refused.header("retry-after") == "1"
-    assert refused.header("content-type").startswith("application/json")
+    assert_error_headers(refused)
 
 
 def test_the_limit_is_per_client_not_per_address(limited):

@@ -65,17 +65,26 @@ async function handler(event) {
   const release = JSON.parse(settings);
   const lookup = (table, key, id) => stored(id, table, key);
   const result = await answer({ method: request.method, path: request.uri, query: queryString(request.querystring),
-    authorization: header(request, "authorization"), acceptDatetime: header(request, "accept-datetime") },
+    authorization: (request.headers.authorization || {}).multiValue ? null : header(request, "authorization"),
+    acceptDatetime: header(request, "accept-datetime") },
   release, lookup, platform);
   if (result.file === undefined) return response(result);
+  // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
+  const range = /^bytes=(\d+)-\d*$/i.exec(header(request, "range"));
+  if (range && +range[1] >= result.size) {
+    return response(finish(json(416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` }),
+      { id: result.release }, request.method));
+  }
+  // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong
+  const tags = request.headers["if-none-match"];
+  if (tags) tags.value = tags.value.replace(/W\//g, "");
   const twin = encoding(header(request, "accept-encoding"), result.size, release);
   // the list of releases and the TimeMap are the files of `timeline` (releases/timeline/ in the bucket)
   request.uri = `/releases/${result.release}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
-  // a release-scoped answer's headers, for the viewer-response function: its Cache-Control, Memento-Datetime, Link
-  if (result.headers.Link) {
-    request.headers["x-scoped"] = { value: JSON.stringify([result.headers["Cache-Control"],
-      result.headers["Memento-Datetime"] || "", result.headers.Link]) };
-  }
+  // the answer's own headers, for the viewer-response function: its Cache-Control (which S3's 304 lacks)
+  // and, for a release-scoped answer, Memento-Datetime and Link
+  request.headers["x-answer"] = { value: JSON.stringify([result.headers["Cache-Control"],
+    result.headers["Memento-Datetime"] || "", result.headers.Link || ""]) };
   request.querystring = {};
   return request;
 }

@@ -2,8 +2,9 @@
 // file from the S3 origin the headers nginx sends around it (the edge core's `finish` above). The
 // object's metadata says which release it belongs to (x-amz-meta-release, written by `riskapi deploy
 // s3`), else (a 304 carries no metadata) the object's key the viewer-request function asked for; its
-// type says whether it is a page (the pages' CSP) or an export (a download name). A release-scoped
-// answer's own headers come from the viewer-request function (x-scoped). Answers the
+// type says whether it is a page (the pages' CSP) or an export (a download name). The answer's own
+// Cache-Control (and a release-scoped answer's Memento headers) come from the viewer-request function
+// (x-answer). Answers the
 // viewer-request function made itself carry their headers already and pass unchanged.
 function value(headers, name) {
   return headers[name] ? headers[name].value : "";
@@ -19,16 +20,20 @@ async function handler(event) {
   const result = { status: response.statusCode, headers: {} };
   const format = /^text\/csv/.test(type) ? "csv" : /^application\/x-ndjson/.test(type) ? "jsonl" : "";
   if (format && (response.statusCode === 200 || response.statusCode === 206)) result.headers["Content-Disposition"] = attachment(releaseId, format);
-  const scoped = value(event.request.headers || {}, "x-scoped");  // [Cache-Control, Memento-Datetime, Link]
-  const memento = scoped ? JSON.parse(scoped) : null;
-  finish(result, { id: releaseId, cache_control: memento ? memento[0] : value(headers, "cache-control") },
+  // [Cache-Control, Memento-Datetime, Link]
+  const answered = JSON.parse(value(event.request.headers || {}, "x-answer") || "[]");
+  finish(result, { id: releaseId, cache_control: answered[0] || value(headers, "cache-control") },
     event.request.method, /^text\/(?:html|javascript)/.test(type));
-  if (memento && response.statusCode < 400) {
-    if (memento[1]) result.headers["Memento-Datetime"] = memento[1];
-    result.headers["Link"] = memento[2];
+  if (answered[1] && response.statusCode < 400) result.headers["Memento-Datetime"] = answered[1];
+  if (answered[2] && response.statusCode < 400) result.headers["Link"] = answered[2];
+  // a 304 carries the ETag of what the client holds (§15.4.5); an origin that leaves it out (Ceph's) matched
+  // the one tag the client sent
+  const sent = value(event.request.headers || {}, "if-none-match");
+  if (response.statusCode === 304 && !headers.etag && /^\s*(?:W\/)?"[^",]*"\s*$/.test(sent)) {
+    result.headers["ETag"] = sent.trim().replace(/^W\//, "");
   }
   for (const name in headers) {
-    if (name.startsWith("x-amz-") || name === "server") delete headers[name];  // S3's own, not the API's
+    if (/^(?:x-amz-|x-rgw-|server$)/.test(name)) delete headers[name];  // S3's own (Ceph's too), not the API's
   }
   for (const name in result.headers) headers[name.toLowerCase()] = { value: result.headers[name] };
   return response;

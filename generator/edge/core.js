@@ -6,8 +6,8 @@
 //   answer({method, path, query, authorization}, release, lookup, platform)
 //     → Promise<{status, headers, body?} or {status, headers, file, size, mtime, parts?}>
 //
-// `path` and `query` are as the client sent them (percent-escapes kept); `acceptDatetime` the header's
-// value or "". `release` holds the live release's settings (id, prefix, cache_control, no_match,
+// `path` and `query` are as the client sent them (percent-escapes kept); `authorization` the header's
+// value, "" when absent, null when sent twice; `acceptDatetime` the header's value or "". `release` holds the live release's settings (id, prefix, cache_control, no_match,
 // orderings, compressed_over), the `immutable` Cache-Control of release-scoped answers and the
 // TimeGate's table (`gate`). `lookup(table, key, release)` answers from a release's tables (countries,
 // country_names, models, files, users; `timeline`'s files: the list of releases and the TimeMap), the
@@ -34,7 +34,7 @@ const NO_TIMEGATE = `This server cannot look up an instant: ask for a release by
 const INVALID_KEY = "Invalid API key.";
 // nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
 // come as several escapes, or raw).
-const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][0-9A-Fa-f]|%[C-Fc-f][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/;
+const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][\dA-F]|%[C-F][\dA-F](?:%[89AB][\dA-F]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/i;
 
 function json(status, detail, extra) {
   const headers = Object.assign({ "Content-Type": "application/json; charset=utf-8" }, extra);
@@ -86,9 +86,10 @@ function normalise(rawPath) {
   let decoded;
   try {
     decoded = decodeURIComponent(rawPath);
-  } catch (malformed) {
+  } catch (malformed) {  // bytes that are no UTF-8 stay escaped, as nginx does not read them as text
     decoded = rawPath;
   }
+  if (/%(?![\dA-F]{2})|%00/i.test(rawPath)) return null;  // a broken escape or a NUL: nginx's 400
   const out = [];
   const segments = decoded.split("/");
   for (let i = 1; i < segments.length; i++) {
@@ -308,13 +309,23 @@ export function attachment(releaseId, format) {
   return `attachment; filename="country-risk-scores-${releaseId}.${format}"`;
 }
 
+// Accept-Encoding as nginx's gzip_static and brotli_static read it (RFC 9110 §12.5.3): a coding's q is
+// the first item naming it (in any letter case): 1 with no parameter, 0 with another parameter than q;
+// 0 for a coding not named (`*` names none), which is not taken.
+export function quality(header, coding) {
+  const items = header.split(",");
+  for (let i = 0; i < items.length; i++) {
+    const m = /^\s*([^\s;]*)\s*(;\s*q=([\d.]*)|;)?/i.exec(items[i]);
+    if (asciiLower(m[1]) === coding) return m[2] ? +m[3] || 0 : 1;
+  }
+  return 0;
+}
+
 // gzip_static/brotli_static: nginx has twins only beside files over `compressed_over` bytes, and
-// prefers brotli where the client takes it. Returns "br", "gzip" or null.
+// prefers brotli whenever the client takes it. Returns "br", "gzip" or null.
 export function encoding(accepted, size, release) {
   if (size <= release.compressed_over) return null;
-  if (/(^|[\s,])br([\s;,]|$)/.test(accepted)) return "br";
-  if (/(^|[\s,])gzip([\s;,]|$)/.test(accepted)) return "gzip";
-  return null;
+  return quality(accepted, "br") > 0 ? "br" : quality(accepted, "gzip") > 0 ? "gzip" : null;
 }
 
 // nginx.conf's add_header list, on every answer (errors too). `page`: an HTML page or its script,
@@ -345,8 +356,11 @@ export function finish(result, release, method, page) {
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return json(404, NOT_FOUND);
-  const headers = Object.assign({ "Content-Type": contentType(name),
+  let headers = {};
+// {origin
+  headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
+// origin}
   return { status: 200, release: lookup.release, file: name, size: known[1], parts: known[2], mtime: known[0],
     headers };
 }
@@ -392,9 +406,9 @@ const KEYED = /^\/(?:releases\/current\/?|exports\/scores\.(?:csv|jsonl)|configu
 
 async function route(request, path, release, lookup, platform) {
   const method = request.method;
+  if (path === null) return json(400, "Bad request.");  // a request nginx refuses before reading it further
   if (method === "OPTIONS") return { status: 204, headers: {} };  // preflight before any key check
   if (method !== "GET" && method !== "HEAD") return json(405, `Method "${method}" not allowed.`);
-  if (path === null) return json(400, "Bad request.");
   const api = release.prefix;
   const query = request.query;
   let checked;
@@ -437,8 +451,11 @@ async function route(request, path, release, lookup, platform) {
 
   if (/^\/releases\/current\/?$/.test(rest)) return releaseFile(lookup, `${base}/releases/current/${audience}index.json`);
   if ((m = /^\/exports\/scores\.(csv|jsonl)$/.exec(rest))) {
-    return releaseFile(lookup, `${base}/exports/${audience}scores.${m[1]}`,
-      { "Content-Disposition": attachment(release.id, m[1]) });
+    let download;
+// {origin
+    download = { "Content-Disposition": attachment(release.id, m[1]) };
+// origin}
+    return releaseFile(lookup, `${base}/exports/${audience}scores.${m[1]}`, download);
   }
   if (/^\/configuration\/riskscores?models\/?$/.test(rest)) {
     return releaseFile(lookup, `${base}/configuration/riskscoremodels/${audience}index.json`);
@@ -471,7 +488,8 @@ async function route(request, path, release, lookup, platform) {
 }
 
 export async function answer(request, release, lookup, platform) {
-  const path = normalise(request.path);
+  // `authorization` null: the header came twice (which key would be meant?), nginx's 400
+  const path = request.authorization === null ? null : normalise(request.path);
   let scoped = null;
   const api = release.prefix;
   const m = path === null || !path.startsWith(`${api}/releases/`) ? null : SCOPED.exec(path.slice(api.length));

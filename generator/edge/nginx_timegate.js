@@ -29,4 +29,17 @@ function respond(r) {
   }
 }
 
-export default { respond };
+// `js_header_filter` of nginx's 416 (runtime/timegate.conf): the file's headers, set before its range
+// filter found the range past the end, dropped but for what the error needs (its type, length and
+// Content-Range); the headers of every error set, for the release answering.
+function errorHeaders(r) {
+  const names = Object.keys(r.headersOut);
+  for (let i = 0; i < names.length; i++) {
+    if (!/^Content-(?:Range|Type|Length)$/i.test(names[i])) delete r.headersOut[names[i]];
+  }
+  const headers = finish({ status: r.status, headers: {} }, { id: r.variables.scope }, "GET", false).headers;
+  const added = Object.keys(headers);
+  for (let i = 0; i < added.length; i++) r.headersOut[added[i]] = headers[added[i]];
+}
+
+export default { respond, errorHeaders };

@@ -2,12 +2,12 @@
 // decides, Static Assets holds the files (public/<release id>/…; the list of releases and the TimeMap
 // in public/timeline/). wrangler.json sets `run_worker_first`, so no file is served without
 // passing through here. What nginx does around a file is done here too: Last-Modified from the file's
-// mtime, and 304 when If-Modified-Since and If-None-Match (those sent) both say the client's copy is
-// current. Compression: as nginx has twins only beside files over 1 KB, only those are encoded, in
-// brotli where the client takes it, else gzip (the client's own Accept-Encoding is request.cf's
-// clientAcceptEncoding: the Worker's header says `br, gzip` whatever was sent). Cloudflare may
-// re-encode a type it compresses itself (JSON, CSV) in the client's first-listed encoding.
-import { answer, encoding, inMemory } from "./core.js";
+// mtime, conditional requests (304, 412), ranges. Compression: as nginx has twins only beside files
+// over 1 KB, only those are encoded, in brotli where the client takes it, else gzip (the client's own
+// Accept-Encoding is request.cf's clientAcceptEncoding: the Worker's header says `br, gzip` whatever
+// was sent), each encoding with its own ETag. Cloudflare may re-encode a type it compresses itself
+// (JSON, CSV) in the client's first-listed encoding.
+import { answer, encoding, inMemory, quality } from "./core.js";
 import release from "./release.json";
 import keys from "./keys.json";
 
@@ -29,13 +29,34 @@ function platformFor(secret) {
 
 const NOT_CONFIGURED = JSON.stringify({ detail: "The API is not configured: its KEYS_SECRET is missing." });
 
-function notModified(request, lastModified, etag) {  // nginx's not_modified filter, `if_modified_since exact`
+// Conditional requests (RFC 9110 §13.2.2), on the ETag of the representation chosen: If-Match (strong
+// comparison) else If-Unmodified-Since → 412; If-None-Match (weak comparison; a list, or `*`) else
+// If-Modified-Since (not modified since: the file's mtime at or before the date) → 304. Returns the
+// status to answer instead of the file, or null.
+function opaque(tag) {
+  return tag.trim().replace(/^W\//, "");
+}
+
+function listed(header, etag, weak) {
+  return header.split(",").some((tag) => tag.trim() === "*" || (weak ? opaque(tag) === opaque(etag)
+    : tag.trim() === etag && !etag.startsWith("W/")));
+}
+
+function notAfter(header, lastModified) {  // a date the file was not modified after; false if unreadable
+  const date = Date.parse(header);
+  return !Number.isNaN(date) && Date.parse(lastModified) <= date;
+}
+
+function precondition(request, etag, lastModified) {
+  const match = request.headers.get("If-Match");
+  const unmodified = request.headers.get("If-Unmodified-Since");
+  if (match !== null ? !listed(match, etag, false) : unmodified !== null && !notAfter(unmodified, lastModified)) {
+    return 412;
+  }
+  const noneMatch = request.headers.get("If-None-Match");
   const since = request.headers.get("If-Modified-Since");
-  const match = request.headers.get("If-None-Match");
-  if (since === null && match === null) return false;
-  if (since !== null && Date.parse(since) !== Date.parse(lastModified)) return false;
-  if (match !== null && match.trim() !== "*" && !match.split(",").some((tag) => tag.trim() === etag)) return false;
-  return true;
+  if (noneMatch !== null ? listed(noneMatch, etag, true) : since !== null && notAfter(since, lastModified)) return 304;
+  return null;
 }
 
 function asset(env, origin, name) {  // a file of Static Assets as stored (the Worker chooses the encoding)
@@ -129,11 +150,11 @@ function withLength(body, length) {  // a stream the runtime knows the length of
   return fixed.readable;
 }
 
-function unsatisfiable(result, size) {  // nginx's 416: JSON, as every error
+function failed(result, status, detail, extra) {  // a 412 or 416 about a file: JSON, as every error
   const headers = { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
-    "Content-Range": `bytes */${size}` };
+    ...extra };
   for (const name of ["Content-Disposition", "Last-Modified", "ETag"]) delete headers[name];
-  return new Response(JSON.stringify({ detail: "Requested range not satisfiable." }), { status: 416, headers });
+  return new Response(JSON.stringify({ detail }), { status, headers });
 }
 
 export default {
@@ -145,11 +166,13 @@ export default {
     const url = new URL(request.url);
     const raw = request.url.slice(url.origin.length);  // the path and query as sent
     const question = raw.indexOf("?");
+    const authorization = request.headers.get("Authorization");
     const result = await answer({
       method: request.method,
       path: question < 0 ? raw : raw.slice(0, question),
       query: question < 0 ? "" : raw.slice(question + 1),
-      authorization: request.headers.get("Authorization") ?? "",
+      // two Authorization headers come joined by ", " (no credential has a comma): null, the core's 400
+      authorization: authorization === null ? "" : authorization.includes(",") ? null : authorization,
       acceptDatetime: request.headers.get("Accept-Datetime") ?? "",
     }, release, lookup, platform);
     const head = request.method === "HEAD";
@@ -163,28 +186,41 @@ export default {
         headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
     }
     const headers = new Headers(result.headers);
-    const etag = file === null ? partsEtag(result) : file.headers.get("ETag");
+    const stored = file === null ? partsEtag(result) : file.headers.get("ETag");
+    // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
+    // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
+    const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
+    let chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release) : null;
+    // the runtime encodes in the coding the client prefers: gzip over br where its q is higher (nginx's
+    // twins: br whenever taken). The ETag must name the body sent.
+    if (chosen === "br" && quality(accepted, "gzip") > quality(accepted, "br")) chosen = "gzip";
+    const etag = stored && chosen ? stored.replace(/"$/, `-${chosen}"`) : stored;
     if (etag) headers.set("ETag", etag);
-    if (notModified(request, result.headers["Last-Modified"], etag)) {
+    const condition = precondition(request, etag, result.headers["Last-Modified"]);
+    if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5)
       headers.delete("Content-Disposition");
       return new Response(null, { status: 304, headers });
     }
-    const range = byteRange(request, result.size, etag, result.headers["Last-Modified"]);
-    if (range === UNSATISFIABLE) return unsatisfiable(result, result.size);
+    if (condition === 412) return failed(result, 412, "Precondition failed.");
+    const range = byteRange(request, result.size, stored, result.headers["Last-Modified"]);
+    if (range === UNSATISFIABLE) {
+      return failed(result, 416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` });
+    }
     if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding), from the part they start in
       const [first, last] = range;
       const from = file === null ? Math.floor(first / release.part_bytes) : 0;
       const skipped = from * (release.part_bytes || 0);
       headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
       headers.set("Content-Length", String(last - first + 1));
+      if (head) return new Response(null, { status: 206, headers });
       const source = file === null ? joined(env, url.origin, result, from) : file.body;
       return new Response(withLength(sliced(source, first - skipped, last - skipped), last - first + 1),
         { status: 206, headers });
     }
-    const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-    const chosen = encoding(accepted, result.size, release);
     if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
     else headers.set("Content-Length", String(result.size));
+    // HEAD: the sizes say it all; a file in parts is not read (every part would be fetched to be dropped)
+    if (head) return new Response(null, { status: 200, headers });
     let body = file === null ? joined(env, url.origin, result, 0) : file.body;
     if (file === null && !chosen) body = withLength(body, result.size);
     return new Response(body, { status: 200, headers });  // the runtime sends no body for HEAD

@@ -53,20 +53,27 @@ function send(out, status, headers, body) {
 
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding"]);
 
-http.createServer(async (incoming, out) => {
+const server = http.createServer(async (incoming, out) => {
   try {
-    const question = incoming.url.indexOf("?");
+    // the target as CloudFront hands it over: an absolute-form target (GET http://host/path) as its path
+    const target = incoming.url.replace(/^https?:\/\/[^/?]*/i, "") || "/";
+    const question = target.indexOf("?");
     const headers = {};
-    for (const [name, value] of Object.entries(incoming.headers)) own(headers, name, { value: String(value) });
-    const request = { method: incoming.method, uri: question < 0 ? incoming.url : incoming.url.slice(0, question),
-      querystring: querystring(question < 0 ? "" : incoming.url.slice(question + 1)), headers, cookies: {} };
+    for (const [name, values] of Object.entries(incoming.headersDistinct)) {  // a repeated header: multiValue
+      const field = { value: values[0] };
+      if (values.length > 1) field.multiValue = values.map((value) => ({ value }));
+      own(headers, name, field);
+    }
+    const request = { method: incoming.method, uri: question < 0 ? target : target.slice(0, question),
+      querystring: querystring(question < 0 ? "" : target.slice(question + 1)), headers, cookies: {} };
     const viewer = { ip: incoming.socket.remoteAddress };
     const decided = await viewerRequest({ version: "1.0", context: { eventType: "viewer-request" }, viewer, request });
     if (decided.statusCode !== undefined) {
       return send(out, decided.statusCode, decided.headers, decided.body ? decided.body.data : "");
     }
     const conditional = {};
-    for (const name of ["if-none-match", "if-modified-since", "range", "if-range"]) {  // CloudFront sends these on
+    // what CloudFront sends on to the origin of the viewer's headers: the conditional ones and Range
+    for (const name of ["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "range", "if-range"]) {
       if (decided.headers[name]) conditional[name] = decided.headers[name].value;
     }
     const got = await fromOrigin(decided.method, decided.uri, conditional);
@@ -82,4 +89,6 @@ http.createServer(async (incoming, out) => {
     out.writeHead(502, { "Content-Type": "application/json; charset=utf-8" });
     out.end(JSON.stringify({ detail: "The edge harness failed." }));
   }
-}).listen(Number(port), "127.0.0.1");
+});
+server.keepAliveTimeout = 0;  // no Keep-Alive header of Node's own: CloudFront sends none
+server.listen(Number(port), "127.0.0.1");
