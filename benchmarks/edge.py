@@ -14,6 +14,7 @@ Needs `scripts/test.sh` (or `npm install --prefix tests/clients`) for Node 22 an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -61,29 +62,39 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+@contextlib.contextmanager
+def wrangler_dev(project: Path):
+    """`wrangler dev` on a Worker project folder; yields its port, ended (its process group) after."""
+    port = _free_port()
+    env = {**os.environ, "PATH": f"{NODE_22.parent}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
+           "CI": "true"}
+    process = subprocess.Popen([str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1", "--port",
+                                str(port), "--log-level", "error"], cwd=project, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("wrangler dev did not start") from None
+                time.sleep(0.3)
+        yield port
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+
+
 def measure_workerd(project: Path, cases: list[dict], requests: int) -> dict:
     bench = project.parent / "bench-worker"
     shutil.copytree(project, bench, ignore=shutil.ignore_patterns("public"))
     (bench / "public").mkdir()
     shutil.copy(Path(__file__).parent / "edge_bench_worker.js", bench / "worker.js")
     (bench / "cases.json").write_text(json.dumps(cases))
-    port = _free_port()
-    env = {**os.environ, "PATH": f"{NODE_22.parent}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
-           "CI": "true"}
-    process = subprocess.Popen([str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1", "--port",
-                                str(port), "--log-level", "error"], cwd=bench, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/?n=0&case=0", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("wrangler dev did not start")
-                time.sleep(0.3)
-
+    with wrangler_dev(bench) as port:
         def timed(n: int, which: int) -> float:
             started = time.perf_counter()
             urllib.request.urlopen(f"http://127.0.0.1:{port}/?n={n}&case={which}", timeout=30).read()
@@ -95,9 +106,6 @@ def measure_workerd(project: Path, cases: list[dict], requests: int) -> dict:
         for i in range(requests):
             empty, full = timed(0, i), timed(PER_REQUEST, i)
             per_call.append(max(0.0, full - empty) / PER_REQUEST * 1e6)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
     return {"calls": requests * PER_REQUEST, "median_us": statistics.median(per_call),
             "p99_us": _percentile(per_call, 0.99)}
 
