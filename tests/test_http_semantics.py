@@ -144,6 +144,8 @@ def test_nginx_s_own_errors_have_their_headers_once(nginx_server):
     for status, answer in ((400, too_large), (501, not_implemented)):
         assert answer.status == status
         assert_error_headers(answer)
+    status, body = raw_request(nginx_server, ["GET / HTTP/2.0", "Host: 127.0.0.1"])
+    assert (status, json.loads(body)) == (505, {"detail": "HTTP version not supported."})
 
 
 @pytest.mark.parametrize("target", ["/api/v1/riskscores/sdg/%00/", "/api/v1/riskscores/sdg/%ZZ/", "/api/v1/%0"])
