@@ -121,3 +121,40 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
         process.wait(timeout=20)
     assert process.returncode == 0
     assert next_line().strip() == "stopped"
+
+
+def test_a_hundred_thousand_bad_lines_are_told_in_ten(tmp_path, tiny_site):
+    # 100,000 lines whose active column says "maybe" (one kind) and 3 with a bad user (another):
+    # the first 5 of the first kind, "… and 99,995 more like the last", the 3 others, and the heading
+    # — 10 lines wherever the keys file is read (keys list, deploy, serve's status), not 100,004.
+    from generator.serve.status import ServeStatus
+    keys = tmp_path / "keys.csv"
+    lines = ["user,key,models,active"] + [f"user{i:06d},{i:032x},,maybe" for i in range(100_000)]
+    lines += [f"bad user {i},{i + 200_000:032x},,yes" for i in range(3)]
+    keys.write_text("\n".join(lines) + "\n")
+    expected_tail = ["  … and 99,995 more like the last", *(f"  {keys}:{100_002 + i}: user 'bad user {i}'"
+                                                              for i in range(3))]
+
+    def told(stderr: str) -> list[str]:
+        warning = stderr[stderr.index("warning: "):].splitlines()
+        return warning[:10]
+
+    listing = CliRunner().invoke(main, ["keys", "list", "--keys", str(keys)])
+    assert listing.exit_code == 0 and listing.stdout == ""
+    warning = told(listing.stderr)
+    assert warning[0] == "warning: 100,003 line(s) of the keys file serve no key until fixed:"
+    assert warning[1] == f"  {keys}:2: active 'maybe' must be yes or no" and len(warning) == 10
+    assert warning[6] == expected_tail[0]
+    assert all(line.startswith(start) for line, start in zip(warning[7:], expected_tail[1:]))
+    assert len(listing.stderr.splitlines()) == 10
+
+    deployed = CliRunner().invoke(main, ["deploy", "cloudflare", "--site", str(tiny_site), "--keys", str(keys),
+                                         "--out", str(tmp_path / "cloudflare"), "-q"])
+    assert deployed.exit_code == 0, deployed.output
+    assert told(deployed.stderr) == warning
+
+    status = ServeStatus(tmp_path, "127.0.0.1:1")
+    from generator.serve.keys import load_keys
+    status.applied("r", "digest", load_keys(keys).problems)
+    assert status.state["live"]["keyProblemLines"] == 100_003
+    assert ["  " + line for line in status.state["live"]["keyProblems"]] == warning[1:]

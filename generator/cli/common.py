@@ -157,3 +157,9 @@ def command_table() -> list[tuple[str, str]]:
             else:
                 yield f"{prefix} {name}", command.get_short_help_str(limit=120)
     return list(walk(main, "riskapi"))
+
+
+def warn_of_keys_problems(keys_read) -> None:
+    """A keys file's bad lines (summarised), on stderr: they serve no key; the command itself went through."""
+    if keys_read.warning():
+        click.echo(f"warning: {keys_read.warning()}", err=True)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, options
+from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, options, warn_of_keys_problems
 
 
 def _platform_limits(warnings: list[str], strict: bool) -> None:
@@ -45,8 +45,10 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
                       strict: bool) -> None:
     """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) of the site's releases."""
     from ..deploy.cloudflare import node_problem, write_project
+    from ..serve.keys import load_keys
     from ..serve.runtime import live_release
     release = live_release(site_dir)
+    warn_of_keys_problems(load_keys(keys_file))  # those lines serve no key at the edge either
     project = write_project(site_dir, keys_file, out_dir, name, cache_control)
     _platform_limits(project.warnings, strict)
     problem = node_problem()
@@ -75,8 +77,10 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
                       keep_days: float | None, strict: bool) -> None:
     """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the site's releases."""
     from ..deploy.cloudfront import write_project
+    from ..serve.keys import load_keys
     from ..serve.runtime import live_release
     release = live_release(site_dir)
+    warn_of_keys_problems(load_keys(keys_file))  # those lines serve no key at the edge either
     project = write_project(site_dir, keys_file, out_dir, cache_control, keep, keep_days)
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import KEYS_OPTION, SITE_OPTION, _say, main
+from .common import KEYS_OPTION, SITE_OPTION, _say, main, warn_of_keys_problems
 
 
 @main.group()
@@ -48,7 +48,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
     if given_key and key_weakness(added.key):
         click.echo(f"warning: a weak key was accepted (--allow-weak): {key_weakness(added.key)}; replace it "
                    f"with `riskapi keys add {user} --replace`", err=True)
-    _keys_problems(load_keys(keys_file))
+    warn_of_keys_problems(load_keys(keys_file))
     missing = missing_variant(read_keys(keys_file), user, release[1], release[2]) if release else None
     if missing:
         held, served = missing
@@ -69,7 +69,7 @@ def keys_revoke(ctx, user: str, keys_file: Path) -> None:
     from ..serve.keys import revoke
     count, keys_read = revoke(keys_file, user)
     _say(ctx, f"revoked {count} key(s) of {user}")
-    _keys_problems(keys_read)
+    warn_of_keys_problems(keys_read)
 
 
 @keys.command("list")
@@ -81,10 +81,5 @@ def keys_list(keys_file: Path) -> None:
     for k in keys_read.keys:
         grants = ",".join(k.models + (("preview",) if k.preview else ())) or "-"
         click.echo(f"{k.user}\t{k.masked}\t{grants}\t{'active' if k.active else 'revoked'}")
-    _keys_problems(keys_read)
+    warn_of_keys_problems(keys_read)
 
-
-def _keys_problems(keys_read) -> None:
-    """The keys file's bad lines, on stderr: they serve no key (the command itself went through)."""
-    if keys_read.warning():
-        click.echo(f"warning: {keys_read.warning()}", err=True)

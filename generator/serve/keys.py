@@ -20,6 +20,7 @@ from typing import Callable
 from ..encodings import identity
 from ..errors import KeysError
 from ..files import write_atomic
+from ..load.problems import SHOWN_PER_KIND
 from .. import routes
 from ..render.templates import template_environment
 
@@ -82,10 +83,28 @@ class KeysFile:
 
     def warning(self) -> str | None:
         """One message for every problem (None without any), saying the lines serve no key."""
-        if not self.problems:
-            return None
-        return (f"{len(self.problems)} line(s) of the keys file serve no key until fixed:\n  "
-                + "\n  ".join(self.problems))
+        return problems_warning(len(self.problems), summarised(self.problems)) if self.problems else None
+
+
+def summarised(problems: list[str]) -> list[str]:
+    """The keys file's problems as they are shown: the first few of each kind (the same message but for
+    its line, cells and numbers), then how many more like the last, as the data files' problems are. One
+    bad column in a 100,000-line file is six lines, not 100,000."""
+    kinds: dict[str, list[str]] = {}
+    for problem in problems:
+        what = re.sub(r"^.*?:\d+: ", "", problem, count=1)  # after "FILE:LINE: "
+        kinds.setdefault(re.sub(r"'[^']*'|\"[^\"]*\"|\d+", "_", what), []).append(problem)
+    shown = []
+    for same in kinds.values():
+        shown += same[:SHOWN_PER_KIND]
+        if len(same) > SHOWN_PER_KIND:
+            shown.append(f"… and {len(same) - SHOWN_PER_KIND:,} more like the last")
+    return shown
+
+
+def problems_warning(count: int, shown: list[str]) -> str:
+    """What `keys`, `serve` and `deploy` say of a keys file's bad lines (`shown`: summarised)."""
+    return f"{count:,} line(s) of the keys file serve no key until fixed:\n  " + "\n  ".join(shown)
 
 
 def new_key() -> str:

@@ -23,7 +23,7 @@ from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release, kept_releases, staged_releases
 from .. import history
 from ..routes import API
-from .keys import ApiKey, load_keys, render_key_map
+from .keys import ApiKey, load_keys, problems_warning, render_key_map
 from .status import ServeStatus, redact_keys
 from ..render.nginx_maps import ROUTING, render_scoped_maps
 from ..render.release_info import read_release_info, release_site_url
@@ -384,10 +384,10 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
 
     def tell_problems() -> None:  # the keys file's bad lines, each time they change
         nonlocal shown
-        problems = tuple((runtime.status.state["live"] or {}).get("keyProblems", ()))
+        live = runtime.status.state["live"] or {}
+        problems = tuple(live.get("keyProblems", ()))
         if problems != shown and problems:
-            say(f"warning: {len(problems)} line(s) of the keys file serve no key until fixed:\n  "
-                + "\n  ".join(problems))
+            say(f"warning: {problems_warning(live['keyProblemLines'], list(problems))}")
         shown = problems
 
     try:

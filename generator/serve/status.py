@@ -14,6 +14,7 @@ import orjson
 
 from ..files import write_atomic
 from ..processes import process_state
+from .keys import summarised
 
 SERVING = ".serving"
 KEPT_REJECTIONS = 10
@@ -37,7 +38,9 @@ class ServeStatus:
         self.state = {"pid": os.getpid(), "address": address, "live": None, "rejected": []}
 
     def applied(self, release: str, keys_digest: str | None, key_problems: list[str]) -> None:
-        live = {"release": release, "keys": (keys_digest or "")[:12], "keyProblems": key_problems}
+        """What is live; the keys file's bad lines as shown (summarised) and how many there are."""
+        live = {"release": release, "keys": (keys_digest or "")[:12], "keyProblems": summarised(key_problems),
+                "keyProblemLines": len(key_problems)}
         if {k: v for k, v in (self.state["live"] or {}).items() if k != "since"} != live:
             self.state["live"] = {**live, "since": _now()}
         self._write()
