@@ -50,6 +50,7 @@ COMMAND_LINES = [
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
     "--keep 5 --keep-days 30 --strict",
     "riskapi status --site {site}",
+    "riskapi usage --site {site} --log {log} --since 2026-01-01 --by route --format csv",
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
     "--cache-control 'public, max-age=60' --rate-limit 600/m",
 ]
@@ -83,7 +84,9 @@ def test_every_readme_option_is_run_here():
 
 def test_every_readme_command_line_exits_0(place):
     values = dict(data=TINY, site=place / "site", keys=place / "keys.csv", key=KEY, prefix=place / "nginx",
-                  port=free_port())
+                  port=free_port(), log=place / "access.log")
+    values["log"].write_text('127.0.0.1 - alice [24/Nov/2026:10:00:00 +0000] "GET /api/v1/ HTTP/1.1" 200 812 '
+                             '"code= name= model= country_code= country_name= ordering=" "curl/8" 0.000\n')
     for line in COMMAND_LINES:
         if "{first}" in line:
             values["first"], values["second"] = releases(values["site"])[:2]

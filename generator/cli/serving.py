@@ -99,3 +99,50 @@ def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cac
 
     runtime.render()
     _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
+
+
+@main.command()
+@SITE_OPTION
+@click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="An nginx access log to read (repeatable; .gz too) [default: the logs of the site's running "
+                   "`riskapi serve`s, with their rotations].")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]), default=None,
+              help="Only requests from this UTC date or time on (2026-11-01, 2026-11-01T12:00:00).")
+@click.option("--by", type=click.Choice(["user", "route", "day"]), default="user", show_default=True)
+@click.option("--format", "output", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def usage(site_dir: Path, logs: tuple[Path, ...], since, by: str, output: str) -> None:
+    """Requests, bytes and status classes per user (never a key), route or day, from nginx's access log."""
+    import csv
+    import datetime
+    import io
+    import itertools
+
+    import orjson
+
+    from ..errors import ServeError
+    from ..serve.status import read_statuses
+    from ..serve.usage import read_log, rotated, usage as tally
+    if not logs:
+        served = [Path(s["accessLog"]) for s in read_statuses(site_dir) if s.get("accessLog")]
+        if not served:
+            raise ServeError(f"no riskapi serve of {site_dir} is running: name its access log with --log "
+                             "(serve --prefix DIR keeps it in DIR/logs/access.log)")
+        logs = tuple(itertools.chain.from_iterable(rotated(log) for log in served))
+    start = since.replace(tzinfo=datetime.timezone.utc) if since else None
+    tallies = tally(itertools.chain.from_iterable(read_log(log) for log in logs), by, start)
+    rows = [{by: key, "requests": t.requests, "bytes": t.bytes, **t.statuses} for key, t in tallies.items()]
+    columns = [by, "requests", "bytes", "2xx", "3xx", "4xx", "5xx"]
+    if output == "json":
+        click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
+    elif output == "csv":
+        text = io.StringIO()
+        writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        click.echo(text.getvalue(), nl=False)
+    else:
+        table = [columns] + [[str(row.get(c, 0)) for c in columns] for row in rows]
+        widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+        for line in table:
+            click.echo("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in
+                                 enumerate(zip(line, widths))).rstrip())

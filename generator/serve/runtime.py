@@ -135,7 +135,7 @@ class NginxRuntime:
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
-        self.status = ServeStatus(settings.site, settings.address)
+        self.status = ServeStatus(settings.site, settings.address, self.prefix / "logs" / "access.log")
 
     # ------------------------------------------------------------------ rendering
 

@@ -33,9 +33,10 @@ def _now() -> str:
 class ServeStatus:
     """The status file of one serve (by its address), rewritten in one step on every change."""
 
-    def __init__(self, site: Path, address: str):
+    def __init__(self, site: Path, address: str, access_log: Path | None = None):
         self.path = site / SERVING / f"{re.sub(r'[^0-9A-Za-z.]+', '_', address).strip('_')}.json"
-        self.state = {"pid": os.getpid(), "address": address, "live": None, "rejected": []}
+        self.state = {"pid": os.getpid(), "address": address, "live": None, "rejected": [],
+                      "accessLog": str(access_log) if access_log else None}  # what riskapi usage reads
 
     def applied(self, release: str, keys_digest: str | None, key_problems: list[str]) -> None:
         """What is live; the keys file's bad lines as shown (summarised) and how many there are."""

@@ -1,0 +1,109 @@
+"""Usage per key's user, route or day, from nginx's access log (nginx.conf's `riskapi` log format):
+requests, bytes sent and status classes. The log names the user, never a key (nginx.conf), so neither
+does this. Rotated logs (access.log.1) and gzipped ones (access.log.2.gz) are read as they come."""
+from __future__ import annotations
+
+import datetime
+import gzip
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ServeError
+
+# $remote_addr - $log_user [$time_local] "$request_method $request_path $server_protocol" $status
+# $body_bytes_sent "…known arguments…" "$http_user_agent" $request_time
+LINE = re.compile(r'^\S+ - (?P<user>\S+) \[(?P<time>[^\]]+)\] "(?P<method>\S*) (?P<path>\S*)[^"]*" '
+                  r'(?P<status>\d{3}) (?P<bytes>\d+) ')
+TIME_LOCAL = "%d/%b/%Y:%H:%M:%S %z"
+NO_USER = "-"  # a request without a valid key
+
+# The route a path answers, as the API documents it (docs/api.md); the first that matches.
+ROUTES = [(re.compile(pattern), template) for pattern, template in [
+    (r"^/api/v1/?$", "/api/v1/"),
+    (r"^/api/v1/openapi\.json$", "/api/v1/openapi.json"),
+    (r"^/api/v1/releases/?$", "/api/v1/releases/"),
+    (r"^/api/v1/releases/timemap$", "/api/v1/releases/timemap"),
+    (r"^/api/v1/releases/current/?$", "/api/v1/releases/current/"),
+    (r"^/api/v1/exports/scores\.(csv|jsonl)$", "/api/v1/exports/scores.{format}"),
+    (r"^/api/v1/configuration/riskscores?models/?$", "/api/v1/configuration/riskscoremodels/"),
+    (r"^/api/v1/configuration/countries/?$", "/api/v1/configuration/countries/"),
+    (r"^/api/v1/riskscores/country/[^/]+/?$", "/api/v1/riskscores/country/{country}/"),
+    (r"^/api/v1/riskscores/[^/]+/?$", "/api/v1/riskscores/{model}/"),
+    (r"^/api/v1/riskscores/[^/]+/[^/]+/?$", "/api/v1/riskscores/{model}/{country}/"),
+    (r"^/(?:docs(?:/.*)?)?$", "pages"),
+]]
+SCOPED = re.compile(r"^/api/v1/releases/\d{8}T\d{6}Z(?:-\d+)?(/.*)?$")
+
+
+def route_of(path: str) -> str:
+    """The documented route of a path (a release-scoped one under /api/v1/releases/{id}), or "other"."""
+    scoped = SCOPED.match(path)
+    if scoped:
+        rest = scoped.group(1) or "/"
+        inner = route_of("/api/v1" + rest) if rest not in ("", "/") else "/api/v1/releases/current/"
+        return "/api/v1/releases/{id}" + inner.removeprefix("/api/v1") if inner.startswith("/api/v1") else "other"
+    return next((template for pattern, template in ROUTES if pattern.match(path)), "other")
+
+
+@dataclass
+class Request:
+    user: str
+    at: datetime.datetime
+    route: str
+    status: int
+    bytes: int
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    bytes: int = 0
+    statuses: dict[str, int] = field(default_factory=lambda: {"2xx": 0, "3xx": 0, "4xx": 0, "5xx": 0})
+
+    def add(self, request: Request) -> None:
+        self.requests += 1
+        self.bytes += request.bytes
+        kind = f"{request.status // 100}xx"
+        self.statuses[kind] = self.statuses.get(kind, 0) + 1
+
+
+def _lines(path: Path) -> Iterator[str]:
+    try:
+        opened = gzip.open(path, "rt", encoding="utf-8", errors="replace") if path.suffix == ".gz" \
+            else open(path, encoding="utf-8", errors="replace")
+        with opened as lines:
+            yield from lines
+    except OSError as error:
+        raise ServeError(f"{path}: cannot be read: {error.strerror or error}") from None
+
+
+def read_log(path: Path) -> Iterator[Request]:
+    """The requests of one access log; lines of another format are passed over."""
+    for line in _lines(path):
+        m = LINE.match(line)
+        if m:
+            yield Request(m["user"], datetime.datetime.strptime(m["time"], TIME_LOCAL), route_of(m["path"]),
+                          int(m["status"]), int(m["bytes"]))
+
+
+def rotated(log: Path) -> list[Path]:
+    """A log and its rotations beside it (access.log.1, access.log.2.gz, …), oldest first."""
+    def age(path: Path) -> int:
+        number = path.name[len(log.name) + 1:].removesuffix(".gz")
+        return int(number) if number.isdigit() else -1
+    siblings = [p for p in log.parent.glob(f"{log.name}.*") if age(p) >= 0]
+    return sorted(siblings, key=age, reverse=True) + ([log] if log.exists() else [])
+
+
+def usage(requests: Iterable[Request], by: str, since: datetime.datetime | None = None) -> dict[str, Tally]:
+    """Requests tallied by user, route or day (UTC), those before `since` left out; sorted by key."""
+    tallies: dict[str, Tally] = {}
+    for request in requests:
+        if since is not None and request.at < since:
+            continue
+        key = {"user": request.user, "route": request.route,
+               "day": request.at.astimezone(datetime.timezone.utc).date().isoformat()}[by]
+        tallies.setdefault(key, Tally()).add(request)
+    return dict(sorted(tallies.items()))

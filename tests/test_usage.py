@@ -1,0 +1,94 @@
+"""`riskapi usage` against a real nginx's access log: known requests, counted exactly per user, route
+and day, with the bytes nginx sent; rotated and gzipped logs too; never a key."""
+import datetime
+import gzip
+import json
+import shutil
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+
+from .conftest import TINY
+from .live import start_live_server
+
+DOCUMENT = "/api/v1/riskscores/sovereign/AUT/"
+EXPORT = "/api/v1/exports/scores.jsonl"
+
+
+@pytest.fixture(scope="module")
+def served():
+    """A server of its own (other tests' requests would be in a shared one's log) and what was asked."""
+    server = start_live_server(TINY)
+    try:
+        answers = {"alice": [server.get(DOCUMENT) for _ in range(3)] + [server.get("/api/v1/riskscores/nosuch/")],
+                   "bob": [server.get(EXPORT, user="bob") for _ in range(2)],
+                   "-": [server.get(DOCUMENT, user=None)]}
+        log = server.runtime.prefix / "logs" / "access.log"
+        deadline = time.monotonic() + 10  # the log is written every second (buffer=64k flush=1s)
+        while (not log.exists() or log.read_text().count("\n") < 7) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield server, answers, log
+    finally:
+        server.runtime.stop()
+        shutil.rmtree(server.base, ignore_errors=True)
+
+
+def usage(*args) -> list[dict]:
+    result = CliRunner().invoke(main, ["usage", "--format", "json", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_each_user_s_requests_bytes_and_statuses(served):
+    server, answers, log = served
+    # alice: 3 documents (200) and an unknown model (404); bob: the export twice; no key: one 403
+    expected = [{"user": user, "requests": len(got), "bytes": sum(len(a.body) for a in got),
+                 "2xx": sum(a.status == 200 for a in got), "3xx": 0, "4xx": sum(a.status >= 400 for a in got),
+                 "5xx": 0} for user, got in sorted(answers.items())]
+    assert [a.status for a in answers["alice"]] == [200, 200, 200, 404] and answers["-"][0].status == 403
+    assert usage("--log", log) == expected
+    assert server.keys["alice"] not in log.read_text()  # the log names users, never keys
+
+
+def test_by_route_and_by_day(served):
+    _, answers, log = served
+    routes = {row["route"]: row["requests"] for row in usage("--log", log, "--by", "route")}
+    assert routes == {"/api/v1/riskscores/{model}/{country}/": 4, "/api/v1/riskscores/{model}/": 1,
+                      "/api/v1/exports/scores.{format}": 2}
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    assert usage("--log", log, "--by", "day") == [{"day": today.isoformat(), "requests": 7,
+                                                   "bytes": sum(len(a.body) for got in answers.values() for a in got),
+                                                   "2xx": 5, "3xx": 0, "4xx": 2, "5xx": 0}]
+    tomorrow = (today + datetime.timedelta(days=1)).isoformat()
+    assert usage("--log", log, "--since", tomorrow) == []
+
+
+def test_the_running_serve_s_log_and_its_rotations_are_found(served, tmp_path):
+    server, _, log = served
+    once = {row["user"]: row["requests"] for row in usage("--site", server.site)}
+    assert once == {"-": 1, "alice": 4, "bob": 2}
+    rotated = log.with_name("access.log.1.gz")  # as logrotate leaves it: the same requests again
+    rotated.write_bytes(gzip.compress(log.read_bytes()))
+    try:
+        twice = {row["user"]: row["requests"] for row in usage("--site", server.site)}
+    finally:
+        rotated.unlink()
+    assert twice == {"-": 2, "alice": 8, "bob": 4}
+
+
+def test_csv_and_table(served):
+    _, _, log = served
+    result = CliRunner().invoke(main, ["usage", "--log", str(log), "--format", "csv"])
+    assert result.stdout.splitlines()[0] == "user,requests,bytes,2xx,3xx,4xx,5xx"
+    assert result.stdout.splitlines()[1].startswith("-,1,")
+    table = CliRunner().invoke(main, ["usage", "--log", str(log)]).stdout.splitlines()
+    assert table[0].split() == ["user", "requests", "bytes", "2xx", "3xx", "4xx", "5xx"]
+    assert table[2].split()[:2] == ["alice", "4"]
+
+
+def test_without_a_running_serve_or_a_log_it_says_what_to_do(tmp_path):
+    result = CliRunner().invoke(main, ["usage", "--site", str(tmp_path)])
+    assert result.exit_code == 1 and "--log" in result.output
