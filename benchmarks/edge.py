@@ -67,6 +67,7 @@ def wrangler_dev(project: Path):
     """`wrangler dev` on a Worker project folder; yields its port, ended (its process group) after."""
     port = _free_port()
     env = {**os.environ, "PATH": f"{NODE_22.parent}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
+           "CLOUDFLARE_CF_FETCH_ENABLED": "false",  # no lookup of workers.cloudflare.com: only 127.0.0.1
            "CI": "true"}
     process = subprocess.Popen([str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1", "--port",
                                 str(port), "--log-level", "error"], cwd=project, env=env, stdout=subprocess.DEVNULL,

@@ -243,9 +243,10 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
                                                str(nginx.keys_file), "--out", str(project), "-q"])
     assert result.exit_code == 0, result.output
     env = {**os.environ, "PATH": f"{NODE_22}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
+           "CLOUDFLARE_CF_FETCH_ENABLED": "false",  # no lookup of workers.cloudflare.com: only 127.0.0.1
            "CI": "true", "NO_COLOR": "1"}
     return _start_edge(nginx, "wrangler dev", [str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1",
-                                               "--port", "{port}", "--log-level", "warn"], project, env, 90,
+                                               "--port", "{port}", "--log-level", "log"], project, env, 90,
                        lambda: start_edge_server(nginx))
 
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from generator.cli import main
 
 from .conftest import TINY
-from .live import start_live_server
+from .live import start_edge_server, start_live_server
 
 DOCUMENT = "/api/v1/riskscores/sovereign/AUT/"
 EXPORT = "/api/v1/exports/scores.jsonl"
@@ -87,6 +87,39 @@ def test_csv_and_table(served):
     table = CliRunner().invoke(main, ["usage", "--log", str(log)]).stdout.splitlines()
     assert table[0].split() == ["user", "requests", "bytes", "2xx", "3xx", "4xx", "5xx"]
     assert table[2].split()[:2] == ["alice", "4"]
+
+
+def test_the_worker_s_usage_lines_count_the_same(served, tmp_path):
+    # the same requests of the same keys at the Worker (wrangler dev, its output as the log): its one
+    # JSON line per request gives the same counts, statuses and bytes as nginx's access log
+    server, answers, log = served
+    edge = start_edge_server(server)
+    try:
+        got = {"alice": [edge.get(DOCUMENT) for _ in range(3)] + [edge.get("/api/v1/riskscores/nosuch/")],
+               "bob": [edge.get(EXPORT, user="bob") for _ in range(2)], "-": [edge.get(DOCUMENT, user=None)]}
+        time.sleep(0.5)  # wrangler writes what the Worker logged as it comes
+        worker_log = edge.runtime.log
+        asked = {row["user"]: row for row in usage("--log", worker_log)}
+    finally:
+        edge.runtime.stop()
+    assert [a.body for a in got["bob"]] == [a.body for a in answers["bob"]]
+    asked["-"]["requests"] -= 1  # the fixture's own check that the Worker answers: GET /api/v1/ without a key
+    asked["-"]["bytes"] -= len(server.release_file("api/v1/index.json"))
+    asked["-"]["2xx"] -= 1
+    assert asked == {row["user"]: row for row in usage("--log", log)}
+    assert server.keys["alice"] not in worker_log.read_text() and server.keys["bob"] not in worker_log.read_text()
+
+
+def test_a_logpush_record_is_read_as_the_worker_s_lines(tmp_path):
+    line = json.dumps({"usage": 1, "at": "2026-11-24T10:00:00.000Z", "user": "alice", "method": "GET",
+                       "path": "/api/v1/releases/20261124T090000Z/riskscores/sovereign/", "status": 200, "bytes": 512,
+                       "release": "20261124T090000Z"})
+    record = {"Outcome": "ok", "Logs": [{"Level": "log", "Message": [line]}, {"Level": "log", "Message": ["other"]}]}
+    log = tmp_path / "logpush.jsonl"
+    log.write_text(json.dumps(record) + "\nnot a record\n")
+    assert usage("--log", log, "--by", "route") == [{"route": "/api/v1/releases/{id}/riskscores/{model}/",
+                                                     "requests": 1, "bytes": 512, "2xx": 1, "3xx": 0, "4xx": 0,
+                                                     "5xx": 0}]
 
 
 def test_without_a_running_serve_or_a_log_it_says_what_to_do(tmp_path):

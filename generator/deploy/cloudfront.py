@@ -73,7 +73,7 @@ class CloudFrontProject:
 def function_source(handler: Path) -> str:
     """One CloudFront Function as written: the edge core and a handler (edge.script). What is deployed
     is this minified (see FUNCTIONS)."""
-    return script(handler, without=("timegate", "origin"))
+    return script(handler, without=("timegate", "origin", "usage"))
 
 
 def release_entries(release_dir: Path, release_id: str) -> list[tuple[str, str]]:

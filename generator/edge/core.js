@@ -368,6 +368,9 @@ async function releaseFile(lookup, name, extra) {
 async function refusal(request, lookup, platform) {  // the key check: the 403, or the user
   const header = request.authorization || "";
   const who = await user(header, lookup, platform);
+// {usage
+  request.user = who;  // whom the answer was for: the Worker's usage line
+// usage}
   return who ? { who } : { refused: json(403, header === "" ? NOT_PROVIDED : INVALID_KEY) };
 }
 

@@ -157,72 +157,93 @@ function failed(result, status, detail, extra) {  // a 412 or 416 about a file: 
   return new Response(JSON.stringify({ detail }), { status, headers });
 }
 
+// One line per request for usage (riskapi usage reads it; Workers Logs and Logpush collect it): when,
+// the user (never a key; "-" without a valid one), the path without its query (a key pasted into a URL
+// stays out), the status, the bytes of the body (before the runtime's compression; 0 for HEAD and 304)
+// and the release that answered.
+function logUsage(asked, response) {
+  const length = Number(response.headers.get("Content-Length") ?? asked.size ?? 0);
+  const bytes = asked.method === "HEAD" || response.status === 304 ? 0 : length;
+  console.log(JSON.stringify({ usage: 1, at: new Date().toISOString(), user: asked.user || "-",
+    method: asked.method, path: asked.path, status: response.status, bytes, release: response.headers.get("X-Release") }));
+}
+
 export default {
   async fetch(request, env) {
-    if (!env.KEYS_SECRET) {  // no key could be checked: say so to the operator, answer nothing else
-      return new Response(NOT_CONFIGURED, { status: 500, headers: { "Content-Type": "application/json" } });
-    }
-    const platform = platformFor(env.KEYS_SECRET);
-    const url = new URL(request.url);
-    const raw = request.url.slice(url.origin.length);  // the path and query as sent
-    const question = raw.indexOf("?");
-    const authorization = request.headers.get("Authorization");
-    const result = await answer({
-      method: request.method,
-      path: question < 0 ? raw : raw.slice(0, question),
-      query: question < 0 ? "" : raw.slice(question + 1),
-      // two Authorization headers come joined by ", " (no credential has a comma): null, the core's 400
-      authorization: authorization === null ? "" : authorization.includes(",") ? null : authorization,
-      acceptDatetime: request.headers.get("Accept-Datetime") ?? "",
-    }, release, lookup, platform);
-    const head = request.method === "HEAD";
-    if (result.file === undefined) {
-      return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
-    }
-    // a file in parts is not fetched before it is known which of its bytes are wanted
-    const file = result.parts ? null : await asset(env, url.origin, `${result.release}/${result.file}`);
-    if (file !== null && file.status !== 200) {  // the route description promised a file the assets do not hold
-      return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
-        headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
-    }
-    const headers = new Headers(result.headers);
-    const stored = file === null ? partsEtag(result) : file.headers.get("ETag");
-    // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
-    // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
-    const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-    let chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release) : null;
-    // the runtime encodes in the coding the client prefers: gzip over br where its q is higher (nginx's
-    // twins: br whenever taken). The ETag must name the body sent.
-    if (chosen === "br" && quality(accepted, "gzip") > quality(accepted, "br")) chosen = "gzip";
-    const etag = stored && chosen ? stored.replace(/"$/, `-${chosen}"`) : stored;
-    if (etag) headers.set("ETag", etag);
-    const condition = precondition(request, etag, result.headers["Last-Modified"]);
-    if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5)
-      headers.delete("Content-Disposition");
-      return new Response(null, { status: 304, headers });
-    }
-    if (condition === 412) return failed(result, 412, "Precondition failed.");
-    const range = byteRange(request, result.size, stored, result.headers["Last-Modified"]);
-    if (range === UNSATISFIABLE) {
-      return failed(result, 416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` });
-    }
-    if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding), from the part they start in
-      const [first, last] = range;
-      const from = file === null ? Math.floor(first / release.part_bytes) : 0;
-      const skipped = from * (release.part_bytes || 0);
-      headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
-      headers.set("Content-Length", String(last - first + 1));
-      if (head) return new Response(null, { status: 206, headers });
-      const source = file === null ? joined(env, url.origin, result, from) : file.body;
-      return new Response(withLength(sliced(source, first - skipped, last - skipped), last - first + 1),
-        { status: 206, headers });
-    }
-    if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
-    else headers.set("Content-Length", String(result.size));
-    // HEAD: the sizes say it all; a file in parts is not read (every part would be fetched to be dropped)
-    if (head) return new Response(null, { status: 200, headers });
-    let body = file === null ? joined(env, url.origin, result, 0) : file.body;
-    if (file === null && !chosen) body = withLength(body, result.size);
-    return new Response(body, { status: 200, headers });  // the runtime sends no body for HEAD
+    const asked = { method: request.method, path: new URL(request.url).pathname, user: null, size: null };
+    const response = await respond(request, env, asked);
+    logUsage(asked, response);
+    return response;
   },
 };
+
+async function respond(request, env, asked) {
+  if (!env.KEYS_SECRET) {  // no key could be checked: say so to the operator, answer nothing else
+    return new Response(NOT_CONFIGURED, { status: 500, headers: { "Content-Type": "application/json" } });
+  }
+  const platform = platformFor(env.KEYS_SECRET);
+  const url = new URL(request.url);
+  const raw = request.url.slice(url.origin.length);  // the path and query as sent
+  const question = raw.indexOf("?");
+  const authorization = request.headers.get("Authorization");
+  const core = {
+    method: request.method,
+    path: question < 0 ? raw : raw.slice(0, question),
+    query: question < 0 ? "" : raw.slice(question + 1),
+    // two Authorization headers come joined by ", " (no credential has a comma): null, the core's 400
+    authorization: authorization === null ? "" : authorization.includes(",") ? null : authorization,
+    acceptDatetime: request.headers.get("Accept-Datetime") ?? "",
+  };
+  const result = await answer(core, release, lookup, platform);
+  asked.user = core.user;  // set by the core's key check
+  asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
+  const head = request.method === "HEAD";
+  if (result.file === undefined) {
+    return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
+  }
+  // a file in parts is not fetched before it is known which of its bytes are wanted
+  const file = result.parts ? null : await asset(env, url.origin, `${result.release}/${result.file}`);
+  if (file !== null && file.status !== 200) {  // the route description promised a file the assets do not hold
+    return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
+      headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
+  }
+  const headers = new Headers(result.headers);
+  const stored = file === null ? partsEtag(result) : file.headers.get("ETag");
+  // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
+  // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
+  const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
+  let chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release) : null;
+  // the runtime encodes in the coding the client prefers: gzip over br where its q is higher (nginx's
+  // twins: br whenever taken). The ETag must name the body sent.
+  if (chosen === "br" && quality(accepted, "gzip") > quality(accepted, "br")) chosen = "gzip";
+  const etag = stored && chosen ? stored.replace(/"$/, `-${chosen}"`) : stored;
+  if (etag) headers.set("ETag", etag);
+  const condition = precondition(request, etag, result.headers["Last-Modified"]);
+  if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5)
+    headers.delete("Content-Disposition");
+    return new Response(null, { status: 304, headers });
+  }
+  if (condition === 412) return failed(result, 412, "Precondition failed.");
+  const range = byteRange(request, result.size, stored, result.headers["Last-Modified"]);
+  if (range === UNSATISFIABLE) {
+    return failed(result, 416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` });
+  }
+  if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding), from the part they start in
+    const [first, last] = range;
+    const from = file === null ? Math.floor(first / release.part_bytes) : 0;
+    const skipped = from * (release.part_bytes || 0);
+    headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
+    headers.set("Content-Length", String(last - first + 1));
+    if (head) return new Response(null, { status: 206, headers });
+    const source = file === null ? joined(env, url.origin, result, from) : file.body;
+    return new Response(withLength(sliced(source, first - skipped, last - skipped), last - first + 1),
+      { status: 206, headers });
+  }
+  if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
+  else headers.set("Content-Length", String(result.size));
+  // HEAD: the sizes say it all; a file in parts is not read (every part would be fetched to be dropped)
+  if (head) return new Response(null, { status: 200, headers });
+  let body = file === null ? joined(env, url.origin, result, 0) : file.body;
+  if (file === null && !chosen) body = withLength(body, result.size);
+  return new Response(body, { status: 200, headers });  // the runtime sends no body for HEAD
+}

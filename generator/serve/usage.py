@@ -1,10 +1,12 @@
-"""Usage per key's user, route or day, from nginx's access log (nginx.conf's `riskapi` log format):
-requests, bytes sent and status classes. The log names the user, never a key (nginx.conf), so neither
-does this. Rotated logs (access.log.1) and gzipped ones (access.log.2.gz) are read as they come."""
+"""Usage per key's user, route or day, from nginx's access log (nginx.conf's `riskapi` log format) or
+the Worker's usage lines (one JSON object per request, as `wrangler dev`, Workers Logs and Logpush give
+them): requests, bytes sent and status classes. Both name the user, never a key, and so does this.
+Rotated logs (access.log.1) and gzipped ones (access.log.2.gz) are read as they come."""
 from __future__ import annotations
 
 import datetime
 import gzip
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -79,13 +81,33 @@ def _lines(path: Path) -> Iterator[str]:
         raise ServeError(f"{path}: cannot be read: {error.strerror or error}") from None
 
 
+def _worker_lines(line: str) -> Iterator[dict]:
+    """The Worker's usage objects in one line: the line itself, or the messages of a Logpush record
+    (Workers Trace Events: {"Logs": [{"Message": ["…"]}, …]})."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return
+    if isinstance(record, dict) and record.get("usage") == 1:
+        yield record
+    elif isinstance(record, dict) and isinstance(record.get("Logs"), list):
+        for log in record["Logs"]:
+            for message in (log.get("Message") or []) if isinstance(log, dict) else []:
+                yield from _worker_lines(message) if isinstance(message, str) else ()
+
+
 def read_log(path: Path) -> Iterator[Request]:
-    """The requests of one access log; lines of another format are passed over."""
+    """The requests of one log, nginx's or the Worker's; lines of another kind are passed over."""
     for line in _lines(path):
         m = LINE.match(line)
         if m:
             yield Request(m["user"], datetime.datetime.strptime(m["time"], TIME_LOCAL), route_of(m["path"]),
                           int(m["status"]), int(m["bytes"]))
+        elif line.startswith("{"):
+            for used in _worker_lines(line):
+                at = datetime.datetime.fromisoformat(used["at"].replace("Z", "+00:00"))
+                yield Request(str(used["user"]), at, route_of(str(used["path"])), int(used["status"]),
+                              int(used["bytes"]))
 
 
 def rotated(log: Path) -> list[Path]:
