@@ -350,24 +350,34 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
             basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
             credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
     every_custom = tuple(sorted({model for _, custom, _ in releases for model in custom}))
-    granted = [(user, model) for user, models in sorted(user_grants(keys, every_custom).items())
-               for model in sorted(models)]
-    audience_rows = [(f"{release}:{user}", audience) for release, custom, audiences in releases
-                     for user, (_, audience) in served_audiences(keys, custom, audiences).items()]
+    grants = user_grants(keys, every_custom)
+    granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
+    grant_sets = [(user, routes.audience_name(models)) for user, models in sorted(grants.items()) if models]
+    held = sorted({models for models in grants.values() if models}, key=routes.audience_name)
+    audience_rows = []
+    for release, custom, audiences in releases:
+        for models in held:
+            audience = release_audience(models & frozenset(custom), audiences)
+            if audience != routes.PUBLIC:
+                audience_rows.append((f"{release}:{routes.audience_name(models)}", audience))
     previewers = sorted({k.user for k in keys if k.active and k.preview})
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
-                                                                       audiences=audience_rows, previewers=previewers)
+                                                                       grant_sets=grant_sets, audiences=audience_rows,
+                                                                       previewers=previewers)
 
 
 def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],
                      audiences: list[frozenset[str]] | None) -> dict[str, tuple[frozenset[str], str]]:
     """Each user with an active key (sorted): the custom models it may use, and the name of the audience
     variant it is served (its grant set where the release has it; `audiences` None: every set has one)."""
-    served = {}
-    for user, models in sorted(user_grants(keys, custom_models).items()):
-        audience = models if audiences is None else routes.audience_for(models, audiences)
-        served[user] = (models, routes.audience_name(audience))
-    return served
+    return {user: (models, release_audience(models, audiences))
+            for user, models in sorted(user_grants(keys, custom_models).items())}
+
+
+def release_audience(grants: frozenset[str], audiences: list[frozenset[str]] | None) -> str:
+    """The name of the variant a release serves a client with these grants (its custom models only);
+    `audiences` None: every set has one."""
+    return routes.audience_name(grants if audiences is None else routes.audience_for(grants, audiences))
 
 
 def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str, frozenset[str]]:
