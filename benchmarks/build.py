@@ -98,7 +98,7 @@ def main() -> None:
         first = builds[0]
         if not lines:
             lines.append(f"- documents: {first['documents']}, {first['bytes'] / 1e6:.1f} MB (JSON, and the CSV and "
-                         "JSON Lines exports of each audience; plus .gz and .br beside files over 1 KB)")
+                         "JSON Lines exports of the public models and of each model; plus .gz and .br beside files over 1 KB)")
         lines += [
             f"- **{placement}** (`{folder}`): full build {fmt(build_wall)}; peak memory "
             f"{max(b['peak_mb'] for b in builds):.0f} MB; floor (orjson + write + gzip and brotli of the same "

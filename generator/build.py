@@ -239,7 +239,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 current.append(CurrentScores.of(scores))
                 del scores, lists
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
-            out.add(exports.render(audiences))
+            out.add(exports.render())
             del exports
             public = [m.model.code for m in dataset.models if not m.model.custom]
             shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}

@@ -113,14 +113,21 @@ ENDPOINTS = (
              "built, the data vintage and the number of scored countries of each model this key may see, and what "
              "changed against the previous release.", "release", tag="release"),
     Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", "/exports/scores.csv",
-             "Every result of the release as CSV",
-             "Every result of the release in one file: one row per model, country, date and level (model, section, "
-             "indicator), with the columns below; custom models only for keys granted them.", "",
-             media_type="text/csv", tag="exports"),
+             "Every result of the release's public models as CSV",
+             "Every result of the release's public models in one file, the same for every key: one row per model, "
+             "country, date and level (model, section, indicator), with the columns below. A custom model's rows "
+             "are in its own export.", "", media_type="text/csv", tag="exports"),
     Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "/exports/scores.jsonl",
-             "Every result of the release as JSON Lines",
+             "Every result of the release's public models as JSON Lines",
              "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
              "out where the CSV cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
+    Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
+             "/exports/{model}/scores.csv", "Every result of one model as CSV",
+             "The rows of one model, as the CSV export has them; a custom model's only for keys granted it.", "", (_MODEL,), media_type="text/csv", tag="exports"),
+    Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
+             "/exports/{model}/scores.jsonl", "Every result of one model as JSON Lines",
+             "The rows of one model, as the JSON Lines export has them.", "", (_MODEL,),
+             media_type="application/x-ndjson", tag="exports"),
 )
 
 
@@ -241,13 +248,17 @@ def current_release(audience: str = PUBLIC) -> Route:
 
 
 EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl"}
+MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"}
 
 
-def export(format: str, audience: str = PUBLIC) -> Route:
-    """A bulk export of every result an audience may see (not JSON: no schema)."""
-    path, _ = _endpoint(EXPORT_FORMATS[format])
-    folder, name = path.strip("/").rsplit("/", 1)
-    return Route(path, "/".join(part for part in (folder, _audience_folder(audience), name) if part), "", audience)
+def export(format: str, model: str | None = None) -> Route:
+    """A bulk export (not JSON: no schema): the public models' rows, the same file for every key, or
+    (`model`) one model's — written once per release, whatever the audiences."""
+    if model is None:
+        path, _ = _endpoint(EXPORT_FORMATS[format])
+    else:
+        path, _ = _endpoint(MODEL_EXPORT_FORMATS[format], model=model)
+    return Route(path, path.strip("/"), "")
 
 
 _ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")
@@ -257,7 +268,7 @@ def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bo
     """Whether a release file is one an audience may know of: no custom model it is not granted, and
     no variant of another audience."""
     parts = file.split("/")
-    if len(parts) > 3 and parts[2] == "riskscores" and parts[3] in custom_models - grants:
+    if len(parts) > 3 and parts[2] in ("riskscores", "exports") and parts[3] in custom_models - grants:
         return False
     folders = [p.partition("=")[2] for p in parts if p.startswith("audience=")]
     return not folders or folders == [audience_name(grants)]
@@ -270,9 +281,10 @@ def names_its_release(file: str) -> bool:
 
 def document_count(countries: int, models: int, audiences: int) -> int:
     """How many API documents a release has: the routes above, for every model, country and audience."""
-    per_model = len(SCORE_ORDERINGS) + countries + 1 + countries  # endpoint 3 (orderings, filters, none), 4
+    # endpoint 3 (orderings, filters, none), 4, the model's exports
+    per_model = len(SCORE_ORDERINGS) + countries + 1 + countries + len(MODEL_EXPORT_FORMATS)
     shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
-    per_release = 1 + 1 + audiences * (1 + len(EXPORT_FORMATS))  # openapi.json, root; release, exports
+    per_release = 1 + 1 + audiences + len(EXPORT_FORMATS)  # openapi.json, root; release, public exports
     return models * per_model + shared + per_release
 
 

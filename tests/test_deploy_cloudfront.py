@@ -181,6 +181,8 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
         ("HEAD", "/api/v1/riskscores/sovereign/CIV/", "", alice, "gzip, deflate, br"),
         ("GET", "/api/v1/riskscores/sovereign/CIV/", "", alice, "gzip"),
         ("GET", "/api/v1/exports/scores.csv", "", alice, "br"), ("GET", "/api/v1/releases/current/", "", bob),
+        ("GET", "/api/v1/exports/acme_aml/scores.jsonl", "", alice, "gzip"),
+        ("GET", "/api/v1/exports/acme_aml/scores.jsonl", "", bob),
         ("GET", "/api/v1/nginx/routing.json", "", alice), ("GET", "/api/v1/manifest.json", "", alice),
     ]]
     request_code = (out / "viewer-request.js").read_text()
@@ -196,7 +198,8 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert base + "api/v1/riskscores/acme_aml/index.json" in uris  # alice's grant
     assert base + "api/v1/riskscores/sovereign/CIV/index.json.br" in uris  # over 1 KB, brotli accepted
     assert base + "api/v1/riskscores/sovereign/CIV/index.json.gz" in uris
-    assert base + "api/v1/exports/audience=acme_aml/scores.csv.br" in uris
+    assert base + "api/v1/exports/scores.csv.br" in uris  # the same file for every key
+    assert base + "api/v1/exports/acme_aml/scores.jsonl.gz" in uris  # alice's grant; bob's is a 404
     assert base + "api/v1/releases/current/index.json" in uris
     made = [a for a in in_node if "statusCode" in a and a["statusCode"] != 204]
     assert all(json.loads(a["body"]["data"])["detail"] and a["headers"]["cache-control"]["value"] == "no-store"
@@ -211,12 +214,17 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
          "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/html; charset=utf-8"}}}},
         {"request": {"method": "GET", "uri": f"{base}api/v1/index.json"},
          "response": {"statusCode": 304, "headers": {"etag": {"value": '"abc"'}}}},  # no metadata on a 304
+        {"request": {"method": "GET", "uri": f"{base}api/v1/exports/acme_aml/scores.jsonl.gz"},
+         "response": {"statusCode": 200, "headers": {**metadata,
+                                                     "content-type": {"value": "application/x-ndjson; charset=utf-8"}}}},
     ]
     response_code = (out / "viewer-response.js").read_text()
     finished = _run("node", response_code, {}, responses, tmp_path)
     assert _run("njs", response_code, {}, responses, tmp_path) == finished
-    export, page, not_modified = (answer["headers"] for answer in finished)
+    export, page, not_modified, one_model = (answer["headers"] for answer in finished)
     assert export["content-disposition"]["value"] == f'attachment; filename="country-risk-scores-{release}.csv"'
+    assert one_model["content-disposition"]["value"] == (
+        f'attachment; filename="country-risk-scores-acme_aml-{release}.jsonl"')
     assert not any(name.startswith("x-amz-") or name == "server" for name in export)
     assert "script-src 'self'" in page["content-security-policy"]["value"]
     assert "script-src" not in export["content-security-policy"]["value"]

@@ -446,7 +446,7 @@ def test_text_that_a_spreadsheet_runs_is_neutralised_in_the_csv_export_only(data
     site = data_copy.parent / "site"
     build(data_copy, site)
     release = site / CURRENT
-    rows = [line for line in (release / "api/v1/exports/audience=acme_aml/scores.csv").read_text().splitlines()
+    rows = [line for line in (release / "api/v1/exports/acme_aml/scores.csv").read_text().splitlines()
             if line.startswith("acme_aml,CIV,indicator,fatf_list,")]
     assert rows == ["acme_aml,CIV,indicator,fatf_list,2024-12-31,current,50.0,Medium,3,2,3,50,100,100.0,,,'=2+3,"
                     "FATF call for action=no; FATF increased monitoring=yes"]

@@ -227,7 +227,9 @@ def start_serve(place: Path, port: int) -> subprocess.Popen:
                                 str(place / "site"), "--keys", str(place / "keys.csv"), "--prefix",
                                 str(place / "nginx")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     first = process.stdout.readline()
-    assert first.startswith("serving release"), first + process.stdout.read()
+    if not first.startswith("serving release"):
+        process.kill()  # before reading the rest: a serve that runs on would never end the output
+        raise AssertionError(first + process.stdout.read())
     return process
 
 

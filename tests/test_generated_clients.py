@@ -122,7 +122,8 @@ def test_every_operation_of_the_python_client_answers_with_typed_fields(python_c
 
 
 def test_the_root_release_and_export_operations_of_the_python_client(python_client, live):
-    from country_risk_api_client.api.exports import export_scores_csv, export_scores_jsonl
+    from country_risk_api_client.api.exports import (export_model_scores_csv, export_model_scores_jsonl,
+                                                     export_scores_csv, export_scores_jsonl)
     from country_risk_api_client.api.release import get_api_root, get_current_release
     client = _client(python_client, live)
     keyless = python_client.Client(base_url=f"http://127.0.0.1:{live.port}/api/v1")
@@ -137,6 +138,12 @@ def test_the_root_release_and_export_operations_of_the_python_client(python_clie
     for operation, path in ((export_scores_csv, "/api/v1/exports/scores.csv"),
                             (export_scores_jsonl, "/api/v1/exports/scores.jsonl")):
         answer = operation.sync_detailed(client=client)
+        assert answer.status_code == 200 and answer.content == live.get(path).body
+    # a model's own, listed under its entry of the release document (alice is granted acme_aml)
+    assert {m.code: m.exports.csv for m in release.models}["acme_aml"].endswith("/api/v1/exports/acme_aml/scores.csv")
+    for operation, path in ((export_model_scores_csv, "/api/v1/exports/acme_aml/scores.csv"),
+                            (export_model_scores_jsonl, "/api/v1/exports/acme_aml/scores.jsonl")):
+        answer = operation.sync_detailed(client=client, model="acme_aml")
         assert answer.status_code == 200 and answer.content == live.get(path).body
 
 

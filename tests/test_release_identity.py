@@ -64,6 +64,11 @@ def test_the_current_release_needs_a_key_and_shows_only_granted_models(live):
     sovereign = {m["code"]: m for m in public["models"]}["sovereign"]
     assert (sovereign["dataVintage"], sovereign["countriesScored"]) == ("2024-12-31", 2)
     assert public["exports"]["csv"] == f"http://127.0.0.1:8080{API}/exports/scores.csv"
+    # each model a key may see lists its own exports: alice's acme_aml, never bob's
+    assert {m["code"]: m["exports"]["jsonl"] for m in mine["models"]}["acme_aml"] == (
+        f"http://127.0.0.1:8080{API}/exports/acme_aml/scores.jsonl")
+    assert [m["exports"]["csv"] for m in public["models"]] == [
+        f"http://127.0.0.1:8080{API}/exports/{code}/scores.csv" for code in ("sdg", "sovereign")]
     # the first release: everything was added, and bob's count leaves out acme_aml's documents
     assert public["previous"] is None and public["documents"]["changed"] == 0
     assert mine["documents"]["added"] > public["documents"]["added"] > 0
@@ -97,15 +102,7 @@ def _number(cell: str):
     return None if cell == "" else float(cell)
 
 
-@pytest.mark.parametrize("user, models", [("alice", ["acme_aml", "sdg", "sovereign"]), ("bob", ["sdg", "sovereign"])])
-def test_the_csv_export_equals_the_json_documents_number_for_number(live, user, models):
-    answer = live.get(f"{API}/exports/scores.csv", user=user)
-    assert answer.status == 200
-    assert answer.header("Content-Type") == "text/csv; charset=utf-8"
-    assert answer.header("Content-Disposition") == (
-        f'attachment; filename="country-risk-scores-{answer.header("X-Release")}.csv"')
-    rows = _csv_rows(answer.body)
-    expected = [row for model in models for code in ("AUT", "CIV", "NGA") for row in _expected_rows(live, model, code)]
+def _assert_rows_are(rows: list[dict], expected: list[dict]) -> None:
     assert len(rows) == len(expected) > 0
     for row, want in zip(rows, expected):
         for column in ("model", "country_code", "level", "reference", "date", "type"):
@@ -115,8 +112,48 @@ def test_the_csv_export_equals_the_json_documents_number_for_number(live, user, 
             assert _number(row[column]) == want[column], (column, want)
         raw = want["raw_value"]
         assert row["raw_value"] == ("" if raw is None else raw if isinstance(raw, str) else json.dumps(raw))
-    if user == "bob":
-        assert answer.body == live.release_file(routes.export("csv").file)
+
+
+@pytest.mark.parametrize("user", ["alice", "bob"])
+def test_the_csv_export_holds_the_public_models_number_for_number_the_same_for_every_key(live, user):
+    answer = live.get(f"{API}/exports/scores.csv", user=user)
+    assert answer.status == 200
+    assert answer.header("Content-Type") == "text/csv; charset=utf-8"
+    assert answer.header("Content-Disposition") == (
+        f'attachment; filename="country-risk-scores-{answer.header("X-Release")}.csv"')
+    # alice's grant of acme_aml does not change it: a custom model's rows are in its own export
+    expected = [row for model in ("sdg", "sovereign") for code in ("AUT", "CIV", "NGA")
+                for row in _expected_rows(live, model, code)]
+    _assert_rows_are(_csv_rows(answer.body), expected)
+    assert answer.body == live.release_file(routes.export("csv").file)
+
+
+@pytest.mark.parametrize("model", ["acme_aml", "sovereign"])
+def test_a_models_own_export_equals_its_json_documents_number_for_number(live, model):
+    answer = live.get(f"{API}/exports/{model}/scores.csv", user="alice")
+    assert answer.status == 200, answer.body
+    assert answer.header("Content-Type") == "text/csv; charset=utf-8"
+    assert answer.header("Content-Disposition") == (
+        f'attachment; filename="country-risk-scores-{model}-{answer.header("X-Release")}.csv"')
+    rows = _csv_rows(answer.body)
+    _assert_rows_are(rows, [row for code in ("AUT", "CIV", "NGA") for row in _expected_rows(live, model, code)])
+    lines = live.get(f"{API}/exports/{model}/scores.jsonl", user="alice")
+    assert lines.status == 200
+    assert [(line["model"], line["country_code"], line["level"], line.get("reference", ""), line["date"])
+            for line in map(json.loads, lines.body.decode().splitlines())] == [
+        (row["model"], row["country_code"], row["level"], row["reference"], row["date"]) for row in rows]
+
+
+def test_a_custom_models_export_is_not_found_without_the_grant(live):
+    for path in (f"{API}/exports/acme_aml/scores.csv", f"{API}/exports/acme_aml/scores.jsonl",
+                 f"{API}/exports/nosuchmodel/scores.csv"):
+        answer = live.get(path, user="bob")
+        assert answer.status == 404, path
+        assert answer.header("Content-Type") == "application/json; charset=utf-8"
+        assert answer.header("Content-Disposition") is None
+        assert json.loads(answer.body) == {"detail": "Not found."}
+    assert live.get(f"{API}/exports/sovereign/scores.csv", user="bob").status == 200  # a public model's: every key's
+    assert live.get(f"{API}/exports/acme_aml/scores.csv", user=None).status == 403  # the key is checked first
 
 
 def test_the_json_lines_export_holds_the_same_rows_typed(live):

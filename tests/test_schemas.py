@@ -148,7 +148,7 @@ def test_openapi_is_valid_openapi_3_1():
     validate_openapi(copy.deepcopy(document))
     keyed = {"/configuration/riskscoremodels/", "/configuration/countries/", "/riskscores/{model}/",
              "/riskscores/{model}/{country_code}/", "/riskscores/country/{code}/", "/exports/scores.csv",
-             "/exports/scores.jsonl"}
+             "/exports/scores.jsonl", "/exports/{model}/scores.csv", "/exports/{model}/scores.jsonl"}
     # every keyed route also as a kept release answered it; the releases' list, TimeMap and documents
     assert set(document["paths"]) == keyed | {"/configuration/riskscoresmodels/", "/", "/releases/current/"} | {
         "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/"}
@@ -161,6 +161,9 @@ def test_openapi_is_valid_openapi_3_1():
     assert set(document["paths"]["/exports/scores.csv"]["get"]["responses"]["200"]["content"]) == {"text/csv"}
     assert set(document["paths"]["/exports/scores.jsonl"]["get"]["responses"]["200"]["content"]) == {
         "application/x-ndjson"}
+    one = document["paths"]["/exports/{model}/scores.jsonl"]["get"]
+    assert set(one["responses"]["200"]["content"]) == {"application/x-ndjson"} and "404" in one["responses"]
+    assert [p["name"] for p in one["parameters"]][0] == "model"
 
 
 def test_openapi_components_are_the_objects_and_enums_of_the_schemas_named_as_identifiers():
@@ -201,6 +204,7 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/riskscores/{model}/{country_code}/": "getModelCountryScores",
         "/riskscores/country/{code}/": "getCountryScores", "/": "getApiRoot", "/releases/current/": "getCurrentRelease",
         "/exports/scores.csv": "exportScoresCsv", "/exports/scores.jsonl": "exportScoresJsonl",
+        "/exports/{model}/scores.csv": "exportModelScoresCsv", "/exports/{model}/scores.jsonl": "exportModelScoresJsonl",
         "/releases/{release}/configuration/riskscoremodels/": "listRiskScoreModelsInRelease",
         "/releases/{release}/configuration/countries/": "listCountriesInRelease",
         "/releases/{release}/riskscores/{model}/": "getModelScoresInRelease",
@@ -208,6 +212,8 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/releases/{release}/riskscores/country/{code}/": "getCountryScoresInRelease",
         "/releases/{release}/exports/scores.csv": "exportScoresCsvInRelease",
         "/releases/{release}/exports/scores.jsonl": "exportScoresJsonlInRelease",
+        "/releases/{release}/exports/{model}/scores.csv": "exportModelScoresCsvInRelease",
+        "/releases/{release}/exports/{model}/scores.jsonl": "exportModelScoresJsonlInRelease",
         "/releases/": "listReleases", "/releases/timemap": "getTimeMap", "/releases/{release}/": "getRelease"}
     letters = document["components"]["schemas"]["RatingLetter"]
     names = letters["x-enum-varnames"]
@@ -230,7 +236,8 @@ def test_openapi_examples_are_real_answers_of_the_release():
         path = path.removeprefix("/releases/{release}")  # a kept release's route: the current one's example
         if path.startswith("/exports/"):  # the export's first lines, as they are
             (media, answer), = content.items()
-            assert golden("api/v1" + path, text=True).startswith(answer["examples"]["release"]["value"])
+            assert golden("api/v1" + path.replace("{model}", "sovereign"), text=True).startswith(
+                answer["examples"]["release"]["value"])
             shown += 1
             continue
         if "examples" not in content["application/json"]:
@@ -240,4 +247,4 @@ def test_openapi_examples_are_real_answers_of_the_release():
                            .replace("{code}", "AUT").replace("riskscoresmodels", "riskscoremodels") + "index.json")
         assert errors(route, content["application/json"]["examples"]["release"]["value"]) == [], path
         shown += 1
-    assert shown == 15  # 8 routes, 7 of them also under /releases/{release}
+    assert shown == 19  # 10 routes, 9 of them also under /releases/{release}

@@ -6,7 +6,6 @@
 // its settings: one write switches every edge to a new release, whose entries were written before.
 const crypto = require("crypto");
 const kvs = cf.kvs();
-const SHORT = { countries: "c", country_names: "n", models: "m", files: "f", users: "u" };
 
 function parse(table, value) {  // the stored text of an entry, as the core's tables hold it
   // a file's entry is its size alone: its mtime (the core's Last-Modified) goes unused, as S3 sends its own
@@ -17,11 +16,11 @@ function parse(table, value) {  // the stored text of an entry, as the core's ta
 }
 
 // An entry of the store, or undefined (get() rejects a missing key). Keys are the same for every
-// release; the other tables are under the release's id. A file's key leaves out a final
-// "index.json" (the store holds 5 MB: see deploy/cloudfront.py).
+// release; the other tables are under the release's id, by their first letter (country_names: n).
+// A file's key leaves out a final "index.json" (the store holds 5 MB: see deploy/cloudfront.py).
 function stored(releaseId, table, key) {
   const short = table === "files" ? key.replace(/index\.json$/, "") : key;
-  const name = table === "keys" ? `k:${key}` : table === "releases" ? `r:${key}` : `${releaseId}:${SHORT[table]}:${short}`;
+  const name = table === "keys" ? `k:${key}` : table === "releases" ? `r:${key}` : `${releaseId}:${table === "country_names" ? "n" : table[0]}:${short}`;
   return kvs.get(name).then((value) => parse(table, value), () => undefined);
 }
 

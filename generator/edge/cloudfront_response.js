@@ -19,7 +19,10 @@ async function handler(event) {
   const type = value(headers, "content-type");
   const result = { status: response.statusCode, headers: {} };
   const format = /^text\/csv/.test(type) ? "csv" : /^application\/x-ndjson/.test(type) ? "jsonl" : "";
-  if (format && (response.statusCode === 200 || response.statusCode === 206)) result.headers["Content-Disposition"] = attachment(releaseId, format);
+  if (format && (response.statusCode === 200 || response.statusCode === 206)) {
+    const model = /\/exports\/([a-z][a-z0-9_]*)\//.exec(event.request.uri);
+    result.headers["Content-Disposition"] = attachment(releaseId, format, model ? model[1] : "");
+  }
   // [Cache-Control, Memento-Datetime, Link]
   const answered = JSON.parse(value(event.request.headers || {}, "x-answer") || "[]");
   finish(result, { id: releaseId, cache_control: answered[0] || value(headers, "cache-control") },

@@ -290,8 +290,8 @@ async function listVariant(query, release, lookup, names) {  // endpoints 2 and 
 }
 
 function audienceDir(grants) {  // `map $audience $audience_dir`
-  const audience = grants === undefined ? "public" : grants.audience;
-  return audience === "public" ? "" : `audience=${audience}/`;
+  const audience = grants && grants.audience;
+  return audience && audience !== "public" ? `audience=${audience}/` : "";
 }
 
 async function modelMissing(model, grants, lookup) {  // `map "$model_kind:$custom_granted" $model_missing`
@@ -305,8 +305,8 @@ function contentType(file) {
 }
 
 // `map $status:$export_format $export_disposition`: an export downloads under a name with its release.
-export function attachment(releaseId, format) {
-  return `attachment; filename="country-risk-scores-${releaseId}.${format}"`;
+export function attachment(releaseId, format, model) {
+  return `attachment; filename="country-risk-scores-${model ? model + "-" : ""}${releaseId}.${format}"`;
 }
 
 // Accept-Encoding as nginx's gzip_static and brotli_static read it (RFC 9110 §12.5.3): a coding's q is
@@ -405,7 +405,7 @@ async function scopedRoute(request, m, release, lookup, platform) {
   return { scope, result };
 }
 
-const KEYED = /^\/(?:releases\/current\/?|exports\/scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*\/?|riskscores\/[a-z][a-z0-9_]*\/[^/]+\/?)$/;
+const KEYED = /^\/(?:releases\/current\/?|exports\/(?:[a-z][a-z0-9_]*\/)?scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*(?:\/[^/]+)?\/?)$/;
 
 async function route(request, path, release, lookup, platform) {
   const method = request.method;
@@ -453,12 +453,13 @@ async function route(request, path, release, lookup, platform) {
   const base = api.slice(1);
 
   if (/^\/releases\/current\/?$/.test(rest)) return releaseFile(lookup, `${base}/releases/current/${audience}index.json`);
-  if ((m = /^\/exports\/scores\.(csv|jsonl)$/.exec(rest))) {
+  if ((m = /^\/exports\/(?:([a-z][a-z0-9_]*)\/)?scores\.(csv|jsonl)$/.exec(rest))) {  // the public models', or one's
+    if (m[1] && await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
     let download;
 // {origin
-    download = { "Content-Disposition": attachment(release.id, m[1]) };
+    download = { "Content-Disposition": attachment(release.id, m[2], m[1]) };
 // origin}
-    return releaseFile(lookup, `${base}/exports/${audience}scores.${m[1]}`, download);
+    return releaseFile(lookup, `${base}/exports/${m[1] ? m[1] + "/" : ""}scores.${m[2]}`, download);
   }
   if (/^\/configuration\/riskscores?models\/?$/.test(rest)) {
     return releaseFile(lookup, `${base}/configuration/riskscoremodels/${audience}index.json`);

@@ -1,8 +1,9 @@
 """The bulk exports: every result of a release as rows of CSV and JSON Lines.
 
 Rows are read off the endpoint 4 documents the build has just rendered and validated, so an export
-says number for number what the JSON answers say. Each model's rows are rendered once; an audience's
-export is the public models' rows and its custom models' rows, joined."""
+says number for number what the JSON answers say. Each model's rows are rendered once, into its own
+export; the public models' export joins theirs. No export depends on who asks: a release's exports
+grow with its models, never with its clients."""
 from __future__ import annotations
 
 import csv
@@ -89,8 +90,8 @@ def _csv_row(row: tuple) -> tuple:
 
 @dataclass
 class ExportChunks:
-    """Each model's rows, rendered once as CSV and as JSON Lines into files of `folder`, joined per
-    audience by the writer (a release at 10× the demo has exports of hundreds of MB: none is held)."""
+    """Each model's rows, rendered once as CSV and as JSON Lines into files of `folder`, copied into the
+    exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is held)."""
 
     folder: Path
     csv: dict[str, Path] = field(default_factory=dict)
@@ -115,15 +116,17 @@ class ExportChunks:
         if custom:
             self.custom.add(code)
 
-    def render(self, audiences: list[frozenset[str]]) -> Iterator[tuple[routes.Route, "ExportFile"]]:
-        """Both exports for every audience: the public models, and the custom models it holds, as the
-        models' files in order (the writer copies them one after the other)."""
+    def render(self) -> Iterator[tuple[routes.Route, "ExportFile"]]:
+        """Both exports of the public models (the same file for every key) and both of each model alone,
+        as the models' files in order (the writer copies them one after the other): every model's rows
+        are written twice at most, whatever the number of audiences."""
         header = (",".join(HEADER) + "\n").encode()
-        for grants in audiences:
-            visible = [code for code in sorted(self.csv) if code not in self.custom or code in grants]
-            audience = routes.audience_name(grants)
-            yield routes.export("csv", audience), ExportFile([header] + [self.csv[c] for c in visible])
-            yield routes.export("jsonl", audience), ExportFile([self.jsonl[c] for c in visible])
+        public = [code for code in sorted(self.csv) if code not in self.custom]
+        yield routes.export("csv"), ExportFile([header] + [self.csv[c] for c in public])
+        yield routes.export("jsonl"), ExportFile([self.jsonl[c] for c in public])
+        for code in sorted(self.csv):
+            yield routes.export("csv", code), ExportFile([header, self.csv[code]])
+            yield routes.export("jsonl", code), ExportFile([self.jsonl[code]])
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,17 @@ def render_current_release(site_url: str, changes: ReleaseChanges, visible: list
         moved = by_model.get(model.code)
         entry["classChanges"] = len(moved.class_changes) if moved else 0
         entry["ratingChanges"] = len(moved.rating_changes) if moved else 0
+        entry["exports"] = export_links(site_url, model.code)
         models.append(entry)
     diff = changes.diff
     counts = {kind: sum(1 for f in getattr(diff, kind) if routes.visible_to(f, grants, custom_models))
               for kind in ("added", "changed", "removed")}
     document = _release_link(site_url, changes.release)
     document.update(previous=changes.previous, models=models, documents=counts,
-                    exports={fmt: site_url + routes.export(fmt).url for fmt in routes.EXPORT_FORMATS})
+                    exports=export_links(site_url))
     return document
+
+
+def export_links(site_url: str, model: str | None = None) -> dict:
+    """The URLs of both exports: of the public models, or of one model."""
+    return {fmt: site_url + routes.export(fmt, model).url for fmt in routes.EXPORT_FORMATS}

@@ -33,7 +33,8 @@ def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
     return {"models": routes.model_list(), "countries": routes.country_list(),
             "scores": routes.model_scores(model), "country-model": routes.country_model_scores(model, code),
             "country": routes.country_scores(code), "export-csv": routes.export("csv"),
-            "export-jsonl": routes.export("jsonl")}  # not the root and release: they change with every build
+            "export-jsonl": routes.export("jsonl"), "export-model-csv": routes.export("csv", model),
+            "export-model-jsonl": routes.export("jsonl", model)}  # not the root and release: they change with every build
 
 
 EXPORT_LINES = 4  # of an export, shown on the reference

@@ -29,6 +29,7 @@ ROUTES = [(re.compile(pattern), template) for pattern, template in [
     (r"^/api/v1/releases/timemap$", "/api/v1/releases/timemap"),
     (r"^/api/v1/releases/current/?$", "/api/v1/releases/current/"),
     (r"^/api/v1/exports/scores\.(csv|jsonl)$", "/api/v1/exports/scores.{format}"),
+    (r"^/api/v1/exports/[^/]+/scores\.(csv|jsonl)$", "/api/v1/exports/{model}/scores.{format}"),
     (r"^/api/v1/configuration/riskscores?models/?$", "/api/v1/configuration/riskscoremodels/"),
     (r"^/api/v1/configuration/countries/?$", "/api/v1/configuration/countries/"),
     (r"^/api/v1/riskscores/country/[^/]+/?$", "/api/v1/riskscores/country/{country}/"),
