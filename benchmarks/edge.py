@@ -62,13 +62,30 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def write_memory_keys(project: Path) -> None:
+    """keys.json for the core's in-memory lookup (core.inMemory), from the project's Workers KV entries
+    and each release's grant sets: what the Worker's KV lookup answers, without the store (whose
+    latency no local run tells)."""
+    release = json.loads((project / "release.json").read_text())
+    entries = [json.loads(e["value"]) | {"hash": e["key"][2:]}
+               for e in json.loads((project / "keys-kv.json").read_text())]
+    users = {rid: {e["user"]: {"models": e["models"], "audience": tables.get("audiences", {}).get(e["set"], "public"),
+                               **({"preview": True} if e.get("preview") else {})} for e in entries}
+             for rid, tables in release["releases"].items()}
+    (project / "keys.json").write_text(json.dumps({"keys": {e["hash"]: e["user"] for e in entries}, "users": users}))
+
+
 @contextlib.contextmanager
 def wrangler_dev(project: Path):
-    """`wrangler dev` on a Worker project folder; yields its port, ended (its process group) after."""
+    """`wrangler dev` on a Worker project folder, its keys applied to its local Workers KV first
+    (`npm run keys:local`); yields its port, ended (its process group) after."""
     port = _free_port()
     env = {**os.environ, "PATH": f"{NODE_22.parent}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
            "CLOUDFLARE_CF_FETCH_ENABLED": "false",  # no lookup of workers.cloudflare.com: only 127.0.0.1
-           "CI": "true"}
+           "CI": "true", "WRANGLER": str(NODE_TOOLS / ".bin" / "wrangler")}
+    if (project / "update-keys.mjs").is_file():
+        subprocess.run([str(NODE_22), "update-keys.mjs", "--local"], cwd=project, env=env, check=True,
+                       stdout=subprocess.DEVNULL, timeout=900)
     process = subprocess.Popen([str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1", "--port",
                                 str(port), "--log-level", "error"], cwd=project, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
@@ -153,6 +170,7 @@ def main() -> None:
             cli(["deploy", "cloudfront", "--site", str(site), "--keys", str(keys_file), "--out", str(functions), "-q"])
         except SystemExit as done:
             assert done.code in (0, None), done.code
+        write_memory_keys(project)
         cases = _cases(keys)
         (work / "cases.json").write_text(json.dumps(cases))
         node = subprocess.run([str(NODE_22), str(Path(__file__).parent / "edge_core.mjs"), str(project),

@@ -233,6 +233,21 @@ def start_server(kind: str, nginx: LiveServer, request) -> LiveServer:
     return start_cloudfront_server(nginx, request.getfixturevalue("s3"), bucket)
 
 
+def wrangler_env() -> dict:
+    return {**os.environ, "PATH": f"{NODE_22}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
+            "CLOUDFLARE_CF_FETCH_ENABLED": "false",  # no lookup of workers.cloudflare.com: only 127.0.0.1
+            "CI": "true", "NO_COLOR": "1", "WRANGLER": str(NODE_TOOLS / ".bin" / "wrangler")}
+
+
+def apply_keys(project: Path, env: dict, state: Path) -> str:
+    """`npm run keys:local` of a Workers project: its keys into wrangler dev's own Workers KV store,
+    kept in `state` (outside the project folder, which each deploy replaces)."""
+    done = subprocess.run([str(NODE_22 / "node"), "update-keys.mjs", "--local", "--persist-to", str(state)],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def start_edge_server(nginx: LiveServer) -> LiveServer:
     """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`."""
     project = nginx.base / "cloudflare"
@@ -242,12 +257,11 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
         result = CliRunner().invoke(cli_main, ["deploy", "cloudflare", "--site", str(nginx.site), "--keys",
                                                str(nginx.keys_file), "--out", str(project), "-q"])
     assert result.exit_code == 0, result.output
-    env = {**os.environ, "PATH": f"{NODE_22}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
-           "CLOUDFLARE_CF_FETCH_ENABLED": "false",  # no lookup of workers.cloudflare.com: only 127.0.0.1
-           "CI": "true", "NO_COLOR": "1"}
+    env, state = wrangler_env(), nginx.base / "wrangler-state"
+    apply_keys(project, env, state)
     return _start_edge(nginx, "wrangler dev", [str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1",
-                                               "--port", "{port}", "--log-level", "log"], project, env, 90,
-                       lambda: start_edge_server(nginx))
+                                               "--port", "{port}", "--log-level", "log", "--persist-to", str(state)],
+                       project, env, 90, lambda: start_edge_server(nginx))
 
 
 def start_cloudfront_server(nginx: LiveServer, s3, bucket: str = "risk-cloudfront") -> LiveServer:

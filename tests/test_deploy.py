@@ -54,11 +54,21 @@ def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
     assert len(secret) == 64 and (out / ".keys-secret").stat().st_mode & 0o777 == 0o600
     assert (out / ".dev.vars").read_text() == f"KEYS_SECRET={secret}\n"  # what `wrangler dev` reads
     assert "npx wrangler secret put KEYS_SECRET < .keys-secret" in result.output  # the first deploy says so
-    hashed = json.loads((out / "keys.json").read_text())
-    assert hashed["keys"] == {hmac.new(secret.encode(), plain[0].encode(), hashlib.sha256).hexdigest(): "alice",
-                              hmac.new(secret.encode(), plain[1].encode(), hashlib.sha256).hexdigest(): "bob"}
-    assert hashlib.sha256(plain[0].encode()).hexdigest() not in (out / "keys.json").read_text()
-    assert hashed["users"][live]["alice"] == {"models": ["acme_aml"], "audience": "acme_aml"}
+    # the keys are Workers KV entries (keys-kv.json, 0600, for `wrangler kv bulk put`), not in the script
+    entries = {e["key"]: json.loads(e["value"]) for e in json.loads((out / "keys-kv.json").read_text())}
+    alice, bob = (f"k:{hmac.new(secret.encode(), key.encode(), hashlib.sha256).hexdigest()}" for key in plain)
+    assert entries == {alice: {"user": "alice", "models": ["acme_aml"], "set": "acme_aml"},
+                       bob: {"user": "bob", "models": [], "set": "public"}}
+    assert (out / "keys-kv.json").stat().st_mode & 0o777 == 0o600
+    assert hashlib.sha256(plain[0].encode()).hexdigest() not in (out / "keys-kv.json").read_text()
+    assert config["kv_namespaces"] == [{"binding": "KEYS", "id": cloudflare.LOCAL_NAMESPACE}]
+    assert "npx wrangler kv namespace create KEYS" in result.output  # without --kv-namespace, it says so
+    # per release, each grant set held → its variant there: no row per client
+    assert json.loads((out / "release.json").read_text())["releases"][live]["audiences"] == {"acme_aml": "acme_aml"}
+    assert not (out / "keys.json").exists()
+    named = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out), "--kv-namespace", "0f2ac74b")
+    assert json.loads((out / "wrangler.json").read_text())["kv_namespaces"] == [{"binding": "KEYS", "id": "0f2ac74b"}]
+    assert "kv namespace create" not in named.output
 
 
 def test_a_key_change_changes_the_keys_only(tmp_path):
@@ -69,7 +79,7 @@ def test_a_key_change_changes_the_keys_only(tmp_path):
     add_key(keys, "carol")
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
     changed = {p.name for p, body in before.items() if p.read_bytes() != body}
-    assert changed == {"keys.json"}  # the secret is kept, so no other key's hash moves
+    assert changed == {"keys-kv.json"}  # the secret is kept, so no other key's hash moves; the script is the same
 
 
 def test_a_deploy_killed_half_way_leaves_the_previous_project_whole(tmp_path, monkeypatch):
@@ -80,8 +90,8 @@ def test_a_deploy_killed_half_way_leaves_the_previous_project_whole(tmp_path, mo
     add_key(keys, "carol")
 
     def full_disk(*args, **kwargs):  # what a kill or a full disk does while the project is written
-        raise OSError(28, "No space left on device", str(out / "keys.json"))
-    monkeypatch.setattr(cloudflare, "hashed_keys", full_disk)
+        raise OSError(28, "No space left on device", str(out / "keys-kv.json"))
+    monkeypatch.setattr(cloudflare, "key_entries", full_disk)
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 1
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cloudflare")] == []  # nothing left beside
@@ -89,7 +99,7 @@ def test_a_deploy_killed_half_way_leaves_the_previous_project_whole(tmp_path, mo
 
 def test_a_worker_script_over_the_plan_limit_warns(tmp_path, monkeypatch):
     site, keys, _ = _site_and_keys(tmp_path)
-    # the tiny project's script (core, Worker, route description, 2 keys) is a few KB compressed
+    # the tiny project's script (core, Worker, route description) is a few KB compressed
     monkeypatch.setattr(cloudflare, "SCRIPT_LIMITS", (("Free", 1_000), ("Paid", 10 * 2 ** 20)))
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"), "--strict")
     assert result.exit_code == 1

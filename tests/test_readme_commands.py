@@ -45,7 +45,7 @@ COMMAND_LINES = [
     "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
-    "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test "
+    "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test --kv-namespace 0f2ac74b "
     "--cache-control 'private, no-cache' --strict",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
     "--keep 5 --keep-days 30 --strict",

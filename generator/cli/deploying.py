@@ -39,24 +39,27 @@ def deploy() -> None:
 @click.option("--name", default="country-risk-api", show_default=True, help="The Worker's name.")
 @click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
               help="Cache-Control of successful answers.")
+@click.option("--kv-namespace", default=None, metavar="ID",
+              help="The id of the Workers KV namespace holding the keys (npx wrangler kv namespace create KEYS); "
+                   "without it, wrangler dev's own.")
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
 @click.pass_context
 def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
-                      strict: bool) -> None:
+                      kv_namespace: str | None, strict: bool) -> None:
     """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) of the site's releases."""
     from ..deploy.cloudflare import node_problem, write_project
     from ..serve.keys import load_keys
     from ..serve.runtime import live_release
     release = live_release(site_dir)
     warn_of_keys_problems(load_keys(keys_file))  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_file, out_dir, name, cache_control)
+    project = write_project(site_dir, keys_file, out_dir, name, cache_control, kv_namespace)
     _platform_limits(project.warnings, strict)
-    problem = node_problem()
-    if problem:
-        click.echo(f"note: {problem}", err=True)
+    for note in project.notes + [problem for problem in [node_problem()] if problem]:
+        click.echo(f"note: {note}", err=True)
     _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
-              f"{project.bytes / 1e6:.1f} MB; try it with: cd {out_dir} && npm install && npx wrangler dev; publish "
-              f"it with: npx wrangler deploy")
+              f"{project.bytes / 1e6:.1f} MB, {project.keys:,} keys for Workers KV; try it with: cd {out_dir} && "
+              f"npm install && npm run keys:local && npx wrangler dev; publish it with: npm run keys && npx wrangler "
+              f"deploy (after a key change, npm run keys alone)")
     if project.new_secret:
         click.echo(f"note: the keys are hashed with a new secret in {out_dir / '.keys-secret'}; give it to the "
                    f"Worker once, before its first deploy: cd {out_dir} && npx wrangler secret put KEYS_SECRET "

@@ -4,7 +4,10 @@ One Worker version is one release (Static Assets and the Worker deploy together)
 atomic; the project folder is written beside the old one and swapped in, so it is whole too. Keys
 are hashed with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding. The Worker runs first on every request (`run_worker_first`): without it, Static Assets would
 serve files before the key check. A file over Static Assets' 25 MiB per file (the demo's exports)
-is stored in parts, which the Worker sends one after the other as one answer."""
+is stored in parts, which the Worker sends one after the other as one answer. The keys are not in
+the script but in Workers KV (keys-kv.json, applied by update-keys.mjs with `wrangler kv bulk`): the
+script's size and the Worker's start-up stay the same whatever the number of clients, and a key
+change needs no new version."""
 from __future__ import annotations
 
 import gzip
@@ -20,17 +23,25 @@ from ..files import folder_replacing, write_atomic
 from ..publish import RELEASES
 from ..render.timeline import edge_states, gate_table, immutable
 from ..serve.runtime import live_release
-from .edge import WORKER, deployment_secret, edge_timeline, hashed_keys, route_description, served_files, \
-    timeline_files
+from .edge import KEYS_SCRIPT, WORKER, deployment_secret, edge_timeline, key_entries, route_description, \
+    served_files, timeline_files
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
 # Free and on the Paid plan, and bytes per file.
 FREE_FILES, PAID_FILES = 20_000, 100_000
 MAX_FILE_BYTES = 25 * 1024 * 1024
-# The Worker's script (its modules, the route description and keys bundled in), compressed, per plan.
+# The Worker's script (its modules and the route description bundled in), compressed, per plan.
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
-SCRIPT_FILES = ("core.js", "worker.js", "release.json", "keys.json")
+SCRIPT_FILES = ("core.js", "worker.js", "release.json")
 SECRET_BINDING, DEV_VARS = "KEYS_SECRET", ".dev.vars"
+# The keys: in Workers KV (binding KEYS), applied by update-keys.mjs from keys-kv.json. KV's documented
+# limits (2026): a key's name 512 bytes, a value 25 MiB; on the Free plan 1,000 writes and 1,000
+# deletes a day (and 100,000 reads: the Worker keeps what it read for 30 s per isolate).
+KV_BINDING, KV_ENTRIES, KV_APPLY = "KEYS", "keys-kv.json", "update-keys.mjs"
+KV_FREE_WRITES = 1_000
+KV_APPLIED = (".keys-kv-applied.json", ".keys-kv-applied-local.json")  # update-keys.mjs's records of what it wrote
+KV_VALUE_BYTES = 25 * 2 ** 20
+LOCAL_NAMESPACE = "local-keys"  # the namespace id without --kv-namespace: wrangler dev's own store only
 COMPATIBILITY_DATE = "2026-08-01"  # pinned: the newest the workerd from npm accepts offline
 # The wrangler the tests run the project with (tests/clients/package.json; a test keeps them equal) and
 # the Node it needs: the project's package.json pins both, so `npm install && npx wrangler dev` never
@@ -52,6 +63,8 @@ class CloudflareProject:
     warnings: list[str] = field(default_factory=list)
     new_secret: bool = False  # the keys' secret was made by this deploy: `wrangler secret put` it
     script_bytes: int = 0  # the Worker's script as uploaded, gzip-compressed
+    keys: int = 0  # active keys, each an entry of Workers KV
+    notes: list[str] = field(default_factory=list)  # what the operator must do or know, no limit exceeded
 
 
 def _place(source: Path, target: Path) -> None:
@@ -75,7 +88,8 @@ def _split(source: Path, target: Path) -> int:
     return count
 
 
-def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_control: str) -> CloudflareProject:
+def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_control: str,
+                  kv_namespace: str | None = None) -> CloudflareProject:
     """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
     release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/,
@@ -83,7 +97,7 @@ def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_contr
     secret (edge.SECRET_FILE) is kept from the previous project."""
     project = CloudflareProject(out)
     with folder_replacing(out) as folder:
-        _write_into(folder, project, site, keys_file, out, name, cache_control)
+        _write_into(folder, project, site, keys_file, out, name, cache_control, kv_namespace)
     return project
 
 
@@ -111,7 +125,7 @@ def _files_of(release_dir: Path) -> int:
 
 
 def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file: Path,
-                out: Path, name: str, cache_control: str) -> None:
+                out: Path, name: str, cache_control: str, kv_namespace: str | None) -> None:
     counted = [0]
 
     def fits(release: str) -> bool:  # a Worker version holds at most the Paid plan's files
@@ -138,36 +152,59 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
         os.utime(folder / PUBLIC / TIMELINE / relative, (stamp, stamp))
         listed[relative] = (stamp, len(body))
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
+    folders = {release: edge.folder / release for release in descriptions}
+    entries, audiences = key_entries(keys_file, folders, secret)
     live = descriptions[edge.current]
     description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,
                    "part_bytes": MAX_FILE_BYTES,  # the size of each part of a file stored in parts (_split)
                    "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
-                   "releases": {**{release: {table: d[table] for table in TABLES} for release, d in descriptions.items()},
+                   "releases": {**{release: {**{table: d[table] for table in TABLES}, "audiences": audiences[release]}
+                                   for release, d in descriptions.items()},
                                 TIMELINE: {"files": listed}}}
-    folders = {release: edge.folder / release for release in descriptions}
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
-              "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True}}
+              "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True},
+              "kv_namespaces": [{"binding": KV_BINDING, "id": kv_namespace or LOCAL_NAMESPACE}]}
     files = {
         "wrangler.json": orjson.dumps(config, option=orjson.OPT_INDENT_2),
-        "package.json": orjson.dumps({"name": name, "private": True, "scripts": {"dev": "wrangler dev",
-                                                                                "deploy": "wrangler deploy"},
+        "package.json": orjson.dumps({"name": name, "private": True,
+                                      "scripts": {"dev": "wrangler dev", "deploy": "wrangler deploy",
+                                                  "keys": f"node {KV_APPLY}", "keys:local": f"node {KV_APPLY} --local"},
                                       "devDependencies": {"wrangler": WRANGLER_VERSION},
                                       "engines": {"node": ">={}.{}".format(*NODE_NEEDED)}},
                                      option=orjson.OPT_INDENT_2),
         ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
         "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
-        "keys.json": orjson.dumps(hashed_keys(keys_file, folders, secret)),  # keyed hashes only
+        # keyed hashes only; the entries' values as Workers KV stores them (strings)
+        KV_ENTRIES: orjson.dumps([{"key": f"k:{digest}", "value": orjson.dumps(entry).decode()}
+                                  for digest, entry in sorted(entries.items())]),
+        KV_APPLY: KEYS_SCRIPT.read_bytes(),
     }
     for relative, body in files.items():
-        write_atomic(folder / relative, body)
+        write_atomic(folder / relative, body, **({"mode": 0o600} if relative == KV_ENTRIES else {}))
     # `wrangler dev` reads the secret from .dev.vars; a deployed Worker from `wrangler secret put`
     write_atomic(folder / DEV_VARS, f"{SECRET_BINDING}={secret}\n".encode(), mode=0o600)
+    # what the last update-keys.mjs from the project replaced wrote (its next run writes only what
+    # changed; it lists the namespace for what to delete and what is missing)
+    for applied in KV_APPLIED:
+        if (out / applied).is_file():
+            shutil.copyfile(out / applied, folder / applied)
+    project.keys = len(entries)
     project.script_bytes = len(gzip.compress(b"".join(files[f] for f in SCRIPT_FILES)))
     for plan, limit in SCRIPT_LIMITS:
         if project.script_bytes > limit:
-            project.warnings.append(f"the Worker's script (core, Worker, route description and keys) is "
+            project.warnings.append(f"the Worker's script (core, Worker and route description) is "
                                     f"{project.script_bytes:,} bytes compressed, over the {plan} plan's {limit:,}")
+    largest = max((len(value) for value in map(orjson.dumps, entries.values())), default=0)
+    if largest > KV_VALUE_BYTES:
+        project.warnings.append(f"a key's entry is {largest:,} bytes, over Workers KV's {KV_VALUE_BYTES:,} per value")
+    if len(entries) > KV_FREE_WRITES:
+        project.notes.append(f"{len(entries):,} keys: a first `npm run keys` writes each one, over the Free plan's "
+                             f"{KV_FREE_WRITES:,} Workers KV writes a day (later runs write only what changed)")
+    if kv_namespace is None:
+        project.notes.append(f"no --kv-namespace: the keys' namespace is wrangler dev's own ({LOCAL_NAMESPACE}); "
+                             f"before `wrangler deploy`, create one (npx wrangler kv namespace create {KV_BINDING}) "
+                             "and deploy again with --kv-namespace ID")
 
 
 def node_problem() -> str | None:

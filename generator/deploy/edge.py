@@ -22,11 +22,13 @@ from ..publish import live_since, release_order, was_live
 from ..render.timeline import Timeline, documents as timeline_documents, last_change, site_timeline
 from ..render.nginx_maps import ROUTING
 from ..publish import GZIP_MIN_BYTES
-from ..serve.keys import read_keys, served_audiences
+from ..routes import audience_name
+from ..serve.keys import grant_set_audiences, read_keys, served_audiences
 from ..render.release_info import read_release_info
 from ..serve.runtime import live_release
 
 WORKER = EDGE_SOURCE / "worker.js"
+KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
 NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
 TWINS = (".gz", ".br")
 SECRET_FILE = ".keys-secret"  # in a deploy folder: what its keys are hashed with (keyed_hash)
@@ -128,6 +130,25 @@ def hashed_keys(keys_file: Path, releases: dict[str, Path], secret: str) -> dict
     # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
     return {"keys": {keyed_hash(secret, ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
             "users": users}
+
+
+def key_entries(keys_file: Path, releases: dict[str, Path], secret: str) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The keys as a key-value store holds them (Workers KV): each active key's keyed hash → its user,
+    the custom models its user may use, their grant set's name and `preview` where it may read staged
+    releases; and, for each release answered, each grant set held → the audience variant it is served
+    there (public where not listed). Per client one entry a key; per release one row a grant set."""
+    keys = read_keys(keys_file, missing_ok=True)
+    grants, by_release = grant_set_audiences(keys, [(release, *read_release_info(folder))
+                                                    for release, folder in releases.items()])
+    previewers = {ascii_lower(k.user) for k in keys if k.active and k.preview}
+    entries = {}
+    for k in keys:
+        if k.active:
+            user, models = ascii_lower(k.user), grants[k.user]
+            entries[keyed_hash(secret, ascii_lower(k.key))] = {
+                "user": user, "models": sorted(models), "set": audience_name(models),
+                **({"preview": True} if user in previewers else {})}
+    return entries, by_release
 
 
 def served_files(release_dir: Path) -> list[str]:

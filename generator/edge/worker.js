@@ -9,12 +9,49 @@
 // (JSON, CSV) in the client's first-listed encoding.
 import { answer, encoding, inMemory, quality } from "./core.js";
 import release from "./release.json";
-import keys from "./keys.json";
 
-const lookup = inMemory(release, keys);  // release.json: the live release's settings, every release's tables
+// The keys are in Workers KV (the KEYS binding), not in the script: the script stays the same size
+// whatever the number of clients, and a key change reaches the edge without a new version
+// (update-keys.sh: `wrangler kv bulk put` / `bulk delete`). An entry `k:<keyed hash>` holds the key's
+// user, the custom models its user's active keys grant ("models"), their grant set's name ("set") and
+// whether it may preview; release.json holds, per release, each grant set held → the audience variant
+// that release serves it (rows grow with releases × grant sets, never with clients).
+// Read entries are kept in the isolate for KEYS_CACHE_MS (a var; 30 s by default), and KV caches them
+// at the edge for 60 s (its least cacheTtl): a revocation reaches every edge within ~90 s (KV is
+// eventually consistent).
+const CACHE_MS = 30_000;
+const cached = new Map();  // keyed hash → [entry or null, when read]
+const tables = inMemory(release, { keys: {}, users: {} });  // release.json: settings, every release's tables
 
-// keys.json holds HMAC-SHA256s of the keys under the deployment's secret, the KEYS_SECRET binding
-// (`wrangler secret put KEYS_SECRET`; `wrangler dev` reads .dev.vars): the bundle alone gives no key back.
+async function keyEntry(env, hash) {
+  const now = Date.now();
+  const hit = cached.get(hash);
+  if (hit && now - hit[1] < Number(env.KEYS_CACHE_MS ?? CACHE_MS)) return hit[0];
+  const entry = await env.KEYS.get(`k:${hash}`, { type: "json", cacheTtl: 60 });
+  if (cached.size > 10_000) cached.clear();  // a bound on the isolate's memory (guessed keys are cached too)
+  cached.set(hash, [entry, now]);
+  return entry;
+}
+
+// The core's lookup for one request: its key entry (the core asks for "keys" before "users").
+function lookupFor(env) {
+  let entry = null;
+  return async (table, key, id) => {
+    if (table === "keys") {
+      entry = await keyEntry(env, key);
+      return entry === null ? undefined : entry.user;
+    }
+    if (table === "users") {
+      if (entry === null || entry.user !== key) return undefined;
+      const audience = (tables("audiences", entry.set, id)) || "public";
+      return { models: entry.models, audience, ...(entry.preview ? { preview: true } : {}) };
+    }
+    return tables(table, key, id);
+  };
+}
+
+// The entries hold HMAC-SHA256s of the keys under the deployment's secret, the KEYS_SECRET binding
+// (`wrangler secret put KEYS_SECRET`; `wrangler dev` reads .dev.vars): the store alone gives no key back.
 let signing = null;
 
 function platformFor(secret) {
@@ -27,7 +64,7 @@ function platformFor(secret) {
   return { keyhash, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 }
 
-const NOT_CONFIGURED = JSON.stringify({ detail: "The API is not configured: its KEYS_SECRET is missing." });
+const NOT_CONFIGURED = (what) => JSON.stringify({ detail: `The API is not configured: its ${what} is missing.` });
 
 // Conditional requests (RFC 9110 §13.2.2), on the ETag of the representation chosen: If-Match (strong
 // comparison) else If-Unmodified-Since → 412; If-None-Match (weak comparison; a list, or `*`) else
@@ -178,8 +215,9 @@ export default {
 };
 
 async function respond(request, env, asked) {
-  if (!env.KEYS_SECRET) {  // no key could be checked: say so to the operator, answer nothing else
-    return new Response(NOT_CONFIGURED, { status: 500, headers: { "Content-Type": "application/json" } });
+  const missing = !env.KEYS_SECRET ? "KEYS_SECRET" : !env.KEYS ? "KEYS namespace (Workers KV)" : null;
+  if (missing) {  // no key could be checked: say so to the operator, answer nothing else
+    return new Response(NOT_CONFIGURED(missing), { status: 500, headers: { "Content-Type": "application/json" } });
   }
   const platform = platformFor(env.KEYS_SECRET);
   const url = new URL(request.url);
@@ -194,7 +232,7 @@ async function respond(request, env, asked) {
     authorization: authorization === null ? "" : authorization.includes(",") ? null : authorization,
     acceptDatetime: request.headers.get("Accept-Datetime") ?? "",
   };
-  const result = await answer(core, release, lookup, platform);
+  const result = await answer(core, release, lookupFor(env), platform);
   asked.user = core.user;  // set by the core's key check
   asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
   const head = request.method === "HEAD";

@@ -349,21 +349,34 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
         if k.active:
             basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
             credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
-    every_custom = tuple(sorted({model for _, custom, _ in releases for model in custom}))
-    grants = user_grants(keys, every_custom)
+    grants, by_release = grant_set_audiences(keys, releases)
     granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
     grant_sets = [(user, routes.audience_name(models)) for user, models in sorted(grants.items()) if models]
-    held = sorted({models for models in grants.values() if models}, key=routes.audience_name)
-    audience_rows = []
-    for release, custom, audiences in releases:
-        for models in held:
-            audience = release_audience(models & frozenset(custom), audiences)
-            if audience != routes.PUBLIC:
-                audience_rows.append((f"{release}:{routes.audience_name(models)}", audience))
+    audience_rows = [(f"{release}:{grant_set}", audience) for release, variants in by_release.items()
+                     for grant_set, audience in variants.items()]
     previewers = sorted({k.user for k in keys if k.active and k.preview})
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
                                                                        grant_sets=grant_sets, audiences=audience_rows,
                                                                        previewers=previewers)
+
+
+def grant_set_audiences(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
+                        ) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
+    """Each user with an active key → the custom models (of any of `releases`) it may use; and for each
+    release, each grant set held (by name) → the variant that release serves it, where not public. What
+    a server keeps per client is its grant set; per release, one row per grant set held, whatever the
+    number of clients."""
+    every_custom = tuple(sorted({model for _, custom, _ in releases for model in custom}))
+    grants = user_grants(keys, every_custom)
+    held = sorted({models for models in grants.values() if models}, key=routes.audience_name)
+    by_release: dict[str, dict[str, str]] = {}
+    for release, custom, audiences in releases:
+        variants = by_release.setdefault(release, {})
+        for models in held:
+            audience = release_audience(models & frozenset(custom), audiences)
+            if audience != routes.PUBLIC:
+                variants[routes.audience_name(models)] = audience
+    return grants, by_release
 
 
 def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],
