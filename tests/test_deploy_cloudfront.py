@@ -57,8 +57,9 @@ def _store(out) -> dict[str, str]:
 def test_the_store_holds_the_release_tables_and_keys_as_hashes_only(deployed):
     site, _, out, plain = deployed
     release = current_release(site)
-    assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs-update", "kvs.json", "update-kvs.sh",
-                                                     "viewer-request.js", "viewer-response.js"]
+    assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs-update", "kvs.json", "timegate-lambda",
+                                                     "update-kvs.sh", "viewer-request.js", "viewer-response.js"]
+    assert sorted(p.name for p in (out / "timegate-lambda").iterdir()) == ["core.mjs", "gate.json", "index.mjs"]
     for path in (p for p in out.rglob("*") if p.is_file()):  # no file holds a key, in any letter case
         assert not any(key.lower().encode() in path.read_bytes().lower() for key in plain.values()), path
     # the store holds HMACs under the secret, which only the function's code holds
@@ -109,6 +110,45 @@ def test_a_key_change_changes_key_entries_only(deployed):
         f"k:{keyed(out, carol)}", f"{release}:u:carol"}
     assert set(before) <= set(after)
     assert all((out / name).read_bytes() == body for name, body in functions.items())
+
+
+def _origin_request(folder, request: dict) -> dict:
+    """The TimeGate's Lambda@Edge (timegate-lambda/index.mjs, as deployed) run in Node on one request."""
+    event = json.dumps({"Records": [{"cf": {"config": {"eventType": "origin-request"}, "request": request}}]})
+    code = (f"import({json.dumps((folder / 'index.mjs').as_uri())}).then((m) => m.handler({event}))"
+            ".then((r) => console.log(JSON.stringify(r)))")
+    done = subprocess.run([str(NODE_22 / "node"), "--input-type=module", "-e", code], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_timegate_lambda_answers_from_the_live_periods_and_never_the_past_for_the_present(deployed):
+    site, keys, out, _ = deployed
+    lambda_folder = out / cloudfront.TIMEGATE_LAMBDA
+    release = current_release(site)
+    gate = json.loads((lambda_folder / "gate.json").read_text())
+    assert gate["live"] == release and gate["table"].split(" ")[1] == release  # one period: this release, kept
+    asked = {"method": "GET", "uri": "/api/v1/riskscores/sovereign/AUT/", "querystring": "",
+             "headers": {"x-timegate": [{"key": "x-timegate", "value": json.dumps(
+                 ["/api/v1/riskscores/sovereign/AUT/", "as_of=2099-01-01&ordering=x", "", release])}]}}
+    answer = _origin_request(lambda_folder, asked)
+    # the core's own 302: to the route under the release live then, the other arguments kept
+    assert answer["status"] == "302"
+    assert answer["headers"]["location"] == [{"key": "Location",
+                                              "value": f"/api/v1/releases/{release}/riskscores/sovereign/AUT/?ordering=x"}]
+    assert answer["headers"]["x-release"][0]["value"] == release
+    # a request without x-timegate goes on to S3 untouched
+    plain = {"method": "GET", "uri": f"/releases/{release}/api/v1/index.json", "querystring": "", "headers": {}}
+    assert _origin_request(lambda_folder, plain) == plain
+    # a Lambda not yet published again after a new release went live: 503, never the old one for now
+    stale = json.loads(asked["headers"]["x-timegate"][0]["value"])
+    stale[3] = "20991231T000000Z"
+    asked["headers"]["x-timegate"][0]["value"] = json.dumps(stale)
+    answer = _origin_request(lambda_folder, asked)
+    assert answer["status"] == "503" and answer["headers"]["retry-after"][0]["value"] == "60"
+    assert answer["headers"]["cache-control"][0]["value"] == "no-store"
+    assert "ask again in a minute" in json.loads(answer["body"])["detail"]
 
 
 def test_a_store_over_its_limit_warns_and_strict_fails(deployed, monkeypatch, tmp_path):

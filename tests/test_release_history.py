@@ -54,24 +54,6 @@ def a_and_b(request, tmp_path_factory):
                 edge.runtime.stop()
 
 
-NO_TIMEGATE = ("This server cannot look up an instant: ask for a release by its id. GET /api/v1/releases/ lists "
-               "the releases kept.")
-
-
-def without_timegate(server) -> bool:
-    """The CloudFront Function is built without the TimeGate (with it, it is over CloudFront's 10 KB of
-    code): there a request for an instant, once its key is checked, is a 501 saying to ask by id."""
-    if server.kind != "cloudfront":
-        return False
-    for headers, query in (({"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"}, ""), ({}, "?as_of=2026-04-01"),
-                           ({}, "?as_of=yesterday")):
-        answer = server.get(f"/api/v1/riskscores/sovereign/{query}", user="bob", headers=headers)
-        assert (answer.status, json.loads(answer.body)) == (501, {"detail": NO_TIMEGATE})
-        assert answer.header("cache-control") == "no-store"
-    assert server.get("/api/v1/riskscores/sovereign/?as_of=2026-04-01", user=None).status == 403
-    return True
-
-
 def follow(server, answer, user):
     """The answer at a 302's Location (a path: nginx names no host in redirects)."""
     assert answer.status == 302, answer.body
@@ -122,8 +104,6 @@ def test_the_timemap_lists_each_kept_release_as_a_memento(a_and_b):
 
 def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(a_and_b):
     server, first, _, recorded = a_and_b
-    if without_timegate(server):
-        return
     for (path, user), before in recorded.items():
         asked = server.get(path, user=user, headers={"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"})
         assert asked.header("location") == scoped(first, path) and asked.header("vary") == \
@@ -146,16 +126,12 @@ def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(a_and_b):
 ])
 def test_as_of_reads_dates_and_offsets(a_and_b, as_of, live):
     server, first, second, _ = a_and_b
-    if without_timegate(server):
-        return
     answer = server.get(f"/api/v1/riskscores/sovereign/NGA/?as_of={as_of}", user="bob")
     assert answer.header("location") == f"/api/v1/releases/{first if live == 'A' else second}/riskscores/sovereign/NGA/"
 
 
 def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
     server, first, _, _ = a_and_b
-    if without_timegate(server):
-        return
     before = server.get("/api/v1/riskscores/sovereign/?as_of=2026-02-28T23:59:59Z", user="bob")
     assert (before.status, json.loads(before.body)) == (404, {"detail": (
         f"No kept release was live at 2026-02-28T23:59:59Z: the oldest kept, {first}, went live at "
@@ -178,8 +154,6 @@ def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
 
 def test_the_release_document_and_root_lead_to_the_release_then(a_and_b):
     server, first, _, _ = a_and_b
-    if without_timegate(server):
-        return
     for path in ("/api/v1/releases/current/", "/api/v1/", "/api/v1"):
         answer = server.get(f"{path}?as_of=2026-04-01", user="bob")
         assert answer.header("location") == f"/api/v1/releases/{first}/", path

@@ -90,6 +90,10 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
               f"with: riskapi deploy s3 --bucket BUCKET, then update the store ({project.update_batches} calls) "
               f"with: KVS_ARN=… {out_dir / 'update-kvs.sh'}")
+    if project.gate_changed:
+        click.echo(f"note: the releases' live periods changed: publish {out_dir / 'timegate-lambda'} again as the "
+                   "Lambda@Edge of the origin request (until then it answers instants with a 503, never a past "
+                   "release for the present)", err=True)
 
 
 @deploy.command("s3")

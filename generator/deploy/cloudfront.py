@@ -6,7 +6,9 @@ Worker (generator/edge/core.js), which answers from a KeyValueStore: the release
 names, models, files, users) under the release's id, the keys as HMAC-SHA256 hashes (the secret is
 in the function's code, not in the store), and `release`, the
 live release's settings. A viewer-response function adds nginx's headers to the files S3 serves.
-The files themselves are uploaded by `riskapi deploy s3`.
+The files themselves are uploaded by `riskapi deploy s3`. The TimeGate (Accept-Datetime, ?as_of=), for
+which the viewer-request function has no room, is answered by a Lambda@Edge on the origin request
+(timegate-lambda/: the edge core's own timegate() over the releases' live periods).
 
 CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most
 512 bytes and values of at most 1 KB. To fit two releases of 10× the demo's countries (the live one
@@ -19,10 +21,10 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import EDGE_SOURCE, script
+from ..edge import CORE, EDGE_SOURCE, script
 from ..files import folder_replacing, write_atomic
 from ..publish import RELEASES
-from ..render.timeline import edge_states, immutable
+from ..render.timeline import edge_states, gate_table, immutable
 from ..serve.runtime import live_release
 from .edge import deployment_secret, edge_timeline, hashed_keys, route_description, served_files, timeline_files
 
@@ -37,6 +39,8 @@ FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'impor
 MINIFIED = EDGE_SOURCE / "cloudfront"
 SHORT = {"countries": "c", "country_names": "n", "models": "m", "files": "f"}  # as cloudfront_request.js's
 INDEX = "index.json"
+# The TimeGate, which the viewer-request function has no room for: a Lambda@Edge (origin-request) folder
+TIMEGATE_LAMBDA, TIMEGATE_SOURCE = "timegate-lambda", EDGE_SOURCE / "timegate_lambda.mjs"
 SECRET_PLACEHOLDER = "__KEYS_SECRET__"  # in cloudfront_request.js: the deploy writes the deployment's secret there
 MAX_BATCH = 50  # keys an UpdateKeys call takes
 UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
@@ -68,6 +72,7 @@ class CloudFrontProject:
     store_bytes: int = 0
     warnings: list[str] = field(default_factory=list)
     update_batches: int = 0  # the UpdateKeys calls of update-kvs.sh
+    gate_changed: bool = True  # the TimeGate's table differs from the previous deploy's: publish its Lambda again
 
 
 def function_source(handler: Path) -> str:
@@ -108,12 +113,13 @@ def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_con
 
 
 def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, keep: int | None,
-                 keep_days: float | None) -> tuple[list[tuple[str, str]], list[str]]:
+                 keep_days: float | None) -> tuple[list[tuple[str, str]], list[str], dict]:
     """The KeyValueStore's entries of what a site's edge answers (edge.edge_timeline: the releases `riskapi
     deploy s3` uploads with the same --keep and --keep-days), newest first while the store holds them
     with room for one more release (the next deploy writes it before this one's are removed): each
     release's tables, every id's state (r:), the list of releases and the TimeMap (timeline:f:), the
-    hashed keys, and `release` last. Returns them and the ids left out (410 here)."""
+    hashed keys, and `release` last. Returns them, the ids left out (410 here), and the TimeGate's
+    gate.json (the release live now and every live period: timegate_lambda.mjs)."""
     current = live_release(site)
     tables: dict[str, list[tuple[str, str]]] = {}  # each release's, made once: sized, then written
 
@@ -142,7 +148,8 @@ def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, k
     # written last when entries are put one by one: the switch to this release
     entries.append(("release", orjson.dumps({**{name: settings[name] for name in SETTINGS},
                                              "immutable": immutable(cache_control)}).decode()))
-    return entries, left_out
+    gate = {"live": current, "table": gate_table(edge), "prefix": settings["prefix"], "cache_control": cache_control}
+    return entries, left_out, gate
 
 
 def write_project(site: Path, keys_file: Path, out: Path, cache_control: str, keep: int | None = None,
@@ -165,7 +172,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
         project.code_bytes[name] = len(text)
         if project.code_bytes[name] > MAX_CODE_BYTES:  # the code is ours, not the data's: never deploy it
             raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over CloudFront's {MAX_CODE_BYTES:,}")
-    entries, left_out = site_entries(site, keys_file, cache_control, secret, keep, keep_days)
+    entries, left_out, gate = site_entries(site, keys_file, cache_control, secret, keep, keep_days)
     if left_out:
         project.warnings.append(f"{len(left_out)} older releases left out of the KeyValueStore "
                                 f"({', '.join(sorted(left_out))}): they answer 410 at CloudFront")
@@ -190,6 +197,14 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
         write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
     write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
     project.update_batches = len(batches)
+    # the TimeGate's Lambda@Edge: its code, the full edge core, and the live periods it answers from
+    lambda_folder = folder / TIMEGATE_LAMBDA
+    lambda_folder.mkdir()
+    write_atomic(lambda_folder / "index.mjs", TIMEGATE_SOURCE.read_bytes())
+    write_atomic(lambda_folder / "core.mjs", CORE.read_bytes())
+    write_atomic(lambda_folder / "gate.json", orjson.dumps(gate))
+    earlier = out / TIMEGATE_LAMBDA / "gate.json"
+    project.gate_changed = not earlier.is_file() or earlier.read_bytes() != orjson.dumps(gate)
 
 
 def _read_store(path: Path) -> dict[str, str]:

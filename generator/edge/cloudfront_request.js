@@ -9,18 +9,18 @@ const kvs = cf.kvs();
 
 function parse(table, value) {  // the stored text of an entry, as the core's tables hold it
   // a file's entry is its size alone: its mtime (the core's Last-Modified) goes unused, as S3 sends its own
-  if (table === "files") return [0, Number(value)];
+  if (table === "files") return [0, +value];
   // users: {"models": [...], "audience": "..."}; releases: [state, when it went live]
-  if (table === "users" || table === "releases") return JSON.parse(value);
-  return value;
+  return /^[ur]/.test(table) ? JSON.parse(value) : value;
 }
 
-// An entry of the store, or undefined (get() rejects a missing key). Keys are the same for every
-// release; the other tables are under the release's id, by their first letter (country_names: n).
-// A file's key leaves out a final "index.json" (the store holds 5 MB: see deploy/cloudfront.py).
+// An entry of the store, or undefined (get() rejects a missing key): each table by its first letter
+// (country_names: n); keys (k:) and the releases' states (r:) are the same for every release, the
+// other tables under the release's id. A file's key leaves out a final "index.json" (the store holds
+// 5 MB: see deploy/cloudfront.py).
 function stored(releaseId, table, key) {
   const short = table === "files" ? key.replace(/index\.json$/, "") : key;
-  const name = table === "keys" ? `k:${key}` : table === "releases" ? `r:${key}` : `${releaseId}:${table === "country_names" ? "n" : table[0]}:${short}`;
+  const name = /^[kr]/.test(table) ? `${table[0]}:${key}` : `${releaseId}:${table === "country_names" ? "n" : table[0]}:${short}`;
   return kvs.get(name).then((value) => parse(table, value), () => undefined);
 }
 
@@ -63,10 +63,17 @@ async function handler(event) {
   const settings = await kvs.get("release");  // (no await inside a call's arguments in this runtime)
   const release = JSON.parse(settings);
   const lookup = (table, key, id) => stored(id, table, key);
-  const result = await answer({ method: request.method, path: request.uri, query: queryString(request.querystring),
+  const asked = { method: request.method, path: request.uri, query: queryString(request.querystring),
     authorization: (request.headers.authorization || {}).multiValue ? null : header(request, "authorization"),
-    acceptDatetime: header(request, "accept-datetime") },
-  release, lookup, platform);
+    acceptDatetime: header(request, "accept-datetime") };
+  const result = await answer(asked, release, lookup, platform);
+  // an instant asked for (Accept-Datetime, as_of), once the key is checked: the origin-request Lambda@Edge
+  // answers it (timegate-lambda/; this function has no room for the TimeGate), from what was asked (never
+  // the key) and the release live now
+  if (result.elsewhere) {
+    request.headers["x-timegate"] = { value: JSON.stringify([asked.path, asked.query, asked.acceptDatetime, release.id]) };
+    return request;
+  }
   if (result.file === undefined) return response(result);
   // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
   const range = /^bytes=(\d+)-\d*$/i.exec(header(request, "range"));

@@ -30,15 +30,14 @@ const TYPES = { json: "application/json", html: "text/html", js: "text/javascrip
 const NOT_FOUND = "Not found.";
 const NOT_PROVIDED = "Authentication credentials were not provided.";
 const RELEASES_LISTED = "GET /api/v1/releases/ lists the releases kept.";
-const NO_TIMEGATE = `This server cannot look up an instant: ask for a release by its id. ${RELEASES_LISTED}`;
 const INVALID_KEY = "Invalid API key.";
 // nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
 // come as several escapes, or raw).
 const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][\dA-F]|%[C-F][\dA-F](?:%[89AB][\dA-F]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/i;
 
-function json(status, detail, extra) {
-  const headers = Object.assign({ "Content-Type": "application/json; charset=utf-8" }, extra);
-  return { status, body: JSON.stringify({ detail }), headers };
+export function json(status, detail, extra) {
+  return { status, body: JSON.stringify({ detail }),
+    headers: Object.assign({ "Content-Type": "application/json; charset=utf-8" }, extra) };
 }
 
 function asciiLower(text) {
@@ -82,7 +81,7 @@ function argument(query, name) {
 
 // nginx decodes the path, merges slashes and resolves dot segments before it matches a location; a
 // path that climbs above the root is its 400.
-function normalise(rawPath) {
+export function normalise(rawPath) {
   let decoded;
   try {
     decoded = decodeURIComponent(rawPath);
@@ -421,7 +420,7 @@ async function route(request, path, release, lookup, platform) {
 // {timegate
     return timegate(path, query, request.acceptDatetime, release.gate, api);
 // timegate}
-    return json(501, NO_TIMEGATE);  // a script built without the TimeGate (edge.script)
+    return { status: 0, elsewhere: 1, headers: {} };  // a script built without it: the TimeGate answers elsewhere
   }
 
   if (path === `${api}/openapi.json`) return releaseFile(lookup, `${api.slice(1)}/openapi.json`);

@@ -2,17 +2,31 @@
 // contract tests: there is no local CloudFront runtime. Per request it builds CloudFront's event
 // (viewer-request: method, uri as sent, querystring as an object of names → {value, multiValue},
 // lower-case headers as {value}), runs viewer-request.js as written (cloudfront_runtime.mjs: its
-// KeyValueStore over kvs.json), and either sends the
-// answer the function made or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for
+// KeyValueStore over kvs.json), and either sends the answer the function made, or the answer of the
+// origin-request Lambda@Edge (timegate-lambda/) to a request passed on with x-timegate, or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for
 // the object, with only the conditional headers (CloudFront sends no Authorization to S3), then runs
 // viewer-response.js on the origin's answer. Not emulated: CloudFront's cache, its compression, its
 // header normalisation, and the runtime itself (this is Node's engine, not CloudFront's).
 //   node cloudfront_harness.mjs FUNCTIONS_DIR ORIGIN_URL PORT
+import { existsSync } from "node:fs";
 import http from "node:http";
+import { pathToFileURL } from "node:url";
 import { loadFunctions } from "./cloudfront_runtime.mjs";
 
 const [folder, origin, port] = process.argv.slice(2);
 const { viewerRequest, viewerResponse } = loadFunctions(folder);
+// the Lambda@Edge of the origin request (timegate-lambda/), run as Lambda runs it: Node, its handler
+const lambda = `${folder}/timegate-lambda/index.mjs`;
+const originRequest = existsSync(lambda) ? (await import(pathToFileURL(lambda).href)).handler : null;
+
+// Lambda@Edge's event of the request the viewer-request function passed on: headers as name → [{key, value}]
+// (CloudFront forwards x-timegate: the origin request policy names it)
+function lambdaEvent(request) {
+  const headers = {};
+  for (const [name, field] of Object.entries(request.headers)) headers[name] = [{ key: name, value: field.value }];
+  return { Records: [{ cf: { config: { eventType: "origin-request" }, request: { method: request.method,
+    uri: request.uri, querystring: "", headers, clientIp: "127.0.0.1" } } }] };
+}
 
 // A name from the request becomes an own property, even `__proto__` (plain assignment would set the
 // object's prototype instead; a client's `?__proto__=…` must not reach Object.prototype here).
@@ -70,6 +84,16 @@ const server = http.createServer(async (incoming, out) => {
     const decided = await viewerRequest({ version: "1.0", context: { eventType: "viewer-request" }, viewer, request });
     if (decided.statusCode !== undefined) {
       return send(out, decided.statusCode, decided.headers, decided.body ? decided.body.data : "");
+    }
+    if (originRequest && decided.headers["x-timegate"]) {
+      const made = await originRequest(lambdaEvent(decided));
+      if (made.status !== undefined) {  // an answer of the Lambda: through viewer-response, as CloudFront does
+        const response = { statusCode: Number(made.status), headers: {} };
+        for (const [name, fields] of Object.entries(made.headers)) own(response.headers, name, { value: fields[0].value });
+        const final = await viewerResponse({ version: "1.0", context: { eventType: "viewer-response" }, viewer,
+          request: decided, response });
+        return send(out, final.statusCode, final.headers, made.body);
+      }
     }
     const conditional = {};
     // what CloudFront sends on to the origin of the viewer's headers: the conditional ones and Range
