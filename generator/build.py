@@ -21,6 +21,7 @@ from .load.records import ModelData, ModelDefinition, ModelObservations
 from .publish import CHANGES, CURRENT, KEEP_RELEASES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.exports import ExportChunks, ExportFile
+from .render.changes import Sections, current_sections, render_release_changes
 from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
@@ -223,6 +224,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             current: list[CurrentScores] = []
             score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
             exports = ExportChunks(writer.scratch())
+            sections_now: dict[str, Sections] = {}  # for the change document: the sections that moved
             for definition in dataset.models:
                 code = definition.model.code
                 # Popped: only this model's observations and series are held while it renders.
@@ -236,6 +238,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                                              scores.countries[country.code])
                         out.add_one(routes.country_model_scores(code, country.code), document)
                         clock.run("render", export_rows_of, document)
+                        sections_now.setdefault(code, {})[country.code] = current_sections(document)
                 current.append(CurrentScores.of(scores))
                 del scores, lists
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
@@ -261,6 +264,10 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 visible = [c for c in current if not c.model.custom or c.model.code in grants]
                 out.add_one(routes.current_release(routes.audience_name(grants)),
                             render_current_release(site_url, changes, visible, grants, custom))
+                out.add_one(routes.release_changes(routes.audience_name(grants)),
+                            render_release_changes(site_url, writer.id, writer.previous, report.changes, writer.files,
+                                                   [c.model.code for c in visible], grants, custom, sections_now,
+                                                   writer.previous_dir))
             if out.failures:
                 raise ValidationFailed(out.failures)
 

@@ -112,6 +112,13 @@ ENDPOINTS = (
              "The release every answer comes from (each answer names it in its X-Release header too): when it was "
              "built, the data vintage and the number of scored countries of each model this key may see, and what "
              "changed against the previous release.", "release", tag="release"),
+    Endpoint("changes", "getReleaseChanges", "What the release changed", "/releases/current/changes/",
+             "What the release changed against the one before it",
+             "Against the release before it, per model this key may see: the countries added and removed, every "
+             "country whose risk class or rating moved (from, to, the score before and after, the section that "
+             "moved most), the largest score moves; and every document added, changed or removed, with the "
+             "SHA-256 of its new bytes, so a client re-fetches only those. A kept release's is "
+             "/releases/{{release}}/changes/.", "changes", tag="release"),
     Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", "/exports/scores.csv",
              "Every result of the release's public models as CSV",
              "Every result of the release's public models in one file, the same for every key: one row per model, "
@@ -247,6 +254,27 @@ def current_release(audience: str = PUBLIC) -> Route:
     return Route(path, _file(path, _audience_folder(audience)), schema, audience)
 
 
+def release_changes(audience: str = PUBLIC) -> Route:
+    """What the release changed, as an audience may know it."""
+    path, schema = _endpoint("changes")
+    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
+
+
+def url_of(file: str) -> str:
+    """The URL path (and query) of an API document of a release: its folders, and its variant folders
+    as the query that selects them (an audience's folder is no query: the key selects it)."""
+    parts = file.removesuffix("index.json").strip("/").split("/")
+    path = "/" + "/".join(p for p in parts if "=" not in p) + "/"
+    query = []
+    for name, _, value in (p.partition("=") for p in parts if "=" in p):
+        if name == "filter":  # the one-country answer of the filters (none: a code no country has)
+            parameter = "code" if path == _endpoint("countries")[0] else "country_code"
+            query.append(f"{parameter}={'XXX' if value == NO_MATCH else value}")
+        elif name != "audience":
+            query.append(f"{name}={value}")
+    return path + ("?" + "&".join(query) if query else "")
+
+
 EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl"}
 MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"}
 
@@ -284,7 +312,7 @@ def document_count(countries: int, models: int, audiences: int) -> int:
     # endpoint 3 (orderings, filters, none), 4, the model's exports
     per_model = len(SCORE_ORDERINGS) + countries + 1 + countries + len(MODEL_EXPORT_FORMATS)
     shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
-    per_release = 1 + 1 + audiences + len(EXPORT_FORMATS)  # openapi.json, root; release, public exports
+    per_release = 1 + 1 + 2 * audiences + len(EXPORT_FORMATS)  # openapi.json, root; release, changes; exports
     return models * per_model + shared + per_release
 
 

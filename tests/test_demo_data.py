@@ -205,9 +205,9 @@ def test_document_count():
     # per model (6): 4 orderings + 249 filters + 1 empty + 249 country documents
     #                + its CSV and JSON Lines exports                                     = 6 × 505 = 3030
     # openapi.json and the API root                                                       =           2
-    # per audience: the release                                                           = 2 × 1 =   2
+    # per audience: the release and what it changed                                      = 2 × 2 =   4
     # the public models' CSV and JSON Lines exports                                       =           2
-    assert routes.document_count(249, 6, 2) == 500 + 254 + 3030 + 2 + 2 + 2
+    assert routes.document_count(249, 6, 2) == 500 + 254 + 3030 + 2 + 4 + 2
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):

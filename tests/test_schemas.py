@@ -119,7 +119,7 @@ def test_golden_documents_are_valid_against_both():
             continue
         route = _route_for(relative)
         document = json.loads(path.read_text().replace('"RELEASE"', '"20261123T120000Z"'))  # the masked id
-        if relative.startswith("api/v1/releases/current/"):
+        if relative.startswith("api/v1/releases/current/") and not relative.startswith("api/v1/releases/current/changes/"):
             document["builtAt"] = "2026-11-23T12:00:00Z"
         if relative == "api/v1/index.json":
             document["release"]["builtAt"] = "2026-11-23T12:00:00Z"
@@ -132,7 +132,7 @@ def _route_for(relative: str) -> routes.Route:
     if not parts:
         return routes.api_root()
     if parts[0] == "releases":
-        return routes.current_release()
+        return routes.release_changes() if parts[2:3] == ["changes"] else routes.current_release()
     if parts[0] == "configuration":
         return routes.model_list() if parts[1] == "riskscoremodels" else routes.country_list()
     if parts[1] == "country":
@@ -150,7 +150,8 @@ def test_openapi_is_valid_openapi_3_1():
              "/riskscores/{model}/{country_code}/", "/riskscores/country/{code}/", "/exports/scores.csv",
              "/exports/scores.jsonl", "/exports/{model}/scores.csv", "/exports/{model}/scores.jsonl"}
     # every keyed route also as a kept release answered it; the releases' list, TimeMap and documents
-    assert set(document["paths"]) == keyed | {"/configuration/riskscoresmodels/", "/", "/releases/current/"} | {
+    assert set(document["paths"]) == keyed | {"/configuration/riskscoresmodels/", "/", "/releases/current/",
+                                              "/releases/current/changes/", "/releases/{release}/changes/"} | {
         "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/"}
     assert "as_of" in [p["name"] for p in document["paths"]["/riskscores/{model}/"]["get"]["parameters"]]
     assert "302" in document["paths"]["/riskscores/{model}/"]["get"]["responses"]
@@ -173,7 +174,7 @@ def test_openapi_components_are_the_objects_and_enums_of_the_schemas_named_as_id
     named = {name for name, schema in definitions.items() if schema.get("type") == "object" or "allOf" in schema
              or "enum" in schema}
     assert set(components) == named | {"ModelScores", "CountryModelScores", "CountryScores", "ApiRoot", "Release",
-                                       "Releases", "KeptRelease"}
+                                       "Releases", "KeptRelease", "ReleaseChanges"}
     assert {"ModelResult", "SectionResult", "IndicatorResult", "RatingLetter", "Error"} <= set(components)
     assert all(name.isidentifier() for name in components)
     schemas = [components] + [c["schema"] for item in document["paths"].values()
@@ -204,6 +205,7 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/riskscores/{model}/{country_code}/": "getModelCountryScores",
         "/riskscores/country/{code}/": "getCountryScores", "/": "getApiRoot", "/releases/current/": "getCurrentRelease",
         "/exports/scores.csv": "exportScoresCsv", "/exports/scores.jsonl": "exportScoresJsonl",
+        "/releases/current/changes/": "getReleaseChanges", "/releases/{release}/changes/": "getReleaseChangesInRelease",
         "/exports/{model}/scores.csv": "exportModelScoresCsv", "/exports/{model}/scores.jsonl": "exportModelScoresJsonl",
         "/releases/{release}/configuration/riskscoremodels/": "listRiskScoreModelsInRelease",
         "/releases/{release}/configuration/countries/": "listCountriesInRelease",
@@ -241,7 +243,7 @@ def test_openapi_examples_are_real_answers_of_the_release():
             shown += 1
             continue
         if "examples" not in content["application/json"]:
-            assert path in ("/", "/releases/current/")  # these change with every build
+            assert path in ("/", "/releases/current/", "/releases/current/changes/", "/changes/")  # these change with every build
             continue
         route = _route_for("api/v1" + path.replace("{model}", "sovereign").replace("{country_code}", "AUT")
                            .replace("{code}", "AUT").replace("riskscoresmodels", "riskscoremodels") + "index.json")

@@ -392,8 +392,9 @@ async function scopedRoute(request, m, release, lookup, platform) {
   if (state === undefined || hidden) return { scope, result: json(404, `No release ${id}; ${RELEASES_LISTED}`) };
   const rest = m[2] || "";
   const api = release.prefix;
-  const target = rest === "" || rest === "/" ? `${api}/releases/current/` : rest.startsWith("/releases/") ? "/_no_route"
-    : api + rest;
+  // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
+  const target = /^\/?$/.test(rest) ? `${api}/releases/current/` : /^\/changes\/?$/.test(rest)
+    ? `${api}/releases/current/changes/` : rest.startsWith("/releases/") ? "/_no_route" : api + rest;
   const result = await route(Object.assign({}, request, { acceptDatetime: "" }), target, scope, within(lookup, id),
     platform);
   if (result.status < 400) {
@@ -404,7 +405,7 @@ async function scopedRoute(request, m, release, lookup, platform) {
   return { scope, result };
 }
 
-const KEYED = /^\/(?:releases\/current\/?|exports\/(?:[a-z][a-z0-9_]*\/)?scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*(?:\/[^/]+)?\/?)$/;
+const KEYED = /^\/(?:releases\/current(?:\/changes)?\/?|exports\/(?:[a-z][a-z0-9_]*\/)?scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*(?:\/[^/]+)?\/?)$/;
 
 async function route(request, path, release, lookup, platform) {
   const method = request.method;
@@ -451,7 +452,9 @@ async function route(request, path, release, lookup, platform) {
   const audience = audienceDir(grants);
   const base = api.slice(1);
 
-  if (/^\/releases\/current\/?$/.test(rest)) return releaseFile(lookup, `${base}/releases/current/${audience}index.json`);
+  if ((m = /^\/releases\/current(\/changes)?\/?$/.exec(rest))) {  // the release document, or what it changed
+    return releaseFile(lookup, `${base}/releases/current/${m[1] ? "changes/" : ""}${audience}index.json`);
+  }
   if ((m = /^\/exports\/(?:([a-z][a-z0-9_]*)\/)?scores\.(csv|jsonl)$/.exec(rest))) {  // the public models', or one's
     if (m[1] && await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
     let download;

@@ -11,7 +11,7 @@ from .pages import abridge
 # The endpoint schemas that are objects get a component of this name; arrays are written in place.
 COMPONENT_NAMES = {"model-scores": "ModelScores", "country-model-scores": "CountryModelScores",
                    "country-scores": "CountryScores", "root": "ApiRoot", "release": "Release",
-                   "releases": "Releases"}
+                   "releases": "Releases", "changes": "ReleaseChanges"}
 ERRORS = {
     "400": ("Invalid parameter value; `detail` names the parameter and its allowed values.",
             "Invalid value for ordering: use one of country_code, -country_code, country_name, -country_name."),
@@ -194,7 +194,8 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
             operation["parameters"] = operation["parameters"] + [AS_OF]
             operation["responses"] = {"302": REDIRECT, **operation["responses"]}
             if endpoint.anchor != "release":  # the release document of a past release is /releases/{release}/
-                paths[f"/releases/{{release}}{endpoint.path}"] = {"get": _in_release(operation, endpoint)}
+                scoped = endpoint.path.removeprefix("/releases/current")  # …/changes/ of a past release
+                paths[f"/releases/{{release}}{scoped}"] = {"get": _in_release(operation, endpoint)}
     paths.update(_releases_over_time())
     return {
         "openapi": "3.1.0",

@@ -28,6 +28,7 @@ ROUTES = [(re.compile(pattern), template) for pattern, template in [
     (r"^/api/v1/releases/?$", "/api/v1/releases/"),
     (r"^/api/v1/releases/timemap$", "/api/v1/releases/timemap"),
     (r"^/api/v1/releases/current/?$", "/api/v1/releases/current/"),
+    (r"^/api/v1/releases/current/changes/?$", "/api/v1/releases/current/changes/"),
     (r"^/api/v1/exports/scores\.(csv|jsonl)$", "/api/v1/exports/scores.{format}"),
     (r"^/api/v1/exports/[^/]+/scores\.(csv|jsonl)$", "/api/v1/exports/{model}/scores.{format}"),
     (r"^/api/v1/configuration/riskscores?models/?$", "/api/v1/configuration/riskscoremodels/"),
@@ -45,7 +46,11 @@ def route_of(path: str) -> str:
     scoped = SCOPED.match(path)
     if scoped:
         rest = scoped.group(1) or "/"
-        inner = route_of("/api/v1" + rest) if rest not in ("", "/") else "/api/v1/releases/current/"
+        if rest in ("", "/"):
+            return "/api/v1/releases/{id}/"
+        if re.fullmatch(r"/changes/?", rest):
+            return "/api/v1/releases/{id}/changes/"
+        inner = route_of("/api/v1" + rest)
         return "/api/v1/releases/{id}" + inner.removeprefix("/api/v1") if inner.startswith("/api/v1") else "other"
     return next((template for pattern, template in ROUTES if pattern.match(path)), "other")
 

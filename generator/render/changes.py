@@ -1,0 +1,89 @@
+"""The change document of a release (/api/v1/releases/current/changes/, one per audience): what it
+changed against the release before it, as `riskapi diff` counts it — per model the countries added
+and removed, every risk class and rating move with the section that moved most, the largest score
+moves — and the API documents added, changed and removed (URLs with the SHA-256 of their bytes now),
+so a client re-fetches only those: the `updatedAfter` of a static API."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from .. import routes
+from ..diff import CountryChange, ReleaseDiff
+
+Sections = dict[str, dict[str, float]]  # country code → section reference → current score
+
+
+def current_sections(document: dict) -> dict[str, float]:
+    """Each section's score at the model's current date, from an endpoint 4 document."""
+    current = next((r["timestamp"] for r in document["results"] if r["type"] == "current"), None)
+    return {s["reference"]: r["score"] for s in document.get("sections", []) for r in s.get("results", [])
+            if r["timestamp"] == current and r.get("score") is not None}
+
+
+def previous_sections(release_dir: Path | None, model: str, code: str) -> dict[str, float]:
+    """A country's current section scores in an earlier release, from its endpoint 4 file (none there: {})."""
+    path = None if release_dir is None else release_dir / routes.country_model_scores(model, code).file
+    return current_sections(orjson.loads(path.read_bytes())) if path and path.is_file() else {}
+
+
+def _section_moved_most(before: dict[str, float], after: dict[str, float]) -> dict | None:
+    both = sorted(set(before) & set(after), key=lambda ref: (-abs(after[ref] - before[ref]), ref))
+    if not both:
+        return None
+    ref = both[0]
+    return {"reference": ref, "scoreBefore": before[ref], "scoreAfter": after[ref]}
+
+
+def _move(change: CountryChange, key: str | None, numeric: str | None, better_is_lower: bool = True) -> dict:
+    old, new = change.old or {}, change.new or {}
+    entry = {"countryCode": change.code}
+    if key:
+        entry["from"], entry["to"] = old.get(key), new.get(key)
+    if change.old is None or change.new is None:
+        entry["direction"] = "new" if change.old is None else "dropped"
+    elif numeric:
+        entry["direction"] = "upgrade" if (new[numeric] < old[numeric]) == better_is_lower else "downgrade"
+    entry["scoreBefore"], entry["scoreAfter"] = old.get("score"), new.get("score")
+    if change.old is not None and change.new is not None:
+        entry["move"] = change.score_move
+    return entry
+
+
+def render_release_changes(site_url: str, release: str, previous: str | None, diff: ReleaseDiff,
+                           files: dict[str, dict], visible: list[str], grants: frozenset[str],
+                           custom_models: set[str], sections_now: dict[str, Sections],
+                           previous_dir: Path | None) -> dict:
+    """The change document an audience is served: models it may see (`visible`, in order), documents it
+    may know of (routes.visible_to); `files` the new release's manifest (for the digests),
+    `sections_now` each model's current section scores by country, `previous_dir` the release before."""
+    by_model = {m.model: m for m in diff.models}
+    models = []
+    for code in visible:
+        moved = by_model.get(code)
+        if moved is None:  # the first release, or a model new in this one: nothing to compare
+            models.append({"code": code, "countriesAdded": [], "countriesRemoved": [], "classChanges": [],
+                           "ratingChanges": [], "largestMoves": []})
+            continue
+        changes = [*moved.class_changes, *moved.rating_changes, *moved.largest_moves]
+
+        def with_section(entry: dict, change: CountryChange) -> dict:
+            entry["sectionMovedMost"] = _section_moved_most(previous_sections(previous_dir, code, change.code),
+                                                            sections_now.get(code, {}).get(change.code, {}))
+            return entry
+        models.append({
+            "code": code,
+            "countriesAdded": sorted({c.code for c in changes if c.old is None and c.new is not None}),
+            "countriesRemoved": sorted({c.code for c in changes if c.new is None and c.old is not None}),
+            "classChanges": [with_section(_move(c, "riskClassificationCategorical", "riskClassificationNumeric"), c)
+                             for c in moved.class_changes],
+            "ratingChanges": [with_section(_move(c, "ratingLetter", "ratingNumeric"), c) for c in moved.rating_changes],
+            "largestMoves": [_move(c, None, None) for c in moved.largest_moves]})
+
+    def listed(paths: tuple[str, ...], digest: bool) -> list[dict]:
+        return [{"url": site_url + routes.url_of(path), **({"sha256": files[path]["sha256"]} if digest else {})}
+                for path in paths if routes.visible_to(path, grants, custom_models)]
+    return {"id": release, "previous": previous, "url": site_url + routes.release_changes().url,
+            "models": models, "documents": {"added": listed(diff.added, True), "changed": listed(diff.changed, True),
+                                            "removed": listed(diff.removed, False)}}
