@@ -265,9 +265,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 out.add_one(routes.current_release(routes.audience_name(grants)),
                             render_current_release(site_url, changes, visible, grants, custom))
                 out.add_one(routes.release_changes(routes.audience_name(grants)),
-                            render_release_changes(site_url, writer.id, writer.previous, report.changes, writer.files,
-                                                   [c.model.code for c in visible], grants, custom, sections_now,
-                                                   writer.previous_dir))
+                            render_release_changes(site_url, changes, writer.files, [c.model.code for c in visible],
+                                                   grants, custom, sections_now, writer.previous_dir))
             if out.failures:
                 raise ValidationFailed(out.failures)
 

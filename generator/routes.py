@@ -130,7 +130,8 @@ ENDPOINTS = (
              "out where the CSV cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
     Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
              "/exports/{model}/scores.csv", "Every result of one model as CSV",
-             "The rows of one model, as the CSV export has them; a custom model's only for keys granted it.", "", (_MODEL,), media_type="text/csv", tag="exports"),
+             "The rows of one model, as the CSV export has them; a custom model's only for keys granted it.", "",
+             (_MODEL,), media_type="text/csv", tag="exports"),
     Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
              "/exports/{model}/scores.jsonl", "Every result of one model as JSON Lines",
              "The rows of one model, as the JSON Lines export has them.", "", (_MODEL,),
@@ -295,11 +296,39 @@ _ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuff
 def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
     """Whether a release file is one an audience may know of: no custom model it is not granted, and
     no variant of another audience."""
+    model, audience = _visibility(file)
+    return model not in custom_models - grants and audience in (None, audience_name(grants))
+
+
+def _visibility(file: str) -> tuple[str | None, str | None]:
+    """What decides who may know of a file: the model its path names (endpoints 3 and 4, exports), and
+    its audience folder."""
     parts = file.split("/")
-    if len(parts) > 3 and parts[2] in ("riskscores", "exports") and parts[3] in custom_models - grants:
-        return False
+    model = parts[3] if len(parts) > 3 and parts[2] in ("riskscores", "exports") else None
     folders = [p.partition("=")[2] for p in parts if p.startswith("audience=")]
-    return not folders or folders == [audience_name(grants)]
+    return model, folders[0] if folders else None
+
+
+class VisibleFiles:
+    """Files grouped by what decides their visibility, so that what each of many audiences may know of
+    costs the groups, not the files (visible_to per file and audience grows as audiences × documents)."""
+
+    def __init__(self, files):
+        self.groups: dict[tuple[str | None, str | None], list[str]] = {}
+        for file in files:
+            self.groups.setdefault(_visibility(file), []).append(file)
+
+    def _visible(self, grants: frozenset[str], custom_models: set[str]):
+        hidden, mine = custom_models - grants, audience_name(grants)
+        return [files for (model, audience), files in self.groups.items()
+                if model not in hidden and audience in (None, mine)]
+
+    def count(self, grants: frozenset[str], custom_models: set[str]) -> int:
+        return sum(len(files) for files in self._visible(grants, custom_models))
+
+    def of(self, grants: frozenset[str], custom_models: set[str]) -> list[str]:
+        """The files an audience may know of, sorted."""
+        return sorted(file for files in self._visible(grants, custom_models) for file in files)
 
 
 def names_its_release(file: str) -> bool:

@@ -14,7 +14,7 @@ from generator.publish import CURRENT
 from generator.serve.keys import ApiKey, render_key_map
 from tools.synthetic_data import add_model_copy
 
-from .conftest import TINY
+from .conftest import GOLDEN, TINY
 from .live import start_live_server
 
 
@@ -42,6 +42,18 @@ def test_nginx_key_map_rows_grow_with_users_plus_releases_times_grant_sets():
     assert maps["grant_set"] == ["default public;", '"\\\\user0001" a;', '"\\\\user0002" a;', '"\\\\user0003" a+b;']
     assert sorted(maps["audience"][1:]) == ['"\\\\r1:a" a;', '"\\\\r1:a+b" a;', '"\\\\r2:a" a;', '"\\\\r2:a+b" a+b;',
                                              '"\\\\r3:a" a;', '"\\\\r3:a+b" a+b;', '"\\\\r4:a" a;', '"\\\\r4:a+b" a+b;']
+
+
+def test_files_grouped_by_visibility_are_what_each_audience_may_know_of():
+    # every file of the golden release, for the public, alice's {acme_aml} and an unknown set's audience
+    files = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*") if p.is_file())
+    grouped = routes.VisibleFiles(files)
+    for grants in (frozenset(), frozenset({"acme_aml"}), frozenset({"acme_aml", "other"})):
+        expected = [f for f in files if routes.visible_to(f, grants, {"acme_aml", "other"})]
+        assert grouped.of(grants, {"acme_aml", "other"}) == expected
+        assert grouped.count(grants, {"acme_aml", "other"}) == len(expected)
+    assert any("acme_aml" in f for f in grouped.of(frozenset({"acme_aml"}), {"acme_aml"}))
+    assert not any("acme_aml" in f for f in grouped.of(frozenset(), {"acme_aml"}))
 
 
 def test_a_client_without_its_own_variant_is_served_the_largest_one_it_holds():

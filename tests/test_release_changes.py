@@ -65,7 +65,8 @@ def test_a_client_without_the_grant_learns_nothing_of_the_custom_model(a_and_b):
 def test_a_kept_release_keeps_its_change_document_and_polling_is_cheap(a_and_b):  # noqa: F811
     server, first, second, _ = a_and_b
     scoped = server.get(f"{routes.API}/releases/{first}/changes/", user="alice")
-    assert (_json(scoped)["id"], _json(scoped)["previous"]) == (first, None)  # the first release changed nothing
+    assert (_json(scoped)["id"], _json(scoped)["previous"]) == (first, None)  # the first release changed nothing:
+    assert _json(scoped)["documents"] == {"added": [], "changed": [], "removed": []}  # nothing to re-fetch selectively
     assert "immutable" in scoped.header("cache-control")
     assert server.get(f"{routes.API}/releases/{second}/changes", user="alice").body == \
         server.get(CHANGES, user="alice").body  # without the slash too

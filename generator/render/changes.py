@@ -10,7 +10,8 @@ from pathlib import Path
 import orjson
 
 from .. import routes
-from ..diff import CountryChange, ReleaseDiff
+from ..diff import CountryChange
+from .pages import ReleaseChanges
 
 Sections = dict[str, dict[str, float]]  # country code → section reference → current score
 
@@ -51,14 +52,14 @@ def _move(change: CountryChange, key: str | None, numeric: str | None, better_is
     return entry
 
 
-def render_release_changes(site_url: str, release: str, previous: str | None, diff: ReleaseDiff,
-                           files: dict[str, dict], visible: list[str], grants: frozenset[str],
-                           custom_models: set[str], sections_now: dict[str, Sections],
+def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[str, dict], visible: list[str],
+                           grants: frozenset[str], custom_models: set[str], sections_now: dict[str, Sections],
                            previous_dir: Path | None) -> dict:
     """The change document an audience is served: models it may see (`visible`, in order), documents it
-    may know of (routes.visible_to); `files` the new release's manifest (for the digests),
-    `sections_now` each model's current section scores by country, `previous_dir` the release before."""
-    by_model = {m.model: m for m in diff.models}
+    may know of; `files` the new release's manifest (for the digests), `sections_now` each model's
+    current section scores by country, `previous_dir` the release before. The first release lists no
+    documents: everything in it is new, and a client fetches what it needs."""
+    by_model = {m.model: m for m in changes.diff.models}
     models = []
     for code in visible:
         moved = by_model.get(code)
@@ -66,7 +67,7 @@ def render_release_changes(site_url: str, release: str, previous: str | None, di
             models.append({"code": code, "countriesAdded": [], "countriesRemoved": [], "classChanges": [],
                            "ratingChanges": [], "largestMoves": []})
             continue
-        changes = [*moved.class_changes, *moved.rating_changes, *moved.largest_moves]
+        moves = [*moved.class_changes, *moved.rating_changes, *moved.largest_moves]
 
         def with_section(entry: dict, change: CountryChange) -> dict:
             entry["sectionMovedMost"] = _section_moved_most(previous_sections(previous_dir, code, change.code),
@@ -74,16 +75,18 @@ def render_release_changes(site_url: str, release: str, previous: str | None, di
             return entry
         models.append({
             "code": code,
-            "countriesAdded": sorted({c.code for c in changes if c.old is None and c.new is not None}),
-            "countriesRemoved": sorted({c.code for c in changes if c.new is None and c.old is not None}),
+            "countriesAdded": sorted({c.code for c in moves if c.old is None and c.new is not None}),
+            "countriesRemoved": sorted({c.code for c in moves if c.new is None and c.old is not None}),
             "classChanges": [with_section(_move(c, "riskClassificationCategorical", "riskClassificationNumeric"), c)
                              for c in moved.class_changes],
             "ratingChanges": [with_section(_move(c, "ratingLetter", "ratingNumeric"), c) for c in moved.rating_changes],
             "largestMoves": [_move(c, None, None) for c in moved.largest_moves]})
 
-    def listed(paths: tuple[str, ...], digest: bool) -> list[dict]:
+    def listed(kind: str) -> list[dict]:
+        if changes.previous is None:
+            return []
+        digest = kind != "removed"  # a removed document has no bytes now
         return [{"url": site_url + routes.url_of(path), **({"sha256": files[path]["sha256"]} if digest else {})}
-                for path in paths if routes.visible_to(path, grants, custom_models)]
-    return {"id": release, "previous": previous, "url": site_url + routes.release_changes().url,
-            "models": models, "documents": {"added": listed(diff.added, True), "changed": listed(diff.changed, True),
-                                            "removed": listed(diff.removed, False)}}
+                for path in changes.documents[kind].of(grants, custom_models)]
+    return {"id": changes.release, "previous": changes.previous, "url": site_url + routes.release_changes().url,
+            "models": models, "documents": {kind: listed(kind) for kind in ("added", "changed", "removed")}}

@@ -41,9 +41,7 @@ def render_current_release(site_url: str, changes: ReleaseChanges, visible: list
         entry["ratingChanges"] = len(moved.rating_changes) if moved else 0
         entry["exports"] = export_links(site_url, model.code)
         models.append(entry)
-    diff = changes.diff
-    counts = {kind: sum(1 for f in getattr(diff, kind) if routes.visible_to(f, grants, custom_models))
-              for kind in ("added", "changed", "removed")}
+    counts = {kind: files.count(grants, custom_models) for kind, files in changes.documents.items()}
     document = _release_link(site_url, changes.release)
     document.update(previous=changes.previous, models=models, documents=counts,
                     exports=export_links(site_url))

@@ -1,6 +1,7 @@
 """The HTML pages people read (served without a key): API reference and one methodology page per public model."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,11 @@ class ReleaseChanges:
     previous: str | None
     release: str
     diff: ReleaseDiff
+
+    @functools.cached_property
+    def documents(self) -> dict[str, routes.VisibleFiles]:
+        """The documents added, changed and removed, grouped for what each audience may know of."""
+        return {kind: routes.VisibleFiles(getattr(self.diff, kind)) for kind in ("added", "changed", "removed")}
 
 
 def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
