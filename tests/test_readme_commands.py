@@ -38,13 +38,17 @@ COMMAND_LINES = [
     "riskapi releases --site {site}",
     "riskapi rollback --site {site}",
     "riskapi build --data {data} --site {site} -q --force --stage",
-    "riskapi promote {staged} --site {site} --accept-changes",
+    "riskapi promote {staged} --site {site} --accept-changes --keys {keys}",
     "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
     "riskapi keys add carol --models acme_next --keys {keys} --force",
     "riskapi keys add erin --preview --keys {keys}",
     "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
+    "riskapi subscribers add erin http://127.0.0.1:9/hook --secret whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3 --keys {keys}",
+    "riskapi subscribers list --keys {keys}",
+    "riskapi subscribers remove erin http://127.0.0.1:9/hook --keys {keys}",
+    "riskapi notify --release {first} --site {site} --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test --kv-namespace 0f2ac74b "
     "--cache-control 'private, no-cache' --strict",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "

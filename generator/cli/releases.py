@@ -12,6 +12,7 @@ from ..build import BuildReport, build, check as check_data
 from ..diff import ChangeGuard
 from .common import (DATA_OPTION, KEYS_OPTION, SITE_OPTION, STRICT_OPTION, _say, _site_url, _stages, _warnings,
                      command_table, main)
+from .webhooks import tell_subscribers
 
 
 @main.command("build")
@@ -70,6 +71,8 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.seconds:.1f}s")
     _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
+    if not stage:
+        tell_subscribers(ctx, site_dir, keys_file, report.release)  # a failed delivery never fails the build
 
 
 @main.command()
@@ -127,12 +130,14 @@ def releases_command(ctx: click.Context, site_dir: Path) -> None:
 @SITE_OPTION
 @click.option("--accept-changes", is_flag=True,
               help="Promote even if many countries lose their score or change risk class (the build's guard).")
+@KEYS_OPTION
 @click.pass_context
-def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool) -> None:
-    """Make a staged release (riskapi build --stage) the current one, under the build's guard."""
+def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool, keys_file: Path) -> None:
+    """Make a staged release (riskapi build --stage) the current one, under the build's guard; tell the subscribers."""
     from ..promote import promote as promote_release
     replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
+    tell_subscribers(ctx, site_dir, keys_file, release_id)
 
 
 @main.command()

@@ -208,6 +208,17 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         "tags": [{"name": name, "description": text} for name, text in TAGS.items()],
         "security": [{name: []} for name in SECURITY_SCHEMES],
         "paths": paths,
+        # riskapi notify: what each subscriber is POSTed, signed per Standard Webhooks
+        "webhooks": {"release.published": {"post": {
+            "operationId": "releasePublished", "summary": "A release was published",
+            "description": "Sent to each subscriber (riskapi subscribers add) once per release, with the movers its "
+                           "key may see; headers webhook-id, webhook-timestamp and webhook-signature (v1, "
+                           "HMAC-SHA256 of `id.timestamp.body` with the subscriber's whsec_ secret). Answer 2xx; a "
+                           "5xx, 429 or timeout is retried (4 attempts at most).",
+            "security": [],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/ReleasePublished"}}}},
+            "responses": {"200": {"description": "Received"}}}}},
         "components": {"schemas": components.schemas(),  # common.json holds Error too
                        "securitySchemes": SECURITY_SCHEMES},
     }

@@ -1,0 +1,162 @@
+"""Signed webhooks (issue 22, item 3): `riskapi subscribers` and `riskapi notify` against real local
+HTTP receivers, the signatures checked with the `standardwebhooks` library (the specification's own).
+
+Releases: A is the tiny fixture, B moves acme_aml's NGA from Medium to Very High (tests/conftest.py);
+alice holds acme_aml, bob nothing."""
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from pathlib import Path
+
+import jsonschema_rs
+import pytest
+from click.testing import CliRunner
+from standardwebhooks import Webhook
+
+from generator.build import build
+from generator.cli import main
+from generator.publish import current_release
+from generator.serve import webhooks
+from generator.serve.keys import add_key
+from generator.validate import load_schemas
+
+from .conftest import make_nga_black
+
+
+class Receiver:
+    """An HTTP server on loopback that records each POST and answers as told: `script` is the statuses
+    of the first answers (then 200); `silent` never answers (a hung receiver)."""
+
+    def __init__(self, script=(), silent=False):
+        self.received, self.script, self.silent = [], list(script), silent
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                if outer.silent:
+                    time.sleep(3)
+                    return
+                self.send_response(outer.script.pop(0) if outer.script else 200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def released(tmp_path, data_copy):
+    site, keys = tmp_path / "site", tmp_path / "keys" / "keys.csv"
+    build(data_copy, site)
+    make_nga_black(data_copy)
+    build(data_copy, site)
+    add_key(keys, "alice", ("acme_aml",))
+    add_key(keys, "bob")
+    return site, keys
+
+
+def _subscribe(keys: Path, user: str, url: str) -> str:
+    result = CliRunner().invoke(main, ["subscribers", "add", user, url, "--keys", str(keys)])
+    assert result.exit_code == 0, result.output
+    return result.stdout.splitlines()[0]  # the secret, printed once
+
+
+def test_each_subscriber_gets_one_signed_event_with_only_what_its_key_may_see(released):
+    site, keys = released
+    alice, bob = Receiver(), Receiver()
+    try:
+        secrets = {"alice": _subscribe(keys, "alice", alice.url), "bob": _subscribe(keys, "bob", bob.url)}
+        assert (keys.with_name("subscribers.csv").stat().st_mode & 0o777) == 0o600
+        listed = CliRunner().invoke(main, ["subscribers", "list", "--keys", str(keys)]).output
+        assert "alice\t" + alice.url in listed and not any(s in listed for s in secrets.values())
+        result = CliRunner().invoke(main, ["notify", "--site", str(site), "--keys", str(keys)])
+        assert result.exit_code == 0, result.output
+        events = {}
+        for user, receiver in (("alice", alice), ("bob", bob)):
+            (headers, body), = receiver.received  # one event each
+            events[user] = Webhook(secrets[user]).verify(body, headers)  # raises unless signed with its secret
+            with pytest.raises(Exception):
+                Webhook(secrets["bob" if user == "alice" else "alice"]).verify(body, headers)
+        release = current_release(site)
+        assert events["alice"]["type"] == "release.published" and events["alice"]["data"]["release"] == release
+        assert events["alice"]["data"]["links"]["changes"].endswith(f"/api/v1/releases/{release}/changes/")
+        (acme,) = events["alice"]["data"]["movers"]
+        assert acme["code"] == "acme_aml" and [(c["countryCode"], c["from"], c["to"], c["direction"])
+                                               for c in acme["classChanges"]] == [("NGA", "Medium", "Very High",
+                                                                                   "downgrade")]
+        assert events["bob"]["data"]["movers"] == []  # bob's key is not granted acme_aml: never told of it
+        # the payload openapi.json declares under webhooks (common.json's ReleasePublished)
+        common = load_schemas()["common"]
+        declared = jsonschema_rs.validator_for({"$ref": common["$id"] + "#/$defs/ReleasePublished"}, validate_formats=True,
+                                               registry=jsonschema_rs.Registry([(common["$id"], common)]))
+        assert all(declared.is_valid(e) for e in events.values())
+        log = keys.with_name("deliveries.log").read_text()
+        assert [json.loads(line)["attempts"] for line in log.splitlines()] == [1, 1]
+        assert not any(secret in log for secret in secrets.values())
+    finally:
+        alice.close()
+        bob.close()
+
+
+def test_a_failing_receiver_is_retried_and_a_silent_one_given_up_within_the_bound(released):
+    site, keys = released
+    flaky, silent = Receiver(script=[500, 503]), Receiver(silent=True)
+    try:
+        _subscribe(keys, "alice", flaky.url)
+        _subscribe(keys, "bob", silent.url)
+        started = time.monotonic()
+        # 4 attempts at most, 0.1/0.2/0.3 s apart, 0.5 s each: the silent one is given up within ~2.6 s
+        done = {d.subscriber.user: d for d in webhooks.notify(site, keys, delays=(0.1, 0.2, 0.3), timeout=0.5)}
+        assert time.monotonic() - started < 10
+        assert (done["alice"].status, done["alice"].attempts, done["alice"].delivered) == (200, 3, True)
+        assert len(flaky.received) == 3
+        assert len({h["webhook-id"] for h, _ in flaky.received}) == 1  # the same message, tried again
+        assert (done["bob"].delivered, done["bob"].attempts, done["bob"].status) == (False, 4, None)
+        logged = [json.loads(line) for line in keys.with_name("deliveries.log").read_text().splitlines()]
+        assert [(e["user"], e["delivered"], e["attempts"]) for e in logged] == [("alice", True, 3), ("bob", False, 4)]
+    finally:
+        flaky.close()
+        silent.close()
+
+
+def test_a_subscriber_needs_a_user_of_the_keys_file_and_a_proper_secret(released):
+    _, keys = released
+    refused = CliRunner().invoke(main, ["subscribers", "add", "mallory", "http://127.0.0.1:9/", "--keys", str(keys)])
+    assert refused.exit_code == 1 and "no user 'mallory'" in refused.output
+    short = CliRunner().invoke(main, ["subscribers", "add", "bob", "http://127.0.0.1:9/", "--secret", "whsec_YWJj",
+                                      "--keys", str(keys)])
+    assert short.exit_code == 1 and "at least 24 random bytes" in short.output
+    assert CliRunner().invoke(main, ["subscribers", "remove", "bob", "--keys", str(keys)]).exit_code == 1  # none yet
+
+
+def test_a_build_that_goes_live_tells_the_subscribers_and_a_staged_one_does_not(tmp_path, data_copy):
+    site, keys = tmp_path / "site", tmp_path / "keys" / "keys.csv"
+    add_key(keys, "alice", ("acme_aml",))
+    receiver = Receiver()
+    try:
+        _subscribe(keys, "alice", receiver.url)
+        built = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys)])
+        assert built.exit_code == 0, built.output
+        assert "webhook to alice at " + receiver.url + ": delivered (200, 1 attempt(s))" in built.output
+        make_nga_black(data_copy)
+        staged = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys),
+                                           "--stage"])
+        assert staged.exit_code == 0 and len(receiver.received) == 1  # not live: nobody is told
+        release = staged.output.split("staged release ")[1].split(":")[0]
+        promoted = CliRunner().invoke(main, ["promote", release, "--site", str(site), "--keys", str(keys)])
+        assert promoted.exit_code == 0, promoted.output
+        assert [json.loads(body)["data"]["release"] for _, body in receiver.received][-1] == release
+    finally:
+        receiver.close()
