@@ -99,7 +99,8 @@ def test_each_subscriber_gets_one_signed_event_with_only_what_its_key_may_see(re
         assert events["bob"]["data"]["movers"] == []  # bob's key is not granted acme_aml: never told of it
         # the payload openapi.json declares under webhooks (common.json's ReleasePublished)
         common = load_schemas()["common"]
-        declared = jsonschema_rs.validator_for({"$ref": common["$id"] + "#/$defs/ReleasePublished"}, validate_formats=True,
+        declared = jsonschema_rs.validator_for({"$ref": common["$id"] + "#/$defs/ReleasePublished"},
+                                               validate_formats=True,
                                                registry=jsonschema_rs.Registry([(common["$id"], common)]))
         assert all(declared.is_valid(e) for e in events.values())
         log = keys.with_name("deliveries.log").read_text()

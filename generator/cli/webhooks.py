@@ -16,7 +16,8 @@ def subscribers() -> None:
 @subscribers.command("add")
 @click.argument("user")
 @click.argument("url")
-@click.option("--secret", default=None, help="The signing secret (whsec_ and base64); a new one is made and printed once.")
+@click.option("--secret", default=None,
+              help="The signing secret (whsec_ and base64); a new one is made and printed once.")
 @KEYS_OPTION
 def subscribers_add(user: str, url: str, secret: str | None, keys_file: Path) -> None:
     """Send USER's webhooks to URL: one signed release.published event per release, with the movers its key may see."""
@@ -57,7 +58,8 @@ def tell_subscribers(ctx, site_dir: Path, keys_file: Path, release: str | None =
     for done in deliveries:
         _say(ctx, f"webhook to {done.subscriber.user} at {done.subscriber.url}: "
                   + (f"delivered ({done.status}, {done.attempts} attempt(s))" if done.delivered
-                     else f"not delivered after {done.attempts} attempt(s): {done.error} (riskapi notify sends it again)"))
+                     else f"not delivered after {done.attempts} attempt(s): {done.error} "
+                          "(riskapi notify sends it again)"))
     return all(done.delivered for done in deliveries)
 
 
