@@ -73,3 +73,48 @@ def test_a_kept_release_keeps_its_change_document_and_polling_is_cheap(a_and_b):
     answer = server.get(CHANGES, user="alice")
     again = server.get(CHANGES, user="alice", headers={"If-None-Match": answer.header("etag")})
     assert again.status == 304 and again.body == b""
+
+
+# JSON Feed 1.1 (https://jsonfeed.org/version/1.1) as a schema: what the specification requires, and
+# the fields this API writes with their types
+JSON_FEED = {
+    "type": "object", "required": ["version", "title", "items"],
+    "properties": {
+        "version": {"const": "https://jsonfeed.org/version/1.1"}, "title": {"type": "string"},
+        "home_page_url": {"type": "string", "format": "uri"}, "feed_url": {"type": "string", "format": "uri"},
+        "description": {"type": "string"}, "language": {"type": "string"},
+        "authors": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        "items": {"type": "array", "items": {
+            "type": "object", "required": ["id"], "anyOf": [{"required": ["content_text"]}, {"required": ["content_html"]}],
+            "properties": {"id": {"type": "string"}, "url": {"type": "string", "format": "uri"},
+                           "external_url": {"type": "string", "format": "uri"}, "title": {"type": "string"},
+                           "content_text": {"type": "string"}, "date_published": {"type": "string", "format": "date-time"}}}}}}
+
+
+def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_b):  # noqa: F811
+    import feedparser
+    import jsonschema_rs
+    from .live import auth_header
+    from .test_release_history import A_LIVE, B_LIVE
+    server, first, second, _ = a_and_b
+    basic = {"Authorization": auth_header("alice", server.keys["alice"], "basic")}  # what feed readers send
+    answer = server.get(f"{routes.API}/releases/feed.json", user=None, headers=basic)
+    feed = _json(answer)
+    assert jsonschema_rs.validator_for(JSON_FEED, validate_formats=True).is_valid(feed)
+    assert [(i["id"], i["date_published"]) for i in feed["items"]] == [
+        (f"urn:country-risk-api:release:{second}", B_LIVE), (f"urn:country-risk-api:release:{first}", A_LIVE)]
+    assert feed["items"][0]["content_text"] == "acme_aml: 1 downgrade — NGA Medium → Very High"
+    assert feed["items"][0]["external_url"].endswith(f"/api/v1/releases/{second}/changes/")
+    assert feed["items"][1]["content_text"] == "the first release"
+    bobs = _json(server.get(f"{routes.API}/releases/feed.json", user="bob"))
+    assert bobs["items"][0]["content_text"] == "no risk class or rating changed"  # acme_aml is not his to know
+    atom = server.get(f"{routes.API}/releases/feed.atom", user=None, headers=basic)
+    assert atom.status == 200 and atom.header("content-type").startswith("application/atom+xml")
+    parsed = feedparser.parse(atom.body)
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    assert [(e.id, e.updated, e.summary) for e in parsed.entries] == [
+        (i["id"], i["date_published"], i["content_text"]) for i in feed["items"]]
+    assert server.get(f"{routes.API}/releases/feed.atom", user=None).status == 403
+    again = server.get(f"{routes.API}/releases/feed.atom", user=None,
+                       headers={**basic, "If-None-Match": atom.header("etag")})
+    assert again.status == 304  # polling is cheap

@@ -152,7 +152,8 @@ def test_openapi_is_valid_openapi_3_1():
     # every keyed route also as a kept release answered it; the releases' list, TimeMap and documents
     assert set(document["paths"]) == keyed | {"/configuration/riskscoresmodels/", "/", "/releases/current/",
                                               "/releases/current/changes/", "/releases/{release}/changes/"} | {
-        "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/"}
+        "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/",
+                                                         "/releases/feed.json", "/releases/feed.atom"}
     assert "as_of" in [p["name"] for p in document["paths"]["/riskscores/{model}/"]["get"]["parameters"]]
     assert "302" in document["paths"]["/riskscores/{model}/"]["get"]["responses"]
     scoped = document["paths"]["/releases/{release}/riskscores/{model}/"]["get"]
@@ -216,7 +217,8 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/releases/{release}/exports/scores.jsonl": "exportScoresJsonlInRelease",
         "/releases/{release}/exports/{model}/scores.csv": "exportModelScoresCsvInRelease",
         "/releases/{release}/exports/{model}/scores.jsonl": "exportModelScoresJsonlInRelease",
-        "/releases/": "listReleases", "/releases/timemap": "getTimeMap", "/releases/{release}/": "getRelease"}
+        "/releases/": "listReleases", "/releases/timemap": "getTimeMap", "/releases/{release}/": "getRelease",
+        "/releases/feed.json": "getReleasesJsonFeed", "/releases/feed.atom": "getReleasesAtomFeed"}
     letters = document["components"]["schemas"]["RatingLetter"]
     names = letters["x-enum-varnames"]
     assert len(names) == len(letters["enum"]) == len(set(names)) == 21
@@ -232,7 +234,8 @@ def test_openapi_examples_are_real_answers_of_the_release():
     shown = 0
     for path, item in document["paths"].items():
         content = item["get"]["responses"]["200"]["content"]
-        if path in ("/releases/", "/releases/timemap", "/releases/{release}/"):
+        if path in ("/releases/", "/releases/timemap", "/releases/{release}/", "/releases/feed.json",
+                    "/releases/feed.atom"):
             assert not any("examples" in c for c in content.values())  # they change with every build
             continue
         path = path.removeprefix("/releases/{release}")  # a kept release's route: the current one's example

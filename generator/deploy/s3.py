@@ -28,7 +28,7 @@ from ..publish import twins_of
 from .edge import TWINS, edge_timeline, route_description, served_files, timeline_files
 
 CONTENT_TYPES = {".json": "application/json", ".html": "text/html", ".js": "text/javascript", ".csv": "text/csv",
-                 ".jsonl": "application/x-ndjson", ".link": "application/link-format"}  # nginx.conf's `types`
+                 ".jsonl": "application/x-ndjson", ".link": "application/link-format", ".atom": "application/atom+xml"}  # nginx.conf's `types`
 TIMELINE = "releases/timeline/"
 RELEASE_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(-[0-9]+)?")
 ENCODINGS = {".gz": "gzip", ".br": "br"}

@@ -26,7 +26,7 @@ const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; img-src data:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const TYPES = { json: "application/json", html: "text/html", js: "text/javascript", csv: "text/csv",
-  jsonl: "application/x-ndjson", link: "application/link-format" };
+  jsonl: "application/x-ndjson", link: "application/link-format", atom: "application/atom+xml" };
 const NOT_FOUND = "Not found.";
 const NOT_PROVIDED = "Authentication credentials were not provided.";
 const RELEASES_LISTED = "GET /api/v1/releases/ lists the releases kept.";
@@ -278,14 +278,15 @@ function badRequest(order, code, orderParameter, orderings, codeParameter) {
   return "";
 }
 
-async function listVariant(query, release, lookup, names) {  // endpoints 2 and 3: a filter answer, else the ordering
-  const code = await codeFilter(argument(query, names.code), lookup);
-  const name = await nameFilter(argument(query, names.name), lookup);
-  const order = ordering(argument(query, names.order), names.orderings, names.order);
-  const bad = badRequest(order, code, names.order, names.orderings, names.code);
-  if (bad) return { bad };
-  const filter = countryFilter(code, name, release.no_match);
-  return { variant: filter || order };
+// Endpoints 2 and 3: the filter answer (parameters `${prefix}code` and `${prefix}name`), else the
+// ordering's, from the variant folders under `folder`; or the 400.
+async function listAnswer(query, release, lookup, prefix, orderParameter, orderings, folder) {
+  const code = await codeFilter(argument(query, prefix + "code"), lookup);
+  const name = await nameFilter(argument(query, prefix + "name"), lookup);
+  const order = ordering(argument(query, orderParameter), orderings, orderParameter);
+  const bad = badRequest(order, code, orderParameter, orderings, prefix + "code");
+  if (bad) return json(400, bad);
+  return releaseFile(lookup, `${folder}${countryFilter(code, name, release.no_match) || order}index.json`);
 }
 
 function audienceDir(grants) {  // `map $audience $audience_dir`
@@ -436,12 +437,13 @@ async function route(request, path, release, lookup, platform) {
   if (!path.startsWith(`${api}/`)) return json(404, NOT_FOUND);
 
   const rest = path.slice(api.length);
-  if ((m = /^\/releases(\/|\/timemap)?$/.exec(rest))) {  // the list of releases and the TimeMap
+  if ((m = /^\/releases(\/|\/timemap|\/feed\.(json|atom))?$/.exec(rest))) {  // the list of releases, its feeds, the TimeMap
     checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
     const timeline = within(lookup.parent, "timeline");
     if (m[1] === "/timemap") return releaseFile(timeline, "timemap.link");
     const mine = await lookup("users", checked.who);
+    if (m[2]) return releaseFile(timeline, `feeds/${audienceDir(mine)}feed.${m[2]}`);
     return releaseFile(timeline, `lists/${mine && mine.preview ? "preview/" : ""}${audienceDir(mine)}index.json`);
   }
   if (!KEYED.test(rest)) return json(404, NOT_FOUND);
@@ -466,12 +468,8 @@ async function route(request, path, release, lookup, platform) {
   if (/^\/configuration\/riskscores?models\/?$/.test(rest)) {
     return releaseFile(lookup, `${base}/configuration/riskscoremodels/${audience}index.json`);
   }
-  let list;
   if (/^\/configuration\/countries\/?$/.test(rest)) {
-    list = await listVariant(query, release, lookup, { code: "code", name: "name", order: "model",
-      orderings: release.country_orderings });
-    if (list.bad) return json(400, list.bad);
-    return releaseFile(lookup, `${base}/configuration/countries/${list.variant}index.json`);
+    return listAnswer(query, release, lookup, "", "model", release.country_orderings, `${base}/configuration/countries/`);
   }
   let code;
   if ((m = /^\/riskscores\/country\/([^/]+)\/?$/.exec(rest))) {
@@ -481,10 +479,8 @@ async function route(request, path, release, lookup, platform) {
   }
   if ((m = /^\/riskscores\/([a-z][a-z0-9_]*)\/?$/.exec(rest))) {
     if (await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
-    list = await listVariant(query, release, lookup, { code: "country_code", name: "country_name",
-      order: "ordering", orderings: release.score_orderings });
-    if (list.bad) return json(400, list.bad);
-    return releaseFile(lookup, `${base}/riskscores/${m[1]}/${list.variant}index.json`);
+    return listAnswer(query, release, lookup, "country_", "ordering", release.score_orderings,
+      `${base}/riskscores/${m[1]}/`);
   }
   m = /^\/riskscores\/([a-z][a-z0-9_]*)\/([^/]+)\/?$/.exec(rest);
   if (await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);

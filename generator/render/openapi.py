@@ -131,7 +131,7 @@ def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
 
 
 def _releases_over_time() -> dict:
-    """The list of kept releases, the TimeMap and a kept release's own document."""
+    """The list of kept releases, its feeds, the TimeMap and a kept release's own document."""
     forbidden = _error(*ERRORS["403"])
     return {
         "/releases/": {"get": {
@@ -147,6 +147,18 @@ def _releases_over_time() -> dict:
                            "TimeGate, and each kept release that was live as a memento, dated when it first went live.",
             "parameters": [],
             "responses": {"200": _ok({"type": "string"}, "application/link-format"), "403": forbidden}}},
+        "/releases/feed.json": {"get": {
+            "operationId": "getReleasesJsonFeed", "tags": ["releases"], "summary": "The releases as a JSON Feed",
+            "description": "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of "
+                           "its movers this key may see and links to its release and change documents. Feed readers "
+                           "may send the key as HTTP Basic.",
+            "parameters": [],
+            "responses": {"200": _ok({"type": "object"}), "403": forbidden}}},
+        "/releases/feed.atom": {"get": {
+            "operationId": "getReleasesAtomFeed", "tags": ["releases"], "summary": "The releases as an Atom feed",
+            "description": "Atom 1.0: the same entries as the JSON Feed.",
+            "parameters": [],
+            "responses": {"200": _ok({"type": "string"}, "application/atom+xml"), "403": forbidden}}},
         "/releases/{release}/": {"get": {
             "operationId": "getRelease", "tags": ["releases"], "summary": "A kept release's own release document",
             "description": "What /releases/current/ said while this release was live.",

@@ -87,7 +87,7 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
                               parameters=[dict(name=p.name, meaning=p.meaning, allowed=p.allowed)
                                           for p in e.query_parameters],
                               example=url, response=response, abridged=abridged, keyed=e.keyed))
-    common = dict(models=summary, base=site_url, release_note="of the published data")
+    common = dict(models=summary, base=site_url, api_url=site_url + routes.API, release_note="of the published data")
     pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
         title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}
     for data in public:

@@ -1,7 +1,7 @@
 """The releases over time, as a server answers them: which releases it answers (the current one at every
 route, each kept one under /api/v1/releases/{id}/, staged ones to preview keys), which are gone (410),
 and the documents made from that — the list of kept releases (/api/v1/releases/, per audience; staged
-ones only in the preview keys' lists), the Memento TimeMap (/api/v1/releases/timemap) and the table the
+ones only in the preview keys' lists), its feeds (render/feeds.py), the Memento TimeMap (/api/v1/releases/timemap) and the table the
 TimeGate looks an instant up in.
 
 None of it is stored in a release: a release never changes, while when it stopped being live does. It is
@@ -21,6 +21,7 @@ from .. import routes
 from ..history import LivePeriod, built_at
 from ..publish import RELEASES, gone_releases, kept_releases, live_periods, release_order, staged_releases
 from ..validate import DocumentValidator
+from .feeds import FEEDS, feeds
 from .release_info import read_release_info, release_site_url
 
 LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
@@ -163,6 +164,9 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
                 raise ValueError("; ".join(problems))
             folder = f"{PREVIEW_FOLDER}/" if preview else ""
             out[f"{LISTS}/{folder}{variant}index.json"] = orjson.dumps(document, option=orjson.OPT_INDENT_2)
+        went_live = [(r, periods[r][0][0]) for r in newest_first if r in periods and r not in timeline.staged]
+        for name_of_feed, body in feeds(went_live, timeline.folder, site_url, name).items():
+            out[f"{FEEDS}/{variant}{name_of_feed}"] = body
     out[TIMEMAP] = timemap(timeline, site_url).encode()
     return out
 

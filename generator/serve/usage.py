@@ -27,6 +27,7 @@ ROUTES = [(re.compile(pattern), template) for pattern, template in [
     (r"^/api/v1/openapi\.json$", "/api/v1/openapi.json"),
     (r"^/api/v1/releases/?$", "/api/v1/releases/"),
     (r"^/api/v1/releases/timemap$", "/api/v1/releases/timemap"),
+    (r"^/api/v1/releases/feed\.(json|atom)$", "/api/v1/releases/feed.{format}"),
     (r"^/api/v1/releases/current/?$", "/api/v1/releases/current/"),
     (r"^/api/v1/releases/current/changes/?$", "/api/v1/releases/current/changes/"),
     (r"^/api/v1/exports/scores\.(csv|jsonl)$", "/api/v1/exports/scores.{format}"),
