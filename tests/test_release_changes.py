@@ -2,14 +2,22 @@
 /api/v1/releases/{id}/changes/, on nginx, the Cloudflare Worker (workerd) and CloudFront (the harness
 over Ceph), against `riskapi diff`.
 
-Release A is the tiny fixture; B moves acme_aml's NGA from FATF grey to black (tests/conftest.py):
-its one indicator, fatf_list, scores 50 of 100 points grey and 100 of 100 black, so the fatf section
-and the model go from 50.0 to 100.0 — risk class Medium (3) to Very High (5), a downgrade. Nothing
-else moves; bob (no grant) must not learn of it."""
+Release A is the tiny fixture; B plants three moves (`plant_moves`):
+- acme_aml, NGA from FATF grey to black (tests/conftest.py): its one indicator, fatf_list, scores 50 of
+  100 points grey and 100 of 100 black, so the fatf section and the model go from 50.0 to 100.0 — risk
+  class Medium (3) to Very High (5), a downgrade; bob (no grant) must not learn of it.
+- sovereign, AUT's inflation 2024 from 4.0 (25 points: 3 ≤ x < 10) to 2.0 (0 points: x < 3): its
+  points go from 25 to 0 of 250 (growth 2.5: 0 of 100, rule of law 1.6: 0 of 100, inflation 0 of 50;
+  IMF programme not applicable to a high-income country), the score from 10.0 to 0.0, the rating from
+  round(10.0 × 21 / 100) = 2, AA+, to max(1, 0) = 1, AAA: an upgrade; the class stays Very Low.
+- sovereign, NGA gains growth 2024 (1.0) and rule of law 2024 (0.5): with inflation 2024 that is 3 of
+  its 4 applicable indicators (0.75 ≥ the 0.30 cut-off; it had 1 of 4), so NGA is scored: a country
+  added."""
 from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -17,7 +25,22 @@ from generator.diff import diff_releases, read_snapshot
 from generator.publish import RELEASES
 from generator import routes
 
-from .test_release_history import a_and_b  # noqa: F401  (the fixture: A and B on every server)
+from .conftest import make_nga_black, replace_in
+from .test_release_history import serve_a_and_b
+
+
+def plant_moves(data):
+    make_nga_black(data)
+    observations = data / "observations" / "sovereign.csv"
+    replace_in(observations, "inflation,AUT,2024,4.0,actual", "inflation,AUT,2024,2.0,actual")
+    replace_in(observations, "inflation,NGA,2024,20,actual",
+               "inflation,NGA,2024,20,actual\ngdp_growth,NGA,2024,1.0,actual\nrule_of_law,NGA,2024,0.5,actual")
+
+
+@pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
+def a_and_b(request, tmp_path_factory):
+    """A, then B with the three planted moves, on each server."""
+    yield from serve_a_and_b(request, tmp_path_factory, plant_moves)
 
 CHANGES = f"{routes.API}/releases/current/changes/"
 
@@ -27,7 +50,7 @@ def _json(answer):
     return json.loads(answer.body)
 
 
-def test_the_change_document_says_what_riskapi_diff_says(a_and_b):  # noqa: F811
+def test_the_change_document_says_what_riskapi_diff_says(a_and_b):
     server, first, second, _ = a_and_b
     mine = _json(server.get(CHANGES, user="alice"))
     assert (mine["id"], mine["previous"]) == (second, first)
@@ -37,32 +60,46 @@ def test_the_change_document_says_what_riskapi_diff_says(a_and_b):  # noqa: F811
                                      "sectionMovedMost": {"reference": "fatf", "scoreBefore": 50.0, "scoreAfter": 100.0}}]
     assert acme["largestMoves"] == [{"countryCode": "NGA", "scoreBefore": 50.0, "scoreAfter": 100.0, "move": 50.0}]
     assert (acme["ratingChanges"], acme["countriesAdded"], acme["countriesRemoved"]) == ([], [], [])
+    sovereign = {m["code"]: m for m in mine["models"]}["sovereign"]
+    aut = {c["countryCode"]: c for c in sovereign["ratingChanges"]}["AUT"]
+    assert {k: aut[k] for k in ("from", "to", "direction", "scoreBefore", "scoreAfter", "move")} == {
+        "from": "AA+", "to": "AAA", "direction": "upgrade", "scoreBefore": 10.0, "scoreAfter": 0.0, "move": -10.0}
+    assert aut["sectionMovedMost"]["reference"] == "economy"  # inflation is an economy indicator
+    assert "AUT" not in {c["countryCode"] for c in sovereign["classChanges"]}  # Very Low before and after
+    assert sovereign["countriesAdded"] == ["NGA"] and sovereign["countriesRemoved"] == []
+    nga = {c["countryCode"]: c for c in sovereign["classChanges"]}["NGA"]
+    scored = _json(server.get("/api/v1/riskscores/sovereign/NGA/", user="bob"))["results"]
+    now = next(r for r in scored if r["type"] == "current")
+    assert (nga["from"], nga["to"], nga["direction"], nga["scoreBefore"], nga["scoreAfter"]) == (
+        None, now["riskClassificationCategorical"], "new", None, now["score"])
     # the same numbers as riskapi diff, which compares the two release folders
     diff = diff_releases(read_snapshot(server.site / RELEASES / first), read_snapshot(server.site / RELEASES / second))
     for model in diff.models:
         served = {m["code"]: m for m in mine["models"]}[model.model]
         assert [c["countryCode"] for c in served["classChanges"]] == [c.code for c in model.class_changes]
         assert [c["countryCode"] for c in served["ratingChanges"]] == [c.code for c in model.rating_changes]
-        assert [(c["countryCode"], c["move"]) for c in served["largestMoves"]] == [
-            (c.code, c.score_move) for c in model.largest_moves]
+        # (a country scored in one release only has no move: riskapi diff counts it from 0)
+        assert [(c["countryCode"], c.get("move")) for c in served["largestMoves"]] == [
+            (c.code, c.score_move if c.old and c.new else None) for c in model.largest_moves]
     printed = CliRunner().invoke(main, ["diff", "--site", str(server.site), first, second]).output
     assert "acme_aml: 1 class, 0 rating and 1 rank changes" in printed and "NGA: Medium → Very High" in printed
+    assert f"sovereign: {len(sovereign['classChanges'])} class, 2 rating" in printed  # AUT's, and NGA's first
     # every document that changed, as a URL with the digest of its bytes now: re-fetch just those
     changed = {d["url"].removeprefix("http://127.0.0.1:8080"): d["sha256"] for d in mine["documents"]["changed"]}
     assert set(changed) == {routes.url_of(path) for path in diff.changed}
     assert "/api/v1/riskscores/acme_aml/NGA/" in changed and mine["documents"]["added"] == []
 
 
-def test_a_client_without_the_grant_learns_nothing_of_the_custom_model(a_and_b):  # noqa: F811
+def test_a_client_without_the_grant_learns_nothing_of_the_custom_model(a_and_b):
     server, _, _, _ = a_and_b
     public = _json(server.get(CHANGES, user="bob"))
     assert [m["code"] for m in public["models"]] == ["sdg", "sovereign"]
-    assert all(m["classChanges"] == [] and m["largestMoves"] == [] for m in public["models"])
+    assert {m["code"]: m for m in public["models"]}["sovereign"]["countriesAdded"] == ["NGA"]  # public: bob's too
     assert not any("acme_aml" in d["url"] for kind in public["documents"].values() for d in kind)
     assert server.get(CHANGES, user=None).status == 403
 
 
-def test_a_kept_release_keeps_its_change_document_and_polling_is_cheap(a_and_b):  # noqa: F811
+def test_a_kept_release_keeps_its_change_document_and_polling_is_cheap(a_and_b):
     server, first, second, _ = a_and_b
     scoped = server.get(f"{routes.API}/releases/{first}/changes/", user="alice")
     assert (_json(scoped)["id"], _json(scoped)["previous"]) == (first, None)  # the first release changed nothing:
@@ -91,7 +128,7 @@ JSON_FEED = {
                            "content_text": {"type": "string"}, "date_published": {"type": "string", "format": "date-time"}}}}}}
 
 
-def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_b):  # noqa: F811
+def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_b):
     import feedparser
     import jsonschema_rs
     from .live import auth_header
@@ -103,11 +140,13 @@ def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_
     assert jsonschema_rs.validator_for(JSON_FEED, validate_formats=True).is_valid(feed)
     assert [(i["id"], i["date_published"]) for i in feed["items"]] == [
         (f"urn:country-risk-api:release:{second}", B_LIVE), (f"urn:country-risk-api:release:{first}", A_LIVE)]
-    assert feed["items"][0]["content_text"] == "acme_aml: 1 downgrade — NGA Medium → Very High"
+    assert feed["items"][0]["content_text"].startswith("acme_aml: 1 downgrade — NGA Medium → Very High; sovereign: ")
+    assert "AUT AA+ → AAA" in feed["items"][0]["content_text"]
     assert feed["items"][0]["external_url"].endswith(f"/api/v1/releases/{second}/changes/")
     assert feed["items"][1]["content_text"] == "the first release"
     bobs = _json(server.get(f"{routes.API}/releases/feed.json", user="bob"))
-    assert bobs["items"][0]["content_text"] == "no risk class or rating changed"  # acme_aml is not his to know
+    assert bobs["items"][0]["content_text"].startswith("sovereign: ")  # acme_aml is not his to know
+    assert "acme_aml" not in bobs["items"][0]["content_text"]
     atom = server.get(f"{routes.API}/releases/feed.atom", user=None, headers=basic)
     assert atom.status == 200 and atom.header("content-type").startswith("application/atom+xml")
     parsed = feedparser.parse(atom.body)

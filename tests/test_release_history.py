@@ -32,15 +32,14 @@ def set_journal(site, lines: list[tuple[str, str, str]]) -> None:
     (site / history.HISTORY).write_text("".join(f"{a} {r} {t}\n" for a, r, t in lines))
 
 
-@pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
-def a_and_b(request, tmp_path_factory):
-    """Release A with its answers recorded (on nginx), then B (acme_aml: NGA black), live at the instants
-    above; served by nginx, or deployed with both releases to the Cloudflare Worker (real workerd) or to
-    S3 (real Ceph) and the CloudFront Functions (the harness)."""
+def serve_a_and_b(request, tmp_path_factory, change=make_nga_black):
+    """Release A with its answers recorded (on nginx), then B (`change` made to the data), live at the
+    instants above; served by nginx, or deployed with both releases to the Cloudflare Worker (real
+    workerd) or to S3 (real Ceph) and the CloudFront Functions (the harness)."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("history")) as server:
         first = current_release(server.site)
         recorded = {(path, user): server.get(path, user=user) for path, user in RECORDED}
-        make_nga_black(server.data)
+        change(server.data)
         build(server.data, server.site)
         second = current_release(server.site)
         set_journal(server.site, [("publish", first, A_LIVE), ("publish", second, B_LIVE)])
@@ -52,6 +51,12 @@ def a_and_b(request, tmp_path_factory):
         finally:
             if edge is not server:
                 edge.runtime.stop()
+
+
+@pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
+def a_and_b(request, tmp_path_factory):
+    """A, then B with acme_aml's NGA black (serve_a_and_b), on each server."""
+    yield from serve_a_and_b(request, tmp_path_factory)
 
 
 def follow(server, answer, user):
