@@ -77,12 +77,14 @@ def test_every_file_is_uploaded_with_its_metadata_and_the_pointer_is_written_las
     assert switched >= max(item["LastModified"] for item in objects.values())
     again = _deploy(s3, site, bucket, "--prefix", "risk/", "--cache-control", "private, max-age=60")
     assert again.exit_code == 0, again.output
-    # the list of releases (one per audience, with and without the staged ones) and the TimeMap
+    # the list of releases (one per audience, with and without the staged ones), its feeds and the TimeMap
     timeline = _objects(client, bucket, "risk/releases/timeline/")
     assert {key.removeprefix("risk/releases/timeline/") for key in timeline} == {
         name + twin for name in ("lists/index.json", "lists/audience=acme_aml/index.json", "lists/preview/index.json",
                                  "lists/preview/audience=acme_aml/index.json") for twin in ("", ".gz", ".br")
-    } | {"timemap.link"}  # the lists are over 1 KB: twins beside them, as beside a release's files
+    } | {"timemap.link"} | {  # the lists are over 1 KB: twins beside them, as beside a release's files;
+        f"feeds/{audience}feed.{kind}" for audience in ("", "audience=acme_aml/") for kind in ("json", "atom")
+    }  # the feeds of one release are not (750 and 900 bytes)
     assert f"0 objects uploaded (0.0 MB), {len(objects) + len(timeline)} already there" in again.output
 
 
