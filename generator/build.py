@@ -21,7 +21,7 @@ from .load.records import ModelData, ModelDefinition, ModelObservations
 from .publish import CHANGES, CURRENT, KEEP_RELEASES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.exports import ExportChunks, ExportFile
-from .render.changes import Sections, current_sections, render_release_changes
+from .render.changes import Sections, current_sections, model_changes, render_release_changes
 from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
@@ -260,13 +260,14 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             changes = ReleaseChanges(writer.previous, writer.id, report.changes)
             out.add_one(routes.api_root(), render_api_root(site_url, writer.id))
             custom = set(dataset.custom_models)
+            parts = model_changes(changes, sections_now, writer.previous_dir)
             for grants in audiences:
                 visible = [c for c in current if not c.model.custom or c.model.code in grants]
                 out.add_one(routes.current_release(routes.audience_name(grants)),
                             render_current_release(site_url, changes, visible, grants, custom))
                 out.add_one(routes.release_changes(routes.audience_name(grants)),
-                            render_release_changes(site_url, changes, writer.files, [c.model.code for c in visible],
-                                                   grants, custom, sections_now, writer.previous_dir))
+                            render_release_changes(site_url, changes, writer.files, parts,
+                                                   [c.model.code for c in visible], grants, custom))
             if out.failures:
                 raise ValidationFailed(out.failures)
 

@@ -72,6 +72,9 @@ def test_the_change_document_says_what_riskapi_diff_says(a_and_b):
     now = next(r for r in scored if r["type"] == "current")
     assert (nga["from"], nga["to"], nga["direction"], nga["scoreBefore"], nga["scoreAfter"]) == (
         None, now["riskClassificationCategorical"], "new", None, now["score"])
+    # by hand: growth 1.0 → 50 points (0 ≤ x < 2), inflation 20 → 50 (x ≥ 10), rule of law 0.5 → 40
+    # (0 ≤ x < 1): 140 of 250 (the IMF programme has no value: no maximum of its own) = 56.0, Medium
+    assert (nga["to"], nga["scoreAfter"]) == ("Medium", 56.0)
     # the same numbers as riskapi diff, which compares the two release folders
     diff = diff_releases(read_snapshot(server.site / RELEASES / first), read_snapshot(server.site / RELEASES / second))
     for model in diff.models:

@@ -154,6 +154,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     folders = {release: edge.folder / release for release in descriptions}
     entries, audiences = key_entries(keys_file, folders, secret)
+    values = {digest: orjson.dumps(entry).decode() for digest, entry in sorted(entries.items())}  # as KV stores them
     live = descriptions[edge.current]
     description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,
                    "part_bytes": MAX_FILE_BYTES,  # the size of each part of a file stored in parts (_split)
@@ -175,9 +176,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
         ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
         "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
-        # keyed hashes only; the entries' values as Workers KV stores them (strings)
-        KV_ENTRIES: orjson.dumps([{"key": f"k:{digest}", "value": orjson.dumps(entry).decode()}
-                                  for digest, entry in sorted(entries.items())]),
+        KV_ENTRIES: orjson.dumps([{"key": f"k:{digest}", "value": value} for digest, value in values.items()]),
         KV_APPLY: KEYS_SCRIPT.read_bytes(),
     }
     for relative, body in files.items():
@@ -195,7 +194,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
         if project.script_bytes > limit:
             project.warnings.append(f"the Worker's script (core, Worker and route description) is "
                                     f"{project.script_bytes:,} bytes compressed, over the {plan} plan's {limit:,}")
-    largest = max((len(value) for value in map(orjson.dumps, entries.values())), default=0)
+    largest = max((len(value.encode()) for value in values.values()), default=0)
     if largest > KV_VALUE_BYTES:
         project.warnings.append(f"a key's entry is {largest:,} bytes, over Workers KV's {KV_VALUE_BYTES:,} per value")
     if len(entries) > KV_FREE_WRITES:

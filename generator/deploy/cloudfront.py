@@ -202,9 +202,10 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
     lambda_folder.mkdir()
     write_atomic(lambda_folder / "index.mjs", TIMEGATE_SOURCE.read_bytes())
     write_atomic(lambda_folder / "core.mjs", CORE.read_bytes())
-    write_atomic(lambda_folder / "gate.json", orjson.dumps(gate))
+    gate_json = orjson.dumps(gate)
+    write_atomic(lambda_folder / "gate.json", gate_json)
     earlier = out / TIMEGATE_LAMBDA / "gate.json"
-    project.gate_changed = not earlier.is_file() or earlier.read_bytes() != orjson.dumps(gate)
+    project.gate_changed = not earlier.is_file() or earlier.read_bytes() != gate_json
 
 
 def _read_store(path: Path) -> dict[str, str]:

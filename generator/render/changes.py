@@ -37,7 +37,8 @@ def _section_moved_most(before: dict[str, float], after: dict[str, float]) -> di
     return {"reference": ref, "scoreBefore": before[ref], "scoreAfter": after[ref]}
 
 
-def _move(change: CountryChange, key: str | None, numeric: str | None, better_is_lower: bool = True) -> dict:
+def _move(change: CountryChange, key: str | None, numeric: str | None) -> dict:
+    """One country's move; `numeric` the field that orders it (class, rating: lower is less risk)."""
     old, new = change.old or {}, change.new or {}
     entry = {"countryCode": change.code}
     if key:
@@ -45,42 +46,46 @@ def _move(change: CountryChange, key: str | None, numeric: str | None, better_is
     if change.old is None or change.new is None:
         entry["direction"] = "new" if change.old is None else "dropped"
     elif numeric:
-        entry["direction"] = "upgrade" if (new[numeric] < old[numeric]) == better_is_lower else "downgrade"
+        entry["direction"] = "upgrade" if new[numeric] < old[numeric] else "downgrade"
     entry["scoreBefore"], entry["scoreAfter"] = old.get("score"), new.get("score")
     if change.old is not None and change.new is not None:
         entry["move"] = change.score_move
     return entry
 
 
-def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[str, dict], visible: list[str],
-                           grants: frozenset[str], custom_models: set[str], sections_now: dict[str, Sections],
-                           previous_dir: Path | None) -> dict:
-    """The change document an audience is served: models it may see (`visible`, in order), documents it
-    may know of; `files` the new release's manifest (for the digests), `sections_now` each model's
-    current section scores by country, `previous_dir` the release before. The first release lists no
-    documents: everything in it is new, and a client fetches what it needs."""
-    by_model = {m.model: m for m in changes.diff.models}
-    models = []
-    for code in visible:
-        moved = by_model.get(code)
-        if moved is None:  # the first release, or a model new in this one: nothing to compare
-            models.append({"code": code, "countriesAdded": [], "countriesRemoved": [], "classChanges": [],
-                           "ratingChanges": [], "largestMoves": []})
-            continue
+def model_changes(changes: ReleaseChanges, sections_now: dict[str, Sections], previous_dir: Path | None) -> dict:
+    """Each model's part of the change document, made once for every audience (the release before is
+    read once per moved country): `sections_now` each model's current section scores by country,
+    `previous_dir` the release before. A model without a diff entry (the first release, a new model)
+    has nothing to compare."""
+    parts = {}
+    for moved in changes.diff.models:
+        code = moved.model
         moves = [*moved.class_changes, *moved.rating_changes, *moved.largest_moves]
-
-        def with_section(entry: dict, change: CountryChange) -> dict:
-            entry["sectionMovedMost"] = _section_moved_most(previous_sections(previous_dir, code, change.code),
-                                                            sections_now.get(code, {}).get(change.code, {}))
-            return entry
-        models.append({
+        section_moves = {c.code: _section_moved_most(previous_sections(previous_dir, code, c.code),
+                                                     sections_now.get(code, {}).get(c.code, {}))
+                         for c in (*moved.class_changes, *moved.rating_changes)}
+        parts[code] = {
             "code": code,
             "countriesAdded": sorted({c.code for c in moves if c.old is None and c.new is not None}),
             "countriesRemoved": sorted({c.code for c in moves if c.new is None and c.old is not None}),
-            "classChanges": [with_section(_move(c, "riskClassificationCategorical", "riskClassificationNumeric"), c)
-                             for c in moved.class_changes],
-            "ratingChanges": [with_section(_move(c, "ratingLetter", "ratingNumeric"), c) for c in moved.rating_changes],
-            "largestMoves": [_move(c, None, None) for c in moved.largest_moves]})
+            "classChanges": [{**_move(c, "riskClassificationCategorical", "riskClassificationNumeric"),
+                              "sectionMovedMost": section_moves[c.code]} for c in moved.class_changes],
+            "ratingChanges": [{**_move(c, "ratingLetter", "ratingNumeric"), "sectionMovedMost": section_moves[c.code]}
+                              for c in moved.rating_changes],
+            "largestMoves": [_move(c, None, None) for c in moved.largest_moves]}
+    return parts
+
+
+def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[str, dict], parts: dict[str, dict],
+                           visible: list[str], grants: frozenset[str], custom_models: set[str]) -> dict:
+    """The change document an audience is served: the parts (model_changes) of the models it may see
+    (`visible`, in order), the documents it may know of; `files` the new release's manifest (for the
+    digests). The first release lists no documents: everything in it is new, and a client fetches what
+    it needs."""
+    nothing = {"countriesAdded": [], "countriesRemoved": [], "classChanges": [], "ratingChanges": [],
+               "largestMoves": []}
+    models = [parts.get(code, {"code": code, **nothing}) for code in visible]
 
     def listed(kind: str) -> list[dict]:
         if changes.previous is None:

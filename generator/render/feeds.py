@@ -33,7 +33,8 @@ def headline(changes: dict | None) -> str:
             continue
         down = len({m["countryCode"] for m in moves if m.get("direction") in ("downgrade", "dropped")})
         up = len({m["countryCode"] for m in moves if m.get("direction") in ("upgrade", "new")})
-        counts = ", ".join(f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((down, "downgrade"), (up, "upgrade")) if n)
+        counts = ", ".join(f"{n} {word}{'' if n == 1 else 's'}"
+                           for n, word in ((down, "downgrade"), (up, "upgrade")) if n)
         shown = [f"{m['countryCode']} {m['from'] or 'not scored'} → {m['to'] or 'not scored'}" for m in moves[:3]]
         parts.append(f"{model['code']}: {counts} — {', '.join(shown)}{', …' if len(moves) > 3 else ''}")
     return "; ".join(parts) or "no risk class or rating changed"
@@ -53,12 +54,13 @@ def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience
         items.append({"id": entry_id(release), "url": f"{api}/{release}/", "title": f"Release {release}",
                       "content_text": headline(_changes(folder / release, audience)), "date_published": live_from,
                       "external_url": f"{api}/{release}/changes/"})
-    json_feed = {"version": "https://jsonfeed.org/version/1.1", "title": TITLE, "home_page_url": f"{site_url}/docs/",
-                 "feed_url": f"{api}/feed.json", "description": "Each release of the API as it went live, with its movers.",
+    json_feed = {"version": "https://jsonfeed.org/version/1.1", "title": TITLE,
+                 "home_page_url": f"{site_url}/docs/", "feed_url": f"{api}/feed.json",
+                 "description": "Each release of the API as it went live, with its movers.",
                  "authors": [{"name": "Country risk API"}], "language": "en", "items": items}
     updated = releases[0][1] if releases else "1970-01-01T00:00:00Z"
     atom = ['<?xml version="1.0" encoding="utf-8"?>', '<feed xmlns="http://www.w3.org/2005/Atom">',
-            f"  <id>urn:country-risk-api:releases</id>", f"  <title>{TITLE}</title>", f"  <updated>{updated}</updated>",
+            "  <id>urn:country-risk-api:releases</id>", f"  <title>{TITLE}</title>", f"  <updated>{updated}</updated>",
             f"  <link rel=\"self\" type=\"application/atom+xml\" href={quoteattr(api + '/feed.atom')}/>",
             f"  <link rel=\"alternate\" type=\"text/html\" href={quoteattr(site_url + '/docs/changes/')}/>",
             "  <author><name>Country risk API</name></author>"]
@@ -69,4 +71,5 @@ def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience
                  f"    <link rel=\"related\" type=\"application/json\" href={quoteattr(item['external_url'])}/>",
                  f"    <summary>{escape(item['content_text'])}</summary>", "  </entry>"]
     atom.append("</feed>")
-    return {"feed.json": orjson.dumps(json_feed, option=orjson.OPT_INDENT_2), "feed.atom": ("\n".join(atom) + "\n").encode()}
+    return {"feed.json": orjson.dumps(json_feed, option=orjson.OPT_INDENT_2),
+            "feed.atom": ("\n".join(atom) + "\n").encode()}

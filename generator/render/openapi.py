@@ -130,43 +130,42 @@ def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
             "responses": dict(sorted(responses.items()))}
 
 
+def _timeline_operation(operation_id: str, summary: str, description: str, answer: dict, *,
+                        parameters: tuple = (), errors: dict | None = None) -> dict:
+    """A route of the releases over time: tagged `releases`, keyed (403), answered with `answer`."""
+    return {"get": {"operationId": operation_id, "tags": ["releases"], "summary": summary, "description": description,
+                    "parameters": list(parameters),
+                    "responses": {"200": answer, "403": _error(*ERRORS["403"]), **(errors or {})}}}
+
+
 def _releases_over_time() -> dict:
     """The list of kept releases, its feeds, the TimeMap and a kept release's own document."""
-    forbidden = _error(*ERRORS["403"])
     return {
-        "/releases/": {"get": {
-            "operationId": "listReleases", "tags": ["releases"], "summary": "The kept releases, newest first",
-            "description": "Every kept release with when it was live (liveFrom, liveUntil, every period), its status "
-                           "(live, kept; staged ones only to keys that may preview) and its change counts: the "
-                           "Memento TimeMap as JSON.",
-            "parameters": [],
-            "responses": {"200": _ok({"$ref": "#/components/schemas/Releases"}), "403": forbidden}}},
-        "/releases/timemap": {"get": {
-            "operationId": "getTimeMap", "tags": ["releases"], "summary": "The kept releases as a Memento TimeMap",
-            "description": "RFC 7089 link format: the release document as the original resource and its own "
-                           "TimeGate, and each kept release that was live as a memento, dated when it first went live.",
-            "parameters": [],
-            "responses": {"200": _ok({"type": "string"}, "application/link-format"), "403": forbidden}}},
-        "/releases/feed.json": {"get": {
-            "operationId": "getReleasesJsonFeed", "tags": ["releases"], "summary": "The releases as a JSON Feed",
-            "description": "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of "
-                           "its movers this key may see and links to its release and change documents. Feed readers "
-                           "may send the key as HTTP Basic.",
-            "parameters": [],
-            "responses": {"200": _ok({"type": "object"}), "403": forbidden}}},
-        "/releases/feed.atom": {"get": {
-            "operationId": "getReleasesAtomFeed", "tags": ["releases"], "summary": "The releases as an Atom feed",
-            "description": "Atom 1.0: the same entries as the JSON Feed.",
-            "parameters": [],
-            "responses": {"200": _ok({"type": "string"}, "application/atom+xml"), "403": forbidden}}},
-        "/releases/{release}/": {"get": {
-            "operationId": "getRelease", "tags": ["releases"], "summary": "A kept release's own release document",
-            "description": "What /releases/current/ said while this release was live.",
-            "parameters": [RELEASE],
-            "responses": {"200": _ok({"$ref": "#/components/schemas/Release"}), "403": forbidden,
-                          "404": _error("No release of that id (or a staged one, to a key that may not preview).",
-                                        "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."),
-                          "410": _error(*GONE)}}},
+        "/releases/": _timeline_operation(
+            "listReleases", "The kept releases, newest first",
+            "Every kept release with when it was live (liveFrom, liveUntil, every period), its status (live, kept; "
+            "staged ones only to keys that may preview) and its change counts: the Memento TimeMap as JSON.",
+            _ok({"$ref": "#/components/schemas/Releases"})),
+        "/releases/timemap": _timeline_operation(
+            "getTimeMap", "The kept releases as a Memento TimeMap",
+            "RFC 7089 link format: the release document as the original resource and its own TimeGate, and each "
+            "kept release that was live as a memento, dated when it first went live.",
+            _ok({"type": "string"}, "application/link-format")),
+        "/releases/feed.json": _timeline_operation(
+            "getReleasesJsonFeed", "The releases as a JSON Feed",
+            "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its movers "
+            "this key may see and links to its release and change documents. Feed readers may send the key as "
+            "HTTP Basic.", _ok({"type": "object"})),
+        "/releases/feed.atom": _timeline_operation(
+            "getReleasesAtomFeed", "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.",
+            _ok({"type": "string"}, "application/atom+xml")),
+        "/releases/{release}/": _timeline_operation(
+            "getRelease", "A kept release's own release document",
+            "What /releases/current/ said while this release was live.",
+            _ok({"$ref": "#/components/schemas/Release"}), parameters=(RELEASE,),
+            errors={"404": _error("No release of that id (or a staged one, to a key that may not preview).",
+                                  "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."),
+                    "410": _error(*GONE)}),
     }
 
 

@@ -134,8 +134,8 @@ def signature(secret: str, message: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(signed).decode()
 
 
-def event(site: Path, release: str, grants: frozenset[str], audience: str) -> dict:
-    """The release.published event a subscriber with these grants is sent: the release, its links, and
+def event(site: Path, release: str, audience: str) -> dict:
+    """The release.published event a subscriber of this audience is sent: the release, its links, and
     the movers of the models its key may see (its audience's change document)."""
     folder = site / RELEASES / release
     changes = orjson.loads((folder / routes.release_changes(audience).file).read_bytes())
@@ -180,14 +180,13 @@ def notify(site: Path, keys_file: Path, release: str | None = None, delays=RETRY
     if release is None or not (site / RELEASES / release).is_dir():
         raise WebhookError(f"no release {release!r} in {site}")
     keys = read_keys(keys_file)
-    served = {identity(user): grants for user, grants in
+    served = {identity(user): audience for user, (_, audience) in
               served_audiences(keys, *read_release_info(site / RELEASES / release)).items()}
     deliveries = []
     for subscriber in read_subscribers(keys_file):
         if identity(subscriber.user) not in served:  # its keys were revoked: told nothing
             continue
-        grants, audience = served[identity(subscriber.user)]
-        body = orjson.dumps(event(site, release, grants, audience))
+        body = orjson.dumps(event(site, release, served[identity(subscriber.user)]))
         done = deliver(subscriber, body, delays, timeout)
         deliveries.append(done)
         _log(keys_file, release, done)
