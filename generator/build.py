@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 import orjson
 
 from . import routes
+from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from .diff import (DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff,
                    read_snapshot)
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
@@ -43,6 +44,8 @@ class BuildReport:
     warnings: tuple[Problem, ...] = ()
     stages: dict[str, float] = field(default_factory=dict)
     published: bool = False  # False: nothing changed against the current release, which stays
+    site_url: str = ""  # the address the release links to
+    site_url_before: str | None = None  # the site's address before this build, where it changed
 
     @property
     def seconds(self) -> float:
@@ -192,8 +195,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
           force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
-          guard: ChangeGuard | None = ChangeGuard(), site_url: str = routes.DEFAULT_SITE_URL,
-          keep: int = KEEP_RELEASES, keep_days: float | None = None, stage: bool = False) -> BuildReport:
+          guard: ChangeGuard | None = ChangeGuard(), site_url: str | None = None,
+          keep: int | None = None, keep_days: float | None = None, stage: bool = False) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
@@ -204,10 +207,19 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     against the current one (None: publish whatever changed). `site_url` is the public address every
     link of the release starts with (model pages, openapi.json's server, the docs' curl lines). After
     publishing, the newest `keep` releases are kept, with every release live in the last `keep_days`
-    days and the one a rollback goes to. With `stage`, the release is published staged, not live: answered
+    days and the one a rollback goes to. The site remembers `site_url`, `keep` and `keep_days` (its
+    catalogue): None takes what the last build that published was given (else the defaults). With `stage`, the release is published staged, not live: answered
     under its own id to preview keys until `riskapi promote` makes it current."""
     report = BuildReport()
     clock = StageClock(report.stages)
+    remembered = read_history(site_dir).settings  # a damaged catalogue stops the build here
+    site_url = site_url or remembered.get(SITE_URL) or routes.DEFAULT_SITE_URL
+    report.site_url = site_url
+    if remembered.get(SITE_URL) not in (None, site_url):
+        report.site_url_before = remembered[SITE_URL]
+    keep = keep if keep is not None else int(remembered.get(KEEP, KEEP_RELEASES))
+    if keep_days is None and KEEP_DAYS in remembered:
+        keep_days = float(remembered[KEEP_DAYS])
     with cyclic_gc_paused():
         dataset, observations = clock.run("load", load_checked, data_dir, strict)
         report.note_dataset(dataset)
@@ -284,8 +296,12 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 report.release = writer.previous
                 return report
             clock.run("publish", refuse_if_nginx_rejects, writer)
-            report.release = clock.run("publish", writer.commit, stage).id
+            report.release = clock.run("publish", writer.commit, stage,
+                                       tuple(routes.audience_name(a) for a in audiences)).id
             report.published = True
+            with Catalogue.open(site_dir) as catalogue:
+                catalogue.remember({SITE_URL: site_url, KEEP: str(keep),
+                                    **({KEEP_DAYS: str(keep_days)} if keep_days is not None else {})})
         except BaseException:
             writer.abort()
             raise

@@ -61,6 +61,10 @@ class PublishError(RiskApiError):
     """The release could not be written or switched."""
 
 
+class CatalogueError(RiskApiError):
+    """The release catalogue is missing, damaged or of another version: named, with how to repair it."""
+
+
 class TooManyClassChanges(RiskApiError):
     """A data release would move more countries between risk classes than the operator allows."""
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import history
 from .build import refuse_if_suspicious
 from .diff import ChangeGuard, diff_releases, read_snapshot
 from .errors import PublishError
+from .catalogue import PROMOTE, switching
 from .publish import RELEASES, SiteLock, built_against, current_release, missing_files, \
     staged_releases, switch_to
 from .serve.runtime import check_release
@@ -43,6 +43,6 @@ def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard
         rejected = check_release(folder)
         if rejected:
             raise PublishError(f"nginx rejects release {release_id}'s configuration, so it was not promoted:\n{rejected}")
-        history.record(site, history.PROMOTE, release_id)  # before the switch, as a build's commit does
-        switch_to(site, release_id)
+        with switching(site, PROMOTE, release_id):  # intent, swap, confirmation: as a build's commit
+            switch_to(site, release_id)
         return current

@@ -79,15 +79,15 @@ def test_releases_and_rollback(tmp_path):
 
 
 def test_live_periods_stay_true_through_two_rollbacks(tmp_path, monkeypatch):
-    from generator import history
+    from generator import catalogue
     instants = iter(f"2026-11-24T10:00:0{n}Z" for n in range(10))  # a clock that ticks a second a switch
-    monkeypatch.setattr(history, "now", lambda: next(instants))
+    monkeypatch.setattr(catalogue, "now_ms", lambda: catalogue.parse_instant(next(instants)))
     for _ in range(3):
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
     a, b, c = releases(tmp_path)  # live at :00, :01, :02
     assert run("rollback", "--site", tmp_path).exit_code == 0  # :03 back to b
     assert run("rollback", "--site", tmp_path).exit_code == 0  # :04 back to a
-    periods = [(p.release, p.start, p.end) for p in live_periods(tmp_path)]
+    periods = [(p.release, p.start_text, p.end_text) for p in live_periods(tmp_path)]
     assert periods == [(a, "2026-11-24T10:00:00Z", "2026-11-24T10:00:01Z"),
                        (b, "2026-11-24T10:00:01Z", "2026-11-24T10:00:02Z"),
                        (c, "2026-11-24T10:00:02Z", "2026-11-24T10:00:03Z"),
@@ -130,10 +130,10 @@ def test_verbosity_works_after_the_command_too(tmp_path):
 
 
 def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
-    from generator import history
-    real_now = history.now
+    from generator import catalogue
+    real_now = catalogue.now_ms
     old = iter(["2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-03T00:00:00Z"])
-    monkeypatch.setattr(history, "now", lambda: next(old, None) or real_now())
+    monkeypatch.setattr(catalogue, "now_ms", lambda: catalogue.parse_instant(next(old, None) or catalogue.rfc3339(real_now())))
     ids = []
     for _ in range(6):  # 1-3 went live in 2020 (3 stayed live until 4 went live, today); 4-6 today
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep", "1",
@@ -141,8 +141,12 @@ def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
         ids.append(current_release(tmp_path))
     # kept: the newest (6), the rollback target (5), and every release live in the last day: 3, 4, 5, 6
     assert releases(tmp_path) == ids[2:]
-    assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep", "1").exit_code == 0
-    assert releases(tmp_path) == [ids[5], current_release(tmp_path)]  # without --keep-days: newest and previous
+    # the site remembers the retention given last: a build without the options keeps by it
+    assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
+    assert releases(tmp_path) == ids[2:] + [current_release(tmp_path)]
+    ids.append(current_release(tmp_path))
+    assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep-days", "0").exit_code == 0
+    assert releases(tmp_path) == [ids[6], current_release(tmp_path)]  # no days: the newest and the previous
 
 
 def test_stage_preview_and_promote_from_the_command_line(tmp_path):

@@ -3,7 +3,7 @@ import orjson
 
 from generator import routes
 from generator.build import build
-from generator.history import built_at
+from generator.catalogue import built_at
 from tools.synthetic_data import DemoSpec, write_demo_data
 from generator.publish import CHANGES, CURRENT, read_manifest
 

@@ -17,7 +17,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator import history
+from generator.catalogue import PUBLISH, Catalogue, switching
 from generator.build import build
 from generator.cli import main
 from generator.errors import DataError, PublishError
@@ -218,8 +218,10 @@ def rejected_release(site: Path) -> str:
     new = live + "-99"
     shutil.copytree(site / RELEASES / live, site / RELEASES / new, symlinks=True)
     unservable(site / RELEASES / new)
-    switch_to(site, new)
-    history.record(site, history.PUBLISH, new)
+    with Catalogue.open(site) as catalogue:
+        catalogue.add_release(new)
+    with switching(site, PUBLISH, new):
+        switch_to(site, new)
     return new
 
 
@@ -291,8 +293,10 @@ def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
     future = "29991231T235959Z"
     for count in range(2, 100):
         shutil.copytree(site / RELEASES / first, site / RELEASES / f"{future}-{count:02d}", symlinks=True)
-        history.record(site, history.PUBLISH, f"{future}-{count:02d}")
-    switch_to(site, f"{future}-99")
+        with Catalogue.open(site) as catalogue:
+            catalogue.add_release(f"{future}-{count:02d}")
+    with switching(site, PUBLISH, f"{future}-99"):
+        switch_to(site, f"{future}-99")
     assert releases(site)[-1] == f"{future}-99"
     build(TINY, site, force=True)
     build(TINY, site, force=True)
@@ -302,10 +306,12 @@ def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
 
 
 STEPS = [  # (where the build is killed, patched function, before or after it runs)
-    ("before the release is moved into place", "os.rename", "before"),
-    ("after the move, before the journal line", "generator.history.record", "before"),
-    ("after the journal line, before the switch", "generator.publish.writer.switch_to", "before"),
-    ("after the switch, before the prune", "generator.publish.ReleaseWriter._prune", "before"),
+    ("before the catalogue knows the release", "generator.catalogue.Catalogue.add_release", "before"),
+    ("after the catalogue knows it, before it is moved into place", "os.rename", "before"),
+    ("after the move, before the switch's intent", "generator.catalogue.Catalogue.intend", "before"),
+    ("after the intent, before the switch", "generator.publish.writer.switch_to", "before"),
+    ("after the switch, before its confirmation", "generator.catalogue.Catalogue.confirm", "before"),
+    ("after the confirmation, before the prune", "generator.publish.ReleaseWriter._prune", "before"),
 ]
 
 
@@ -316,8 +322,11 @@ def killed_build(site: Path, target: str, when: str) -> int:
         try:
             import importlib
             module_name, _, name = target.rpartition(".")
-            owner = importlib.import_module(module_name) if module_name != "generator.publish.ReleaseWriter" \
-                else importlib.import_module("generator.publish").ReleaseWriter
+            if module_name.rpartition(".")[2][:1].isupper():  # a class's method
+                module_name, _, class_name = module_name.rpartition(".")
+                owner = getattr(importlib.import_module(module_name), class_name)
+            else:
+                owner = importlib.import_module(module_name)
             real = getattr(owner, name)
 
             def dying(*args, **kwargs):
@@ -344,7 +353,7 @@ def test_a_build_killed_at_any_step_leaves_current_whole_and_the_history_true(tm
     live = current_release(site)
     assert missing_files(site / RELEASES / live) == 0  # whole, wherever the kill came
     assert was_live(site)[-1] == live  # the journal replays to what is current
-    switched = step.startswith("after the switch")
+    switched = step.startswith(("after the switch", "after the confirmation"))
     assert (live != before) == switched
     listed = run("releases", "--site", site).output
     assert "never live" not in listed.splitlines()[-1] or not switched

@@ -16,7 +16,7 @@ LAYERS = {
     "errors": 0, "routes": 0, "encodings": 0, "resources": 0, "files": 0, "processes": 0, "edge": 0,
     "load": 1,
     "scoring": 2,
-    "render": 3, "validate": 3, "publish": 3, "diff": 3, "history": 3,
+    "render": 3, "validate": 3, "publish": 3, "diff": 3, "catalogue": 3,
     "build": 4, "explain": 4, "serve": 4, "deploy": 4, "promote": 4,
     "cli": 5, "__main__": 5,
 }

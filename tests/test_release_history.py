@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from generator import history
+from generator.catalogue import CATALOGUE, JOURNAL, read_history
 from generator.build import build
 from generator.errors import ChangesRefused, PublishError
 from generator.promote import promote
@@ -28,8 +28,12 @@ A_LIVE, B_LIVE = "2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z"
 
 
 def set_journal(site, lines: list[tuple[str, str, str]]) -> None:
-    """The journal as these (action, release, instant) lines."""
-    (site / history.HISTORY).write_text("".join(f"{a} {r} {t}\n" for a, r, t in lines))
+    """The site's history as these (action, release, instant) switches: written as the text journal of
+    earlier versions, in place of the catalogue, and imported (as an upgraded site's is)."""
+    for made in site.glob(f"{CATALOGUE}*"):
+        made.unlink()
+    (site / JOURNAL).write_text("".join(f"{a} {r} {t}\n" for a, r, t in lines))
+    assert [(s.action, s.release) for s in read_history(site).switches] == [(a, r) for a, r, _ in lines]
 
 
 def serve_a_and_b(request, tmp_path_factory, change=make_nga_black):
@@ -169,7 +173,7 @@ def test_an_instant_of_a_pruned_release_is_410(tmp_path):
         first = current_release(server.site)
         for _ in range(3):  # keep 1: the newest and the rollback target stay; the first two go
             build(server.data, server.site, force=True, keep=1)
-        built = [first] + [line.release for line in history.entries(server.site)[1:]]
+        built = [first] + [s.release for s in read_history(server.site).switches[1:]]
         assert [r for r in built if (server.site / RELEASES / r).exists()] == built[2:]
         # the order they were live in (the journal's stack ends at the current one): a kept release
         # first, then the two pruned ones, then the current one
@@ -194,7 +198,7 @@ def test_rollbacks_keep_live_from_and_until_true(tmp_path):
         c = build(server.data, server.site, force=True).release
         assert rollback(server.site) == a
         # the journal's five switches, dated a month apart
-        switches = history.entries(server.site)
+        switches = read_history(server.site).switches
         assert [(s.action, s.release) for s in switches] == [("publish", a), ("publish", b), ("rollback", a),
                                                              ("publish", c), ("rollback", a)]
         set_journal(server.site, [(s.action, s.release, f"2026-0{n}-01T00:00:00Z") for n, s in enumerate(switches, 1)])
@@ -239,7 +243,8 @@ def test_a_staged_release_is_seen_by_preview_keys_only_until_promoted(tmp_path):
         assert server.get(path, user="alice").status == 200
         statuses = {r["id"]: r["status"] for r in json.loads(server.get("/api/v1/releases/", user="bob").body)["releases"]}
         assert statuses == {staged: "live", live: "kept"}
-        assert history.entries(server.site)[-1][:2] == ("promote", staged)
+        last = read_history(server.site).switches[-1]
+        assert (last.action, last.release) == ("promote", staged)
 
 
 def test_promote_refuses_what_a_build_would(tmp_path):

@@ -129,8 +129,10 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
             click.echo(f"  … and {len(report.warnings) - 10} more (-v lists them all)", err=True)
 
 
-def _site_url(ctx, param, value: str) -> str:
+def _site_url(ctx, param, value: str | None) -> str | None:
     """An http(s) address without a trailing slash, path allowed (a site served under a prefix)."""
+    if value is None:
+        return None
     parsed = urllib.parse.urlsplit(value)
     if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.query or parsed.fragment:
         raise click.BadParameter(f"{value!r} is not a site address: write it like https://risk.example.com "

@@ -24,21 +24,23 @@ from .webhooks import tell_subscribers
 @click.option("--force", is_flag=True, help="Publish even when nothing changed against the current release.")
 @click.option("--accept-changes", is_flag=True,
               help="Publish even if many countries lose their score or change risk class (the guard is on by default).")
-@click.option("--site-url", default=routes.DEFAULT_SITE_URL, show_default=True, callback=_site_url,
+@click.option("--site-url", default=None, callback=_site_url,
               help="Public address of the site: every link of the release (model pages, openapi.json's server, "
-                   "the docs' curl lines) starts with it.")
+                   f"the docs' curl lines) starts with it [default: the site's, as last given; else "
+                   f"{routes.DEFAULT_SITE_URL}].")
 @KEYS_OPTION
-@click.option("--keep", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Releases kept after publishing (the newest; and always the one a rollback goes to).")
+@click.option("--keep", type=click.IntRange(min=1), default=None,
+              help="Releases kept after publishing (the newest; and always the one a rollback goes to, and every "
+                   "staged one) [default: as last given; else 5].")
 @click.option("--keep-days", type=click.FloatRange(min=0), default=None,
-              help="Also keep every release that was live in the last D days.")
+              help="Also keep every release that was live in the last D days [default: as last given; else none].")
 @click.option("--stage", is_flag=True,
               help="Publish the release staged, not live: answered under /api/v1/releases/ID/ to preview keys only, "
                    "until `riskapi promote ID`.")
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
-                  max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str,
-                  keys_file: Path, keep: int, keep_days: float | None, stage: bool) -> None:
+                  max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str | None,
+                  keys_file: Path, keep: int | None, keep_days: float | None, stage: bool) -> None:
     """Build every document from the CSVs and publish a new release."""
     from ..serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -71,6 +73,9 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.seconds:.1f}s")
     _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
+    if report.site_url_before:
+        _say(ctx, f"note: the site's address changed from {report.site_url_before} to {report.site_url}: every "
+                  "link of this release starts with it (--site-url), and later builds keep it")
     if not stage:
         tell_subscribers(ctx, site_dir, keys_file, report.release)  # a failed delivery never fails the build
 
@@ -89,40 +94,53 @@ def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
 
 @main.command("releases")
 @SITE_OPTION
+@click.option("--repair", is_flag=True,
+              help="Rebuild a missing or damaged release catalogue from the release folders (the damaged file is "
+                   "kept beside it) and say which live periods could not be recovered.")
 @click.pass_context
-def releases_command(ctx: click.Context, site_dir: Path) -> None:
-    """List the releases: the current one (*), when each was live, where a rollback goes, and any never live or
-    incomplete."""
+def releases_command(ctx: click.Context, site_dir: Path, repair: bool) -> None:
+    """List the releases: the current one (*), when each was live, where a rollback goes, and any never live,
+    unknown or incomplete."""
+    from ..catalogue import read_history
+    if repair:
+        for note in publish.repair_catalogue(site_dir):
+            _say(ctx, note)
     current = publish.current_release(site_dir)
     ids = publish.releases(site_dir)
-    if not ids:
+    history = read_history(site_dir)
+    gone = publish.gone_releases(site_dir, history)
+    if not ids and not gone:
         _say(ctx, f"no releases in {site_dir}")
         return
-    live, once_live = publish.was_live(site_dir), publish.ever_live(site_dir)
-    staged = set(publish.staged_releases(site_dir))
-    target = next((r for r in reversed(live[:-1]) if r in ids and r != current), None)
+    staged, unknown = set(publish.staged_releases(site_dir, history)), set(publish.unknown_releases(site_dir, history))
     periods: dict[str, list[str]] = {}
-    for period in publish.live_periods(site_dir):
-        periods.setdefault(period.release, []).append(f"{period.start or '?'} → {period.end or 'now'}")
-    for release_id in ids:
+    for period in history.periods:
+        periods.setdefault(period.release, []).append(f"{period.start_text} → {period.end_text or 'now'}")
+    for release_id in sorted({*ids, *gone}, key=publish.release_order):
         folder = site_dir / publish.RELEASES / release_id
         files, missing = publish.read_manifest(folder), publish.missing_files(folder)
         notes = []
-        if missing is None or missing:
+        if release_id in gone:
+            notes.append("pruned: answered 410")
+        elif release_id in unknown:
+            notes.append("unknown to the catalogue: never served, never deleted")
+        elif missing is None or missing:
             notes.append("incomplete: " + ("no manifest" if missing is None else f"{missing} files missing")
                          + "; never offered")
-        elif release_id == target:
+        elif release_id == history.rollback_target:
             notes.append("riskapi rollback goes here")
         if release_id in staged:
             notes.append(f"staged: riskapi promote {release_id} makes it live")
-        elif release_id not in once_live:
+        elif release_id not in history.ever_live and release_id not in unknown:
             notes.append("never live")
-        elif release_id not in live:
+        elif release_id not in history.stack and release_id not in gone and release_id not in unknown:
             notes.append("rolled back from")
         marker = "*" if release_id == current else " "
         click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
         for period in periods.get(release_id, []):
             click.echo(f"    live {period}")
+    for note in history.clock_notes():
+        click.echo(f"note: {note}")
 
 
 @main.command()

@@ -65,7 +65,14 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
 @click.pass_context
 def status(ctx, site_dir: Path) -> None:
     """Show what each running `riskapi serve` of the site serves, and the changes nginx rejected."""
+    from ..catalogue import read_history
+    from ..errors import CatalogueError
     from ..serve.status import read_statuses
+    try:
+        for note in read_history(site_dir).clock_notes():
+            click.echo(f"note: {note}")
+    except CatalogueError as error:
+        click.echo(f"error: {error.format_message()}")
     statuses = read_statuses(site_dir)
     if not statuses:
         click.echo(f"no riskapi serve is running on {site_dir}")
@@ -135,10 +142,11 @@ def usage(site_dir: Path, logs: tuple[Path, ...], since, by: str, output: str) -
     if output == "json":
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
     elif output == "csv":
+        from ..render.exports import spreadsheet_safe
         text = io.StringIO()
         writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({**row, by: spreadsheet_safe(row[by])} for row in rows)  # a user named `=cmd` stays text
         click.echo(text.getvalue(), nl=False)
     else:
         table = [columns] + [[str(row.get(c, 0)) for c in columns] for row in rows]

@@ -18,11 +18,14 @@ def subscribers() -> None:
 @click.argument("url")
 @click.option("--secret", default=None,
               help="The signing secret (whsec_ and base64); a new one is made and printed once.")
+@click.option("--allow-private-network", is_flag=True,
+              help="Allow a URL whose host is on a loopback, private or link-local address (a receiver on your own "
+                   "network); refused otherwise.")
 @KEYS_OPTION
-def subscribers_add(user: str, url: str, secret: str | None, keys_file: Path) -> None:
+def subscribers_add(user: str, url: str, secret: str | None, allow_private_network: bool, keys_file: Path) -> None:
     """Send USER's webhooks to URL: one signed release.published event per release, with the movers its key may see."""
     from ..serve.webhooks import add_subscriber
-    added = add_subscriber(keys_file, user, url, secret)
+    added = add_subscriber(keys_file, user, url, secret, allow_private_network)
     if secret is None:
         click.echo(added.secret)  # printed once: verify the signature with it
     click.echo(f"{added.user} will be sent webhooks at {added.url}", err=True)
@@ -56,8 +59,9 @@ def tell_subscribers(ctx, site_dir: Path, keys_file: Path, release: str | None =
         return True
     deliveries = send(site_dir, keys_file, release)
     for done in deliveries:
-        _say(ctx, f"webhook to {done.subscriber.user} at {done.subscriber.url}: "
-                  + (f"delivered ({done.status}, {done.attempts} attempt(s))" if done.delivered
+        _say(ctx, f"webhook {done.message} to {done.subscriber.user} at {done.subscriber.url}: "
+                  + ("delivered before: not sent again" if done.earlier else
+                     f"delivered ({done.status}, {done.attempts} attempt(s))" if done.delivered
                      else f"not delivered after {done.attempts} attempt(s): {done.error} "
                           "(riskapi notify sends it again)"))
     return all(done.delivered for done in deliveries)

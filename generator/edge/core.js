@@ -127,9 +127,11 @@ const BAD_AS_OF = "Invalid value for as_of: use an RFC 3339 date (2026-11-24, it
 // A leap second (:60) is the second before it.
 function utcMillis(year, month, day, hour, minute, second, fraction, offsetMinutes) {
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return null;
-  const t = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59), fraction);
-  if (new Date(t).getUTCDate() !== day) return null;
-  return t - offsetMinutes * 60000;
+  const t = new Date(0);  // not Date.UTC, which reads the years 0-99 as 1900-1999
+  t.setUTCFullYear(year, month - 1, day);
+  t.setUTCHours(hour, minute, Math.min(second, 59), fraction);
+  if (t.getUTCDate() !== day) return null;
+  return t.getTime() - offsetMinutes * 60000;
 }
 
 // Accept-Datetime: an HTTP-date (IMF-fixdate, RFC 9110 §5.6.7) in milliseconds, or null.
@@ -166,7 +168,7 @@ function rfc3339(millis) {
   return new Date(millis).toISOString().replace(/\.[0-9]+Z$/, "Z");
 }
 
-// The release live at an instant, from the table of live periods ("seconds id state" per period, oldest
+// The release live at an instant, from the table of live periods ("milliseconds id state" per period, oldest
 // first, comma-separated; state k: answered, g: pruned): {release} or the error answer.
 export function releaseAt(table, millis) {
   const rows = table ? table.split(",") : [];
@@ -174,7 +176,7 @@ export function releaseAt(table, millis) {
   let oldest = null;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i].split(" ");
-    const start = Number(row[0]) * 1000;
+    const start = Number(row[0]);
     if (row[2] === "k" && oldest === null) oldest = { id: row[1], start };
     if (start <= millis) found = { id: row[1], kept: row[2] === "k" };
   }

@@ -1,23 +1,24 @@
 """Publish: a release written into a hidden folder and made current in one atomic step (writer.py), its
 compressed twins (twins.py), and what a site holds over time — its releases, the current one, the journal's
-view of them, rollback (site.py).
+catalogue's view of them, rollback (site.py).
 
 Layout of the site folder:
     site/releases/<id>/            one immutable release (api/v1/…, manifest.json)
     site/releases/.tmp-<id>/       a release being written; never served
     site/current -> releases/<id>  the live release (a symlink swapped with os.replace)
-    site/history                   the journal of what was live when (history.py)
+    site/catalogue.db              the release catalogue: what was live when, staged, pruned (catalogue.py)
 """
 from __future__ import annotations
 
 from .site import (CHANGES, CURRENT, MANIFEST, RELEASES, Release, SiteLock, built_against, current_release,
                    ever_live, gone_releases, kept_releases, live_periods, live_since, missing_files, read_manifest,
-                   release_order, releases, rollback, staged_releases, start_journal, switch_to, was_live)
+                   release_order, releases, repair_catalogue, rollback, staged_releases, switch_to,
+                   unknown_releases, was_live)
 from .twins import COMPRESSED_FORMS, GZIP_MIN_BYTES, TWIN_SUFFIXES, twins_of
 from .writer import KEEP_RELEASES, ReleaseWriter
 
 __all__ = ["CHANGES", "CURRENT", "MANIFEST", "RELEASES", "Release", "SiteLock", "built_against", "current_release",
            "ever_live", "gone_releases", "kept_releases", "live_periods", "live_since", "missing_files",
-           "read_manifest", "release_order", "releases", "rollback", "staged_releases", "start_journal",
-           "switch_to", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES", "twins_of",
+           "read_manifest", "release_order", "releases", "repair_catalogue", "rollback", "staged_releases",
+           "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES", "twins_of",
            "KEEP_RELEASES", "ReleaseWriter"]

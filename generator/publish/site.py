@@ -1,16 +1,17 @@
-"""A site's releases: which there are, which is current, which were live when (the journal, history.py),
-which are kept, staged or gone; the switch of `current`, the lock, rollback (the layout: __init__.py)."""
+"""A site's releases: which there are, which is current, which were live when (the catalogue,
+catalogue.py), which are kept, staged or gone; the switch of `current`, the lock, rollback (the layout:
+__init__.py)."""
 from __future__ import annotations
 
-import datetime
 import fcntl
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from .. import history
+from ..catalogue import ROLLBACK, History, LivePeriod, read_history, switching
 from ..errors import PublishError
 from ..files import link_atomic
 
@@ -117,85 +118,122 @@ def missing_files(release_dir: Path) -> int | None:
     return missing
 
 
-def was_live(site: Path) -> list[str]:
-    """The releases that were live, oldest first (the last is current): from the journal, or, on a site
-    built before it existed, every release up to the current one in build order."""
-    journal = history.entries(site)
-    if journal is not None:
-        return history.live_stack(history.took_effect(journal, current_release(site)))
-    ids, current = releases(site), current_release(site)
-    return ids[: ids.index(current) + 1] if current in ids else []
+def _history(site: Path, history: History | None) -> History:
+    return read_history(site) if history is None else history
 
 
-def ever_live(site: Path) -> set[str]:
+def was_live(site: Path, history: History | None = None) -> list[str]:
+    """The releases that were live, oldest first, as rollbacks left them (the last is current)."""
+    return _history(site, history).stack
+
+
+def ever_live(site: Path, history: History | None = None) -> set[str]:
     """Every release that was live at some time (rolled back from or not), and the current one."""
-    journal = history.entries(site)
-    current = current_release(site)
-    if journal is None:
-        return set(was_live(site))
-    return {switch.release for switch in history.took_effect(journal, current)} | {current} - {None}
+    return _history(site, history).ever_live
 
 
-def live_periods(site: Path) -> list[history.LivePeriod]:
+def live_periods(site: Path, history: History | None = None) -> list[LivePeriod]:
     """When each release was live, oldest first (the last is the current one, live until now)."""
-    journal = history.entries(site)
-    if journal is None:
-        return []
-    return history.live_periods(history.took_effect(journal, current_release(site)))
+    return _history(site, history).periods
 
 
-def live_since(site: Path, since: float) -> set[str]:
+def live_since(site: Path, since: float, history: History | None = None) -> set[str]:
     """The releases live at some instant at or after `since` (a Unix time)."""
-    cutoff = datetime.datetime.fromtimestamp(since, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {p.release for p in live_periods(site) if p.end is None or p.end >= cutoff}
+    cutoff = int(since * 1000)
+    return {p.release for p in live_periods(site, history) if p.end is None or p.end >= cutoff}
 
 
-def staged_releases(site: Path) -> list[str]:
+def staged_releases(site: Path, history: History | None = None) -> list[str]:
     """The releases built with --stage and never made live since, complete, in build order: answered under
     their own id to preview keys only, until `riskapi promote` makes one live."""
-    staged = {line.release for line in history.lines(site) or [] if line.action == history.STAGE}
-    once = ever_live(site)
-    return [r for r in releases(site) if r in staged and r not in once and (site / RELEASES / r / MANIFEST).is_file()]
+    staged = _history(site, history).staged
+    return [r for r in releases(site) if r in staged and (site / RELEASES / r / MANIFEST).is_file()]
 
 
-def kept_releases(site: Path) -> list[str]:
-    """The releases answered under /api/v1/releases/{id}/: complete (a manifest) and live at some
-    time, in build order."""
-    once = ever_live(site)
-    return [r for r in releases(site) if r in once and (site / RELEASES / r / MANIFEST).is_file()]
+def kept_releases(site: Path, history: History | None = None) -> list[str]:
+    """The releases answered under /api/v1/releases/{id}/: complete (a manifest), live at some time and
+    not pruned, in build order."""
+    history = _history(site, history)
+    return [r for r in releases(site) if r in history.ever_live and r not in history.removed
+            and (site / RELEASES / r / MANIFEST).is_file()]
 
 
-def gone_releases(site: Path) -> list[str]:
+def gone_releases(site: Path, history: History | None = None) -> list[str]:
     """The releases that were live and are no longer kept (pruned): answered 410."""
-    journal = history.entries(site) or []
+    history = _history(site, history)
     on_disk = set(releases(site))
-    return sorted({switch.release for switch in journal} - on_disk, key=release_order)
+    return sorted(history.gone | (history.ever_live - on_disk), key=release_order)
 
 
-def start_journal(site: Path) -> None:
-    """Give a site built before the journal existed one: what was live, as far as the ids tell."""
-    if history.entries(site) is None:
-        for earlier in was_live(site):  # when each went live is not known: when it was built, at best
-            history.record(site, history.PUBLISH, earlier, at=history.built_at(earlier))
+def unknown_releases(site: Path, history: History | None = None) -> list[str]:
+    """Release folders the catalogue does not know: never served, never deleted, reported."""
+    history = _history(site, history)
+    return [r for r in releases(site) if r not in history.built and r != history.current]
 
 
 def rollback(site: Path) -> str:
     """Make the release that was live before the current one current again; return its id.
 
-    Follows the history of what was live (history.py), skipping a release that is no longer complete."""
+    Follows the history of what was live (the catalogue), skipping a release that is no longer complete."""
     with SiteLock(site):
-        start_journal(site)
+        history = read_history(site)
         current = current_release(site)
         skipped = []
-        for candidate in reversed(was_live(site)[:-1]):
+        for candidate in reversed(history.stack[:-1]):
             if candidate == current:
                 continue
-            missing = missing_files(site / RELEASES / candidate)
+            missing = missing_files(site / RELEASES / candidate) if candidate not in history.removed else None
             if missing == 0:
-                history.record(site, history.ROLLBACK, candidate)  # before the switch, as commit does
-                switch_to(site, candidate)
+                with switching(site, ROLLBACK, candidate):
+                    switch_to(site, candidate)
                 return candidate
             skipped.append(f"{candidate} ({'gone' if missing is None else f'{missing} files missing'})")
         raise PublishError(f"no release that was live before {current or 'the current one'} to roll back to"
                            + (f"; not complete: {', '.join(skipped)}" if skipped else ""))
 
+
+
+def repair_catalogue(site: Path) -> list[str]:
+    """Rebuild a site's catalogue from its release folders (the damaged one is kept beside, renamed); return
+    what could not be recovered.
+
+    What a release folder tells: its manifest names the release that was current when it was built, which
+    was live then. So the releases live before the current one are the chain of those, from `current` back;
+    each is taken to have gone live when it was built (the real instants, rollbacks and promotes are not in
+    the folders), and a release the chain names whose folder is gone was pruned (410). A release off the
+    chain was staged, rolled back from or never live: it is left unknown (never served, never deleted)."""
+    from ..catalogue import CATALOGUE, PUBLISH, Catalogue, built_at_ms
+    with SiteLock(site):
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        for suffix in ("", "-wal", "-shm"):
+            old = site / f"{CATALOGUE}{suffix}"
+            if old.exists():
+                os.replace(old, site / f"{CATALOGUE}.damaged-{stamp}{suffix}")
+        on_disk = releases(site)
+        chain, notes = [], []
+        release = current_release(site)
+        while release is not None and release not in chain:
+            chain.append(release)
+            folder = site / RELEASES / release
+            if not (folder / MANIFEST).is_file():
+                if release in on_disk:
+                    notes.append(f"{release} has no manifest: the releases live before it are not known")
+                break
+            release = built_against(folder)
+        chain.reverse()
+        with Catalogue._make_empty(site) as catalogue:
+            for release in chain:
+                catalogue.add_release(release)
+                seq = catalogue.intend(PUBLISH, release, clock=built_at_ms(release))
+                catalogue.confirm(seq)
+                if release not in on_disk:
+                    catalogue.mark_removed(release)
+        if chain:
+            notes.append(f"{len(chain)} live period(s) recovered ({', '.join(chain)}), each from its release's "
+                         "build time: when each really went live, and any rollback or promote, is not recoverable")
+        off_chain = [r for r in on_disk if r not in chain]
+        if off_chain:
+            notes.append(f"not recovered: {', '.join(off_chain)} — staged, rolled back from or never live; left "
+                         "unknown (never served, never deleted): build again with --stage to review one, or "
+                         "remove its folder by hand")
+        return notes

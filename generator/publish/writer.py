@@ -16,13 +16,12 @@ from pathlib import Path
 
 import orjson
 
-from .. import history
+from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import sync_folder, sync_tree, write_file, write_joined
 from ..processes import end_with_parent
-from .site import (CURRENT, MANIFEST, RELEASES, Release, SiteLock, _manifest_stamp, current_release, ever_live,
-                   live_since, read_manifest, release_order, releases, staged_releases, start_journal, switch_to,
-                   was_live)
+from .site import (CURRENT, MANIFEST, RELEASES, Release, SiteLock, _manifest_stamp, current_release, live_since,
+                   read_manifest, release_order, releases, switch_to)
 from .twins import COMPRESSED_FORMS, TWIN_SUFFIXES, twins_of_written, write_with_twins
 
 KEEP_RELEASES = 5
@@ -64,8 +63,16 @@ class ReleaseWriter:
             raise PublishError(f"{current} is a real folder, not the link to a release: move it away (serve "
                                f"releases from {site / RELEASES}), then build again")
         self._lock = SiteLock(site)
+        try:
+            with Catalogue.open(site) as catalogue:  # a damaged catalogue stops the build here: nothing changed
+                catalogue.settle()
+                history = catalogue.history()
+        except BaseException:
+            self._lock.unlock()
+            raise
         (site / RELEASES).mkdir(exist_ok=True)
-        self._remove_leftovers()
+        self._remove_leftovers(history)
+        self._known = set(history.built)  # a new id never takes a pruned release's, even after a clock step
         self.previous = current_release(site)
         previous_dir = site / RELEASES / self.previous if self.previous else None
         self._previous_dir = previous_dir
@@ -92,22 +99,32 @@ class ReleaseWriter:
     def _new_id(self) -> str:
         """A UTC timestamp; ids sort in build order even for two builds in one second."""
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        latest = max(releases(self.site), default="", key=release_order)
+        latest = max([*releases(self.site), *self._known], default="", key=release_order)
         if stamp > latest.partition("-")[0]:
             return stamp
         base, count = release_order(latest)
         return f"{base}-{max(count, 1) + 1:02d}"
 
-    def _remove_leftovers(self) -> None:
-        """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary
-        links, and releases that were complete but never made live."""
+    def _remove_leftovers(self, history: History) -> None:
+        """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary links,
+        releases the catalogue built whose switch never happened, and releases it pruned whose folder a
+        kill left. Only on the catalogue's word: a folder it does not know stays (riskapi releases)."""
         for link in self.site.glob(f".{CURRENT}.tmp-*"):
             link.unlink(missing_ok=True)
-        if history.entries(self.site) is not None:
-            for never in set(releases(self.site)) - ever_live(self.site) - set(staged_releases(self.site)):
-                os.rename(self.site / RELEASES / never, self.site / RELEASES / f".gone-{never}")
+        never = {r for r, staged in history.built.items() if not staged} - history.ever_live
+        for release in set(releases(self.site)) & (never | history.removed):
+            self._remove(release)
         for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
             shutil.rmtree(leftover, ignore_errors=True)
+
+    def _remove(self, release: str) -> None:
+        """Pruned in the catalogue first, then renamed out of sight, then deleted: a kill at any step leaves
+        no half-deleted release on offer, and the next build finishes the job."""
+        with Catalogue.open(self.site) as catalogue:
+            catalogue.mark_removed(release)
+        going = self.site / RELEASES / f".gone-{release}"
+        os.rename(self.site / RELEASES / release, going)
+        shutil.rmtree(going, ignore_errors=True)
 
     def write(self, relative: str, data: bytes) -> None:
         """Add one file; a second write to the same path is a bug in the routes, so it raises."""
@@ -244,25 +261,25 @@ class ReleaseWriter:
                     "files": dict(sorted(self.files.items()))}
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
-    def commit(self, stage: bool = False) -> Release:
+    def commit(self, stage: bool = False, audiences: tuple[str, ...] = ()) -> Release:
         """Finish, move the release into place and make it current (`stage`: leave it staged, not live:
-        the journal says so, and `current` stays as it is).
+        the catalogue says so, and `current` stays as it is). `audiences`: the audiences it serves.
 
-        Every file is on disk (synced) before the release is moved into place, and the move before the
-        journal line, and the journal line before `current` names the release: a power cut or a kill at
-        any point leaves `current` on a whole release and a journal that replays to it (history.py)."""
+        Every file is on disk (synced) before the catalogue knows the release, the catalogue before the
+        release is moved into place, the move before the switch's intent, the intent before `current`
+        names the release, and its confirmation after: a power cut or a kill at any point leaves `current`
+        on a whole release and a catalogue that says what was live (catalogue.py)."""
         try:
             self.finish()
             sync_tree(self.folder)
             final = self.site / RELEASES / self.id
+            with Catalogue.open(self.site) as catalogue:
+                catalogue.add_release(self.id, staged=stage, audiences=audiences)
             os.rename(self.folder, final)
             sync_folder(final.parent)
-            start_journal(self.site)
-            if stage:
-                history.record(self.site, history.STAGE, self.id)
-            else:
-                history.record(self.site, history.PUBLISH, self.id)
-                switch_to(self.site, self.id)
+            if not stage:
+                with switching(self.site, PUBLISH, self.id):
+                    switch_to(self.site, self.id)
             self._prune()
         finally:
             self._lock.unlock()
@@ -285,18 +302,16 @@ class ReleaseWriter:
             self._lock.unlock()
 
     def _prune(self) -> None:
-        """Keep the newest `keep` releases, every release live within the last `keep_days` days, and
-        every release a rollback could go back to next (the one that was live before the current one,
-        however old). A release to go is first renamed out of sight, so an interrupted prune never
-        leaves a half-deleted release on offer."""
-        ids = releases(self.site)
-        current = current_release(self.site)
-        kept = {current, self.previous, *was_live(self.site)[-2:]}
-        kept |= {r for r in staged_releases(self.site) if current is None or release_order(r) > release_order(current)}
+        """Retention on proof: of the releases older than the newest `keep`, remove those the catalogue says
+        were built and are not current, not staged, not where a rollback goes (the one live before the
+        current one, however old) and not live within the last `keep_days` days. A folder the catalogue
+        does not know is never removed; an unreadable catalogue removes nothing (it raises first)."""
+        with Catalogue.open(self.site) as catalogue:
+            history = catalogue.history()
+        current = history.current
+        kept = {current, self.previous, *history.stack[-2:], *history.staged}
         if self.keep_days is not None:
-            kept |= live_since(self.site, time.time() - self.keep_days * 86_400)
-        for old in ids[:-self.keep] if self.keep else ids:
-            if old not in kept:
-                going = self.site / RELEASES / f".gone-{old}"
-                os.rename(self.site / RELEASES / old, going)
-                shutil.rmtree(going, ignore_errors=True)
+            kept |= live_since(self.site, time.time() - self.keep_days * 86_400, history)
+        for old in releases(self.site)[:-self.keep] if self.keep else releases(self.site):
+            if old in history.built and old not in kept:
+                self._remove(old)

@@ -5,7 +5,7 @@ release in X-Release, and these documents say what that release is."""
 from __future__ import annotations
 
 from .. import routes
-from ..history import built_at
+from ..catalogue import built_at
 from ..scoring.results import CurrentScores
 from .documents import timestamp
 from .pages import ReleaseChanges

@@ -18,8 +18,8 @@ from pathlib import Path
 import orjson
 
 from .. import routes
-from ..history import LivePeriod, built_at
-from ..publish import RELEASES, gone_releases, kept_releases, live_periods, release_order, staged_releases
+from ..catalogue import LivePeriod, built_at, built_at_ms, parse_instant, read_history
+from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..validate import DocumentValidator
 from .feeds import FEEDS, feeds
 from .release_info import read_release_info, release_site_url
@@ -51,7 +51,7 @@ class Timeline:
         """Each release's live periods as (from, until) in RFC 3339 (until None: live now)."""
         found: dict[str, list[tuple[str, str | None]]] = {}
         for period in self.periods:
-            found.setdefault(period.release, []).append((_start(period), period.end))
+            found.setdefault(period.release, []).append((period.start_text, period.end_text))
         return found
 
     def live_from(self) -> dict[str, str]:
@@ -60,18 +60,14 @@ class Timeline:
         return {r: starts[r][0][0] if r in starts else built_at(r) for r in self.kept}
 
 
-def _start(period: LivePeriod) -> str:
-    """When a period began (RFC 3339); a journal line written before instants were: the release's build."""
-    return period.start or built_at(period.release)
-
-
 def site_timeline(site: Path, current: str, leave_out: set[str] = frozenset()) -> Timeline:
     """What a site's configuration answers with `current` as the current release (`leave_out`: releases
-    nginx rejected, answered nowhere)."""
-    kept = tuple(r for r in kept_releases(site) if r not in leave_out and r != current) + (current,)
-    staged = tuple(r for r in staged_releases(site) if r not in leave_out and r != current)
-    return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site)),
-                    tuple(live_periods(site)))
+    nginx rejected, answered nowhere), from one read of the catalogue."""
+    history = read_history(site)
+    kept = tuple(r for r in kept_releases(site, history) if r not in leave_out and r != current) + (current,)
+    staged = tuple(r for r in staged_releases(site, history) if r not in leave_out and r != current)
+    return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site, history)),
+                    tuple(history.periods))
 
 
 def http_date(instant: str) -> str:
@@ -80,7 +76,7 @@ def http_date(instant: str) -> str:
 
 
 def _parsed(instant: str) -> datetime.datetime:
-    return datetime.datetime.strptime(instant, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    return datetime.datetime.fromtimestamp(parse_instant(instant) // 1000, datetime.timezone.utc)
 
 
 def immutable(cache_control: str) -> str:
@@ -91,11 +87,11 @@ def immutable(cache_control: str) -> str:
 
 
 def gate_table(timeline: Timeline) -> str:
-    """The TimeGate's table (edge/core.js, `releaseAt`): `seconds id state` per live period, oldest first,
-    comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
+    """The TimeGate's table (edge/core.js, `releaseAt`): `milliseconds id state` per live period, oldest
+    first, comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
     answered = set(timeline.kept)
-    return ",".join(f"{int(_parsed(_start(period)).timestamp())} {period.release} "
-                     f"{'k' if period.release in answered else 'g'}" for period in timeline.periods)
+    return ",".join(f"{period.start} {period.release} {'k' if period.release in answered else 'g'}"
+                    for period in timeline.periods)
 
 
 def edge_states(timeline: Timeline) -> dict[str, list]:
@@ -108,8 +104,8 @@ def edge_states(timeline: Timeline) -> dict[str, list]:
 
 def last_change(timeline: Timeline) -> int:
     """When what the timeline's documents say last changed (a Unix time): the latest switch, or build."""
-    instants = [_start(p) for p in timeline.periods] + [built_at(r) for r in timeline.answered]
-    return int(max(_parsed(instant) for instant in instants).timestamp())
+    instants = [p.start for p in timeline.periods] + [built_at_ms(r) for r in timeline.answered]
+    return max(instants) // 1000
 
 
 def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:

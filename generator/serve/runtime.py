@@ -16,12 +16,12 @@ from pathlib import Path
 import orjson
 
 from ..edge import NGINX_TIMEGATE, script
-from ..errors import KeysError, RiskApiError, ServeError
+from ..catalogue import catalogue_path, read_history
+from ..errors import CatalogueError, KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
 from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
-from ..publish import RELEASES, current_release, kept_releases, staged_releases
-from .. import history
+from ..publish import RELEASES, current_release, kept_releases, releases, staged_releases
 from ..routes import API
 from .keys import ApiKey, load_keys, problems_warning, render_key_map
 from .status import ServeStatus, redact_keys
@@ -131,7 +131,7 @@ class NginxRuntime:
         self.conf = self.prefix / "conf"
         self.configs = self.prefix / "configs"
         self.process: subprocess.Popen | None = None
-        self.served: tuple | None = None  # (release, keys digest, journal digest) the running configuration was made from
+        self.served: tuple | None = None  # (release, keys digest, catalogue state) the running configuration was made from
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
@@ -141,9 +141,21 @@ class NginxRuntime:
 
     def watched_state(self) -> tuple:
         """What, when it changes, needs a re-render and reload: the current release, the keys file, and the
-        journal (a staged release, a promote, a prune change what is answered under /api/v1/releases/)."""
-        return (current_release(self.settings.site), _digest(self.settings.keys),
-                _digest(self.settings.site / history.HISTORY))
+        catalogue's view of the releases (a staging, a promote, a prune, a rollback change what is answered
+        under /api/v1/releases/ and at an instant)."""
+        return (current_release(self.settings.site), _digest(self.settings.keys), catalogue_state(self.settings.site))
+
+    def _timeline(self, release: str) -> Timeline:
+        """What a configuration with `release` current answers. An unreadable catalogue keeps the running
+        configuration (a CatalogueError); at the first start it serves the current release alone, with no
+        history (never a release the catalogue cannot vouch for), and says so (status)."""
+        try:
+            return site_timeline(self.settings.site, release, self._unservable)
+        except CatalogueError as error:
+            if self.served is not None:
+                raise
+            self.status.rejected("release catalogue", str(catalogue_path(self.settings.site)), error.format_message())
+            return Timeline((self.settings.site / RELEASES).resolve(), release, (release,))
 
     def render_into(self, folder: Path, timeline: Timeline, keys: list[ApiKey], with_documents: bool = True) -> None:
         """Write a whole configuration for the releases of `timeline` and these keys into a new `folder`
@@ -206,7 +218,11 @@ class NginxRuntime:
     def _find_unservable(self, current: str) -> None:
         """Test the current release and each kept one alone (no keys): those nginx rejects are left out
         of every configuration from now on, each rejection kept (status)."""
-        for release in (*kept_releases(self.settings.site), *staged_releases(self.settings.site), current):
+        try:
+            answered = [*kept_releases(self.settings.site), *staged_releases(self.settings.site)]
+        except CatalogueError:
+            answered = []  # the current one alone is served (_timeline)
+        for release in (*answered, current):
             if release not in self._unservable:
                 rejected = check_release(self.settings.site / RELEASES / release)
                 if rejected:
@@ -217,7 +233,7 @@ class NginxRuntime:
         """Render and test a configuration with `release` current (the kept releases answered beside it,
         but those nginx rejected) and `keys` in a new folder of configs/."""
         release_dir = (self.settings.site / RELEASES / release).resolve()
-        timeline = site_timeline(self.settings.site, release, self._unservable)
+        timeline = self._timeline(release)
         for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
             folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.prefix, 0o711)
@@ -250,7 +266,7 @@ class NginxRuntime:
         kept (status). A ServeError or KeysError when nothing of the change can be applied."""
         state = self.watched_state()
         self.seen = state
-        release, keys_digest, journal = state
+        release, keys_digest, catalogue = state
         if release is None:
             raise no_release(self.settings.site)
         try:
@@ -262,12 +278,12 @@ class NginxRuntime:
             self.status.rejected("keys file", str(self.settings.keys), error.format_message())
             (keys, problems), keys_digest = self._keys, self.served[1]
         folder, rejected = self._try(release, keys)
-        applied = (release, keys_digest, journal)
+        applied = (release, keys_digest, catalogue)
         if rejected:
             self._find_unservable(release)  # each release tested alone: the ones nginx cannot take are left out
             if release in self._unservable and self.served and self.served[0] != release:
                 folder, rejected = self._try(self.served[0], keys)
-                applied = (self.served[0], keys_digest, journal)
+                applied = (self.served[0], keys_digest, catalogue)
             elif release not in self._unservable:
                 folder, rejected = self._try(release, keys)  # without the kept releases nginx rejected
             if rejected or release in self._unservable and not self.served:
@@ -330,14 +346,14 @@ class NginxRuntime:
         something changes again."""
         if not force and self.watched_state() in (self.served, self.seen):
             return False
-        return self.reload()
+        return self.reload(force=force)
 
-    def reload(self, timeout: float = 15.0) -> bool:
+    def reload(self, timeout: float = 15.0, force: bool = False) -> bool:
         """Render and test (render), then SIGHUP; return once every old worker has finished its requests
         and exited, so any request sent afterwards is answered with the new release and keys. False when
-        what was applied is what ran already (a rejected release, the keys unchanged)."""
+        what was applied is what ran already (a rejected release, the keys unchanged), unless `force`."""
         state = self.render()  # on failure nginx keeps serving the configuration it runs now
-        if state == self.served:
+        if state == self.served and not force:
             return False
         old_workers = children(self.master_pid)
         os.kill(self.master_pid, signal.SIGHUP)
@@ -395,6 +411,9 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
         say(f"serving release {runtime.served[0]} on http://{settings.address}{API}/ "
             f"(nginx prefix {runtime.prefix}; Ctrl-C stops; `riskapi status` shows what is live)")
         tell_problems()
+        for rejection in runtime.status.state["rejected"]:
+            if rejection["what"] == "release catalogue":
+                say(f"error: {rejection['reason']} (serving release {runtime.served[0]} alone, without its history)")
         linked = release_site_url(settings.site / RELEASES / runtime.served[0])
         if linked not in (None, f"http://{settings.address}"):
             say(f"note: the release links to {linked} (riskapi build --site-url); this server answers on "
@@ -411,21 +430,27 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
             workers = children(runtime.master_pid) or workers
             try:
                 rejected_before = list(runtime.status.state["rejected"])
-                if runtime.refresh(force=bool(rereading)):
+                reloaded = runtime.refresh(force=bool(rereading))  # SIGHUP: rendered and reloaded in any case
+                if rereading:
+                    say(f"re-read on SIGHUP: release {runtime.served[0]} and the keys {settings.keys} rendered"
+                        + (" and reloaded" if reloaded else "; nginx kept the configuration it runs"))
+                elif reloaded:
                     say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
-                elif rereading:
-                    say(f"re-read on SIGHUP: release {runtime.served[0]} and the keys are what is served")
                 for rejection in runtime.status.state["rejected"]:
                     if rejection in rejected_before:
                         continue
                     if rejection["what"] == "release":
                         say(f"error: release {rejection['name']} is not served, nginx rejected it (still serving "
                             f"{runtime.served[0]}; the keys are applied):\n{rejection['reason']}")
+                    elif rejection["what"] == "release catalogue":
+                        say(f"error: {rejection['reason']} (serving release {runtime.served[0]} alone, without "
+                            "its history)")
                     else:
                         say(f"error: the keys file was not applied (still serving the keys before it; release "
                             f"{runtime.served[0]} is applied): {rejection['reason']}")
             except RiskApiError as error:
-                say(f"error: not reloaded, still serving the previous configuration: {error.format_message()}")
+                say(f"error: not reloaded, still serving release {runtime.served[0]} as before: "
+                    f"{error.format_message()}")
             rereading.clear()
             tell_problems()
             time.sleep(poll_seconds)
@@ -464,6 +489,17 @@ def remove_stale_prefixes(base: Path | None = None) -> list[Path]:
             shutil.rmtree(prefix, ignore_errors=True)
             removed.append(prefix)
     return removed
+
+
+def catalogue_state(site: Path) -> str:
+    """The catalogue's view of a site's releases as a digest (an unreadable catalogue: its error), so a
+    serve sees every change of it: a switch, a staging, a prune (its folders too), a repair."""
+    try:
+        history = read_history(site)
+    except CatalogueError as error:
+        return f"unreadable: {error.format_message()}"
+    facts = (history.periods, sorted(history.built.items()), sorted(history.removed), releases(site))
+    return hashlib.sha256(repr(facts).encode()).hexdigest()
 
 
 def _digest(path: Path) -> str | None:
