@@ -30,7 +30,7 @@ class Receiver:
     """An HTTP server on loopback that records each POST and answers as told: `script` is the statuses
     of the first answers (then 200); `silent` never answers (a hung receiver)."""
 
-    def __init__(self, script=(), silent=False):
+    def __init__(self, script=(), silent=False, location=None, trickle=False):
         self.received, self.script, self.silent = [], list(script), silent
         outer = self
 
@@ -41,7 +41,18 @@ class Receiver:
                 if outer.silent:
                     time.sleep(3)
                     return
+                if trickle:  # an answer a byte every 0.2 s: no single read ever waits long
+                    for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n":
+                        try:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        except OSError:
+                            return
+                        time.sleep(0.2)
+                    return
                 self.send_response(outer.script.pop(0) if outer.script else 200)
+                if location:
+                    self.send_header("Location", location)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -68,7 +79,8 @@ def released(tmp_path, data_copy):
 
 
 def _subscribe(keys: Path, user: str, url: str) -> str:
-    result = CliRunner().invoke(main, ["subscribers", "add", user, url, "--keys", str(keys)])
+    # the receivers listen on loopback: allowed by the operator's explicit word
+    result = CliRunner().invoke(main, ["subscribers", "add", user, url, "--keys", str(keys), "--allow-private-network"])
     assert result.exit_code == 0, result.output
     return result.stdout.splitlines()[0]  # the secret, printed once
 
@@ -150,7 +162,7 @@ def test_a_build_that_goes_live_tells_the_subscribers_and_a_staged_one_does_not(
         _subscribe(keys, "alice", receiver.url)
         built = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys)])
         assert built.exit_code == 0, built.output
-        assert "webhook to alice at " + receiver.url + ": delivered (200, 1 attempt(s))" in built.output
+        assert " to alice at " + receiver.url + ": delivered (200, 1 attempt(s))" in built.output
         make_nga_black(data_copy)
         staged = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys),
                                            "--stage"])
@@ -161,3 +173,91 @@ def test_a_build_that_goes_live_tells_the_subscribers_and_a_staged_one_does_not(
         assert [json.loads(body)["data"]["release"] for _, body in receiver.received][-1] == release
     finally:
         receiver.close()
+
+
+def _log(keys: Path) -> list[dict]:
+    return [json.loads(line) for line in keys.with_name("deliveries.log").read_text().splitlines()]
+
+
+def test_a_redirect_is_not_followed_and_notify_again_reuses_the_id_and_skips_what_was_delivered(released):
+    site, keys = released
+    elsewhere = Receiver()
+    moved, good = Receiver(script=[302], location=elsewhere.url), Receiver()
+    try:
+        _subscribe(keys, "alice", moved.url)
+        _subscribe(keys, "bob", good.url)
+        first = {d.subscriber.user: d for d in webhooks.notify(site, keys, delays=(0.1,), timeout=2)}
+        assert (first["alice"].delivered, first["alice"].status, first["alice"].attempts) == (False, 302, 1)
+        assert f"a redirect to {elsewhere.url!r}, not followed" in first["alice"].error
+        assert elsewhere.received == [] and len(moved.received) == 1 and first["bob"].delivered
+        again = {d.subscriber.user: d for d in webhooks.notify(site, keys, delays=(0.1,), timeout=2)}
+        assert again["bob"].earlier and len(good.received) == 1  # delivered once: never sent again
+        assert again["alice"].message == first["alice"].message  # the event's id, in every run
+        (_, body1), (headers2, body2) = moved.received
+        assert body1 == body2 and headers2["webhook-id"] == first["alice"].message
+        assert again["alice"].delivered  # the receiver answers 200 this time: the same event, delivered
+        logged = sorted((e["user"], e["status"], e["message"]) for e in _log(keys))
+        assert logged == sorted([("alice", 302, first["alice"].message), ("bob", 200, first["bob"].message),
+                                 ("alice", 200, first["alice"].message)])
+        assert webhooks.notify(site, keys, delays=(), timeout=2)[0].earlier and len(moved.received) == 2
+    finally:
+        for receiver in (elsewhere, moved, good):
+            receiver.close()
+
+
+def test_an_answer_trickled_a_byte_at_a_time_is_cut_off_at_the_deadline(released):
+    site, keys = released
+    slow = Receiver(trickle=True)
+    try:
+        _subscribe(keys, "alice", slow.url)
+        started = time.monotonic()
+        (done,) = webhooks.notify(site, keys, delays=(0.1, 0.1), timeout=1.0)
+        # 3 attempts of at most 1 s each (the answer would take 40 × 0.2 = 8 s), 0.2 s between them
+        assert time.monotonic() - started < 5
+        assert (done.delivered, done.attempts) == (False, 3) and "no answer within 1 s" in done.error
+    finally:
+        slow.close()
+
+
+@pytest.mark.parametrize("url, said", [
+    ("http://127.0.0.1:8080/a\tb", "percent-encode"),
+    ("http://127.0.0.1:notaport/", "port is a number from 1 to 65535"),
+    ("http://127.0.0.1:99999/", "port is a number from 1 to 65535"),
+    ("http://127.0.0.1:0/", "port is a number from 1 to 65535"),
+    ("http://127.0.0.1/caf\u00e9", "percent-encode"),
+    ("http://user:secret@127.0.0.1/", "no user or password"),
+    ("ftp://127.0.0.1/", "http:// or https://"),
+    ("http:///path", "http:// or https://"),
+])
+def test_a_subscriber_url_is_checked_when_added(released, url, said):
+    _, keys = released
+    refused = CliRunner().invoke(main, ["subscribers", "add", "bob", url, "--keys", str(keys), "--allow-private-network"])
+    assert refused.exit_code == 1 and said in refused.output, refused.output
+    assert "secret" not in refused.output.replace("no user or password", "")  # the password is not echoed
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/", "http://10.1.2.3/", "http://169.254.169.254/", "http://[::1]/",
+                                 "http://0.0.0.0/"])
+def test_a_private_address_needs_the_operators_word(released, url):
+    _, keys = released
+    refused = CliRunner().invoke(main, ["subscribers", "add", "bob", url, "--keys", str(keys)])
+    assert refused.exit_code == 1 and "--allow-private-network" in refused.output, refused.output
+    allowed = CliRunner().invoke(main, ["subscribers", "add", "bob", url, "--keys", str(keys), "--allow-private-network"])
+    assert allowed.exit_code == 0
+
+
+def test_a_bad_subscriber_never_stops_the_others(released):
+    site, keys = released
+    good = Receiver()
+    try:
+        _subscribe(keys, "alice", good.url)
+        secret = webhooks.new_secret()
+        with keys.with_name("subscribers.csv").open("a") as edited:  # hand-edited, past every check of add
+            edited.write(f"bob,http://127.0.0.1:99999/hook,{secret},private\nbob,http://a b/,{secret},private\n")
+        done = {(d.subscriber.user, d.subscriber.url): d for d in webhooks.notify(site, keys, delays=(), timeout=2)}
+        assert done[("alice", good.url)].delivered and len(good.received) == 1
+        assert "port is a number" in done[("bob", "http://127.0.0.1:99999/hook")].error
+        assert "percent-encode" in done[("bob", "http://a b/")].error
+        assert {e["user"] for e in _log(keys)} == {"alice", "bob"}
+    finally:
+        good.close()

@@ -180,8 +180,8 @@ export function releaseAt(table, millis) {
     if (row[2] === "k" && oldest === null) oldest = { id: row[1], start };
     if (start <= millis) found = { id: row[1], kept: row[2] === "k" };
   }
-  if (oldest === null) return json(404, `No release is kept. ${RELEASES_LISTED}`);
-  if (found === null || millis < oldest.start) {
+  if (found === null) {  // before the first release ever live; an instant a pruned one was live is a 410
+    if (oldest === null) return json(404, `No release is kept. ${RELEASES_LISTED}`);
     return json(404, `No kept release was live at ${rfc3339(millis)}: the oldest kept, ${oldest.id}, went live at ` +
       `${rfc3339(oldest.start)}. ${RELEASES_LISTED}`);
   }

@@ -171,7 +171,7 @@ def timemap(timeline: Timeline, site_url: str) -> str:
     """The Memento TimeMap (RFC 7089 §5) of the releases: the release document is the original resource
     and its own TimeGate; each kept release that was live is a memento, dated when it first went live."""
     api = f"{site_url}{routes.API}/releases"
-    dated = sorted(timeline.live_from().items(), key=lambda item: (item[1], release_order(item[0])))
+    dated = sorted(timeline.live_from().items(), key=lambda item: (parse_instant(item[1]), release_order(item[0])))
     links = [f'<{api}/current/>; rel="original timegate"']
     span = f'; from="{http_date(dated[0][1])}"; until="{http_date(dated[-1][1])}"' if dated else ""
     links.append(f'<{api}/timemap>; rel="self"; type="{LINK_FORMAT}"{span}')

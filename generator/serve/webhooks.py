@@ -124,12 +124,13 @@ def add_subscriber(keys_file: Path, user: str, url: str, secret: str | None = No
     """Subscribe a user of the keys file (its key's grants decide what it is told) at an http(s) URL that
     check_url accepts and whose host resolves to public addresses only (`allow_private`: loopback and
     private ones too, for receivers on the operator's own network)."""
-    addresses(check_url(url), allow_private)
+    parsed = check_url(url)
     secret = secret or new_secret()
     _secret_bytes(secret)
     users = {identity(k.user): k.user for k in read_keys(keys_file)}
     if identity(user) not in users:
         raise WebhookError(f"no user {user!r} in {keys_file}: a subscriber is told what its key may see")
+    addresses(parsed, allow_private)
     with keys_lock(subscribers_file(keys_file)):
         subscribers = [s for s in read_subscribers(keys_file)
                        if not (identity(s.user) == identity(user) and s.url == url)]
@@ -238,7 +239,13 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
         return None, refused.format_message(), False
     stamp = int(time.time())
     connection = _CheckedConnection(parsed, address, timeout)
-    cut = threading.Timer(timeout, lambda: connection.sock and connection.sock.shutdown(socket.SHUT_RDWR))
+    late = threading.Event()
+
+    def cut_off() -> None:  # the one deadline of the attempt: a blocked connect, send or read ends now
+        late.set()
+        if connection.sock is not None:
+            connection.sock.shutdown(socket.SHUT_RDWR)
+    cut = threading.Timer(timeout, cut_off)
     cut.start()
     try:
         path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
@@ -250,8 +257,7 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
         answer.read(64 * 1024)
         status = answer.status
     except (OSError, http.client.HTTPException) as failed:
-        late = not cut.is_alive()
-        return None, f"no answer within {timeout:g} s" if late else (str(failed) or type(failed).__name__), True
+        return None, f"no answer within {timeout:g} s" if late.is_set() else (str(failed) or type(failed).__name__), True
     finally:
         cut.cancel()
         connection.close()

@@ -1,0 +1,344 @@
+"""The release catalogue under the faults an operator meets (issue 30): a torn or damaged catalogue, a kill
+between a switch's intent and the swap, a clock stepped back, a prune while nginx serves, a folder nobody
+knows, an old text journal. Every case checks the state right after the fault and again after the next
+build, promote and rollback (`then_stage_promote_rollback`)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from generator import catalogue
+from generator.build import build
+from generator.catalogue import CATALOGUE, JOURNAL, Catalogue, read_history
+from generator.cli import main
+from generator.errors import CatalogueError
+from generator.promote import promote
+from generator.publish import RELEASES, current_release, kept_releases, releases, rollback
+
+from .conftest import TINY
+from .live import free_port, serving_copy_of, wait_for
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def assert_history_true(site) -> None:
+    """What must hold whatever happened: periods in order and never ending before they start, the last
+    one the current release's, every kept release whole on disk."""
+    history = read_history(site)
+    periods = history.periods
+    assert all(p.end is None or p.start < p.end for p in periods)
+    assert [p.start for p in periods] == sorted(p.start for p in periods)
+    assert all(a.end == b.start for a, b in zip(periods, periods[1:]))
+    assert periods[-1].release == current_release(site) and periods[-1].end is None
+    for release in kept_releases(site):
+        assert (site / RELEASES / release / "manifest.json").is_file()
+
+
+def then_stage_promote_rollback(site, data=TINY) -> None:
+    """The next build (staged), its promote and a rollback: each leaves the history true, the rollback goes
+    back to the release live before the promote, and nothing that was live or staged is deleted."""
+    before = current_release(site)
+    staged = build(data, site, force=True, stage=True).release
+    assert current_release(site) == before and staged in read_history(site).staged
+    assert promote(site, staged) == before
+    assert_history_true(site)
+    assert rollback(site) == before
+    assert_history_true(site)
+    assert {before, staged} <= set(releases(site)) and staged in read_history(site).ever_live
+
+
+def two_releases(site):
+    build(TINY, site)
+    build(TINY, site, force=True)
+    return releases(site)
+
+
+# ---- a damaged or missing catalogue: named, nothing deleted, repaired --------------------------------
+
+DAMAGE = {
+    "cut mid-file": lambda data: data[: len(data) // 2 + 123],
+    "garbage": lambda data: b"this is not a database\n" * 40,
+    "NUL bytes": lambda data: b"\0" * len(data),
+    "a torn page": lambda data: data[:4096] + bytes(range(256)) * 16 + data[8192:],
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
+def test_a_damaged_catalogue_is_named_by_every_command_and_deletes_nothing(tmp_path, damage):
+    site = tmp_path / "site"
+    first, second = two_releases(site)
+    path = site / CATALOGUE
+    path.write_bytes(DAMAGE[damage](path.read_bytes()))
+    for command in (["releases"], ["status"], ["build", "--data", TINY, "--force"], ["promote", first],
+                    ["rollback"]):
+        result = run(*command, "--site", site)
+        assert "internal error" not in result.output, (command, result.output)
+        assert str(path) in result.output and "riskapi releases --repair" in result.output, (command, result.output)
+        assert result.exit_code == (0 if command == ["status"] else 1), command
+    assert releases(site) == [first, second] and current_release(site) == second  # nothing changed
+    repaired = run("releases", "--repair", "--site", site)
+    assert repaired.exit_code == 0, repaired.output
+    assert f"2 live period(s) recovered ({first}, {second})" in repaired.output
+    assert list(site.glob(f"{CATALOGUE}.damaged-*"))  # the damaged file is kept beside
+    assert [s.release for s in read_history(site).switches] == [first, second]
+    assert_history_true(site)
+    then_stage_promote_rollback(site)
+
+
+def test_a_missing_catalogue_is_not_silently_made_anew(tmp_path):
+    site = tmp_path / "site"
+    first, second = two_releases(site)
+    staged = build(TINY, site, force=True, stage=True).release
+    (site / CATALOGUE).unlink()
+    result = run("build", "--data", TINY, "--site", site, "--force")
+    assert result.exit_code == 1 and "is missing" in result.output and "--repair" in result.output
+    assert releases(site) == [first, second, staged]  # the staged release was not taken for a leftover
+    repaired = run("releases", "--repair", "--site", site)
+    assert f"not recovered: {staged}" in repaired.output
+    listed = run("releases", "--site", site).output
+    assert f"{staged}" in listed and "unknown to the catalogue: never served, never deleted" in listed
+    for _ in range(6):  # retention: a folder the catalogue does not know is never deleted
+        build(TINY, site, force=True, keep=1)
+    assert staged in releases(site) and first not in releases(site)
+    then_stage_promote_rollback(site)
+
+
+def test_a_running_serve_keeps_serving_when_the_catalogue_is_damaged_and_follows_the_repair(tmp_path):
+    with serving_copy_of(TINY, tmp_path) as server:
+        live = current_release(server.site)
+        (server.site / CATALOGUE).write_bytes(b"garbage" * 1000)
+        for suffix in ("-wal", "-shm"):
+            (server.site / f"{CATALOGUE}{suffix}").unlink(missing_ok=True)
+        with pytest.raises(CatalogueError):
+            server.runtime.refresh()  # not applied: nginx keeps the configuration it runs
+        answer = server.get("/api/v1/releases/", user="bob")
+        assert answer.status == 200 and json.loads(answer.body)["current"] == live
+        assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 200
+        assert run("releases", "--repair", "--site", server.site).exit_code == 0
+        server.runtime.refresh()
+        assert [r["id"] for r in json.loads(server.get("/api/v1/releases/", user="bob").body)["releases"]] == [live]
+
+
+def test_serve_starts_on_a_damaged_catalogue_with_the_current_release_alone(place):
+    site, keys = place / "site", place / "keys.csv"
+    first, second = two_releases(site)
+    run("keys", "add", "alice", "--keys", keys)
+    (site / CATALOGUE).write_bytes(b"\0" * 4096)
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                              str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    try:
+        assert serve.stdout.readline().startswith(f"serving release {second}")
+        said = serve.stdout.readline()
+        assert said.startswith("error: the release catalogue") and "alone, without its history" in said
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=20)
+
+
+# ---- a switch that did not happen never counts ----------------------------------------------------------
+
+def killed_at(site, target: str, work) -> None:
+    """Run `work` in a forked child that dies (as a SIGKILL would leave things) when it calls `target`
+    (a method of Catalogue or switch_to)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            import generator.publish.site as site_module
+            import generator.promote as promote_module
+            if target == "switch_to":
+                for module in (site_module, promote_module):
+                    module.switch_to = lambda *args: os._exit(9)
+            else:
+                setattr(Catalogue, target, lambda *args, **kwargs: os._exit(9))
+            work()
+        finally:
+            os._exit(0)
+    assert os.waitpid(pid, 0)[1] >> 8 == 9
+
+
+@pytest.mark.parametrize("target", ["switch_to", "confirm"])
+def test_a_promote_killed_around_the_swap_counts_only_if_current_moved(tmp_path, target):
+    site = tmp_path / "site"
+    first, second = two_releases(site)
+    staged = build(TINY, site, force=True, stage=True).release
+    killed_at(site, target, lambda: promote(site, staged))
+    history = read_history(site)
+    swapped = target == "confirm"
+    assert current_release(site) == (staged if swapped else second)
+    assert (staged in history.ever_live) == swapped and (staged in history.staged) != swapped
+    assert_history_true(site)
+    later = build(TINY, site, force=True).release  # the next build settles the intent for good
+    history = read_history(site)
+    assert [p.release for p in history.periods] == [first, second] + ([staged] if swapped else []) + [later]
+    assert staged in releases(site)  # staged or once live: kept either way
+    assert rollback(site) == (staged if swapped else second)  # never to a release that was never live
+    assert_history_true(site)
+    then_stage_promote_rollback(site)
+
+
+def test_a_rollback_killed_before_the_swap_never_counts(tmp_path):
+    site = tmp_path / "site"
+    first, second = two_releases(site)
+    killed_at(site, "switch_to", lambda: rollback(site))
+    assert current_release(site) == second and [p.release for p in read_history(site).periods] == [first, second]
+    assert read_history(site).rollback_target == first
+    then_stage_promote_rollback(site)
+
+
+# ---- a clock stepped back -------------------------------------------------------------------------------
+
+def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    clock = iter([catalogue.parse_instant(t) for t in
+                  ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-05-01T00:00:00Z")])
+    monkeypatch.setattr(catalogue, "now_ms", lambda: next(clock))
+    a = build(TINY, site).release
+    b = build(TINY, site, force=True).release
+    c = build(TINY, site, force=True).release  # its clock read a month before b went live
+    periods = [(p.release, p.start_text, p.end_text) for p in read_history(site).periods]
+    # c gets b's instant + 1 ms: July 1st, 00:00:00.001, never May
+    assert periods == [(a, "2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z"),
+                       (b, "2026-07-01T00:00:00Z", "2026-07-01T00:00:00.001Z"),
+                       (c, "2026-07-01T00:00:00.001Z", None)]
+    note = ("note: the clock read 5270400.001 s before the previous switch when "
+            f"{c} went live (publish, clock 2026-05-01T00:00:00Z): it is dated 2026-07-01T00:00:00.001Z, after it")
+    assert note in run("releases", "--site", site).output.splitlines()
+    assert note in run("status", "--site", site).output.splitlines()
+    monkeypatch.undo()
+    assert_history_true(site)
+    then_stage_promote_rollback(site)
+
+
+def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeypatch):
+    clock = iter([catalogue.parse_instant(t) for t in
+                  ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-05-01T00:00:00Z")])
+    monkeypatch.setattr(catalogue, "now_ms", lambda: next(clock))
+    with serving_copy_of(TINY, tmp_path) as server:
+        first = current_release(server.site)  # 2026-06-01T00:00:00Z
+        b = build(server.data, server.site, force=True).release   # 2026-07-01T00:00:00Z
+        c = build(server.data, server.site, force=True).release   # clock May, dated 2026-07-01T00:00:00.001Z
+        monkeypatch.undo()
+        server.runtime.refresh()
+        # June: the first release (live until July); July 1st 00:00:00: b (its second, the TimeGate reads
+        # whole seconds); a second later: c
+        for as_of, live in (("2026-06-15", first), ("2026-07-01T00:00:00Z", b), ("2026-07-01T00:00:01Z", c)):
+            answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={as_of}", user="bob")
+            assert answer.header("location") == f"/api/v1/releases/{live}/riskscores/sovereign/", as_of
+        timemap = server.get("/api/v1/releases/timemap", user="bob").body.decode()
+        assert timemap.index(f"/releases/{b}/") < timemap.index(f"/releases/{c}/")
+
+
+# ---- retention on proof; a prune seen by a running serve at once ----------------------------------------
+
+def test_a_prune_is_served_within_a_second_by_a_running_serve(place):
+    site, keys = place / "site", place / "keys.csv"
+    build(TINY, site)
+    for _ in range(3):
+        build(TINY, site, force=True)
+    kept = releases(site)
+    key = run("keys", "add", "alice", "--keys", keys).output.strip()
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                              str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    import urllib.error
+    import urllib.request
+
+    def get(path):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"apikey alice:{key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+    try:
+        assert serve.stdout.readline().startswith("serving release")
+        assert [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == kept[::-1]
+        assert run("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "--keep-days", "0",
+                   "-q").exit_code == 0
+        now = releases(site)
+        pruned = sorted(set(kept) - set(now))
+        assert len(pruned) == 3 and now == kept[3:] + [current_release(site)]  # the newest, and where a rollback goes
+        wait_for(lambda: [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == now[::-1],
+                 seconds=2, what="the list without the pruned releases")
+        for release in pruned:
+            assert get(f"/api/v1/releases/{release}/")[0] == 410
+        periods = read_history(site).periods
+        inside = next(p for p in periods if p.release == pruned[0])
+        status, body = get(f"/api/v1/riskscores/sovereign/?as_of={catalogue.rfc3339(inside.start)}")
+        assert status == 410 and pruned[0] in json.loads(body)["detail"]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=20)
+
+
+def test_a_staged_release_older_than_the_current_one_is_never_pruned(tmp_path):
+    site = tmp_path / "site"
+    build(TINY, site)
+    staged = build(TINY, site, force=True, stage=True).release
+    for _ in range(4):
+        build(TINY, site, force=True, keep=1)
+    assert staged in releases(site) and staged in read_history(site).staged
+
+
+# ---- the text journal of earlier versions ---------------------------------------------------------------
+
+def test_a_text_journal_is_imported_once_as_it_was(tmp_path):
+    site = tmp_path / "site"
+    a, b = two_releases(site)
+    c = build(TINY, site, force=True, stage=True).release
+    d = build(TINY, site, force=True).release
+    for made in site.glob(f"{CATALOGUE}*"):
+        made.unlink()
+    # as riskapi wrote it before the catalogue: a line without an instant (the oldest format: dated when
+    # it was built, today, before the 2099 lines), a rollback,
+    # a staging, a promote of another release, and a last line whose switch never happened (current is d)
+    (site / JOURNAL).write_text(f"publish {a}\npublish {b} 2099-02-01T00:00:00Z\nrollback {a} 2099-03-01T00:00:00Z\n"
+                                f"stage {c} 2099-03-15T00:00:00Z\npublish {d} 2099-04-01T00:00:00Z\n"
+                                f"promote {c} 2099-05-01T00:00:00Z\n")
+    history = read_history(site)
+    assert (site / f"{JOURNAL}.imported").is_file() and not (site / JOURNAL).exists()
+    assert [(p.release, p.start_text, p.end_text) for p in history.periods] == [
+        (a, catalogue.built_at(a), "2099-02-01T00:00:00Z"), (b, "2099-02-01T00:00:00Z", "2099-03-01T00:00:00Z"),
+        (a, "2099-03-01T00:00:00Z", "2099-04-01T00:00:00Z"), (d, "2099-04-01T00:00:00Z", None)]
+    assert history.staged == {c} and history.rollback_target == a
+    assert read_history(site) == history  # imported once: read again, the same
+    then_stage_promote_rollback(site)
+
+
+def test_a_torn_text_journal_is_named_by_its_line_and_changes_nothing(tmp_path):
+    site = tmp_path / "site"
+    a, b = two_releases(site)
+    for made in site.glob(f"{CATALOGUE}*"):
+        made.unlink()
+    (site / JOURNAL).write_text(f"publish {a} 2026-01-01T00:00:00Z\nstage {b} 2026-01-02T00:00:00Zpublish {b} 2026\n")
+    result = run("build", "--data", TINY, "--site", site, "--force")
+    assert result.exit_code == 1 and f"{site / JOURNAL}:2: cannot import the line" in result.output
+    assert releases(site) == [a, b] and not (site / CATALOGUE).exists()
+    assert run("releases", "--repair", "--site", site).exit_code == 0
+    then_stage_promote_rollback(site)
+
+
+# ---- the site remembers its settings --------------------------------------------------------------------
+
+def test_a_build_keeps_the_site_address_and_says_when_it_changes(tmp_path):
+    site = tmp_path / "site"
+    assert run("build", "--data", TINY, "--site", site, "--site-url", "http://127.0.0.1:18300").exit_code == 0
+    plain = run("build", "--data", TINY, "--site", site, "--force")
+    assert plain.exit_code == 0 and "address changed" not in plain.output
+    root = json.loads((site / "current" / "api" / "v1" / "index.json").read_bytes())
+    assert json.dumps(root).count("http://127.0.0.1:18300") and "127.0.0.1:8080" not in json.dumps(root)
+    moved = run("build", "--data", TINY, "--site", site, "--site-url", "https://risk.example.com")
+    assert [line for line in moved.output.splitlines() if "address" in line] == [
+        "note: the site's address changed from http://127.0.0.1:18300 to https://risk.example.com: every link of "
+        "this release starts with it (--site-url), and later builds keep it"]
