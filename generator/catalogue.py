@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -205,13 +206,17 @@ def catalogue_path(site: Path) -> Path:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Autocommit (transactions are explicit), every commit synced (WAL with synchronous FULL)."""
-    connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-    connection.execute("PRAGMA synchronous = FULL")
-    return connection
+    """Autocommit (transactions are explicit); the caller sets synchronous FULL, so every commit is synced."""
+    return sqlite3.connect(path, timeout=30, isolation_level=None)
 
 
-def _damaged(path: Path, reason: str) -> CatalogueError:
+def _damaged(path: Path, reason: str | sqlite3.Error) -> CatalogueError:
+    """What is wrong with the catalogue, for the operator: damage (repair it), or a disk that cannot take a
+    write (a full or read-only file system: nothing to repair)."""
+    if isinstance(reason, sqlite3.OperationalError) and "malformed" not in str(reason):
+        full = shutil.disk_usage(path.parent).free < (1 << 20)
+        return CatalogueError(f"{path}: {'No space left on device' if full else reason} (the release catalogue "
+                              "cannot be opened or written); nothing was changed")
     return CatalogueError(f"the release catalogue {path} cannot be read ({reason}); nothing was changed. "
                           f"{REPAIR_HINT}")
 
@@ -247,18 +252,23 @@ class Catalogue:
                 return cls._make(site)
             raise CatalogueError(f"the release catalogue {path} is missing, though {site / 'releases'} holds "
                                  f"releases; nothing was changed. {REPAIR_HINT}")
+        connection = _connect(path)
+        failure = None
         try:
-            connection = _connect(path)
+            connection.execute("PRAGMA synchronous = FULL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
+            check = connection.execute("PRAGMA quick_check").fetchall() if version == SCHEMA_VERSION else []
             if version != SCHEMA_VERSION:
-                connection.close()
-                raise _damaged(path, f"its schema is version {version}; this riskapi reads {SCHEMA_VERSION}")
-            check = connection.execute("PRAGMA quick_check").fetchall()
-            if check != [("ok",)]:
-                connection.close()
-                raise _damaged(path, "; ".join(row[0] for row in check[:3]))
+                failure = _damaged(path, f"its schema is version {version}; this riskapi reads {SCHEMA_VERSION}")
+            elif check != [("ok",)]:
+                failure = _damaged(path, "; ".join(row[0] for row in check[:3]))
         except sqlite3.DatabaseError as error:
-            raise _damaged(path, str(error)) from None
+            failure = _damaged(path, error)
+        if failure is not None:
+            # Closed out here, where the failed statement is gone with its traceback: a statement still
+            # alive would keep the files open after close (a full disk could not be unmounted).
+            connection.close()
+            raise failure
         return cls(site, connection)
 
     @classmethod
@@ -280,6 +290,7 @@ class Catalogue:
         temporary.unlink(missing_ok=True)
         connection = _connect(temporary)
         connection.execute("PRAGMA journal_mode = WAL")  # kept in the file: readers never wait for a writer
+        connection.execute("PRAGMA synchronous = FULL")
         connection.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
         made = cls(site, connection)
         if (site / JOURNAL).is_file():
@@ -305,7 +316,7 @@ class Catalogue:
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, str(error)) from None
+            raise _damaged(self.path, error) from None
         try:
             yield self.db
         except BaseException:
@@ -314,7 +325,7 @@ class Catalogue:
         try:
             self.db.execute("COMMIT")
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, str(error)) from None
+            raise _damaged(self.path, error) from None
 
     # ---- reading
 
@@ -326,7 +337,7 @@ class Catalogue:
                 "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
             settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
         except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, str(error)) from None
+            raise _damaged(self.path, error) from None
         current = _current(self.site)
         settled = _settle(switches, current)
         return History(current, {r: bool(staged) for r, staged, _ in releases},
@@ -336,7 +347,10 @@ class Catalogue:
     # ---- writing
 
     def settle(self) -> None:
-        """Store what a read would conclude of unconfirmed intents (a writer does so first, under the lock)."""
+        """Store what a read would conclude of unconfirmed intents (a writer does so first, under the lock;
+        nothing is written where there is none)."""
+        if not self.db.execute("SELECT 1 FROM switch WHERE state = 'intent' LIMIT 1").fetchone():
+            return
         with self.transaction() as db:
             rows = [Switch(*row) for row in db.execute(
                 "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]

@@ -342,3 +342,60 @@ def test_a_build_keeps_the_site_address_and_says_when_it_changes(tmp_path):
     assert [line for line in moved.output.splitlines() if "address" in line] == [
         "note: the site's address changed from http://127.0.0.1:18300 to https://risk.example.com: every link of "
         "this release starts with it (--site-url), and later builds keep it"]
+
+
+# ---- every server answers the same history --------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
+def faulty_history(request, tmp_path_factory):
+    """One site through the faults above, hand-worked instants (the clock patched):
+        A live 2026-06-01T00:00:00Z; B 2026-07-01T00:00:00Z; C's clock read 2026-05-01 (stepped back):
+        dated 2026-07-01T00:00:00.001Z; S staged and its promote killed before the swap (never live; its
+        void intent read the clock's 2026-08-01T00:00:00Z, and a void row still orders instants); D's
+        clock read 2026-08-01T00:00:00Z too: dated 2026-08-01T00:00:00.001Z, built with --keep 2
+        --keep-days 0: A and B pruned (C stays: where a rollback goes; S stays: staged).
+    served by nginx, or deployed to the Worker (workerd) or S3 + CloudFront (the harness)."""
+    monkeypatch = pytest.MonkeyPatch()
+    clock = iter([catalogue.parse_instant(t) for t in ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z",
+                                                         "2026-05-01T00:00:00Z", "2026-08-01T00:00:00Z")])
+    monkeypatch.setattr(catalogue, "now_ms", lambda: next(clock, catalogue.parse_instant("2026-09-01T00:00:00Z")))
+    from .live import start_server
+    with serving_copy_of(TINY, tmp_path_factory.mktemp("faulty")) as server:
+        a = current_release(server.site)
+        b = build(server.data, server.site, force=True).release
+        c = build(server.data, server.site, force=True).release
+        s = build(server.data, server.site, force=True, stage=True).release
+        killed_at(server.site, "switch_to", lambda: promote(server.site, s))
+        d = build(server.data, server.site, force=True, keep=2, keep_days=0).release
+        monkeypatch.undo()
+        assert releases(server.site) == [c, s, d]
+        server.runtime.refresh()
+        edge = start_server(request.param, server, request)
+        try:
+            yield edge, dict(a=a, b=b, c=c, s=s, d=d)
+        finally:
+            if edge is not server:
+                edge.runtime.stop()
+
+
+def test_every_server_answers_the_catalogue_s_history(faulty_history):
+    server, ids = faulty_history
+    listed = json.loads(server.get("/api/v1/releases/", user="bob").body)
+    assert [(r["id"], r["liveFrom"], r["liveUntil"]) for r in listed["releases"]] == [
+        (ids["d"], "2026-08-01T00:00:00.001Z", None),
+        (ids["c"], "2026-07-01T00:00:00.001Z", "2026-08-01T00:00:00.001Z")]
+    for pruned in ("a", "b"):
+        assert server.get(f"/api/v1/releases/{ids[pruned]}/", user="bob").status == 410
+    assert server.get(f"/api/v1/releases/{ids['s']}/", user="bob").status == 404  # never live: as never built
+    for as_of, expected in (("2026-05-15", 404), ("2026-06-15", 410), ("2026-07-01T00:00:00Z", 410),
+                            ("2026-07-01T00:00:01Z", "c"), ("2026-08-01", "c"), ("2026-08-01T00:00:01Z", "d")):
+        answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={as_of}", user="bob")
+        if isinstance(expected, int):
+            assert answer.status == expected, (as_of, answer.body)
+        else:
+            assert answer.header("location") == f"/api/v1/releases/{ids[expected]}/riskscores/sovereign/", as_of
+    pruned = json.loads(server.get("/api/v1/riskscores/sovereign/?as_of=2026-06-15", user="bob").body)["detail"]
+    assert pruned.startswith(f"Release {ids['a']}, live at 2026-06-15T00:00:00Z, is no longer kept.")
+    timemap = server.get("/api/v1/releases/timemap", user="bob").body.decode()
+    assert f"/releases/{ids['s']}/" not in timemap
+    assert timemap.index(f"/releases/{ids['c']}/") < timemap.index(f"/releases/{ids['d']}/")

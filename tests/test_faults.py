@@ -155,17 +155,35 @@ def test_an_incomplete_release_is_never_offered(tmp_path):
 
 
 def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next_build(tmp_path):
+    from generator.catalogue import PUBLISH, Catalogue
     site = tmp_path / "site"
     first = build(TINY, site).release
-    # what kills leave behind: a temporary link of a swap, a half-pruned release, and a complete
-    # release renamed into place but never made live (killed between rename and swap)
+    # what kills leave behind: a temporary link of a swap, a half-pruned release, and a complete release
+    # the catalogue built and whose switch's intent was written but never happened (killed before the swap)
     (site / ".current.tmp-99999").symlink_to(f"{RELEASES}/{first}")
     shutil.copytree(site / RELEASES / first, site / RELEASES / f".gone-{first}")
-    shutil.copytree(site / RELEASES / first, site / RELEASES / "29991231T000000Z")
+    never = "20991231T000000Z"
+    shutil.copytree(site / RELEASES / first, site / RELEASES / never)
+    with Catalogue.open(site) as catalogue:
+        catalogue.add_release(never)
+        catalogue.intend(PUBLISH, never)
+    # and a folder the catalogue does not know (copied in by hand): reported, never deleted
+    unknown = "29991231T000000Z"
+    shutil.copytree(site / RELEASES / first, site / RELEASES / unknown)
     second = build(TINY, site, force=True).release
-    assert releases(site) == [first, second]
-    assert sorted(p.name for p in site.iterdir()) == [".lock", CURRENT, "history", RELEASES]
+    assert second == f"{unknown}-02"  # ids go on after every folder's, known or not
+    assert releases(site) == [first, unknown, second]
+    assert sorted(p.name for p in site.iterdir()) == [".lock", "catalogue.db", CURRENT, RELEASES]
     assert [p.name for p in (site / RELEASES).iterdir() if p.name.startswith(".")] == []
+    assert "unknown to the catalogue: never served, never deleted" in \
+        next(line for line in run_releases(site) if unknown in line)
+
+
+def run_releases(site) -> list[str]:
+    from click.testing import CliRunner
+
+    from generator.cli import main
+    return CliRunner().invoke(main, ["releases", "--site", str(site)]).output.splitlines()
 
 
 # ---- bad data that published with exit 0 ---------------------------------------------------------

@@ -36,6 +36,7 @@ COMMAND_LINES = [
     "riskapi check --data {data} --strict",
     "riskapi explain sovereign AUT --date 2024-12-31 --site {site}",
     "riskapi releases --site {site}",
+    "riskapi releases --site {site} --repair",
     "riskapi rollback --site {site}",
     "riskapi build --data {data} --site {site} -q --force --stage",
     "riskapi promote {staged} --site {site} --accept-changes --keys {keys}",
@@ -45,7 +46,8 @@ COMMAND_LINES = [
     "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
-    "riskapi subscribers add erin http://127.0.0.1:9/hook --secret whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3 --keys {keys}",
+    "riskapi subscribers add erin http://127.0.0.1:9/hook --secret whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3 --keys {keys} "
+    "--allow-private-network",
     "riskapi subscribers list --keys {keys}",
     "riskapi subscribers remove erin http://127.0.0.1:9/hook --keys {keys}",
     "riskapi notify --release {first} --site {site} --keys {keys}",

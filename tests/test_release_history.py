@@ -145,6 +145,13 @@ def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
     assert (before.status, json.loads(before.body)) == (404, {"detail": (
         f"No kept release was live at 2026-02-28T23:59:59Z: the oldest kept, {first}, went live at "
         f"{A_LIVE}. GET /api/v1/releases/ lists the releases kept.")})
+    # a year below 1000 is read as written (not as 1900 + it, as JavaScript's Date.UTC reads 0-99)
+    for as_of, shown in (("0001-01-01", "0001-01-01T00:00:00Z"), ("0099-12-31T23:00:00Z", "0099-12-31T23:00:00Z"),
+                         ("0999-06-01T00:00:00%2B01:00", "0999-05-31T23:00:00Z")):
+        ancient = server.get(f"/api/v1/riskscores/sovereign/?as_of={as_of}", user="bob")
+        assert (ancient.status, json.loads(ancient.body)["detail"]) == (404, (
+            f"No kept release was live at {shown}: the oldest kept, {first}, went live at "
+            f"{A_LIVE}. GET /api/v1/releases/ lists the releases kept.")), as_of
     for bad in ("2026-02-30", "2026-06-01T24:00:00Z", "yesterday", "2026-06-01T00:00:00", "20260601"):
         answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={bad}", user="bob")
         assert answer.status == 400 and json.loads(answer.body)["detail"].startswith("Invalid value for as_of"), bad

@@ -125,3 +125,17 @@ def test_a_logpush_record_is_read_as_the_worker_s_lines(tmp_path):
 def test_without_a_running_serve_or_a_log_it_says_what_to_do(tmp_path):
     result = CliRunner().invoke(main, ["usage", "--site", str(tmp_path)])
     assert result.exit_code == 1 and "--log" in result.output
+
+
+def test_a_user_name_a_spreadsheet_would_run_is_written_as_text(tmp_path):
+    # Worker usage lines of users named as formulas (a keys file accepts such names): the CSV cell starts
+    # with ' so a spreadsheet shows the name instead of running it, as the exports' cells do
+    lines = [json.dumps({"usage": 1, "at": "2026-11-24T10:00:00.000Z", "user": user, "method": "GET",
+                         "path": "/api/v1/", "status": 200, "bytes": 10, "release": "20261124T090000Z"})
+             for user in ("@cmd", "-2-3", "=1+1", "plain")]
+    log = tmp_path / "worker.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["usage", "--log", str(log), "--format", "csv"])
+    users = sorted(line.split(",")[0] for line in result.stdout.splitlines()[1:])
+    assert users == ["'-2-3", "'=1+1", "'@cmd", "plain"]
+    assert {row["user"] for row in usage("--log", log)} == {"@cmd", "-2-3", "=1+1", "plain"}  # JSON as they are

@@ -146,7 +146,8 @@ def usage(site_dir: Path, logs: tuple[Path, ...], since, by: str, output: str) -
         text = io.StringIO()
         writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
-        writer.writerows({**row, by: spreadsheet_safe(row[by])} for row in rows)  # a user named `=cmd` stays text
+        # a user named `=cmd` stays text; `-` (no valid key) is no formula and stays as it is
+        writer.writerows({**row, by: row[by] if row[by] == "-" else spreadsheet_safe(row[by])} for row in rows)
         click.echo(text.getvalue(), nl=False)
     else:
         table = [columns] + [[str(row.get(c, 0)) for c in columns] for row in rows]
