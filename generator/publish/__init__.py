@@ -1,5 +1,5 @@
 """Publish: a release written into a hidden folder and made current in one atomic step (writer.py), its
-compressed twins (twins.py), and what a site holds over time — its releases, the current one, the journal's
+compressed twins (twins.py), and what a site holds over time — its releases, the current one, the
 catalogue's view of them, rollback (site.py).
 
 Layout of the site folder:

@@ -1,5 +1,6 @@
 """Write a release into a hidden folder (its files, their twins, links to the previous release's unchanged
-files), then publish it: synced, moved into place, journalled, made current in one atomic step; prune."""
+files), then publish it: synced, known to the catalogue, moved into place, made current in one atomic step (its
+switch recorded before and confirmed after); prune on the catalogue's word."""
 from __future__ import annotations
 
 import datetime

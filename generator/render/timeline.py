@@ -5,7 +5,7 @@ ones only in the preview keys' lists), its feeds (render/feeds.py), the Memento 
 TimeGate looks an instant up in.
 
 None of it is stored in a release: a release never changes, while when it stopped being live does. It is
-made from the site's journal and its releases each time a server's configuration is (riskapi serve,
+made from the site's release catalogue and its releases each time a server's configuration is (riskapi serve,
 nginx-config, the deploys), so it always says what that server answers.
 """
 from __future__ import annotations
