@@ -201,7 +201,7 @@ def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path
     site = tmp_path / "site"
     clock = iter([catalogue.parse_instant(t) for t in
                   ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-05-01T00:00:00Z")])
-    monkeypatch.setattr(catalogue, "now_ms", lambda: next(clock))
+    monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock))
     a = build(TINY, site).release
     b = build(TINY, site, force=True).release
     c = build(TINY, site, force=True).release  # its clock read a month before b went live
@@ -222,7 +222,7 @@ def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path
 def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeypatch):
     clock = iter([catalogue.parse_instant(t) for t in
                   ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-05-01T00:00:00Z")])
-    monkeypatch.setattr(catalogue, "now_ms", lambda: next(clock))
+    monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock))
     with serving_copy_of(TINY, tmp_path) as server:
         first = current_release(server.site)  # 2026-06-01T00:00:00Z
         b = build(server.data, server.site, force=True).release   # 2026-07-01T00:00:00Z
@@ -324,7 +324,7 @@ def test_a_torn_text_journal_is_named_by_its_line_and_changes_nothing(tmp_path):
     (site / JOURNAL).write_text(f"publish {a} 2026-01-01T00:00:00Z\nstage {b} 2026-01-02T00:00:00Zpublish {b} 2026\n")
     result = run("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and f"{site / JOURNAL}:2: cannot import the line" in result.output
-    assert releases(site) == [a, b] and not (site / CATALOGUE).exists()
+    assert releases(site) == [a, b] and not (site / CATALOGUE).exists() and not list(site.glob(f".{CATALOGUE}*"))
     assert run("releases", "--repair", "--site", site).exit_code == 0
     then_stage_promote_rollback(site)
 
@@ -358,7 +358,7 @@ def faulty_history(request, tmp_path_factory):
     monkeypatch = pytest.MonkeyPatch()
     clock = iter([catalogue.parse_instant(t) for t in ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z",
                                                          "2026-05-01T00:00:00Z", "2026-08-01T00:00:00Z")])
-    monkeypatch.setattr(catalogue, "now_ms", lambda: next(clock, catalogue.parse_instant("2026-09-01T00:00:00Z")))
+    monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock, catalogue.parse_instant("2026-09-01T00:00:00Z")))
     from .live import start_server
     with serving_copy_of(TINY, tmp_path_factory.mktemp("faulty")) as server:
         a = current_release(server.site)

@@ -81,7 +81,7 @@ def test_releases_and_rollback(tmp_path):
 def test_live_periods_stay_true_through_two_rollbacks(tmp_path, monkeypatch):
     from generator import catalogue
     instants = iter(f"2026-11-24T10:00:0{n}Z" for n in range(10))  # a clock that ticks a second a switch
-    monkeypatch.setattr(catalogue, "now_ms", lambda: catalogue.parse_instant(next(instants)))
+    monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(instants)))
     for _ in range(3):
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
     a, b, c = releases(tmp_path)  # live at :00, :01, :02
@@ -133,7 +133,7 @@ def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
     from generator import catalogue
     real_now = catalogue.now_ms
     old = iter(["2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-03T00:00:00Z"])
-    monkeypatch.setattr(catalogue, "now_ms", lambda: catalogue.parse_instant(next(old, None) or catalogue.rfc3339(real_now())))
+    monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(old, None) or catalogue.rfc3339(real_now())))
     ids = []
     for _ in range(6):  # 1-3 went live in 2020 (3 stayed live until 4 went live, today); 4-6 today
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force", "--keep", "1",

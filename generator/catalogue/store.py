@@ -1,42 +1,26 @@
-"""The release catalogue: which releases a site has, which was live when, which are staged or pruned, the
-site's own settings and the webhook outbox — one SQLite file, `site/catalogue.db`, outside the served tree.
-
-Every switch of `current` is two transactions: its intent, committed before the `current` link is swapped,
-and its confirmation after. A read reconciles the two with where `current` points: an unconfirmed intent
-counts only when `current` names its release (the swap happened, its confirmation did not), else it never
-happened, wherever it sits (`_settle`; a writer stores what it settled). Replayed, the switches are a stack: a
-publish or promote pushes its release, a rollback pops back to its target, so the release under the top is
-the one live before the current one — never one that was never live, never the one just rolled back from.
-
-Instants are monotonic: a switch takes `max(clock, last instant + 1 ms)`, and the clock it read is kept,
-so a clock stepped back is told (`History.clock_steps`), never a period that ends before it starts. Every
-view of the history — the releases list, the TimeMap and TimeGate of each server, the feeds, the change
-documents, the edges' tables — is derived from `History.periods`, the one ordered list of live periods.
-
-A site written before the catalogue existed has a text journal (`site/history`); it is imported once,
-line for line, and kept beside as `history.imported`.
-"""
+"""The catalogue's file: opened (checked whole), made (a text journal imported), each state change one
+transaction; `read_history` and `switching` are what the rest of riskapi uses."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import shutil
 import sqlite3
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .errors import CatalogueError
+from ..errors import CatalogueError
+from ..files import sync_folder
+from . import instants
+from .history import History, Switch, settle_intents
+from .instants import built_at_ms
+from .journal import REPAIR_HINT, import_journal
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
-PUBLISH, ROLLBACK, PROMOTE, STAGE = "publish", "rollback", "promote", "stage"
-SWITCHES = (PUBLISH, ROLLBACK, PROMOTE)
 SCHEMA_VERSION = 1
 SITE_URL, KEEP, KEEP_DAYS = "site_url", "keep", "keep_days"  # the site's settings a build remembers
-REPAIR_HINT = "`riskapi releases --repair` rebuilds it from the release folders"
 
 SCHEMA = """
 CREATE TABLE release (
@@ -70,126 +54,6 @@ CREATE TABLE delivery (
 """
 
 
-# ---------------------------------------------------------------------------------------------- instants
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def rfc3339(ms: int) -> str:
-    """An instant as RFC 3339 UTC: whole seconds as `2026-11-23T12:11:17Z`, else with milliseconds."""
-    moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(milliseconds=ms)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{text}Z" if ms % 1000 == 0 else f"{text}.{ms % 1000:03d}Z"
-
-
-def parse_instant(text: str) -> int:
-    """RFC 3339 UTC as written by rfc3339 (or the journal), in ms; a ValueError when it is not."""
-    base, _, fraction = text.removesuffix("Z").partition(".")
-    if not text.endswith("Z") or (fraction and not (fraction.isdigit() and len(fraction) <= 3)):
-        raise ValueError(f"{text!r} is not an RFC 3339 UTC instant")
-    moment = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
-    return int(moment.timestamp()) * 1000 + int(fraction.ljust(3, "0") or 0)
-
-
-def built_at(release_id: str) -> str:
-    """A release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
-    RFC 3339 time (`2026-11-23T12:11:17Z`)."""
-    return rfc3339(built_at_ms(release_id))
-
-
-def built_at_ms(release_id: str) -> int:
-    stamp = datetime.datetime.strptime(release_id.removeprefix(".tmp-")[:15], "%Y%m%dT%H%M%S")
-    return int(stamp.replace(tzinfo=datetime.timezone.utc).timestamp()) * 1000
-
-
-# ---------------------------------------------------------------------------------------------- the view
-
-@dataclass(frozen=True)
-class LivePeriod:
-    """A stretch of time one release was live, in ms: from `start` until `end` (None: live now)."""
-    release: str
-    start: int
-    end: int | None
-
-    @property
-    def start_text(self) -> str:
-        return rfc3339(self.start)
-
-    @property
-    def end_text(self) -> str | None:
-        return None if self.end is None else rfc3339(self.end)
-
-
-@dataclass(frozen=True)
-class Switch:
-    seq: int
-    action: str
-    release: str
-    at: int
-    clock: int
-    state: str
-
-
-@dataclass(frozen=True)
-class History:
-    """The catalogue as read, reconciled with `current`: what every view of the releases is made from."""
-    current: str | None
-    built: dict[str, bool]  # every release the catalogue knows → built with --stage
-    removed: frozenset[str]  # pruned
-    switches: tuple[Switch, ...]  # those that took effect, in order
-    settings: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def periods(self) -> list[LivePeriod]:
-        """When each release was live, oldest first: each switch makes its release live from its instant
-        until the next one's. A release rolled back to has a period for each time."""
-        return [LivePeriod(s.release, s.at, following.at if following else None)
-                for s, following in zip(self.switches, [*self.switches[1:], None])]
-
-    @property
-    def stack(self) -> list[str]:
-        """The releases that were live, oldest first, as rollbacks left them; the last one is current."""
-        stack: list[str] = []
-        for switch in self.switches:
-            if switch.action in (PUBLISH, PROMOTE):
-                stack.append(switch.release)
-            elif switch.release in stack:
-                del stack[stack.index(switch.release) + 1:]  # back to the target: what came after is undone
-            else:
-                stack = [switch.release]
-        return stack
-
-    @property
-    def ever_live(self) -> set[str]:
-        return {s.release for s in self.switches} | ({self.current} if self.current else set())
-
-    @property
-    def staged(self) -> set[str]:
-        """Built with --stage, never live since, not pruned."""
-        return {r for r, staged in self.built.items() if staged} - self.ever_live - self.removed
-
-    @property
-    def gone(self) -> set[str]:
-        """Releases that were live and were pruned."""
-        return self.ever_live & self.removed
-
-    @property
-    def rollback_target(self) -> str | None:
-        before = [r for r in self.stack[:-1] if r != self.current and r not in self.removed]
-        return before[-1] if before else None
-
-    @property
-    def clock_steps(self) -> list[tuple[Switch, int]]:
-        """Switches whose clock read earlier than the instant they were given, with the step (ms)."""
-        return [(s, s.at - s.clock) for s in self.switches if s.clock < s.at - 1]
-
-    def clock_notes(self) -> list[str]:
-        return [f"the clock read {step / 1000:.3f} s before the previous switch when {switch.release} went live "
-                f"({switch.action}, clock {rfc3339(switch.clock)}): it is dated {rfc3339(switch.at)}, after it"
-                for switch, step in self.clock_steps]
-
-
 @dataclass(frozen=True)
 class Outgoing:
     """One webhook event of the outbox: its webhook-id and body, as first made, and how it went."""
@@ -198,8 +62,6 @@ class Outgoing:
     status: int | None
     delivered: bool
 
-
-# ---------------------------------------------------------------------------------------------- the file
 
 def catalogue_path(site: Path) -> Path:
     return site / CATALOGUE
@@ -289,14 +151,22 @@ class Catalogue:
         temporary = path.with_name(f".{CATALOGUE}.tmp-{os.getpid()}")
         temporary.unlink(missing_ok=True)
         connection = _connect(temporary)
-        connection.execute("PRAGMA journal_mode = WAL")  # kept in the file: readers never wait for a writer
-        connection.execute("PRAGMA synchronous = FULL")
-        connection.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
-        made = cls(site, connection)
-        if (site / JOURNAL).is_file():
-            made._import_journal(site / JOURNAL)
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")  # kept in the file: readers never wait for a writer
+            connection.execute("PRAGMA synchronous = FULL")
+            connection.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+            if (site / JOURNAL).is_file():
+                import_journal(cls(site, connection), site / JOURNAL, _current(site),
+                               set(_release_folders(site)))
+        except BaseException as error:
+            connection.close()
+            temporary.unlink(missing_ok=True)
+            if isinstance(error, sqlite3.DatabaseError):
+                raise _damaged(path, error) from None
+            raise
         connection.close()
         os.replace(temporary, path)
+        sync_folder(site)  # the catalogue's name is on disk before anything relies on it
         if (site / JOURNAL).is_file():
             os.replace(site / JOURNAL, site / f"{JOURNAL}.imported")
         return cls.open(site)
@@ -339,7 +209,7 @@ class Catalogue:
         except sqlite3.DatabaseError as error:
             raise _damaged(self.path, error) from None
         current = _current(self.site)
-        settled = _settle(switches, current)
+        settled = settle_intents(switches, current)
         return History(current, {r: bool(staged) for r, staged, _ in releases},
                        frozenset(r for r, _, removed in releases if removed is not None),
                        tuple(s for s in switches if settled.get(s.seq, s.state) == "done"), settings)
@@ -354,7 +224,7 @@ class Catalogue:
         with self.transaction() as db:
             rows = [Switch(*row) for row in db.execute(
                 "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
-            for seq, state in _settle(rows, _current(self.site)).items():
+            for seq, state in settle_intents(rows, _current(self.site)).items():
                 db.execute("UPDATE switch SET state = ? WHERE seq = ?", (state, seq))
 
     def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = ()) -> None:
@@ -364,7 +234,7 @@ class Catalogue:
 
     def intend(self, action: str, release: str, clock: int | None = None) -> int:
         """The intent of a switch, before `current` is swapped; its instant max(clock, last + 1 ms)."""
-        clock = now_ms() if clock is None else clock
+        clock = instants.now_ms() if clock is None else clock
         with self.transaction() as db:
             last = db.execute("SELECT max(at) FROM switch").fetchone()[0]
             at = clock if last is None else max(clock, last + 1)
@@ -378,7 +248,8 @@ class Catalogue:
     def mark_removed(self, release: str) -> None:
         """Recorded before the folder goes: a release half deleted is never on offer."""
         with self.transaction() as db:
-            db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL", (now_ms(), release))
+            db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
+                       (instants.now_ms(), release))
 
     def remember(self, settings: dict[str, str]) -> None:
         """The site's own settings (SITE_URL, KEEP, KEEP_DAYS), as the last build that published was given them."""
@@ -405,60 +276,9 @@ class Catalogue:
             db.execute("UPDATE delivery SET attempts = attempts + ?, status = ?, error = ?, "
                        "delivered_at = CASE WHEN ? THEN ? ELSE delivered_at END "
                        "WHERE release = ? AND user = ? AND url = ?",
-                       (attempts, status, error, delivered, now_ms(), release, user, url))
+                       (attempts, status, error, delivered, instants.now_ms(), release, user, url))
 
     # ---- the text journal of earlier versions
-
-    def _import_journal(self, journal: Path) -> None:
-        """Every line of a text journal (written by riskapi before the catalogue), as it was: stagings as
-        staged releases, switches as done — but for those after the last whose replay ends at `current`,
-        which never took effect (void). A line that cannot be read stops the import, named."""
-        lines = []
-        for number, line in enumerate(journal.read_bytes().split(b"\n"), 1):
-            words = line.decode("utf-8", "replace").split()
-            if not words:
-                continue
-            if len(words) not in (2, 3) or words[0] not in (*SWITCHES, STAGE):
-                raise CatalogueError(f"{journal}:{number}: cannot import the line {line[:80]!r}: expected "
-                                     f"`publish|promote|rollback|stage ID [INSTANT]`; nothing was changed. "
-                                     f"Correct or remove the line, or {REPAIR_HINT}")
-            try:
-                at = parse_instant(words[2]) if len(words) == 3 else built_at_ms(words[1])
-                built_at_ms(words[1])
-            except ValueError as error:
-                raise CatalogueError(f"{journal}:{number}: {error}; nothing was changed. {REPAIR_HINT}") from None
-            lines.append((words[0], words[1], at))
-        switches = [(action, release, at) for action, release, at in lines if action in SWITCHES]
-        taken = len(switches)
-        current = _current(self.site)
-        for end in range(len(switches), 0, -1):  # what took effect: up to the last line replaying to current
-            probe = History(current, {}, frozenset(), tuple(Switch(0, a, r, 0, 0, "done") for a, r, _ in switches[:end]))
-            if probe.stack and probe.stack[-1] == current:
-                taken = end
-                break
-        on_disk = set(_release_folders(self.site))
-        for action, release, _ in lines:
-            self.add_release(release, staged=action == STAGE)
-        with self.transaction() as db:
-            for release in {r for _, r, _ in lines} - on_disk:
-                db.execute("UPDATE release SET removed_at = ? WHERE id = ?", (now_ms(), release))
-            last = None
-            for index, (action, release, at) in enumerate(switches):
-                given = at if last is None else max(at, last + 1)
-                db.execute("INSERT INTO switch (action, release, at, clock, state) VALUES (?, ?, ?, ?, ?)",
-                           (action, release, given, at, "done" if index < taken else "void"))
-                last = given
-
-
-def _settle(switches: list[Switch], current: str | None) -> dict[int, str]:
-    """What each unconfirmed intent was: done when it is the last switch and `current` names its release
-    (the swap happened), else void. Writers settle before each intent, so only the last can be open."""
-    settled = {}
-    for index, switch in enumerate(switches):
-        if switch.state == "intent":
-            last = index == len(switches) - 1
-            settled[switch.seq] = "done" if last and current == switch.release else "void"
-    return settled
 
 
 def read_history(site: Path) -> History:

@@ -1,0 +1,36 @@
+"""Instants as the catalogue keeps them: milliseconds since 1970 (UTC), written as RFC 3339."""
+from __future__ import annotations
+
+import datetime
+import time
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def rfc3339(ms: int) -> str:
+    """An instant as RFC 3339 UTC: whole seconds as `2026-11-23T12:11:17Z`, else with milliseconds."""
+    moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(milliseconds=ms)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}Z" if ms % 1000 == 0 else f"{text}.{ms % 1000:03d}Z"
+
+
+def parse_instant(text: str) -> int:
+    """RFC 3339 UTC as written by rfc3339 (or the journal), in ms; a ValueError when it is not."""
+    base, _, fraction = text.removesuffix("Z").partition(".")
+    if not text.endswith("Z") or (fraction and not (fraction.isdigit() and len(fraction) <= 3)):
+        raise ValueError(f"{text!r} is not an RFC 3339 UTC instant")
+    moment = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return int(moment.timestamp()) * 1000 + int(fraction.ljust(3, "0") or 0)
+
+
+def built_at(release_id: str) -> str:
+    """A release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
+    RFC 3339 time (`2026-11-23T12:11:17Z`)."""
+    return rfc3339(built_at_ms(release_id))
+
+
+def built_at_ms(release_id: str) -> int:
+    stamp = datetime.datetime.strptime(release_id.removeprefix(".tmp-")[:15], "%Y%m%dT%H%M%S")
+    return int(stamp.replace(tzinfo=datetime.timezone.utc).timestamp()) * 1000
