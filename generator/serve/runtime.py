@@ -16,13 +16,14 @@ from pathlib import Path
 import orjson
 
 from ..edge import NGINX_TIMEGATE, script
-from ..catalogue import catalogue_path, read_history
+from ..catalogue import catalogue_path
 from ..errors import CatalogueError, KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
 from ..processes import children, end_with_parent, process_state
 from ..resources import NGINX_CONF
-from ..publish import RELEASES, current_release, kept_releases, releases, staged_releases
+from ..publish import RELEASES, current_release, kept_releases, staged_releases
 from ..routes import API
+from .catalogue_watch import CatalogueWatch
 from .keys import ApiKey, load_keys, problems_warning, render_key_map
 from .status import ServeStatus, redact_keys
 from ..render.nginx_maps import ROUTING, render_scoped_maps
@@ -135,6 +136,7 @@ class NginxRuntime:
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
+        self._catalogue_seen = CatalogueWatch(settings.site)
         self.status = ServeStatus(settings.site, settings.address, self.prefix / "logs" / "access.log")
 
     # ------------------------------------------------------------------ rendering
@@ -143,7 +145,7 @@ class NginxRuntime:
         """What, when it changes, needs a re-render and reload: the current release, the keys file, and the
         catalogue's view of the releases (a staging, a promote, a prune, a rollback change what is answered
         under /api/v1/releases/ and at an instant)."""
-        return (current_release(self.settings.site), _digest(self.settings.keys), catalogue_state(self.settings.site))
+        return (current_release(self.settings.site), _digest(self.settings.keys), self._catalogue_seen.state())
 
     def _timeline(self, release: str) -> Timeline:
         """What a configuration with `release` current answers. An unreadable catalogue keeps the running
@@ -489,17 +491,6 @@ def remove_stale_prefixes(base: Path | None = None) -> list[Path]:
             shutil.rmtree(prefix, ignore_errors=True)
             removed.append(prefix)
     return removed
-
-
-def catalogue_state(site: Path) -> str:
-    """The catalogue's view of a site's releases as a digest (an unreadable catalogue: its error), so a
-    serve sees every change of it: a switch, a staging, a prune (its folders too), a repair."""
-    try:
-        history = read_history(site)
-    except CatalogueError as error:
-        return f"unreadable: {error.format_message()}"
-    facts = (history.periods, sorted(history.built.items()), sorted(history.removed), releases(site))
-    return hashlib.sha256(repr(facts).encode()).hexdigest()
 
 
 def _digest(path: Path) -> str | None:
