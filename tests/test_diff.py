@@ -90,3 +90,28 @@ def test_the_changes_page_shows_public_models_only(tmp_path, data_copy):
     assert '<tr><td>CIV</td><td>Medium</td><td>High</td></tr>' in page
     assert '<tr><td>CIV</td><td>50.0</td><td>60.0</td><td>+10</td></tr>' in page
     assert "acme_aml" not in page and "NGA" not in page
+
+
+def test_diff_compares_what_the_change_document_compares_after_a_rollback(tmp_path, data_copy):
+    # stage → promote → rollback → build: the new release was built against the release live before it (A),
+    # not against the one rolled back from (S), and a plain `riskapi diff` says the same as its change document
+    import orjson
+
+    from generator.promote import promote
+    from generator.publish import RELEASES, rollback
+    from generator.routes import release_changes
+    a = build(data_copy, tmp_path).release
+    make_nga_black(data_copy)
+    s = build(data_copy, tmp_path, stage=True).release
+    promote(tmp_path, s)
+    assert rollback(tmp_path) == a
+    b = build(data_copy, tmp_path).release
+    assert releases(tmp_path) == [a, s, b]
+    changes = orjson.loads((tmp_path / RELEASES / b / release_changes().file).read_bytes())
+    assert changes["previous"] == a
+    result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
+    assert result.output.splitlines()[:3] == [
+        f"{a} → {b}: 7 documents changed, 0 added, 0 removed; 1 countries changed risk class",
+        "  acme_aml: 1 class, 0 rating and 1 rank changes",
+        "    NGA: Medium → Very High",
+    ]

@@ -164,15 +164,18 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
 @SITE_OPTION
 @click.pass_context
 def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
-    """Print what release NEW changes against OLD (default: the current one against the one before)."""
+    """Print what release NEW changes against OLD (default: the current one against the release it was built
+    against, as its change document and the build's headline compare it)."""
     from ..diff import diff_releases, format_diff, read_snapshot
     ids = publish.releases(site_dir)
     new = new or publish.current_release(site_dir)
     if new not in ids:
         raise click.ClickException(f"no release {new!r} in {site_dir}; `riskapi releases` lists them")
     if old is None:
-        position = ids.index(new)
-        old = ids[position - 1] if position > 0 else None
+        old = publish.built_against(site_dir / publish.RELEASES / new)
+        if old is not None and old not in ids:
+            raise click.ClickException(f"release {new} was built against {old}, which was pruned; name the "
+                                       "release to compare with: riskapi diff OLD")
     elif old not in ids:
         raise click.ClickException(f"no release {old!r} in {site_dir}; `riskapi releases` lists them")
     folder = site_dir / publish.RELEASES
