@@ -9,6 +9,7 @@ import orjson
 
 from . import routes
 from .publish import read_manifest
+from .words import counted
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,9 @@ class ReleaseDiff:
 
     def headline(self) -> str:
         if not self.models and not self.removed and not self.changed:
-            return f"first release: {len(self.added)} documents"
-        return (f"{len(self.changed)} documents changed, {len(self.added)} added, {len(self.removed)} removed; "
-                f"{self.class_changes} countries changed risk class")
+            return f"first release: {counted(len(self.added), 'document')}"
+        return (f"{counted(len(self.changed), 'document')} changed, {len(self.added)} added, {len(self.removed)} "
+                f"removed; {counted(self.class_changes, 'country', 'countries')} changed risk class")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """The riskapi command through click's runner: output, exit codes 0 / 1 / 2."""
 import re
+import subprocess
+import sys
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -168,3 +172,17 @@ def test_stage_preview_and_promote_from_the_command_line(tmp_path):
     assert current_release(site) == staged_id
     again = run("promote", staged_id, "--site", site)
     assert again.exit_code == 1 and f"{staged_id} is not a staged release" in again.output
+
+
+@pytest.mark.parametrize("command", [["releases", "--site", "{site}"], ["keys", "list", "--keys", "{keys}"]])
+def test_a_listing_whose_reader_goes_away_ends_quietly(tmp_path, command):
+    # `riskapi releases | head -1`: the reader closes the pipe before riskapi has written; no "Broken pipe"
+    site, keys = tmp_path / "site", tmp_path / "keys.csv"
+    assert run("-q", "build", "--data", TINY, "--site", site).exit_code == 0
+    assert run("keys", "add", "alice", "--keys", keys).exit_code == 0
+    listing = subprocess.Popen([sys.executable, "-m", "generator.cli",
+                                *[part.format(site=site, keys=keys) for part in command]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    listing.stdout.close()  # gone before the first line
+    assert listing.wait(timeout=60) == 0
+    assert listing.stderr.read() == b""

@@ -51,7 +51,7 @@ def test_diff_command_defaults_to_current_against_the_one_before(tmp_path, data_
     result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[:3] == [
-        f"{old} → {new}: 7 documents changed, 0 added, 0 removed; 1 countries changed risk class",
+        f"{old} → {new}: 7 documents changed, 0 added, 0 removed; 1 country changed risk class",
         "  acme_aml: 1 class, 0 rating and 1 rank changes",
         "    NGA: Medium → Very High",
     ]
@@ -86,7 +86,7 @@ def test_the_changes_page_shows_public_models_only(tmp_path, data_copy):
     assert f"Release <code>{new}</code> against <code>{old}</code>" in page
     # documents: acme_aml's 7 (above) + sovereign's CIV document, its filter, the list in 4 orderings and
     # CIV's country document for both audiences = 16; class changes: public models only
-    assert "16 documents changed, 0 added, 0 removed; 1 countries changed risk class" in page
+    assert "16 documents changed, 0 added, 0 removed; 1 country changed risk class" in page
     assert '<tr><td>CIV</td><td>Medium</td><td>High</td></tr>' in page
     assert '<tr><td>CIV</td><td>50.0</td><td>60.0</td><td>+10</td></tr>' in page
     assert "acme_aml" not in page and "NGA" not in page
@@ -111,7 +111,7 @@ def test_diff_compares_what_the_change_document_compares_after_a_rollback(tmp_pa
     assert changes["previous"] == a
     result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
     assert result.output.splitlines()[:3] == [
-        f"{a} → {b}: 7 documents changed, 0 added, 0 removed; 1 countries changed risk class",
+        f"{a} → {b}: 7 documents changed, 0 added, 0 removed; 1 country changed risk class",
         "  acme_aml: 1 class, 0 rating and 1 rank changes",
         "    NGA: Medium → Very High",
     ]

@@ -2,7 +2,10 @@
 options several commands take, and how commands speak (quiet, verbose, warnings)."""
 from __future__ import annotations
 
+import os
 import re
+import select
+import sys
 import traceback
 import urllib.parse
 from pathlib import Path
@@ -46,6 +49,12 @@ class RiskApiGroup(click.Group):
         except click.ClickException:
             _traceback_if_verbose(ctx)
             raise
+        except BrokenPipeError as error:
+            if not reader_went_away():
+                raise click.ClickException(describe_os_error(error)) from error  # a socket's, not ours
+            # `riskapi releases | head -1`: the reader has what it wanted; end quietly, as a listing ends
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
         except OSError as error:
             _traceback_if_verbose(ctx)
             raise click.ClickException(describe_os_error(error)) from error
@@ -58,6 +67,18 @@ class RiskApiGroup(click.Group):
             _traceback_if_verbose(ctx)
             raise click.ClickException(f"internal error: {type(error).__name__}: {error}; "
                                        "run with -v for the traceback") from error
+
+
+def reader_went_away() -> bool:
+    """Whether our own standard output is a pipe whose reader has closed it (poll says POLLERR), as
+    opposed to a broken pipe of a socket or a child process."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return False
+    poller = select.poll()
+    poller.register(descriptor, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def out_of_memory(error: Exception) -> bool:

@@ -11,6 +11,7 @@ from xml.sax.saxutils import escape, quoteattr
 import orjson
 
 from .. import routes
+from ..words import counted
 
 FEEDS = "feeds"  # feeds/[audience=NAME/]feed.json and feed.atom
 TITLE = "Country risk API releases"
@@ -33,8 +34,7 @@ def headline(changes: dict | None) -> str:
             continue
         down = len({m["countryCode"] for m in moves if m.get("direction") in ("downgrade", "dropped")})
         up = len({m["countryCode"] for m in moves if m.get("direction") in ("upgrade", "new")})
-        counts = ", ".join(f"{n} {word}{'' if n == 1 else 's'}"
-                           for n, word in ((down, "downgrade"), (up, "upgrade")) if n)
+        counts = ", ".join(counted(n, word) for n, word in ((down, "downgrade"), (up, "upgrade")) if n)
         shown = [f"{m['countryCode']} {m['from'] or 'not scored'} → {m['to'] or 'not scored'}" for m in moves[:3]]
         parts.append(f"{model['code']}: {counts} — {', '.join(shown)}{', …' if len(moves) > 3 else ''}")
     return "; ".join(parts) or "no risk class or rating changed"

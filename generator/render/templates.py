@@ -5,6 +5,8 @@ import functools
 
 import jinja2
 
+from ..words import counted
+
 
 def nginx_string(value: str) -> str:
     """Escape a value for a double-quoted nginx string."""
@@ -39,4 +41,5 @@ def template_environment() -> jinja2.Environment:
     environment.filters["nginx_string"] = nginx_string
     environment.filters["map_key"] = nginx_map_key
     environment.filters["nginx_quoted"] = nginx_quoted
+    environment.filters["counted"] = counted
     return environment
