@@ -83,10 +83,10 @@ def main() -> None:
     lines += ["", f"- **what {args.clients:,} clients add to {args.models} custom models: time "
               f"{all_wall['median'] / models_wall['median']:.2f}×, bytes {all_bytes / models_bytes:.2f}×** "
               f"(goal ≤ 1.1: the clients' audiences cost next to nothing beside the models)",
-              f"- each custom model adds its own endpoints 3 and 4 and its exports, and one audience; each "
-              f"distinct set of several models that clients hold adds one audience: the variants of endpoints 1 "
-              f"and 5 (the model list, the release document and one small document per country). No export "
-              f"depends on the audience. The floor is the first row, measured in the same run."]
+              "- each custom model adds its own endpoints 3 and 4 and its exports, and one audience; each "
+              "distinct set of several models that clients hold adds one audience: the variants of endpoints 1 "
+              "and 5 (the model list, the release document and one small document per country). No export "
+              "depends on the audience. The floor is the first row, measured in the same run."]
     record(f"Custom models and clients: {args.models} and {args.clients:,}",
            f"python3 -m benchmarks.audiences --models {args.models} --clients {args.clients} --runs {args.runs}",
            lines)

@@ -38,6 +38,7 @@ def measure_floor(data: str) -> None:
     """The same documents, already in memory as objects: serialise, write and compress them, and the
     exports' bytes (2 threads)."""
     import orjson
+
     from generator.build import build
     from generator.publish import COMPRESSED_FORMS, GZIP_MIN_BYTES
     source = Path(tempfile.mkdtemp(prefix="bench-floor-src-"))

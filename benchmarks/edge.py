@@ -207,15 +207,15 @@ def main() -> None:
         "  - nginx beside it: the whole request, key and maps included, costs 2 cores / 60,920 req/s = 33 µs of "
         "machine time with wrk on the same cores (BENCHMARKS.md, \"Serving\"); the edge core is the routing "
         "and key check alone",
-        f"- a release against the limits of Cloudflare Static Assets (20,000 files per version Free, 100,000 Paid, "
-        f"25 MiB per file):",
+        "- a release against the limits of Cloudflare Static Assets (20,000 files per version Free, 100,000 Paid, "
+        "25 MiB per file):",
         f"  - 1× (249 countries): {len(public)} files deployed; the largest file of the release is "
         f"{biggest_name} of {biggest_size / 2 ** 20:.0f} MiB, deployed in {-(-biggest_size // (25 * 2 ** 20))} parts "
         f"of at most 25 MiB (largest asset: {largest / 2 ** 20:.1f} MiB); route description {description / 1e3:.0f} KB",
         f"  - 10× (2,490 countries): {document_count(2490, 6, 2) + pages:,} files: over the Free plan, within Paid; "
         "exports ~10× larger (up to ~620 MiB), in up to 25 parts each",
-        f"- a release against CloudFront's KeyValueStore (5 MiB a store; keys ≤ 512 bytes, values ≤ 1 KB; the "
-        f"live release and the next must fit together while switching):",
+        "- a release against CloudFront's KeyValueStore (5 MiB a store; keys ≤ 512 bytes, values ≤ 1 KB; the "
+        "live release and the next must fit together while switching):",
         f"  - 1× (249 countries): {store['entries']:,} entries ({store['files']:,} files), {store['bytes'] / 1e6:.2f} MB a release: "
         f"two fit with room for {int(5 * 2 ** 20 // store['bytes']) - 2} more",
         f"  - 10× (estimated from the 1× entry sizes): {store['bytes_10x'] / 1e6:.2f} MB a release: "

@@ -51,8 +51,8 @@ def main() -> None:
             client.create_bucket(Bucket=f"floor-{run}")
             started = time.perf_counter()
             with ThreadPoolExecutor(s3.UPLOADERS) as pool:  # the same objects, bare PutObject calls
-                list(pool.map(lambda key: client.put_object(Bucket=f"floor-{run}", Key=key,
-                                                            Body=(release_dir / key).read_bytes()), objects))
+                list(pool.map(lambda key, bucket=f"floor-{run}": client.put_object(
+                    Bucket=bucket, Key=key, Body=(release_dir / key).read_bytes()), objects))
             floor.append(time.perf_counter() - started)
     finally:
         server.stop()

@@ -14,15 +14,14 @@ import orjson
 
 from . import routes
 from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
-from .diff import (DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff,
-                   read_snapshot)
+from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelDefinition, ModelObservations
 from .publish import CHANGES, CURRENT, KEEP_RELEASES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
-from .render.exports import ExportChunks, ExportFile
 from .render.changes import Sections, current_sections, model_changes, render_release_changes
+from .render.exports import ExportChunks, ExportFile
 from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
@@ -208,8 +207,9 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     link of the release starts with (model pages, openapi.json's server, the docs' curl lines). After
     publishing, the newest `keep` releases are kept, with every release live in the last `keep_days`
     days and the one a rollback goes to. The site remembers `site_url`, `keep` and `keep_days` (its
-    catalogue): None takes what the last build that published was given (else the defaults). With `stage`, the release is published staged, not live: answered
-    under its own id to preview keys until `riskapi promote` makes it current."""
+    catalogue): None takes what the last build that published was given (else the defaults). With
+    `stage`, the release is published staged, not live: answered under its own id to preview keys until
+    `riskapi promote` makes it current."""
     report = BuildReport()
     clock = StageClock(report.stages)
     remembered = read_history(site_dir).settings  # a damaged catalogue stops the build here

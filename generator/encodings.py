@@ -6,9 +6,9 @@ may send UTF-8 bytes raw. nginx's map keys already ignore ASCII letter case.
 """
 from __future__ import annotations
 
-from itertools import product
 import re
 import unicodedata
+from itertools import product
 from urllib.parse import quote
 
 _ESCAPE = re.compile(r"%[0-9A-F]{2}")

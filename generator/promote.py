@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .build import refuse_if_suspicious
+from .catalogue import PROMOTE, switching
 from .diff import ChangeGuard, diff_releases, read_snapshot
 from .errors import PublishError
-from .catalogue import PROMOTE, switching
-from .publish import RELEASES, SiteLock, built_against, current_release, missing_files, \
-    staged_releases, switch_to
+from .publish import RELEASES, SiteLock, built_against, current_release, missing_files, staged_releases, switch_to
 from .serve.runtime import check_release
 
 
@@ -42,7 +41,8 @@ def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard
                              retry="promote with --accept-changes")
         rejected = check_release(folder)
         if rejected:
-            raise PublishError(f"nginx rejects release {release_id}'s configuration, so it was not promoted:\n{rejected}")
+            raise PublishError(f"nginx rejects release {release_id}'s configuration, so it was not "
+                               f"promoted:\n{rejected}")
         with switching(site, PROMOTE, release_id):  # intent, swap, confirmation: as a build's commit
             switch_to(site, release_id)
         return current

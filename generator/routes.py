@@ -351,7 +351,8 @@ def model_page(site_url: str, code: str) -> str:
 
 
 def openapi() -> Route:
-    return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")  # checked against the OpenAPI meta-schema in tests
+    # checked against the OpenAPI meta-schema in tests
+    return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")
 
 
 # ---------------------------------------------------------------- a release's routing, as data

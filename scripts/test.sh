@@ -37,4 +37,6 @@ need Node.js npm -- nodejs npm
 # npm install, not npm ci: npm ci rejects a lock file without the entries of other platforms' optional
 # packages (workerd ships one per platform), which npm leaves out of it on Linux.
 npm install --prefix tests/clients --no-save --no-audit --no-fund --loglevel=error >/dev/null
+# Lint and types first: a finding ends the run before the (long) tests (docs/develop.md).
+python3 -m ruff check .
 python3 -m pytest "$@"

@@ -13,7 +13,6 @@ from generator.publish import CURRENT
 
 from .conftest import TINY
 
-
 RELEASE_ID = re.compile(rb'"(id|builtAt)":"[0-9T:Z-]+"')
 
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
-import shutil
 import http.client
+import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,7 +20,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from generator.build import build
-from generator.cli import command_table, main as cli_main
+from generator.cli import command_table
+from generator.cli import main as cli_main
 from generator.deploy import cloudflare
 from generator.processes import end_with_parent
 from generator.publish import CURRENT

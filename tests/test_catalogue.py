@@ -153,8 +153,8 @@ def killed_at(site, target: str, work) -> None:
     pid = os.fork()
     if pid == 0:
         try:
-            import generator.publish.site as site_module
             import generator.promote as promote_module
+            import generator.publish.site as site_module
             if target == "switch_to":
                 for module in (site_module, promote_module):
                     module.switch_to = lambda *args: os._exit(9)

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from click.testing import CliRunner
 
 from generator import routes

@@ -9,8 +9,8 @@ import orjson
 import pycountry
 import pytest
 
-from generator.build import build
 from generator import routes
+from generator.build import build
 from generator.load import load_dataset
 from generator.publish import CURRENT, read_manifest
 

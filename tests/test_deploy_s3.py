@@ -132,6 +132,7 @@ def test_old_releases_are_pruned_but_never_the_one_live_before(s3, bucket, tmp_p
 
 def test_the_readme_line_works_as_written(s3, bucket, tmp_path):
     import shlex
+
     from .test_readme_commands import S3_LINE
     site = tmp_path / "site"
     build(TINY, site)

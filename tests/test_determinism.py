@@ -4,8 +4,8 @@ import orjson
 from generator import routes
 from generator.build import build
 from generator.catalogue import built_at
-from tools.synthetic_data import DemoSpec, write_demo_data
 from generator.publish import CHANGES, CURRENT, read_manifest
+from tools.synthetic_data import DemoSpec, write_demo_data
 
 from .conftest import TINY
 

@@ -3,8 +3,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.build import build
-from generator.errors import TooManyClassChanges
 from generator.cli import main
+from generator.errors import TooManyClassChanges
 from generator.publish import CHANGES, CURRENT, current_release, releases
 
 from .conftest import make_nga_black

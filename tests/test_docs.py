@@ -53,8 +53,15 @@ def test_every_export_column_is_in_the_readme():
 
 
 def test_every_csv_column_is_in_the_data_readme():
-    from generator.load import (BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS,
-                                OBSERVATION_COLUMNS, SCORING_COLUMNS, SECTION_COLUMNS)
+    from generator.load import (
+        BOUNDS_COLUMNS,
+        COUNTRY_COLUMNS,
+        INDICATOR_COLUMNS,
+        MODEL_COLUMNS,
+        OBSERVATION_COLUMNS,
+        SCORING_COLUMNS,
+        SECTION_COLUMNS,
+    )
     for columns in (COUNTRY_COLUMNS, MODEL_COLUMNS, SECTION_COLUMNS, INDICATOR_COLUMNS, SCORING_COLUMNS,
                     BOUNDS_COLUMNS, OBSERVATION_COLUMNS):
         for column in columns:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
-from generator.catalogue import PUBLISH, Catalogue, switching
 from generator.build import build
+from generator.catalogue import PUBLISH, Catalogue, switching
 from generator.cli import main
 from generator.errors import DataError, PublishError
 from generator.publish import CURRENT, RELEASES, current_release, switch_to
@@ -32,7 +32,7 @@ from .live import free_port, serving_copy_of, wait_for
 pytestmark = pytest.mark.faults
 
 
-def run(*args) -> "click.testing.Result":
+def run(*args) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
@@ -369,7 +369,7 @@ def test_a_release_rolled_back_from_is_listed_as_such_not_as_never_live(tmp_path
     build(TINY, site, force=True)
     bad = current_release(site)
     assert run("rollback", "--site", site).exit_code == 0
-    line = next(l for l in run("releases", "--site", site).output.splitlines() if bad in l)
+    line = next(row for row in run("releases", "--site", site).output.splitlines() if bad in row)
     assert "rolled back from" in line and "never live" not in line
 
 
@@ -505,7 +505,7 @@ def test_a_build_under_any_memory_limit_ends_and_leaves_the_live_release(tmp_pat
         try:
             done = subprocess.run([sys.executable, "-m", "generator.cli", "build", "--data", str(TINY), "--site",
                                    str(site), "--force"], capture_output=True, text=True, timeout=60,
-                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+                                  preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the build hung under a limit of {megabytes} MB") from None
         outcomes[megabytes] = done.returncode
@@ -531,8 +531,9 @@ def start_private_serve(site: Path, keys: Path, port: int) -> subprocess.Popen:
 
 
 def private_prefix_of(first_line_pid: int) -> Path:
-    from generator.serve.runtime import OWNER, PRIVATE_PREFIX
     import tempfile
+
+    from generator.serve.runtime import OWNER, PRIVATE_PREFIX
     return next(p for p in Path(tempfile.gettempdir()).glob(f"{PRIVATE_PREFIX}*")
                 if (p / OWNER).is_file() and (p / OWNER).read_text() == str(first_line_pid))
 

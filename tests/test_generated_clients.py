@@ -122,8 +122,12 @@ def test_every_operation_of_the_python_client_answers_with_typed_fields(python_c
 
 
 def test_the_root_release_and_export_operations_of_the_python_client(python_client, live):
-    from country_risk_api_client.api.exports import (export_model_scores_csv, export_model_scores_jsonl,
-                                                     export_scores_csv, export_scores_jsonl)
+    from country_risk_api_client.api.exports import (
+        export_model_scores_csv,
+        export_model_scores_jsonl,
+        export_scores_csv,
+        export_scores_jsonl,
+    )
     from country_risk_api_client.api.release import get_api_root, get_current_release
     client = _client(python_client, live)
     keyless = python_client.Client(base_url=f"http://127.0.0.1:{live.port}/api/v1")

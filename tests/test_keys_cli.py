@@ -83,6 +83,7 @@ def test_replace_rotates_a_users_key(tmp_path):
 
 def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory):
     import tempfile
+
     from .conftest import TINY
     base = tempfile.mkdtemp(prefix="riskapi-serve-")
     os.chmod(base, 0o755)

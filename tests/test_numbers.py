@@ -1,11 +1,17 @@
 """SCORING.md §5 test vectors and the shared rules of §1 and §4, exactly."""
 import pytest
 
-from generator.load.records import Bounds
+from generator.load.records import Bounds, Country
 from generator.scoring import bounds
-from generator.load.records import Country
-from generator.scoring.numbers import (DATA_QUALITY, RATING_LETTERS, RISK_CLASSES, classify_risk, data_quality,
-                                       rating, round3)
+from generator.scoring.numbers import (
+    DATA_QUALITY,
+    RATING_LETTERS,
+    RISK_CLASSES,
+    classify_risk,
+    data_quality,
+    rating,
+    round3,
+)
 from generator.scoring.points import rescale_weights
 from generator.scoring.ranks import MODEL, rank_all
 from generator.scoring.results import CountryScores, ModelResult, ModelScores
@@ -125,7 +131,7 @@ def test_ranks_follow_the_definition_on_random_scores():
     for _ in range(200):
         scores = {f"C{i}": rng.choice([round3(rng.uniform(0, 100)), 50.0, 25.0]) for i in range(rng.randint(1, 40))}
         for higher_is_better in (False, True):
-            def less_risky(a: float, b: float) -> bool:
+            def less_risky(a: float, b: float, higher_is_better: bool = higher_is_better) -> bool:
                 return a > b if higher_is_better else a < b
             expected = {c: (1 + sum(less_risky(o, s) for o in scores.values()), len(scores))
                         for c, s in scores.items()}

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.build import build
-from tools.synthetic_data import DemoSpec, write_demo_data
 from generator.publish import CURRENT
+from tools.synthetic_data import DemoSpec, write_demo_data
 
 from .conftest import TINY
 

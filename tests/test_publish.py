@@ -13,8 +13,17 @@ import pytest
 from generator import routes
 from generator.build import build
 from generator.errors import DataError, PublishError, ValidationFailed
-from generator.publish import (CHANGES, CURRENT, GZIP_MIN_BYTES, RELEASES, ReleaseWriter, current_release, read_manifest,
-                               releases, rollback)
+from generator.publish import (
+    CHANGES,
+    CURRENT,
+    GZIP_MIN_BYTES,
+    RELEASES,
+    ReleaseWriter,
+    current_release,
+    read_manifest,
+    releases,
+    rollback,
+)
 from generator.validate import SCHEMA_DIR
 
 from .conftest import TINY, make_nga_black, replace_in
@@ -252,8 +261,8 @@ def test_pruning_keeps_the_release_that_was_live_before_the_build(tmp_path):
 
 def test_a_build_that_changes_nothing_publishes_nothing(tmp_path, data_copy):
     from click.testing import CliRunner
-    from generator.cli import main
-    from generator.cli import command_table
+
+    from generator.cli import command_table, main
     site = tmp_path / "site"
     build(data_copy, site, cli_commands=command_table())  # as riskapi build does
     (live,) = releases(site)

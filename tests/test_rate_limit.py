@@ -55,6 +55,7 @@ def test_every_documented_rate_form_starts_nginx(given, rate):
 @pytest.mark.parametrize("given", ["10.0", "0", "ten", "5/h", "-1"])
 def test_a_rate_nginx_cannot_take_is_a_usage_error(given):
     from click.testing import CliRunner
+
     from generator.cli import main
     result = CliRunner().invoke(main, ["nginx-config", "--out", "/nonexistent", "--rate-limit", given])
     assert result.exit_code == 2 and "is not a rate" in result.output

@@ -20,10 +20,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from generator import routes
 from generator.cli import main
 from generator.diff import diff_releases, read_snapshot
 from generator.publish import RELEASES
-from generator import routes
 
 from .conftest import make_nga_black, replace_in
 from .test_release_history import serve_a_and_b
@@ -134,6 +134,7 @@ JSON_FEED = {
 def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_b):
     import feedparser
     import jsonschema_rs
+
     from .live import auth_header
     from .test_release_history import A_LIVE, B_LIVE
     server, first, second, _ = a_and_b

@@ -15,8 +15,16 @@ import io
 from collections import Counter
 from pathlib import Path
 
-from generator.load.contract import (BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS,
-                                     OBSERVATION_COLUMNS, SCORING_COLUMNS, SECTION_COLUMNS, header)
+from generator.load.contract import (
+    BOUNDS_COLUMNS,
+    COUNTRY_COLUMNS,
+    INDICATOR_COLUMNS,
+    MODEL_COLUMNS,
+    OBSERVATION_COLUMNS,
+    SCORING_COLUMNS,
+    SECTION_COLUMNS,
+    header,
+)
 
 from .realdata import series as raw
 from .realdata import sources

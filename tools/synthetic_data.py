@@ -17,9 +17,23 @@ from pathlib import Path
 
 import pycountry
 
-from generator.load.contract import (BOUNDS, BOUNDS_COLUMNS, COUNTRIES, COUNTRY_COLUMNS, INDICATOR_COLUMNS, INDICATORS,
-                                     MODEL_COLUMNS, MODELS, OBSERVATION_COLUMNS, SCORING, SCORING_COLUMNS,
-                                     SECTION_COLUMNS, SECTIONS, header, observations_file)
+from generator.load.contract import (
+    BOUNDS,
+    BOUNDS_COLUMNS,
+    COUNTRIES,
+    COUNTRY_COLUMNS,
+    INDICATOR_COLUMNS,
+    INDICATORS,
+    MODEL_COLUMNS,
+    MODELS,
+    OBSERVATION_COLUMNS,
+    SCORING,
+    SCORING_COLUMNS,
+    SECTION_COLUMNS,
+    SECTIONS,
+    header,
+    observations_file,
+)
 
 SYNTHETIC = "Synthetic demo data (not real values)"
 BASE_URL = "https://country-risk-api.example"
@@ -298,7 +312,7 @@ def _observations(spec: DemoSpec, model: str, ref: str, good, bad, latent: dict,
     indicator_rng = _rng(spec, "series", model, ref)
     projected = indicator_rng.random() < 0.35
     released_late = indicator_rng.random() < 0.25  # no value yet for the last year
-    for code, *_rest, geo_type in countries:
+    for code, *_rest in countries:
         rng = _rng(spec, "obs", model, ref, code)
         if code == NO_DATA or rng.random() < 0.07 or (code in SPARSE and rng.random() < 0.85):
             continue

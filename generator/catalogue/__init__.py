@@ -18,8 +18,18 @@ line for line, and kept beside as `history.imported`.
 """
 from .history import PROMOTE, PUBLISH, ROLLBACK, STAGE, SWITCHES, History, LivePeriod, Switch
 from .instants import built_at, built_at_ms, now_ms, parse_instant, rfc3339
-from .store import (CATALOGUE, JOURNAL, KEEP, KEEP_DAYS, SITE_URL, Catalogue, Outgoing, catalogue_path, read_history,
-                    switching)
+from .store import (
+                    CATALOGUE,
+                    JOURNAL,
+                    KEEP,
+                    KEEP_DAYS,
+                    SITE_URL,
+                    Catalogue,
+                    Outgoing,
+                    catalogue_path,
+                    read_history,
+                    switching,
+)
 
 __all__ = ["PROMOTE", "PUBLISH", "ROLLBACK", "STAGE", "SWITCHES", "History", "LivePeriod", "Switch", "built_at",
            "built_at_ms", "now_ms", "parse_instant", "rfc3339", "CATALOGUE", "JOURNAL", "KEEP", "KEEP_DAYS", "SITE_URL",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CatalogueError
-from .history import STAGE, SWITCHES, History, Switch
 from . import instants
+from .history import STAGE, SWITCHES, History, Switch
 from .instants import built_at_ms, parse_instant
 
 REPAIR_HINT = "`riskapi releases --repair` rebuilds it from the release folders"

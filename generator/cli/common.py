@@ -172,7 +172,8 @@ def _cache_control(_ctx, param, value: str) -> str:
 
 
 def command_table() -> list[tuple[str, str]]:
-    """Every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the reference page)."""
+    """Every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the
+    reference page)."""
     def walk(group: click.Group, prefix: str):
         for name, command in sorted(group.commands.items()):
             if isinstance(command, click.Group):

@@ -107,7 +107,8 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
 @click.pass_context
 def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
               keep: int, keep_days: float | None) -> None:
-    """Upload the site's releases to an S3 bucket and switch its current.json to the current one last (credentials: AWS_* or ~/.aws)."""
+    """Upload the site's releases to an S3 bucket and switch its current.json to the current one last
+    (credentials: AWS_* or ~/.aws)."""
     from ..deploy import s3
     from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
     from ..serve.runtime import live_release

@@ -8,10 +8,21 @@ from pathlib import Path
 import click
 
 from .. import publish, routes
-from ..build import BuildReport, build, check as check_data
+from ..build import BuildReport, build
+from ..build import check as check_data
 from ..diff import ChangeGuard
-from .common import (DATA_OPTION, KEYS_OPTION, SITE_OPTION, STRICT_OPTION, _say, _site_url, _stages, _warnings,
-                     command_table, main)
+from .common import (
+    DATA_OPTION,
+    KEYS_OPTION,
+    SITE_OPTION,
+    STRICT_OPTION,
+    _say,
+    _site_url,
+    _stages,
+    _warnings,
+    command_table,
+    main,
+)
 from .webhooks import tell_subscribers
 
 
@@ -202,5 +213,6 @@ def rollback(ctx: click.Context, site_dir: Path) -> None:
 @click.pass_context
 def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> None:
     """Print how MODEL's score for COUNTRY was reached, from the current release."""
-    from ..explain import explain as explain_score, format_explanation
+    from ..explain import explain as explain_score
+    from ..explain import format_explanation
     click.echo(format_explanation(explain_score(site_dir, model, country, date)))

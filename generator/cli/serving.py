@@ -49,6 +49,7 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
           rate_limit: str | None, prefix: Path | None) -> None:
     """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
     import shutil
+
     from ..serve.runtime import new_private_prefix, serve_forever
     settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
     private = prefix is None  # a prefix of our own making is removed on the way out
@@ -128,7 +129,8 @@ def usage(site_dir: Path, logs: tuple[Path, ...], since, by: str, output: str) -
 
     from ..errors import ServeError
     from ..serve.status import read_statuses
-    from ..serve.usage import read_log, rotated, usage as tally
+    from ..serve.usage import read_log, rotated
+    from ..serve.usage import usage as tally
     if not logs:
         served = [Path(s["accessLog"]) for s in read_statuses(site_dir) if s.get("accessLog")]
         if not served:

@@ -54,7 +54,8 @@ def subscribers_remove(user: str, url: str | None, keys_file: Path) -> None:
 def tell_subscribers(ctx, site_dir: Path, keys_file: Path, release: str | None = None) -> bool:
     """Send the webhooks of a release and say how each went; False if one was not delivered. Nothing
     without subscribers (run by build and promote once a release is live, and by notify)."""
-    from ..serve.webhooks import notify as send, read_subscribers
+    from ..serve.webhooks import notify as send
+    from ..serve.webhooks import read_subscribers
     if not read_subscribers(keys_file):
         return True
     deliveries = send(site_dir, keys_file, release)

@@ -2,8 +2,9 @@
 
 One Worker version is one release (Static Assets and the Worker deploy together), so a deploy is
 atomic; the project folder is written beside the old one and swapped in, so it is whole too. Keys
-are hashed with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding. The Worker runs first on every request (`run_worker_first`): without it, Static Assets would
-serve files before the key check. A file over Static Assets' 25 MiB per file (the demo's exports)
+are hashed with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding. The
+Worker runs first on every request (`run_worker_first`): without it, Static Assets would serve files
+before the key check. A file over Static Assets' 25 MiB per file (the demo's exports)
 is stored in parts, which the Worker sends one after the other as one answer. The keys are not in
 the script but in Workers KV (keys-kv.json, applied by update-keys.mjs with `wrangler kv bulk`): the
 script's size and the Worker's start-up stay the same whatever the number of clients, and a key
@@ -23,8 +24,16 @@ from ..files import folder_replacing, write_atomic
 from ..publish import RELEASES
 from ..render.timeline import edge_states, gate_table, immutable
 from ..serve.runtime import live_release
-from .edge import KEYS_SCRIPT, WORKER, deployment_secret, edge_timeline, key_entries, route_description, \
-    served_files, timeline_files
+from .edge import (
+    KEYS_SCRIPT,
+    WORKER,
+    deployment_secret,
+    edge_timeline,
+    key_entries,
+    route_description,
+    served_files,
+    timeline_files,
+)
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
 # Free and on the Paid plan, and bytes per file.

@@ -182,7 +182,8 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
         if len(key.encode()) > MAX_KEY_BYTES:
             project.warnings.append(f"KeyValueStore key over {MAX_KEY_BYTES} bytes: {key[:80]}…")
         if len(value.encode()) > MAX_VALUE_BYTES:
-            project.warnings.append(f"KeyValueStore value of {key} is {len(value.encode())} bytes, over {MAX_VALUE_BYTES}")
+            project.warnings.append(f"KeyValueStore value of {key} is {len(value.encode())} bytes, "
+                                    f"over {MAX_VALUE_BYTES}")
     if project.store_bytes + _current_bytes(entries) > MAX_STORE_BYTES:
         project.warnings.append(
             f"the KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB: with the next release's (written "

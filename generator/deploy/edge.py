@@ -18,13 +18,13 @@ import orjson
 
 from ..edge import EDGE_SOURCE
 from ..files import write_atomic
-from ..publish import live_since, release_order, was_live
-from ..render.timeline import Timeline, documents as timeline_documents, last_change, site_timeline
+from ..publish import GZIP_MIN_BYTES, live_since, release_order, was_live
 from ..render.nginx_maps import ROUTING
-from ..publish import GZIP_MIN_BYTES
+from ..render.release_info import read_release_info
+from ..render.timeline import Timeline, last_change, site_timeline
+from ..render.timeline import documents as timeline_documents
 from ..routes import audience_name
 from ..serve.keys import grant_set_audiences, read_keys, served_audiences
-from ..render.release_info import read_release_info
 from ..serve.runtime import live_release
 
 WORKER = EDGE_SOURCE / "worker.js"
@@ -74,7 +74,8 @@ def edge_timeline(site: Path, keep: int | None = None, fits=None,
         recent = live_since(site, time.time() - keep_days * 86_400) & set(timeline.answered)
         before += sorted(recent - {timeline.current, *before}, key=release_order, reverse=True)
     answered, left_out = [timeline.current], []
-    for release in before + sorted(set(timeline.answered) - {timeline.current, *before}, key=release_order, reverse=True):
+    others = sorted(set(timeline.answered) - {timeline.current, *before}, key=release_order, reverse=True)
+    for release in before + others:
         over = keep is not None and len(answered) >= keep and release not in before
         if over or (fits is not None and not fits(release)):
             left_out.append(release)

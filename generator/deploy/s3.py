@@ -27,8 +27,9 @@ import orjson
 from ..publish import twins_of
 from .edge import TWINS, edge_timeline, route_description, served_files, timeline_files
 
-CONTENT_TYPES = {".json": "application/json", ".html": "text/html", ".js": "text/javascript", ".csv": "text/csv",
-                 ".jsonl": "application/x-ndjson", ".link": "application/link-format", ".atom": "application/atom+xml"}  # nginx.conf's `types`
+CONTENT_TYPES = {  # nginx.conf's `types`
+    ".json": "application/json", ".html": "text/html", ".js": "text/javascript", ".csv": "text/csv",
+    ".jsonl": "application/x-ndjson", ".link": "application/link-format", ".atom": "application/atom+xml"}
 TIMELINE = "releases/timeline/"
 RELEASE_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(-[0-9]+)?")
 ENCODINGS = {".gz": "gzip", ".br": "br"}

@@ -3,10 +3,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .catalogue import (check_weights, finish_indicator, load_countries, load_indicators, load_models,
-                        load_scoring_tables, load_sections)
-from .contract import (MODELS, OBSERVATIONS, observations_file, BOUNDS_COLUMNS, COUNTRY_COLUMNS, INDICATOR_COLUMNS, MODEL_COLUMNS, OBSERVATION_COLUMNS,
-                       SCORING_COLUMNS, SECTION_COLUMNS)
+from .catalogue import (
+    check_weights,
+    finish_indicator,
+    load_countries,
+    load_indicators,
+    load_models,
+    load_scoring_tables,
+    load_sections,
+)
+from .contract import (
+    BOUNDS_COLUMNS,
+    COUNTRY_COLUMNS,
+    INDICATOR_COLUMNS,
+    MODEL_COLUMNS,
+    MODELS,
+    OBSERVATION_COLUMNS,
+    OBSERVATIONS,
+    SCORING_COLUMNS,
+    SECTION_COLUMNS,
+    observations_file,
+)
 from .observations import load_observations
 from .problems import ProblemLog
 from .records import Dataset, ModelDefinition, ModelObservations

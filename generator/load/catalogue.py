@@ -5,8 +5,20 @@ import math
 
 from ..encodings import ascii_folded, client_encodings, identity
 from ..errors import CellError
-from .contract import (BOUNDS, BOUNDS_COLUMNS, COUNTRIES, COUNTRY_COLUMNS, INDICATOR_COLUMNS, INDICATORS,
-                       MODEL_COLUMNS, MODELS, SCORING, SCORING_COLUMNS, SECTION_COLUMNS, SECTIONS)
+from .contract import (
+    BOUNDS,
+    BOUNDS_COLUMNS,
+    COUNTRIES,
+    COUNTRY_COLUMNS,
+    INDICATOR_COLUMNS,
+    INDICATORS,
+    MODEL_COLUMNS,
+    MODELS,
+    SCORING,
+    SCORING_COLUMNS,
+    SECTION_COLUMNS,
+    SECTIONS,
+)
 from .problems import ProblemLog
 from .records import Applicability, Bounds, Country, Indicator, Model, ScoringMethod, Section
 from .table import Column, Row, read_table

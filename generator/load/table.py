@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterator, Protocol
 from ..errors import CellError, Problem
 from ..routes import MODEL_CODE
 
-
 _DECIMAL_COMMA = re.compile(r"-?[0-9]+,[0-9]+")
 # ASCII digits only: Python's int() and float() also take `1_0` (as 10) and other scripts' digits.
 _INTEGER = re.compile(r"-?[0-9]+")

@@ -10,15 +10,36 @@ Layout of the site folder:
 """
 from __future__ import annotations
 
-from .site import (CHANGES, CURRENT, MANIFEST, RELEASES, Release, SiteLock, built_against, current_release,
-                   ever_live, gone_releases, kept_releases, live_periods, live_since, missing_files, read_manifest,
-                   release_order, releases, repair_catalogue, rollback, staged_releases, switch_to,
-                   unknown_releases, was_live)
+from .site import (
+                   CHANGES,
+                   CURRENT,
+                   MANIFEST,
+                   RELEASES,
+                   Release,
+                   SiteLock,
+                   built_against,
+                   current_release,
+                   ever_live,
+                   gone_releases,
+                   kept_releases,
+                   live_periods,
+                   live_since,
+                   missing_files,
+                   read_manifest,
+                   release_order,
+                   releases,
+                   repair_catalogue,
+                   rollback,
+                   staged_releases,
+                   switch_to,
+                   unknown_releases,
+                   was_live,
+)
 from .twins import COMPRESSED_FORMS, GZIP_MIN_BYTES, TWIN_SUFFIXES, twins_of
 from .writer import KEEP_RELEASES, ReleaseWriter
 
 __all__ = ["CHANGES", "CURRENT", "MANIFEST", "RELEASES", "Release", "SiteLock", "built_against", "current_release",
            "ever_live", "gone_releases", "kept_releases", "live_periods", "live_since", "missing_files",
            "read_manifest", "release_order", "releases", "repair_catalogue", "rollback", "staged_releases",
-           "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES", "twins_of",
-           "KEEP_RELEASES", "ReleaseWriter"]
+           "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES",
+           "twins_of", "KEEP_RELEASES", "ReleaseWriter"]

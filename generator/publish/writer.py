@@ -21,8 +21,20 @@ from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import sync_folder, sync_tree, write_file, write_joined
 from ..processes import end_with_parent
-from .site import (CURRENT, MANIFEST, RELEASES, Release, SiteLock, _manifest_stamp, current_release, live_since,
-                   read_manifest, release_order, releases, switch_to)
+from .site import (
+    CURRENT,
+    MANIFEST,
+    RELEASES,
+    Release,
+    SiteLock,
+    _manifest_stamp,
+    current_release,
+    live_since,
+    read_manifest,
+    release_order,
+    releases,
+    switch_to,
+)
 from .twins import COMPRESSED_FORMS, TWIN_SUFFIXES, twins_of_written, write_with_twins
 
 KEEP_RELEASES = 5

@@ -4,8 +4,15 @@ from __future__ import annotations
 from .. import routes
 from ..load.records import Country
 from ..scoring.results import CurrentScores, ModelScores
-from .documents import (name_key, render_country_list, render_country_model_scores, render_country_scores,
-                        render_model_list, render_model_scores, render_score_entry)
+from .documents import (
+    name_key,
+    render_country_list,
+    render_country_model_scores,
+    render_country_scores,
+    render_model_list,
+    render_model_scores,
+    render_score_entry,
+)
 
 __all__ = ["render_model_lists", "render_country_model_scores", "render_shared_documents"]
 

@@ -8,8 +8,15 @@ from ..load.records import Country, Indicator, Model, ModelData, ScoringMethod, 
 from ..scoring.bounds import COLOR_MEANING, TREND_MEANING, reference_scores
 from ..scoring.numbers import DATA_QUALITY, RATING_LETTERS, RISK_CLASSES
 from ..scoring.ranks import INDICATOR, MODEL, SECTION
-from ..scoring.results import (CountryScores, CurrentScores, IndicatorResult, ModelResult, ModelScores, SdgMarks,
-                               SectionResult)
+from ..scoring.results import (
+    CountryScores,
+    CurrentScores,
+    IndicatorResult,
+    ModelResult,
+    ModelScores,
+    SdgMarks,
+    SectionResult,
+)
 
 
 @functools.lru_cache(maxsize=None)

@@ -26,7 +26,8 @@ DROPPED_KEYWORDS = ("$schema", "$id", "title")  # titles are sentences; generato
 SECURITY_SCHEMES = {
     "apiKey": {"type": "apiKey", "in": "header", "name": "Authorization",
                "description": "`apikey USER:KEY` (the scheme word in any letter case) or the bare `KEY`"},
-    "basic": {"type": "http", "scheme": "basic", "description": "HTTP Basic with USER as user name and KEY as password"},
+    "basic": {"type": "http", "scheme": "basic",
+              "description": "HTTP Basic with USER as user name and KEY as password"},
     "bearer": {"type": "http", "scheme": "bearer", "description": "`Bearer KEY` (or `Token KEY`)"},
 }
 
@@ -48,7 +49,8 @@ GONE = ("A release that is no longer kept (pruned).",
 REDIRECT = {"description": "The release live at the instant asked for (as_of, Accept-Datetime): `Location` is this "
                            "route under that release.",
             "headers": {"Location": {"schema": {"type": "string"}}, "Link": {"schema": {"type": "string"}}}}
-EXPORT_SCHEMA = {"type": "string", "description": "Columns: " + "; ".join(f"`{name}`: {text}" for name, text in COLUMNS)}
+EXPORT_SCHEMA = {"type": "string",
+                 "description": "Columns: " + "; ".join(f"`{name}`: {text}" for name, text in COLUMNS)}
 
 
 def is_component(schema: dict) -> bool:

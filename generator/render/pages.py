@@ -10,8 +10,8 @@ import orjson
 from .. import routes
 from ..diff import ReleaseDiff
 from ..load.records import Dataset
-from .templates import template_environment
 from .documents import render_scoring
+from .templates import template_environment
 
 CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to
 EXPLORER_SCRIPT = Path(__file__).parent.parent / "templates" / "docs" / "explorer.js"
@@ -40,7 +40,8 @@ def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
             "scores": routes.model_scores(model), "country-model": routes.country_model_scores(model, code),
             "country": routes.country_scores(code), "export-csv": routes.export("csv"),
             "export-jsonl": routes.export("jsonl"), "export-model-csv": routes.export("csv", model),
-            "export-model-jsonl": routes.export("jsonl", model)}  # not the root and release: they change with every build
+            # not the root and release: they change with every build
+            "export-model-jsonl": routes.export("jsonl", model)}
 
 
 EXPORT_LINES = 4  # of an export, shown on the reference

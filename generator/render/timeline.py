@@ -1,8 +1,8 @@
 """The releases over time, as a server answers them: which releases it answers (the current one at every
 route, each kept one under /api/v1/releases/{id}/, staged ones to preview keys), which are gone (410),
 and the documents made from that — the list of kept releases (/api/v1/releases/, per audience; staged
-ones only in the preview keys' lists), its feeds (render/feeds.py), the Memento TimeMap (/api/v1/releases/timemap) and the table the
-TimeGate looks an instant up in.
+ones only in the preview keys' lists), its feeds (render/feeds.py), the Memento TimeMap
+(/api/v1/releases/timemap) and the table the TimeGate looks an instant up in.
 
 None of it is stored in a release: a release never changes, while when it stopped being live does. It is
 made from the site's release catalogue and its releases each time a server's configuration is (riskapi serve,

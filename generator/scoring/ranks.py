@@ -4,7 +4,7 @@ from __future__ import annotations
 from array import array
 from collections import defaultdict
 
-from .results import INDICATOR, MODEL, SECTION, CountryScores, RankKey, Ranking, takes_rank
+from .results import INDICATOR, MODEL, SECTION, CountryScores, Ranking, RankKey, takes_rank
 
 __all__ = ["rank_all", "MODEL", "SECTION", "INDICATOR"]
 

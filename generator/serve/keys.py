@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .. import routes
 from ..encodings import identity
 from ..errors import KeysError
 from ..files import write_atomic
 from ..load.problems import SHOWN_PER_KIND
-from .. import routes
 from ..render.templates import template_environment
 
 HEADER = ["user", "key", "models", "active"]

@@ -15,21 +15,22 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import NGINX_TIMEGATE, script
 from ..catalogue import catalogue_path
+from ..edge import NGINX_TIMEGATE, script
 from ..errors import CatalogueError, KeysError, RiskApiError, ServeError
 from ..files import link_atomic, write_atomic
 from ..processes import children, end_with_parent, process_state
-from ..resources import NGINX_CONF
 from ..publish import RELEASES, current_release, kept_releases, staged_releases
+from ..render.nginx_maps import ROUTING, render_scoped_maps
+from ..render.release_info import read_release_info, release_site_url
+from ..render.templates import template_environment
+from ..render.timeline import Timeline, immutable, site_timeline
+from ..render.timeline import documents as timeline_documents
+from ..resources import NGINX_CONF
 from ..routes import API
 from .catalogue_watch import CatalogueWatch
 from .keys import ApiKey, load_keys, problems_warning, render_key_map
 from .status import ServeStatus, redact_keys
-from ..render.nginx_maps import ROUTING, render_scoped_maps
-from ..render.release_info import read_release_info, release_site_url
-from ..render.templates import template_environment
-from ..render.timeline import Timeline, immutable, site_timeline, documents as timeline_documents
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 # Debian's package libnginx-mod-http-brotli-static; used where it is installed (API.md).
@@ -132,7 +133,8 @@ class NginxRuntime:
         self.conf = self.prefix / "conf"
         self.configs = self.prefix / "configs"
         self.process: subprocess.Popen | None = None
-        self.served: tuple | None = None  # (release, keys digest, catalogue state) the running configuration was made from
+        # (release, keys digest, catalogue state) the running configuration was made from
+        self.served: tuple | None = None
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
@@ -170,7 +172,8 @@ class NginxRuntime:
                       rate_limit=settings.rate_limit, burst=settings.burst,
                       listen=settings.address, root=timeline.folder,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None,
-                      js_module=JS_MODULE if JS_MODULE.exists() else None, timegate_js=folder / "runtime" / "timegate.js")
+                      js_module=JS_MODULE if JS_MODULE.exists() else None,
+                      timegate_js=folder / "runtime" / "timegate.js")
         environment = template_environment()
         try:
             texts = {name: environment.get_template(f"{name}.j2").render(**values)

@@ -35,11 +35,11 @@ import orjson
 
 from .. import routes
 from ..catalogue import Catalogue
+from ..encodings import identity
 from ..errors import RiskApiError
 from ..files import write_atomic
 from ..publish import RELEASES, current_release
 from ..render.release_info import read_release_info, release_site_url
-from ..encodings import identity
 from .keys import keys_lock, read_keys, served_audiences
 
 SUBSCRIBERS, DELIVERIES = "subscribers.csv", "deliveries.log"
@@ -257,7 +257,8 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
         answer.read(64 * 1024)
         status = answer.status
     except (OSError, http.client.HTTPException) as failed:
-        return None, f"no answer within {timeout:g} s" if late.is_set() else (str(failed) or type(failed).__name__), True
+        said = f"no answer within {timeout:g} s" if late.is_set() else (str(failed) or type(failed).__name__)
+        return None, said, True
     finally:
         cut.cancel()
         connection.close()
