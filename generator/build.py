@@ -124,7 +124,7 @@ class ValidatedWriter:
         self.examples: dict[str, object] = {}  # by file: real answers for the HTML reference
         self.documents = 0
 
-    def add(self, rendered: list[tuple[routes.Route, object]]) -> None:
+    def add(self, rendered: Iterable[tuple[routes.Route, object]]) -> None:
         for route, document in rendered:
             self.add_one(route, document)
 

@@ -97,6 +97,7 @@ def diff_releases(old: ReleaseSnapshot | None, new: ReleaseSnapshot, largest: in
     changed = tuple(sorted(p for p in set(before) & set(after) if before[p] != after[p]))
     models = []
     for model in sorted(set(old.scores) | set(new.scores)) if old else ():
+        assert old is not None
         old_scores, new_scores = old.scores.get(model, {}), new.scores.get(model, {})
         changes = [CountryChange(code, old_scores.get(code), new_scores.get(code))
                    for code in sorted(set(old_scores) | set(new_scores))]
@@ -128,14 +129,15 @@ class ChangeGuard:
                 found.append(f"observations/{model}.csv holds {after:,} observations, {after / before:.0%} of the "
                              f"{before:,} of that release")
         for changes in diff.models if old else ():
-            before, after = old.scores.get(changes.model, {}), new.scores.get(changes.model, {})
-            if len(before) < self.min_countries:
+            assert old is not None
+            had, has = old.scores.get(changes.model, {}), new.scores.get(changes.model, {})
+            if len(had) < self.min_countries:
                 continue
-            lost = len(set(before) - set(after))
-            if lost / len(before) > self.max_lost_share:
-                found.append(f"{changes.model} would lose the score of {lost} of its {len(before)} countries "
-                             f"({lost / len(before):.0%}; the guard allows {self.max_lost_share:.0%})")
-            both = len(set(before) & set(after))
+            lost = len(set(had) - set(has))
+            if lost / len(had) > self.max_lost_share:
+                found.append(f"{changes.model} would lose the score of {lost} of its {len(had)} countries "
+                             f"({lost / len(had):.0%}; the guard allows {self.max_lost_share:.0%})")
+            both = len(set(had) & set(has))
             moved = sum(1 for c in changes.class_changes if c.old and c.new)
             if both and moved / both > self.max_class_change_share:
                 found.append(f"{changes.model} would move {moved} of {both} countries to another risk class "

@@ -6,6 +6,7 @@ exits 1. CellError is the loader's signal for one unreadable cell; it never leav
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import click
 
@@ -37,7 +38,7 @@ class DataError(RiskApiError):
     """The source data has problems; every one of them is listed."""
 
     def __init__(self, problems: list[Problem], heading: str = "the data has problems", total: int | None = None,
-                 notes: list[str] = ()):
+                 notes: Sequence[str] = ()):
         self.problems = list(problems)
         lines = [f"{heading}: {total if total is not None else len(self.problems):,} found"]
         lines += [f"  {problem}" for problem in self.problems]

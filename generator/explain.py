@@ -56,7 +56,7 @@ def explain(site: Path, model: str, code: str, date: str | None = None) -> Expla
     dates = sorted({r["timestamp"] for i in document["indicators"] for r in i["results"]})
     current = next((r["timestamp"] for r in document["results"] if r["type"] == "current"), None)
     chosen = date or current or (dates[-1] if dates else None)
-    if chosen not in dates:
+    if chosen is None or chosen not in dates:
         raise ExplainError(f"no results on {date or 'any date'} for {model}/{code.upper()}; "
                            f"dates: {', '.join(dates) or 'none'}")
     result = next((r for r in document["results"] if r["timestamp"] == chosen), None)
@@ -96,14 +96,15 @@ def model_sum_line(terms: list[SectionLine], published: float) -> str:
     (points models: from the default weights and the integer points), so it rounds to the published
     score exactly instead of drifting by the rounding of its terms (23.334 for 23.333)."""
     shown = " + ".join(f"{s.weight} × {s.score} / 100" for s in terms)
-    if all(s.points is not None for s in terms):
+    points = [(s, s.points, s.points_max) for s in terms if s.points is not None and s.points_max]
+    if len(points) == len(terms):
         weights = rescale_weights({s.reference: s.default_weight for s in terms})
         total = 0.0
-        for s in terms:
-            total += weights[s.reference] * (100 * s.points / s.points_max) / 100
+        for s, earned, most in points:
+            total += weights[s.reference] * (100 * earned / most) / 100
         return f"  score = Σ section weight × section score / 100 = {shown} = {round3(total)}"
     # sdg: the mean of the goals; the goals' unrounded scores are not published
-    mean = round3(sum(s.score for s in terms) / len(terms))
+    mean = round3(sum(s.score or 0.0 for s in terms) / len(terms))  # terms: the sections with a score
     line = f"  score = mean of the goal scores = ({' + '.join(str(s.score) for s in terms)}) / {len(terms)} = {mean}"
     return line if mean == published else f"{line}; {published} from the goals' unrounded scores"
 

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 BLOCK = 1 << 20  # what a large file is copied or compressed by
 
@@ -113,7 +113,7 @@ class NamedFile:
 
     def __init__(self, path: Path, text: bool = False):
         self.path = path
-        self._file = open(path, "w", encoding="utf-8", newline="") if text else open(path, "wb")
+        self._file: Any = open(path, "w", encoding="utf-8", newline="") if text else open(path, "wb")
 
     def write(self, data: bytes | str) -> None:
         try:  # once per row: a try costs nothing, a `with naming(...)` ~1 µs

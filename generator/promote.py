@@ -14,7 +14,7 @@ from .publish import RELEASES, SiteLock, built_against, current_release, missing
 from .serve.runtime import check_release
 
 
-def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard()) -> str:
+def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard()) -> str | None:
     """Make the staged release `release_id` current; return the id it replaced (None: the first).
 
     Refused (PublishError, or the build's ChangesRefused) when the release is not staged, not complete,

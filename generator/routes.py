@@ -164,7 +164,7 @@ def audiences(custom_models: tuple[str, ...], grant_sets=()) -> list[frozenset[s
     subset, which would grow as 2 ** custom models."""
     known = set(custom_models)
     held = {frozenset(g) & known for g in grant_sets}
-    sets = {frozenset()} | {frozenset([m]) for m in known} | {g for g in held if len(g) > 1}
+    sets: set[frozenset[str]] = {frozenset()} | {frozenset([m]) for m in known} | {g for g in held if len(g) > 1}
     return sorted(sets, key=lambda g: (len(g), sorted(g)))
 
 

@@ -39,4 +39,5 @@ need Node.js npm -- nodejs npm
 npm install --prefix tests/clients --no-save --no-audit --no-fund --loglevel=error >/dev/null
 # Lint and types first: a finding ends the run before the (long) tests (docs/develop.md).
 python3 -m ruff check .
+python3 -m mypy
 python3 -m pytest "$@"

@@ -238,8 +238,10 @@ class Catalogue:
         with self.transaction() as db:
             last = db.execute("SELECT max(at) FROM switch").fetchone()[0]
             at = clock if last is None else max(clock, last + 1)
-            return db.execute("INSERT INTO switch (action, release, at, clock, state) VALUES (?, ?, ?, ?, 'intent')",
-                              (action, release, at, clock)).lastrowid
+            inserted = db.execute("INSERT INTO switch (action, release, at, clock, state) "
+                                  "VALUES (?, ?, ?, ?, 'intent')", (action, release, at, clock))
+        assert inserted.lastrowid is not None  # an INSERT's row
+        return inserted.lastrowid
 
     def confirm(self, seq: int) -> None:
         with self.transaction() as db:

@@ -50,7 +50,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
                    f"with `riskapi keys add {user} --replace`", err=True)
     warn_of_keys_problems(load_keys(keys_file))
     missing = missing_variant(read_keys(keys_file), user, release[1], release[2]) if release else None
-    if missing:
+    if missing and release:
         held, served = missing
         click.echo(f"note: release {release[0]} has no variant of the model list and country answers for "
                    f"{'+'.join(sorted(held))}; until `riskapi build` renders it, {user} sees "

@@ -83,7 +83,8 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
               f"{report.bytes / 1e6:.1f} MB "
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.seconds:.1f}s")
-    _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
+    if report.changes is not None:
+        _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
     if report.site_url_before:
         _say(ctx, f"note: the site's address changed from {report.site_url_before} to {report.site_url}: every "
                   "link of this release starts with it (--site-url), and later builds keep it")
@@ -148,8 +149,8 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool) -> None:
             notes.append("rolled back from")
         marker = "*" if release_id == current else " "
         click.echo(f"{marker} {release_id}  {len(files)} files" + (f"  ({'; '.join(notes)})" if notes else ""))
-        for period in periods.get(release_id, []):
-            click.echo(f"    live {period}")
+        for span in periods.get(release_id, []):
+            click.echo(f"    live {span}")
     for note in history.clock_notes():
         click.echo(f"note: {note}")
 

@@ -46,7 +46,7 @@ def route_description(release_dir: Path, release_id: str, cache_control: str, fi
     of `files` (those the edge serves) with its mtime and size (Last-Modified, and which get compressed),
     and for a file stored in `parts` (over a platform's size per file) how many."""
     routing = orjson.loads((release_dir / ROUTING).read_bytes())
-    stamps = {}
+    stamps: dict[str, tuple[int, ...]] = {}
     for relative in files:
         info = (release_dir / relative).stat()
         stamps[relative] = (int(info.st_mtime), info.st_size)

@@ -70,7 +70,7 @@ def _existing(client, bucket: str, prefix: str) -> dict[str, str]:
 
 
 def _release_ids(client, bucket: str, prefix: str) -> list[str]:
-    ids = set()
+    ids: set[str] = set()
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}releases/",
                                                                  Delimiter="/"):
         ids.update(p["Prefix"][len(f"{prefix}releases/"):].rstrip("/") for p in page.get("CommonPrefixes", []))

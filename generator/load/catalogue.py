@@ -206,7 +206,7 @@ def finish_indicator(log: ProblemLog, model: Model, raw: RawIndicator) -> Indica
     """The indicator record, once its table (points models) or bounds (bounds models) is complete."""
     where = f"indicator {raw['model']}/{raw['reference']}"
     rows = [row for _, row in raw["scoring"]]
-    kind = "number"
+    kind: str | None = "number"
     table = SCORING if model.scoring == ScoringMethod.POINTS else BOUNDS
     if log.is_unreadable(table) or log.had_broken_row(table, model=raw["model"], indicator=raw["reference"]):
         log.not_checked(INDICATORS, table)  # its table is incomplete: that file's problem, said above

@@ -75,9 +75,9 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
                     "restore the file's rows", line=1)
     for (column, value), lines in unknown.items():
         # A reference into a file (or a row) that could not be read is that file's problem, said above.
-        source, key = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \
+        source, cells = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \
             else (COUNTRIES, dict(code=value))
-        if log.is_unreadable(source) or log.had_broken_row(source, **key):
+        if log.is_unreadable(source) or log.had_broken_row(source, **cells):
             log.not_checked(name, source, rows=len(lines))
             continue
         message, hint = (f"{value!r} is not an indicator of {model.code}",
@@ -86,8 +86,10 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
         log.problem(name, None, column, message, hint + _more_lines(lines), line=lines[0])
     for reference, rows in outside.items():
         codes = sorted({country for _, country in rows})
+        applicability = by_reference[reference].applicability
+        assert applicability is not None  # only an indicator with an applicability has rows outside it
         log.warn(name, None, "country", f"{len(rows)} observations of {reference} are for countries outside its "
-                 f"applicability {by_reference[reference].applicability.text!r} "
+                 f"applicability {applicability.text!r} "
                  f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored", line=rows[0][0])
     for key, extra in components.items():
         if key not in main:
@@ -95,10 +97,10 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
             log.problem(name, None, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} has no "
                         "main row", "add the row with a blank component that holds the scored value", line=line)
     series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
-    for key, (_line, value, projected) in main.items():
-        indicator, country, date = key
-        extra = tuple((component, v) for _, component, v in sorted(components.get(key, [])))
-        series[indicator][country].append(Observation(int(date[:4]), date, value, projected, extra))
+    for observed, (_line, value, projected) in main.items():
+        reference, country, date = observed
+        parts = tuple((component, v) for _, component, v in sorted(components.get(observed, [])))
+        series[reference][country].append(Observation(int(date[:4]), date, value, projected, parts))
     result: dict[str, dict[str, tuple[Observation, ...]]] = {}
     for indicator in indicators:
         per_country = series.get(indicator.reference, {})

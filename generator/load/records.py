@@ -121,7 +121,7 @@ class Indicator:
     last_updated: str
     max_lag: int
     applicability: Applicability | None
-    value_kind: str  # "number", "label" or "boolean"
+    value_kind: str | None  # "number", "label" or "boolean" (None: mixed, which coverage_gaps refuses)
     scoring: tuple[ThresholdRow, ...] = ()
     bounds: Bounds | None = None
 

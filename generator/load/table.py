@@ -92,7 +92,8 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: Probl
                 return
             # Parsed values are remembered per column: codes, references, dates and statuses repeat
             # on most of an observations file's rows.
-            plan = [(name, by_name[name].parse, by_name[name].required, {}) for name in header]
+            plan: list[tuple[str, Any, bool, dict]] = [(name, by_name[name].parse, by_name[name].required, {})
+                                                       for name in header]
             empty = {column.name: None for column in columns}
             ended = reader.line_num  # where the previous record ended
             for record in reader:

@@ -2,6 +2,7 @@
 gzip_static/brotli_static and the edges serve as they are."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import zlib
@@ -45,7 +46,7 @@ def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -
     for relative, data in batch:
         path = folder / relative
         write_file(path, data, stamp)
-        written.append((relative, _write_twins(path, lambda data=data: (data,), len(data), stamp)))
+        written.append((relative, _write_twins(path, functools.partial(tuple, (data,)), len(data), stamp)))
     return written
 
 
@@ -69,7 +70,7 @@ def twins_of(body: bytes) -> dict[str, bytes]:
 
 def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, stamp: int) -> dict[str, dict]:
     """Over 1 KB, each compressed twin of a file whose bytes `blocks()` gives; their manifest entries."""
-    entries = {}
+    entries: dict[str, dict] = {}
     if size <= GZIP_MIN_BYTES:
         return entries
     for suffix, compressor in COMPRESSED_FORMS:

@@ -192,6 +192,8 @@ class ReleaseWriter:
         """Give the worker `work(folder, what, stamp)`, once fewer than MAX_PENDING_BATCHES wait."""
         while len(self._pending) >= MAX_PENDING_BATCHES:
             self._collect(self._pending.popleft())
+        if self._pool is None:
+            raise PublishError("the release was finished or discarded: no more files can be added")
         try:
             self._pending.append(self._pool.submit(work, self.folder, what, self.stamp))
         except BrokenProcessPool:
@@ -231,7 +233,7 @@ class ReleaseWriter:
     def _link_unchanged(self, relative: str, digest: str, size: int, target: Path) -> bool:
         """Hard-link a file whose bytes did not change, so its mtime (and nginx's ETag) stays."""
         before = self._previous_files.get(relative)
-        if not before or before["sha256"] != digest or before["size"] != size:
+        if not before or before["sha256"] != digest or before["size"] != size or self._previous_dir is None:
             return False
         source = self._previous_dir / relative
         twins = [(suffix, self._previous_files.get(relative + suffix)) for suffix, _ in COMPRESSED_FORMS]

@@ -40,7 +40,7 @@ def _section_moved_most(before: dict[str, float], after: dict[str, float]) -> di
 def _move(change: CountryChange, key: str | None, numeric: str | None) -> dict:
     """One country's move; `numeric` the field that orders it (class, rating: lower is less risk)."""
     old, new = change.old or {}, change.new or {}
-    entry = {"countryCode": change.code}
+    entry: dict[str, object] = {"countryCode": change.code}
     if key:
         entry["from"], entry["to"] = old.get(key), new.get(key)
     if change.old is None or change.new is None:
@@ -83,7 +83,7 @@ def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[s
     (`visible`, in order), the documents it may know of; `files` the new release's manifest (for the
     digests). The first release lists no documents: everything in it is new, and a client fetches what
     it needs."""
-    nothing = {"countriesAdded": [], "countriesRemoved": [], "classChanges": [], "ratingChanges": [],
+    nothing: dict[str, list] = {"countriesAdded": [], "countriesRemoved": [], "classChanges": [], "ratingChanges": [],
                "largestMoves": []}
     models = [parts.get(code, {"code": code, **nothing}) for code in visible]
 

@@ -107,7 +107,7 @@ def render_section_result(result: SectionResult, section: Section, scores: Model
 
 def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores) -> dict:
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
-    if result.score is not None:
+    if result.score is not None and result.risk_class is not None:  # one is None where the other is
         doc.update(RISK_CLASS_FIELDS[result.risk_class])
     if scores.data.model.scoring == ScoringMethod.POINTS:  # SPEC.md: null points when the value is missing
         doc["riskPoints"] = result.risk_points
@@ -196,6 +196,7 @@ def render_country_list(countries: list[Country]) -> list[dict]:
 
 def render_score_entry(scores: ModelScores, scored: CountryScores) -> dict:
     """One element of endpoint 3's `data`: the entity and its current result."""
+    assert scored.current is not None  # endpoint 3 lists the countries with a current result
     return {"entity": render_entity(scored.country, scored),
             "results": [render_model_result(scored.current, scores, scored.country)]}
 

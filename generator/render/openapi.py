@@ -4,6 +4,8 @@ enum (named by its definition, never by a sentence title), every other definitio
 an operationId per route, and real answers of the release as examples."""
 from __future__ import annotations
 
+from typing import Any
+
 from .. import routes
 from .exports import COLUMNS
 from .pages import abridge
@@ -192,7 +194,8 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
             shown, abridged = abridge(endpoint.anchor, document)
             shortened = " (its first lines)" if isinstance(shown, str) else " (lists shortened)"
             example = (f"GET {route.url}" + (shortened if abridged else ""), shown)
-        operation = {"operationId": endpoint.operation, "tags": [endpoint.tag or endpoint.path.split("/")[1]],
+        operation: dict[str, Any] = {
+                     "operationId": endpoint.operation, "tags": [endpoint.tag or endpoint.path.split("/")[1]],
                      "summary": endpoint.summary,
                      "description": endpoint.text.format(example=f"`{routes.API}/riskscores/{model_codes[0]}/`"),
                      "parameters": [_parameter(p, parameter_examples) for p in endpoint.parameters],

@@ -14,6 +14,7 @@ import datetime
 import email.utils
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import AbstractSet as Set
 
 import orjson
 
@@ -60,7 +61,7 @@ class Timeline:
         return {r: starts[r][0][0] if r in starts else built_at(r) for r in self.kept}
 
 
-def site_timeline(site: Path, current: str, leave_out: set[str] = frozenset()) -> Timeline:
+def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset()) -> Timeline:
     """What a site's configuration answers with `current` as the current release (`leave_out`: releases
     nginx rejected, answered nowhere), from one read of the catalogue."""
     history = read_history(site)

@@ -12,7 +12,8 @@ from .timeline import country_timeline, model_span
 __all__ = ["score_model", "ModelScores", "CountryScores", "CurrentScores"]
 
 # The one place that picks a model's method (SCORING.md §2 and §3).
-METHODS = {ScoringMethod.POINTS: PointsMethod, ScoringMethod.BOUNDS: BoundsMethod}
+METHODS: dict[ScoringMethod, type[PointsMethod] | type[BoundsMethod]] = {
+    ScoringMethod.POINTS: PointsMethod, ScoringMethod.BOUNDS: BoundsMethod}
 
 
 def score_model(countries: tuple[Country, ...], data: ModelData) -> ModelScores:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import cast
 
-from ..load.records import Bounds, ModelData, Observation
+from ..load.records import Bounds, ModelData, Observation, Value
 from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
-from .numbers import data_quality, model_rating, risk_class, round3
+from .numbers import model_rating, result_quality, risk_class, round3
 from .results import CountryScores, IndicatorResult, ModelResult, SdgMarks, SectionResult
 
 GOAL_MIN_SHARE = 0.50
@@ -60,6 +61,11 @@ def color_points(x: float, bounds: Bounds) -> float:
     return 4.0
 
 
+def numeric(value: Value) -> float:
+    """An observation of a bounds model: a number (load/ checks every value of a bounds indicator is one)."""
+    return cast(float, value)
+
+
 def trend_base(series: tuple[Observation, ...]) -> Observation | None:
     """The first observation dated 2015 or later: where every trend of the series starts."""
     return next((o for o in series if o.year >= TREND_BASE_YEAR), None)
@@ -69,7 +75,7 @@ def indicator_trend(base: Observation | None, used: Observation, bounds: Bounds)
     """Arrow from the score at the first year ≥ 2015 (`base`) to the score of the value used now."""
     if base is None or used.year - base.year < 2:
         return NO_TREND
-    s0, s1 = normalise(base.value, bounds), normalise(used.value, bounds)
+    s0, s1 = normalise(numeric(base.value), bounds), normalise(numeric(used.value), bounds)
     goal = normalise(bounds.green, bounds)
     if s1 >= goal:
         return UP
@@ -148,11 +154,12 @@ class BoundsMethod:
                         year.year, year.type, None, None, None, None, None, None, UNAVAILABLE)
                     continue
                 bounds = indicator.bounds
-                marks = SdgMarks(indicator_color(observation.value, bounds),
+                value = numeric(observation.value)
+                marks = SdgMarks(indicator_color(value, bounds),
                                  indicator_trend(bases[indicator.reference], observation, bounds))
-                score = normalise(observation.value, bounds)
+                score = normalise(value, bounds)
                 scores.append(score)
-                colors.append((color_points(observation.value, bounds), marks.color))
+                colors.append((color_points(value, bounds), marks.color))
                 arrows.append(marks.trend)
                 rounded = round3(score)
                 indicators[indicator.reference] = IndicatorResult(
@@ -168,12 +175,13 @@ class BoundsMethod:
         for reference, (score, goal_share, marks) in goals.items():
             rounded = round3(score)
             sections[reference] = SectionResult(year.year, year.type, rounded, None, None, weight, goal_share,
-                                                risk_class(rounded, HIGHER_IS_BETTER), data_quality(goal_share), marks)
+                                                risk_class(rounded, HIGHER_IS_BETTER), result_quality(goal_share),
+                                                marks)
         model_share = share(available_total, applicable_total)
         model = None
         if goals and model_share >= MODEL_MIN_SHARE:
             rounded = round3(sum(score for score, _, _ in goals.values()) / len(goals))
             model = ModelResult(year.year, year.type, rounded, None, None, model_share,
-                                risk_class(rounded, HIGHER_IS_BETTER), data_quality(model_share),
+                                risk_class(rounded, HIGHER_IS_BETTER), result_quality(model_share),
                                 model_rating(rounded, HIGHER_IS_BETTER) if self.data.model.rating else None)
         return YearScores(indicators, sections, model)

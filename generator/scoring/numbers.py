@@ -57,6 +57,14 @@ def data_quality(share: float) -> int | None:
     return None
 
 
+def result_quality(share: float) -> int:
+    """Data quality of the share of a result: every caller has checked the share gives one (≥ 0.30)."""
+    quality = data_quality(share)
+    if quality is None:
+        raise ValueError(f"a share of {share} gives no result")
+    return quality
+
+
 def rating(risk_score: float) -> int:
     """Rating position 1 (AAA) … 21 (D) of a rounded risk score."""
     return min(21, max(1, round_half_up(risk_score * 21 / 100)))

@@ -6,7 +6,7 @@ import bisect
 from ..load.records import Indicator, ModelData, Value
 from ..load.thresholds import by_lower_bound, lower_bound
 from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
-from .numbers import data_quality, model_rating, risk_class, round3
+from .numbers import model_rating, result_quality, risk_class, round3
 from .results import IndicatorResult, ModelResult, SectionResult
 
 SECTION_MIN_SHARE = 0.30
@@ -22,7 +22,8 @@ class PointsTable:
         rows = by_lower_bound(indicator.scoring)
         self._rows = rows
         self._lowers = [lower_bound(row) for row in rows]
-        self._by_label = {(type(row.label), row.label): row.risk_points for row in rows}
+        self._by_label: dict[tuple[type, object], int | None] = {(type(row.label), row.label): row.risk_points
+                                                         for row in rows}
 
     def points_for(self, x: Value) -> int | None:
         """Points of the row that matches x (a checked table has exactly one), None if none does."""
@@ -67,6 +68,7 @@ class PointsMethod:
                                                                       None, None)
                     continue
                 points = self.tables[indicator.reference].points_for(observation.value)
+                assert points is not None  # a checked table has a row for every value (load/thresholds.py)
                 points_max = indicator.risk_points_max
                 points_sum += points
                 score = percent(points, points_max)
@@ -92,13 +94,13 @@ class PointsMethod:
             rounded = round3(score)
             sections[section.reference] = SectionResult(
                 year.year, year.type, rounded, points, points_max, round3(weights[section.reference]), section_share,
-                risk_class(rounded, HIGHER_IS_BETTER), data_quality(section_share))
+                risk_class(rounded, HIGHER_IS_BETTER), result_quality(section_share))
         model_share = share(available_total, applicable_total)
         model = None
         if sections and model_share >= MODEL_MIN_SHARE:
             rounded = round3(model_score)
             model = ModelResult(year.year, year.type, rounded, model_points, model_max, model_share,
-                                risk_class(rounded, HIGHER_IS_BETTER), data_quality(model_share),
+                                risk_class(rounded, HIGHER_IS_BETTER), result_quality(model_share),
                                 model_rating(rounded, HIGHER_IS_BETTER) if self.rated else None)
         return YearScores(indicators, sections, model)
 

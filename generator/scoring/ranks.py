@@ -13,15 +13,15 @@ def rank_all(countries: dict[str, CountryScores], higher_is_better: bool) -> dic
     """A ranking per level and date over the countries with a score there that takes a rank."""
     scores: dict[RankKey, list[float]] = defaultdict(list)
     for scored in countries.values():
-        for result in scored.results:
-            if takes_rank(MODEL, result):
-                scores[(MODEL, "", result.year)].append(result.score)
-        for reference, results in scored.sections.items():
-            for result in results:
-                if takes_rank(SECTION, result):
-                    scores[(SECTION, reference, result.year)].append(result.score)
-        for reference, results in scored.indicators.items():
-            for result in results:
-                if result.score is not None:
-                    scores[(INDICATOR, reference, result.year)].append(result.score)
+        for model in scored.results:
+            if takes_rank(MODEL, model):
+                scores[(MODEL, "", model.year)].append(model.score)
+        for reference, sections in scored.sections.items():
+            for section in sections:
+                if takes_rank(SECTION, section):
+                    scores[(SECTION, reference, section.year)].append(section.score)
+        for reference, indicators in scored.indicators.items():
+            for indicator in indicators:
+                if indicator.score is not None:
+                    scores[(INDICATOR, reference, indicator.year)].append(indicator.score)
     return {key: Ranking(array("d", sorted(level)), higher_is_better) for key, level in scores.items()}

@@ -27,7 +27,7 @@ class CatalogueWatch:
         self._read_at = 0.0
 
     def _files(self) -> tuple:
-        stamps = []
+        stamps: list[tuple[int, int, int] | None] = []
         for path in (catalogue_path(self.site), catalogue_path(self.site).with_name(CATALOGUE + "-wal"),
                      self.site / RELEASES):
             try:

@@ -71,7 +71,7 @@ class KeysFile:
     def users(self) -> dict[str, str]:
         """Each user's identity → its spelling in the file, from every line that names a user (a bad
         line's too: a new user must not alias it once it is fixed)."""
-        named = {}
+        named: dict[str, str] = {}
         for _, row in self.rows():
             if USER.fullmatch(row[0]):
                 named.setdefault(identity(row[0]), row[0])
@@ -290,7 +290,7 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
     unknown = [m for m in models if custom_models is not None and m not in custom_models]
     if unknown:
         raise KeysError(f"{', '.join(unknown)} is not a custom model of the current release (its custom models: "
-                        f"{', '.join(custom_models) or 'none'}); check the name, or add --force to grant a model "
+                        f"{', '.join(custom_models or ()) or 'none'}); check the name, or add --force to grant a model "
                         "a coming data release brings")
     if key:
         key = normalise_key(key)

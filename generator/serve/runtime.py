@@ -278,7 +278,7 @@ class NginxRuntime:
             keys_file = load_keys(self.settings.keys, missing_ok=False)
             keys, problems = keys_file.keys, keys_file.problems
         except KeysError as error:
-            if self._keys is None or release == self.served[0]:
+            if self.served is None or self._keys is None or release == self.served[0]:
                 raise  # nothing else changed: the running configuration stays
             self.status.rejected("keys file", str(self.settings.keys), error.format_message())
             (keys, problems), keys_digest = self._keys, self.served[1]
@@ -374,6 +374,13 @@ class NginxRuntime:
         return True
 
     @property
+    def served_release(self) -> str:
+        """The release the running configuration serves."""
+        if self.served is None:
+            raise ServeError("nginx is not running")
+        return self.served[0]
+
+    @property
     def master_pid(self) -> int:
         if self.process is None:
             raise ServeError("nginx is not running")
@@ -413,23 +420,26 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
 
     try:
         runtime.start()
-        say(f"serving release {runtime.served[0]} on http://{settings.address}{API}/ "
+        say(f"serving release {runtime.served_release} on http://{settings.address}{API}/ "
             f"(nginx prefix {runtime.prefix}; Ctrl-C stops; `riskapi status` shows what is live)")
         tell_problems()
         for rejection in runtime.status.state["rejected"]:
             if rejection["what"] == "release catalogue":
-                say(f"error: {rejection['reason']} (serving release {runtime.served[0]} alone, without its history)")
-        linked = release_site_url(settings.site / RELEASES / runtime.served[0])
+                say(f"error: {rejection['reason']} (serving release {runtime.served_release} alone, without its "
+                    "history)")
+        linked = release_site_url(settings.site / RELEASES / runtime.served_release)
         if linked not in (None, f"http://{settings.address}"):
             say(f"note: the release links to {linked} (riskapi build --site-url); this server answers on "
                 f"http://{settings.address}")
         workers: set[int] = set()
+        process = runtime.process
+        assert process is not None  # started
         while not stopping:
-            if runtime.process.poll() is not None:
+            if process.poll() is not None:
                 # Its workers outlive a killed master, and would go on serving the old release with the
                 # old keys (a revoked key too): end them, by the pids we saw as its children.
                 stopped = stop_orphans(workers, runtime.master_pid)
-                raise ServeError(f"nginx stopped (code {runtime.process.returncode})"
+                raise ServeError(f"nginx stopped (code {process.returncode})"
                                  + (f"; its {stopped} worker(s) were stopped with it" if stopped else "")
                                  + f"; see {runtime.prefix / 'logs' / 'error.log'}, then start riskapi serve again")
             workers = children(runtime.master_pid) or workers
@@ -437,24 +447,24 @@ def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: floa
                 rejected_before = list(runtime.status.state["rejected"])
                 reloaded = runtime.refresh(force=bool(rereading))  # SIGHUP: rendered and reloaded in any case
                 if rereading:
-                    say(f"re-read on SIGHUP: release {runtime.served[0]} and the keys {settings.keys} rendered"
+                    say(f"re-read on SIGHUP: release {runtime.served_release} and the keys {settings.keys} rendered"
                         + (" and reloaded" if reloaded else "; nginx kept the configuration it runs"))
                 elif reloaded:
-                    say(f"reloaded: release {runtime.served[0]}, keys {settings.keys}")
+                    say(f"reloaded: release {runtime.served_release}, keys {settings.keys}")
                 for rejection in runtime.status.state["rejected"]:
                     if rejection in rejected_before:
                         continue
                     if rejection["what"] == "release":
                         say(f"error: release {rejection['name']} is not served, nginx rejected it (still serving "
-                            f"{runtime.served[0]}; the keys are applied):\n{rejection['reason']}")
+                            f"{runtime.served_release}; the keys are applied):\n{rejection['reason']}")
                     elif rejection["what"] == "release catalogue":
-                        say(f"error: {rejection['reason']} (serving release {runtime.served[0]} alone, without "
+                        say(f"error: {rejection['reason']} (serving release {runtime.served_release} alone, without "
                             "its history)")
                     else:
                         say(f"error: the keys file was not applied (still serving the keys before it; release "
-                            f"{runtime.served[0]} is applied): {rejection['reason']}")
+                            f"{runtime.served_release} is applied): {rejection['reason']}")
             except RiskApiError as error:
-                say(f"error: not reloaded, still serving release {runtime.served[0]} as before: "
+                say(f"error: not reloaded, still serving release {runtime.served_release} as before: "
                     f"{error.format_message()}")
             rereading.clear()
             tell_problems()

@@ -9,6 +9,7 @@ import datetime
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -35,7 +36,7 @@ class ServeStatus:
 
     def __init__(self, site: Path, address: str, access_log: Path | None = None):
         self.path = site / SERVING / f"{re.sub(r'[^0-9A-Za-z.]+', '_', address).strip('_')}.json"
-        self.state = {"pid": os.getpid(), "address": address, "live": None, "rejected": [],
+        self.state: dict[str, Any] = {"pid": os.getpid(), "address": address, "live": None, "rejected": [],
                       "accessLog": str(access_log) if access_log else None}  # what riskapi usage reads
 
     def applied(self, release: str, keys_digest: str | None, key_problems: list[str]) -> None:

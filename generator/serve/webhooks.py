@@ -108,7 +108,8 @@ def read_subscribers(keys_file: Path) -> list[Subscriber]:
     if not path.is_file():
         return []
     rows = list(csv.reader(io.StringIO(path.read_text())))
-    return [Subscriber(*row[:3], PRIVATE if row[3:] == [PRIVATE] else PUBLIC) for row in rows[1:] if len(row) in (3, 4)]
+    return [Subscriber(row[0], row[1], row[2], PRIVATE if row[3:] == [PRIVATE] else PUBLIC)
+            for row in rows[1:] if len(row) in (3, 4)]
 
 
 def _write(keys_file: Path, subscribers: list[Subscriber]) -> None:
@@ -172,7 +173,7 @@ def addresses(parsed: urllib.parse.SplitResult, allow_private: bool) -> list[tup
     except (socket.gaierror, UnicodeError) as error:
         raise WebhookError(f"{parsed.hostname}: cannot resolve the subscriber's host ({error})") from None
     for *_, address in found:
-        ip = ipaddress.ip_address(address[0].split("%")[0])
+        ip = ipaddress.ip_address(str(address[0]).split("%")[0])
         if not allow_private and not ip.is_global:
             raise WebhookError(f"{parsed.hostname} resolves to {ip}, a loopback, private, link-local or reserved "
                                "address: refused (subscribers add --allow-private-network, for a receiver on "
@@ -214,7 +215,8 @@ class _CheckedConnection(http.client.HTTPConnection):
     up again between the check and the connection (no DNS rebinding)."""
 
     def __init__(self, parsed: urllib.parse.SplitResult, address: tuple, timeout: float):
-        super().__init__(parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80), timeout=timeout)
+        super().__init__(parsed.hostname or "", parsed.port or (443 if parsed.scheme == "https" else 80),
+                         timeout=timeout)
         self._address, self._tls = address, parsed.scheme == "https"
 
     def connect(self) -> None:
