@@ -1,6 +1,6 @@
 """Every way a client writes a query value, as nginx sees it in `$arg_*` (raw, not URL-decoded).
 
-NGINX_NOTES.md: requests/httpx and URLSearchParams send `United+States` and `d%27Ivoire`, curl and
+As clients send them: requests/httpx and URLSearchParams send `United+States` and `d%27Ivoire`, curl and
 encodeURIComponent send `%20` and a raw `'`; percent escapes come in upper or lower case; a browser
 may send UTF-8 bytes raw. nginx's map keys already ignore ASCII letter case.
 """

@@ -62,7 +62,7 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Replace a file in one step: write `path.new` with `mode`, sync it, then rename it over `path`
     and sync the folder, so a power cut leaves the old file or the new one, never an empty one.
 
-    NGINX_NOTES.md: a reader (nginx, a reload) sees the old file or the new one, never a mix."""
+    A reader (nginx, a reload) sees the old file or the new one, never a mix."""
     temporary = path.with_name(path.name + ".new")
     with naming(temporary):
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)

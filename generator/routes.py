@@ -56,7 +56,7 @@ class Endpoint:
         return tuple(p for p in self.parameters if p.where == "query")
 
 
-# API.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
+# docs/api.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
 CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
 _CODE_FILTER_CONSTRAINTS = (("pattern", "^(.{3})?$"),)
 _MODEL = Parameter("model", "path", "Model code; custom models only for clients granted them",
@@ -159,7 +159,7 @@ def audience_name(grants: frozenset[str] | tuple[str, ...]) -> str:
 
 
 def audiences(custom_models: tuple[str, ...], grant_sets=()) -> list[frozenset[str]]:
-    """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (API.md, custom models):
+    """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (docs/api.md, custom models):
     none (public), each custom model alone, and each set of several that a client holds — never every
     subset, which would grow as 2 ** custom models."""
     known = set(custom_models)

@@ -2,7 +2,7 @@
 # Install what the project needs on a fresh Debian machine: nginx (as root) and the Python package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# nginx, its brotli_static module (API.md: brotli where the module exists) and its njs module (the
+# nginx, its brotli_static module (docs/api.md: brotli where the module exists) and its njs module (the
 # TimeGate: Accept-Datetime and ?as_of= look up instants in njs).
 modules=/usr/lib/nginx/modules
 packages="nginx libnginx-mod-http-brotli-static libnginx-mod-http-js"

@@ -1,4 +1,4 @@
-"""Custom models: variants of endpoints 1 and 5 grow with the clients, not with the subsets (API.md)."""
+"""Custom models: variants of endpoints 1 and 5 grow with the clients, not with the subsets (docs/api.md)."""
 from __future__ import annotations
 
 import json

@@ -38,7 +38,7 @@ def test_schemathesis_against_openapi_and_every_server(request, server, tmp_path
     result = subprocess.run(
         [tool("st"), "--config-file", str(Path(__file__).with_name("schemathesis.toml")), "run", str(schema), "--url", f"http://127.0.0.1:{live.port}/api/v1",
          "-H", f"Authorization: apikey alice:{live.keys['alice']}", "--checks", "all",
-         # NGINX_NOTES.md: its missing-auth check insists on 401; this API answers 403 by design.
+         # schemathesis' missing-auth check insists on 401; this API answers 403 by design.
          "--exclude-checks", "ignored_auth", "--max-time", "30", "--workers", "2", "--request-timeout", "5",
          "--phases", "examples,coverage,fuzzing", "--max-failures", "20"],
         capture_output=True, text=True, timeout=240)

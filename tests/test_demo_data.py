@@ -61,7 +61,7 @@ def test_world_bank_wording_and_oecd_membership():
     countries = {r["code"]: r for r in rows("countries.csv")}
     assert {r["region"] for r in countries.values()} == WORLD_BANK_REGIONS | {"Antarctica"}
     assert {r["income"] for r in countries.values()} == set(INCOME_GROUPS) | {"Not classified"}
-    # the samples of DATA_SOURCES.md (WDI 2.7.8, FY2023 list)
+    # the samples of data/SOURCES.md (WDI 2.7.8, FY2023 list)
     assert (countries["DEU"]["region"], countries["DEU"]["income"]) == ("Europe & Central Asia", "High income")
     assert (countries["NGA"]["region"], countries["NGA"]["income"]) == ("Sub-Saharan Africa", "Lower middle income")
     assert (countries["BRA"]["region"], countries["BRA"]["income"]) == ("Latin America & Caribbean",
@@ -98,14 +98,14 @@ def test_indicators_without_a_source_have_no_observations():
 
 
 def test_values_match_the_sources():
-    # CIA World Factbook 2025 as read in ../shared/design/DATA_SOURCES.md (B1 sample table)
+    # CIA World Factbook 2025 as data/SOURCES.md reads it
     assert observation("sovereign", "gdp_growth", "DEU", "2024")["value"] == "-0.2"
     assert observation("sovereign", "inflation", "NGA", "2024")["value"] == "33.2"
     assert observation("sovereign", "gdp_per_capita", "BRA", "2024")["value"] == "19600"
     # mixed vintages keep their real year: Germany's latest public debt figure is from 2017
     assert observation("sovereign", "public_debt", "DEU", "2017")["value"] == "63.9"
     assert observation("sovereign", "public_debt", "BRA", "2023")["value"] == "83"
-    # Trafficking (DZA: Tier 2 Watch List) and the US majors list (MEX: both kinds) — DATA_SOURCES.md
+    # Trafficking (DZA: Tier 2 Watch List) and the US majors list (MEX: both kinds) — data/SOURCES.md
     assert observation("aml", "trafficking_tier", "DZA", "2025")["value"] == "Tier 2 Watch List"
     assert observation("aml", "drug_majors", "MEX", "2025")["value"] == "Producing or transit and precursor"
     # WPP 2024: Nigeria 213,996,182 (2020) → 237,527,780 (2025); (237527780 / 213996182)^(1/5) − 1 = 2.108 %

@@ -1,4 +1,4 @@
-"""The same input gives byte-identical documents (SCORING.md §1, API.md: numbers in bodies)."""
+"""The same input gives byte-identical documents (docs/data.md §1, docs/api.md: numbers in bodies)."""
 import orjson
 
 from generator import routes

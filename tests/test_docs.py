@@ -13,6 +13,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 DOCS = "\n".join([README] + [page.read_text(encoding="utf-8") for page in PAGES])  # what a reader can follow
 DATA_README = (ROOT / "data" / "README.md").read_text(encoding="utf-8")
+SHARED = "../" + "shared"  # the design folder beside a checkout: not in a clone, so never cited
 
 
 def _commands(group: click.Group, prefix: str = "riskapi"):
@@ -80,7 +81,7 @@ def test_readme_layout_names_every_module():
         if module.name == "__init__.py" and module.stat().st_size < 100:
             continue  # an empty package marker
         assert module.name in layout, module.relative_to(ROOT)
-    assert "../shared" not in DOCS
+    assert SHARED not in DOCS
 
 
 def test_readme_is_a_front_page_that_links_every_page():
@@ -102,3 +103,29 @@ def test_every_link_between_the_pages_leads_somewhere():
                 headings = re.findall(r"^#{1,6} (.+)$", linked.read_text(encoding="utf-8"), flags=re.M)
                 anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
                 assert anchor in anchors, f"{page.relative_to(ROOT)}: {target}"
+
+
+# A clone holds this repository only: no comment, doc or page may send its reader to a file elsewhere.
+OWN_TEXT = [p for folder in ("generator", "tests", "docs", "scripts", "tools", "benchmarks", "data", "schemas")
+            for p in (ROOT / folder).rglob("*")
+            if p.is_file() and p.suffix in (".py", ".j2", ".js", ".mjs", ".md", ".sh", ".conf", ".toml", ".json", ".html")
+            and not {"golden", "node_modules", "clients", "__pycache__"} & set(p.parts)]
+OWN_TEXT += [ROOT / "README.md", ROOT / "nginx.conf", ROOT / "pyproject.toml", ROOT / "BENCHMARKS.md", ROOT / ".ci" / "run"]
+MARKDOWN_NAMED = re.compile(r"(?<![\w/.-])((?:\.\./|\./)*(?:[\w-]+/)*[\w.-]+\.md)\b")
+
+
+def test_no_reference_leads_outside_the_repository():
+    markdown = [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.md")
+                if not {"node_modules", ".git"} & set(p.relative_to(ROOT).parts)]
+    names = {path.rpartition("/")[2] for path in markdown}
+    outside = []
+    for path in OWN_TEXT:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if SHARED in text:
+            outside.append(f"{path.relative_to(ROOT)}: {SHARED}")
+        for named in MARKDOWN_NAMED.findall(text):
+            plain = named.removeprefix("./")
+            if named.startswith("../") or ("/" in plain and not any(m.endswith(plain) for m in markdown)) \
+                    or ("/" not in plain and plain not in names):
+                outside.append(f"{path.relative_to(ROOT)}: {named}")
+    assert outside == [], outside

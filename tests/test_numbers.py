@@ -1,4 +1,4 @@
-"""SCORING.md §5 test vectors and the shared rules of §1 and §4, exactly."""
+"""docs/data.md §5 test vectors and the shared rules of §1 and §4, exactly."""
 import pytest
 
 from generator.load.records import Bounds, Country
@@ -125,7 +125,7 @@ def test_rating_positions(score, position):
 
 
 def test_ranks_follow_the_definition_on_random_scores():
-    # SCORING.md §4 word for word: 1 + the number of countries with a strictly less risky score.
+    # docs/data.md §4 word for word: 1 + the number of countries with a strictly less risky score.
     import random
     rng = random.Random(5)
     for _ in range(200):

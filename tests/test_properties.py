@@ -1,4 +1,4 @@
-"""Property tests: any valid dataset builds, validates and keeps every bound of SPEC.md."""
+"""Property tests: any valid dataset builds, validates and keeps every bound of docs/api.md."""
 import csv
 import datetime
 import shutil
@@ -108,7 +108,7 @@ def check_bounds(site: Path) -> None:
 
 
 def _rank(ranked, universes, key, result):
-    # SCORING.md §4: model and section results below Medium data quality take no rank
+    # docs/data.md §4: model and section results below Medium data quality take no rank
     if not key[1].startswith("indicator:") and result["dataQualityNumeric"] < 3:
         assert "countryRank" not in result and "countryUniverse" not in result
         return

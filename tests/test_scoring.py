@@ -83,7 +83,7 @@ def test_ranks(tiny_scores):
     assert rank_at(sovereign, "model", "", 2024, "CIV") == (2, 2)
     assert rank_at(sovereign, "model", "", 2024, "NGA") is None
     # economy 2024: AUT 16.667 < CIV 50; NGA's 100 rests on 1 of its 2 indicators: share 0.5 → data
-    # quality 2 Poor, below Medium, so it takes no rank and the universe is 2 (SCORING.md §4).
+    # quality 2 Poor, below Medium, so it takes no rank and the universe is 2 (docs/data.md §4).
     assert [rank_at(sovereign, "section", "economy", 2024, c) for c in ("AUT", "CIV", "NGA")] == \
         [(1, 2), (2, 2), None]
     # institutions 2023: CIV has IMF only (rule of law missing): 1 of 2 → Poor, unranked; AUT alone (1, 1).

@@ -1,4 +1,4 @@
-"""API.md against every server of the same release of the tiny fixture: the real nginx, and the edge
+"""docs/api.md against every server of the same release of the tiny fixture: the real nginx, and the edge
 Worker in the real workerd (`riskapi deploy cloudflare` + `wrangler dev`): routes, case, filters,
 orderings, keys, errors. Each case runs against both; a difference between them is a failure."""
 import gzip
@@ -465,7 +465,7 @@ def test_model_page_shows_the_methodology(live):
 
 
 def test_every_answer_names_its_release(live):
-    # API.md: X-Release on every answer, errors included, so a client can cite where a score came from
+    # docs/api.md: X-Release on every answer, errors included, so a client can cite where a score came from
     from generator.publish import current_release
     release = current_release(live.site)
     for path, user, status in [(f"{API}/riskscores/sovereign/AUT/", "alice", 200), (f"{API}/riskscores/zzz/", "alice", 404),

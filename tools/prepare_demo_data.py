@@ -6,7 +6,7 @@
 
 The build, the tests and CI read only the CSVs this writes; none of them needs these packages.
 Running it twice writes identical files. Provenance of every number: data/SOURCES.md (written
-here too). Sources and their quirks: ../shared/design/DATA_SOURCES.md."""
+here too). Sources and their quirks: data/SOURCES.md."""
 from __future__ import annotations
 
 import argparse
@@ -248,7 +248,7 @@ def sources_markdown(countries: list[dict], coverage: dict[str, dict[str, int]],
         "",
         "Written by `python3 -m tools.prepare_demo_data --out data` (see that file for how to install the sources);",
         "do not edit by hand. Values are real public data except where this file says otherwise. The threshold",
-        "tables, weights, lags and applicability are the data team's model logic (ours by design, SCORING.md),",
+        "tables, weights, lags and applicability are the data team's model logic (ours by design, docs/data.md),",
         "tuned so that the scores of well-known countries are plausible.",
         "",
         "## countries.csv",

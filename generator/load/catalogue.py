@@ -269,7 +269,7 @@ def check_weights(log: ProblemLog, model: Model, sections: tuple[Section, ...], 
                         f"the indicator weights of section {model.code}/{section.reference} sum to {total:.4f}, "
                         "not 1", "adjust them to sum to 1")
         if model.scoring == ScoringMethod.POINTS:
-            # SCORING.md §2: a section weighs its indicators by riskPointsMax, so say when the
+            # docs/data.md §2: a section weighs its indicators by riskPointsMax, so say when the
             # published default weight would mislead a reader.
             points = sum(i.risk_points_max for i in members)
             for indicator in members:

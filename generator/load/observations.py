@@ -121,7 +121,7 @@ def _more_lines(lines: list[int]) -> str:
 
 
 def _latest_per_year(observations: list[Observation]) -> list[Observation]:
-    """Keep, for each year, the observation with the latest date (SCORING.md §4: results are annual)."""
+    """Keep, for each year, the observation with the latest date (docs/data.md §4: results are annual)."""
     by_year: dict[int, Observation] = {}
     for observation in observations:
         by_year[observation.year] = observation

@@ -22,7 +22,7 @@ class Country:
 
 
 class ScoringMethod(StrEnum):
-    """How a model turns raw values into scores (SCORING.md §2 and §3)."""
+    """How a model turns raw values into scores (docs/data.md §2 and §3)."""
 
     POINTS = "points"  # threshold tables give risk points; higher scores are riskier
     BOUNDS = "bounds"  # reference values normalise to 0–100; higher scores are better (sdg)

@@ -1,4 +1,4 @@
-"""Parse threshold expressions and check that a points table covers every value once (SCORING.md §2)."""
+"""Parse threshold expressions and check that a points table covers every value once (docs/data.md §2)."""
 from __future__ import annotations
 
 import math

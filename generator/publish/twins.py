@@ -13,7 +13,7 @@ import brotli
 
 from ..files import read_blocks, write_file
 
-GZIP_MIN_BYTES = 1024  # NGINX_NOTES.md: smaller files grow when gzipped
+GZIP_MIN_BYTES = 1024  # smaller files grow when gzipped
 
 
 class _BrotliStream:

@@ -20,7 +20,7 @@ Rendered = list[tuple[routes.Route, object]]
 
 
 def _ordered(items: list, ordering: str, code, name) -> list:
-    """Apply an ordering value: by code or by folded name, `-` for descending (API.md)."""
+    """Apply an ordering value: by code or by folded name, `-` for descending (docs/api.md)."""
     descending = ordering.startswith("-")
     by_name = ordering.lstrip("-") in ("name", "country_name")
     key = (lambda item: (name_key(name(item)), code(item))) if by_name else code

@@ -1,4 +1,4 @@
-"""Render each kind of API document as plain dicts in SPEC.md's field order."""
+"""Render each kind of API document as plain dicts in docs/api.md's field order."""
 from __future__ import annotations
 
 import functools
@@ -21,11 +21,11 @@ from ..scoring.results import (
 
 @functools.lru_cache(maxsize=None)
 def timestamp(year: int) -> str:
-    return f"{year}-12-31"  # SCORING.md §4: results are annual, dated YYYY-12-31
+    return f"{year}-12-31"  # docs/data.md §4: results are annual, dated YYYY-12-31
 
 
 def name_key(name: str) -> str:
-    """Sort key for names: case-insensitive, accents folded (API.md: Côte d'Ivoire among the C's)."""
+    """Sort key for names: case-insensitive, accents folded (docs/api.md: Côte d'Ivoire among the C's)."""
     decomposed = unicodedata.normalize("NFKD", name)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
@@ -109,7 +109,7 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
     if result.score is not None and result.risk_class is not None:  # one is None where the other is
         doc.update(RISK_CLASS_FIELDS[result.risk_class])
-    if scores.data.model.scoring == ScoringMethod.POINTS:  # SPEC.md: null points when the value is missing
+    if scores.data.model.scoring == ScoringMethod.POINTS:  # docs/api.md: null points when the value is missing
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
     if result.sdg is not None:
@@ -122,7 +122,7 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
 
 
 def _display(value: Value | None) -> str | float | None:
-    """Raw values as SPEC.md allows them in `data.value`: string, number or null."""
+    """Raw values as docs/api.md allows them in `data.value`: string, number or null."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return value
@@ -144,7 +144,7 @@ def render_raw_data(result: IndicatorResult, indicator: Indicator) -> dict:
 def render_scoring(indicator: Indicator) -> list[dict]:
     if indicator.bounds is None:
         return [{"threshold": row.threshold, "riskPoints": row.risk_points} for row in indicator.scoring]
-    # SCORING.md §3: the four reference values, each with the score it gets.
+    # docs/data.md §3: the four reference values, each with the score it gets.
     return [{"threshold": f"{label}: x = {value:g}", "riskPoints": score}
             for label, value, score in reference_scores(indicator.bounds)]
 

@@ -11,7 +11,7 @@ from .timeline import country_timeline, model_span
 
 __all__ = ["score_model", "ModelScores", "CountryScores", "CurrentScores"]
 
-# The one place that picks a model's method (SCORING.md §2 and §3).
+# The one place that picks a model's method (docs/data.md §2 and §3).
 METHODS: dict[ScoringMethod, type[PointsMethod] | type[BoundsMethod]] = {
     ScoringMethod.POINTS: PointsMethod, ScoringMethod.BOUNDS: BoundsMethod}
 

@@ -1,4 +1,4 @@
-"""Bounds models (sdg, higher is better): normalisation, colours, trends, goals (SCORING.md §3)."""
+"""Bounds models (sdg, higher is better): normalisation, colours, trends, goals (docs/data.md §3)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -169,7 +169,7 @@ class BoundsMethod:
             if available and goal_share >= GOAL_MIN_SHARE:
                 goals[section.reference] = (sum(scores) / len(scores), goal_share,
                                             SdgMarks(goal_color(colors), goal_trend(arrows)))
-        # SCORING.md §3: goals weigh equally.
+        # docs/data.md §3: goals weigh equally.
         weight = percent(1, len(goals)) if goals else 0.0
         sections = {}
         for reference, (score, goal_share, marks) in goals.items():

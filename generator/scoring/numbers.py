@@ -1,4 +1,4 @@
-"""Rounding and the shared classifications of SCORING.md §1 and §4."""
+"""Rounding and the shared classifications of docs/data.md §1 and §4."""
 from __future__ import annotations
 
 import math
@@ -14,9 +14,9 @@ _ONE = Decimal("1")
 
 
 def round3(x: float) -> float:
-    """Round half-up to 3 decimals on the shortest decimal form of x (SCORING.md §1: 2.0005 → 2.001)."""
+    """Round half-up to 3 decimals on the shortest decimal form of x (docs/data.md §1: 2.0005 → 2.001)."""
     if not math.isfinite(x):
-        # NGINX_NOTES.md: orjson would write NaN as null without complaint.
+        # orjson would write NaN as null without complaint (docs/data.md §1).
         raise ValueError(f"non-finite number {x!r} reached the output")
     # Plain float arithmetic is exact enough except within a hair of a decimal tie (…5 in the
     # 4th place), where the binary value may sit on either side: those few go through Decimal.
@@ -37,7 +37,7 @@ def classify_risk(risk_score: float) -> int:
 
 
 def as_risk(score: float, higher_is_better: bool) -> float:
-    """The score read as risk: sdg's higher-is-better score turns into 100 − score (SCORING.md §4)."""
+    """The score read as risk: sdg's higher-is-better score turns into 100 − score (docs/data.md §4)."""
     return round3(100 - score) if higher_is_better else score
 
 

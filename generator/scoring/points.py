@@ -1,4 +1,4 @@
-"""Risk-point models: indicator → section → model for one country and year (SCORING.md §2)."""
+"""Risk-point models: indicator → section → model for one country and year (docs/data.md §2)."""
 from __future__ import annotations
 
 import bisect
@@ -50,7 +50,7 @@ class PointsMethod:
         self.rated = data.model.rating
 
     def regional_scores(self, countries) -> dict[tuple[str, int], float]:
-        return {}  # SCORING.md: only bounds models publish a regional score
+        return {}  # docs/data.md: only bounds models publish a regional score
 
     def score_year(self, country: CountryContext, year: YearInputs) -> YearScores:
         indicators: dict[str, IndicatorResult] = {}

@@ -1,4 +1,4 @@
-"""Ranks per model, level and date (SCORING.md §4): rank = 1 + the number of strictly less risky scores."""
+"""Ranks per model, level and date (docs/data.md §4): rank = 1 + the number of strictly less risky scores."""
 from __future__ import annotations
 
 from array import array

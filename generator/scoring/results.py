@@ -12,7 +12,7 @@ HISTORY, CURRENT, PROJECTION = "history", "current", "projection"
 
 @dataclass(frozen=True, slots=True)
 class SdgMarks:
-    """Colour and trend of an sdg indicator or goal (SCORING.md §3)."""
+    """Colour and trend of an sdg indicator or goal (docs/data.md §3)."""
 
     color: str
     trend: str
@@ -27,7 +27,7 @@ class IndicatorResult:
     risk_points: int | None
     risk_points_max: int | None
     weight: float | None  # rounded, 0–100 within the section
-    risk_class: int | None  # 1–5 (SCORING.md §4); None without a score
+    risk_class: int | None  # 1–5 (docs/data.md §4); None without a score
     sdg: SdgMarks | None = None
 
 
@@ -72,7 +72,7 @@ class CountryScores:
 
 RankKey = tuple[str, str, int]  # (level, reference, year); the model level's reference is ""
 MODEL, SECTION, INDICATOR = "model", "section", "indicator"
-# SCORING.md §4: a model or section score built on too little data is published with its quality,
+# docs/data.md §4: a model or section score built on too little data is published with its quality,
 # but takes no rank and does not count in the universe (as the Basel AML Index's public edition).
 MIN_RANKED_QUALITY = 3  # Medium
 

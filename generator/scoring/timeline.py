@@ -1,4 +1,4 @@
-"""Which years a country gets results for, their type, and the observation each indicator uses (SCORING.md §4)."""
+"""Which years a country gets results for, their type, and the observation each indicator uses (docs/data.md §4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -108,7 +108,7 @@ def problems_warning(count: int, shown: list[str]) -> str:
 
 
 def new_key() -> str:
-    """A lower-case hex key of 128 bits (NGINX_NOTES.md: nginx map keys ignore case)."""
+    """A lower-case hex key of 128 bits (nginx's map keys ignore letter case)."""
     return secrets.token_hex(16)
 
 
@@ -341,7 +341,7 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
     endpoints 1 and 5 the user is served in each release answered: `releases` are (id, its custom
     models, its audiences; None: every set has one)). Grants are the keys file's now, in every release.
 
-    API.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
+    docs/api.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
     `USER:KEY`, `KEY` or `basic:BASE64`, which these entries match exactly.
     """
     credentials = []

@@ -33,7 +33,7 @@ from .keys import ApiKey, load_keys, problems_warning, render_key_map
 from .status import ServeStatus, redact_keys
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
-# Debian's package libnginx-mod-http-brotli-static; used where it is installed (API.md).
+# Debian's package libnginx-mod-http-brotli-static; used where it is installed (docs/api.md).
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 # Debian's libnginx-mod-http-js: njs runs the TimeGate (Accept-Datetime, ?as_of=); without it those 501.
 JS_MODULE = Path("/usr/lib/nginx/modules/ngx_http_js_module.so")

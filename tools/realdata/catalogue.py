@@ -1,6 +1,6 @@
 """The demo models on real data: which series each indicator scores, and the data team's tables.
 
-Threshold tables and weights are model logic (ours by design, SCORING.md); they are tuned so the
+Threshold tables and weights are model logic (ours by design, docs/data.md); they are tuned so the
 scores of well-known countries look plausible. Every indicator names the series it reads in
 `series`; the series' provenance is in SOURCES (written to data/SOURCES.md)."""
 from __future__ import annotations

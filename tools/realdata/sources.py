@@ -1,4 +1,4 @@
-"""Readers of the real public sources that registry packages ship (../shared/design/DATA_SOURCES.md).
+"""Readers of the real public sources that registry packages ship (data/SOURCES.md).
 
 Each reader returns plain Python values keyed by ISO 3166-1 alpha-3 code. Nothing here is needed
 by the build: only tools/prepare_demo_data.py calls these, on a developer's machine with the
