@@ -1,4 +1,6 @@
-"""Every URL of the API, the file that answers it and the schema it must match: the one owner of that mapping.
+"""Every URL of the API, the file that answers it and the schema it must match, as the build writes them
+(nginx.conf and the edge core route requests to these files by rules of their own, which the contract
+tests hold to this table).
 
 Files mirror the URL path, so a static host can serve `/x/` from `x/index.json`. Query variants and
 audience variants live in sub-folders named like the query (`ordering=-country_name/`), which nginx

@@ -24,14 +24,24 @@ def _commands(group: click.Group, prefix: str = "riskapi"):
             yield f"{prefix} {name}", command
 
 
+COMMAND_ROWS = [line for line in (ROOT / "docs" / "operate.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("| `riskapi ")]
+EVERY_COMMAND = {"--verbose", "--quiet"}  # -v and -q: said once above the table, for every command
+
+
 def test_every_command_and_option_is_in_the_readme():
+    # each option in its own command's row of docs/operate.md's table, not merely somewhere in the docs
     found = list(_commands(main))
     assert len(found) >= 10
     for name, command in found:
-        assert name in DOCS, name
+        rows = [row for row in COMMAND_ROWS if re.search(rf"`{re.escape(name)}(?=[ `])", row)]
+        assert rows, f"{name} has no row in docs/operate.md's table"
+        if any("same options as serve" in row for row in rows):
+            rows += [row for row in COMMAND_ROWS if row.startswith("| `riskapi serve ")]
         for param in command.params:
-            if isinstance(param, click.Option):
-                assert any(opt in DOCS for opt in param.opts), f"{name} {param.opts}"
+            if isinstance(param, click.Option) and not EVERY_COMMAND & set(param.opts):
+                assert any(re.search(rf"{re.escape(opt)}(?![\w-])", row) for opt in param.opts for row in rows), \
+                    f"{name} {param.opts} is not in its row of docs/operate.md"
 
 
 def test_every_endpoint_and_ordering_is_in_the_readme():

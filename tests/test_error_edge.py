@@ -11,6 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -68,15 +69,8 @@ def assert_one_clear_line(result, expected: str) -> None:
 
 
 def test_a_full_disk_names_the_file_and_the_live_release_stays(tmp_path):
-    if not AS_ROOT:  # without root there is no file system to fill: a read-only folder stands in
-        site = tmp_path / "site"
-        assert run("build", "--data", TINY, "--site", site).exit_code == 0
-        live = current_release(site)
-        with read_only(site / RELEASES):
-            result = run("build", "--data", TINY, "--site", site, "--force")
-        assert result.exit_code == 1 and "Permission denied" in result.output and "Traceback" not in result.output
-        assert (current_release(site), releases(site)) == (live, [live])
-        return
+    if not AS_ROOT:  # test_a_read_only_site_names_the_folder covers a folder that refuses writes
+        pytest.skip("filling a disk needs root, to mount a small file system (CI runs as root)")
     with small_filesystem(tmp_path / "disk", "4m") as disk:
         site = disk / "site"
         assert run("build", "--data", TINY, "--site", site).exit_code == 0

@@ -61,6 +61,8 @@ def test_given_key_is_stored_in_lower_case(tmp_path):
     keys = tmp_path / "keys.csv"
     result = run("keys", "add", "carol", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
     assert result.output.strip() == "9f86d081884c7d659a2feaa0c55ad015"
+    stored = [line.split(",") for line in keys.read_text().splitlines()[1:]]
+    assert [(row[0], row[1]) for row in stored] == [("carol", "9f86d081884c7d659a2feaa0c55ad015")]  # as saved
 
 
 def test_bad_keys_and_users_are_refused(tmp_path):

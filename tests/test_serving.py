@@ -1,6 +1,7 @@
 """docs/api.md against every server of the same release of the tiny fixture: the real nginx, and the edge
-Worker in the real workerd (`riskapi deploy cloudflare` + `wrangler dev`): routes, case, filters,
-orderings, keys, errors. Each case runs against both; a difference between them is a failure."""
+Worker in the real workerd (`riskapi deploy cloudflare` + `wrangler dev`) and S3 + CloudFront (the
+real Ceph gateway and the functions' harness): routes, case, filters,
+orderings, keys, errors. Each case runs against each server; a difference between them is a failure."""
 import gzip
 import json
 import re

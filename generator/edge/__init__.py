@@ -15,8 +15,9 @@ NGINX_TIMEGATE = EDGE_SOURCE / "nginx_timegate.js"
 # `timegate`, the TimeGate (which release was live at an instant); `origin`, a file's own headers (its
 # type, Last-Modified, an export's download name), for servers that send the file themselves; `usage`,
 # the user an answer was for, which the Worker logs. The CloudFront viewer-request function is built
-# without them, to stay under CloudFront's 10 KB: there a request for an instant is a 501, the
-# viewer-response function adds what S3 does not send, and CloudFront's real-time logs tell usage.
+# without them, to stay under CloudFront's 10 KB: there a request for an instant goes on to the
+# origin-request Lambda@Edge (timegate_lambda.mjs, the whole core), the viewer-response function adds
+# what S3 does not send, and CloudFront's real-time logs tell usage.
 
 
 def _without(core: str, part: str) -> str:

@@ -3,13 +3,13 @@
 // release's settings and a lookup into its tables and the hashed keys, and says which file of the
 // release to serve, with which headers, or which JSON error to send.
 //
-//   answer({method, path, query, authorization}, release, lookup, platform)
+//   answer({method, path, query, authorization, acceptDatetime}, release, lookup, platform)
 //     → Promise<{status, headers, body?} or {status, headers, file, size, mtime, parts?}>
 //
 // `path` and `query` are as the client sent them (percent-escapes kept); `authorization` the header's
-// value, "" when absent, null when sent twice; `acceptDatetime` the header's value or "". `release` holds the live release's settings (id, prefix, cache_control, no_match,
-// orderings, compressed_over), the `immutable` Cache-Control of release-scoped answers and the
-// TimeGate's table (`gate`). `lookup(table, key, release)` answers from a release's tables (countries,
+// value, "" when absent, null when sent twice; `acceptDatetime` the header's value or "". `release`
+// holds the live release's settings (id, prefix, cache_control, no_match, orderings, compressed_over),
+// the `immutable` Cache-Control of release-scoped answers and the TimeGate's table (`gate`). `lookup(table, key, release)` answers from a release's tables (countries,
 // country_names, models, files, users; `timeline`'s files: the list of releases and the TimeMap), the
 // keys, and `releases`: each id answered or gone, as [state (k kept, s staged, g gone), when it first
 // went live (an HTTP-date) or null]. From release.json and keys.json in a Worker (`inMemory`), from the
