@@ -152,8 +152,8 @@ def main() -> None:
     args = parser.parse_args()
     from generator.build import build
     from generator.cli import main as cli
+    from generator.keys import add_key
     from generator.routes import document_count
-    from generator.serve.keys import add_key
     work = Path(tempfile.mkdtemp(prefix="bench-edge-"))
     try:
         site, keys_file, project = work / "site", work / "keys.csv", work / "cloudflare"

@@ -38,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     from generator.build import build
     from generator.cli import main as cli
-    from generator.serve.keys import add_key
+    from generator.keys import add_key
     work = Path(tempfile.mkdtemp(prefix="bench-edge-head-"))
     try:
         site, keys_file, project = work / "site", work / "keys.csv", work / "cloudflare"

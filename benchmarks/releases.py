@@ -65,8 +65,8 @@ def main() -> None:
     from generator.deploy.cloudflare import MAX_FILE_BYTES
     from generator.deploy.cloudfront import entries_bytes, store_entries
     from generator.deploy.edge import served_files
+    from generator.keys import add_key, read_keys
     from generator.publish import RELEASES, read_manifest
-    from generator.serve.keys import add_key
     work = Path(tempfile.mkdtemp(prefix="bench-releases-"))
     try:
         data, site, keys = work / "data", work / "site", work / "keys.csv"
@@ -85,7 +85,7 @@ def main() -> None:
         release_bytes = sum(entry["size"] for entry in files_b.values())
         served = served_files(b)
         assets = sum(-(-(b / p).stat().st_size // MAX_FILE_BYTES) for p in served)
-        entries = [e for e in store_entries(b, second, keys, "private, no-cache", "0" * 64)
+        entries = [e for e in store_entries(b, second, read_keys(keys), "private, no-cache", "0" * 64)
                    if not e[0].startswith("k:") and e[0] != "release"]
         kvs = entries_bytes(entries)
     finally:

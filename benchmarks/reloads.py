@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
     from generator.build import build
-    from generator.serve.keys import add_key
+    from generator.keys import add_key
     from generator.serve.runtime import NginxRuntime, ServeSettings
     from tests.live import free_port
     base = Path(tempfile.mkdtemp(prefix="bench-reloads-"))

@@ -91,8 +91,8 @@ def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: apt-get install -y wrk")
     from generator.build import build
+    from generator.keys import ApiKey, new_key, write_keys
     from generator.publish import CURRENT
-    from generator.serve.keys import ApiKey, new_key, write_keys
     from generator.serve.runtime import ServeSettings
     from tests.live import free_port
 

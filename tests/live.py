@@ -23,9 +23,9 @@ from generator.build import build
 from generator.cli import command_table
 from generator.cli import main as cli_main
 from generator.deploy import cloudflare
+from generator.keys import add_key, revoke
 from generator.processes import end_with_parent
 from generator.publish import CURRENT
-from generator.serve.keys import add_key, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
 
 

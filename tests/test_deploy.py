@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.deploy import cloudflare
+from generator.keys import add_key
 from generator.publish import CURRENT
-from generator.serve.keys import add_key
 
 from .conftest import ROOT, TINY
 

@@ -20,8 +20,8 @@ from generator.build import build
 from generator.cli import main
 from generator.deploy import cloudfront
 from generator.deploy.edge import served_files
+from generator.keys import add_key, revoke
 from generator.publish import CURRENT, current_release
-from generator.serve.keys import add_key, revoke
 
 from .conftest import ROOT, TINY, make_nga_black
 from .live import NODE_22

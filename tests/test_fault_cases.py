@@ -21,8 +21,8 @@ from generator.build import build
 from generator.catalogue import PUBLISH, Catalogue, switching
 from generator.cli import main
 from generator.errors import DataError, PublishError
+from generator.keys import load_keys, read_keys
 from generator.publish import CURRENT, RELEASES, current_release, switch_to
-from generator.serve.keys import load_keys, read_keys
 from generator.serve.runtime import check_release
 from generator.serve.status import read_statuses
 
@@ -533,7 +533,7 @@ def start_private_serve(site: Path, keys: Path, port: int) -> subprocess.Popen:
 def private_prefix_of(first_line_pid: int) -> Path:
     import tempfile
 
-    from generator.serve.runtime import OWNER, PRIVATE_PREFIX
+    from generator.serve.loop import OWNER, PRIVATE_PREFIX
     return next(p for p in Path(tempfile.gettempdir()).glob(f"{PRIVATE_PREFIX}*")
                 if (p / OWNER).is_file() and (p / OWNER).read_text() == str(first_line_pid))
 
@@ -581,7 +581,7 @@ def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
     the user's only key): the key is printed first; a failed save says the key shown was not saved."""
     keys = tmp_path / "keys.csv"
     old = run("keys", "add", "alice", "--keys", keys).output.strip()
-    import generator.serve.keys as keys_module
+    import generator.keys.file as keys_module
 
     def full_disk(path, lines):
         raise OSError(28, "No space left on device", str(path))

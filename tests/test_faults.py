@@ -23,10 +23,10 @@ from click.testing import CliRunner
 from generator.build import build
 from generator.cli import main
 from generator.errors import DataError, KeysError, PublishError
+from generator.keys import read_keys
 from generator.load import load_dataset
 from generator.processes import children, process_state
 from generator.publish import CURRENT, RELEASES, current_release, releases, rollback
-from generator.serve.keys import read_keys
 from tools.synthetic_data import main as synthetic_data
 
 from .conftest import DEMO_DATA, TINY, make_nga_black, replace_in

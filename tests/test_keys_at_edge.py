@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.deploy import cloudflare
-from generator.serve.keys import revoke
+from generator.keys import revoke
 
 from .conftest import TINY
 from .live import NODE_TOOLS, apply_keys, free_port, wait_for, wrangler_env

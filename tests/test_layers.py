@@ -16,7 +16,7 @@ LAYERS = {
     "errors": 0, "routes": 0, "encodings": 0, "words": 0, "resources": 0, "files": 0, "processes": 0, "edge": 0,
     "load": 1,
     "scoring": 2,
-    "render": 3, "validate": 3, "publish": 3, "diff": 3, "catalogue": 3,
+    "render": 3, "validate": 3, "publish": 3, "diff": 3, "catalogue": 3, "keys": 3,
     "build": 4, "explain": 4, "serve": 4, "deploy": 4, "promote": 4,
     "cli": 5, "__main__": 5,
 }
@@ -96,7 +96,7 @@ def test_no_import_cycles():
 
 def test_the_walker_sees_relative_and_function_level_imports():
     # The walker itself: build.py's top-level relative imports, and cli/keys.py's imports two levels up
-    # inside its command functions (`from ..serve.keys import …` in `keys add`) are both found and resolved.
+    # inside its command functions (`from ..keys import …` in `keys add`) are both found and resolved.
     assert {"generator.load", "generator.render"} <= imports_of(PACKAGE / "build.py")
-    assert "generator.serve.keys" in imports_of(PACKAGE / "cli" / "keys.py")
+    assert "generator.keys" in imports_of(PACKAGE / "cli" / "keys.py")
     assert not any(line.startswith("from ..serve") for line in (PACKAGE / "cli" / "keys.py").read_text().splitlines())

@@ -14,9 +14,9 @@ import pytest
 from generator.build import build
 from generator.catalogue import CATALOGUE, JOURNAL, read_history
 from generator.errors import ChangesRefused, PublishError
+from generator.keys import add_key
 from generator.promote import promote
 from generator.publish import RELEASES, current_release, rollback
-from generator.serve.keys import add_key
 from tools.synthetic_data import main as synthetic_data
 
 from .conftest import TINY, make_nga_black

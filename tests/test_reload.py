@@ -4,8 +4,8 @@ import json
 import pytest
 
 from generator.build import build
+from generator.keys import add_key, revoke
 from generator.publish import rollback
-from generator.serve.keys import add_key, revoke
 
 from .conftest import TINY, make_nga_black
 from .live import serving_copy_of

@@ -19,9 +19,9 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from generator.build import build
 from generator.cli import main
+from generator.keys import add_key
 from generator.publish import current_release
 from generator.serve import webhooks
-from generator.serve.keys import add_key
 from generator.validate import load_schemas
 
 from .conftest import make_nga_black

@@ -48,11 +48,12 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
                       kv_namespace: str | None, strict: bool) -> None:
     """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) of the site's releases."""
     from ..deploy.cloudflare import node_problem, write_project
-    from ..serve.keys import load_keys
-    from ..serve.runtime import live_release
+    from ..keys import load_keys
+    from ..publish import live_release
     release = live_release(site_dir)
-    warn_of_keys_problems(load_keys(keys_file))  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_file, out_dir, name, cache_control, kv_namespace)
+    keys_read = load_keys(keys_file)  # once per command
+    warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
+    project = write_project(site_dir, keys_read.keys, out_dir, name, cache_control, kv_namespace)
     _platform_limits(project.warnings, strict)
     for note in project.notes + [problem for problem in [node_problem()] if problem]:
         click.echo(f"note: {note}", err=True)
@@ -80,11 +81,12 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
                       keep_days: float | None, strict: bool) -> None:
     """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the site's releases."""
     from ..deploy.cloudfront import write_project
-    from ..serve.keys import load_keys
-    from ..serve.runtime import live_release
+    from ..keys import load_keys
+    from ..publish import live_release
     release = live_release(site_dir)
-    warn_of_keys_problems(load_keys(keys_file))  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_file, out_dir, cache_control, keep, keep_days)
+    keys_read = load_keys(keys_file)  # once per command
+    warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
+    project = write_project(site_dir, keys_read.keys, out_dir, cache_control, keep, keep_days)
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
@@ -111,7 +113,7 @@ def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix
     (credentials: AWS_* or ~/.aws)."""
     from ..deploy import s3
     from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
-    from ..serve.runtime import live_release
+    from ..publish import live_release
     try:
         import boto3
     except ModuleNotFoundError:

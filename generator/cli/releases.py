@@ -53,7 +53,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
                   max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str | None,
                   keys_file: Path, keep: int | None, keep_days: float | None, stage: bool) -> None:
     """Build every document from the CSVs and publish a new release."""
-    from ..serve.keys import read_keys
+    from ..keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
     # Endpoints 1 and 5 get a variant for every set of custom models a client holds now.
     grant_sets = [frozenset(k.models) for k in read_keys(keys_file) if k.active]

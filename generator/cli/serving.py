@@ -50,7 +50,7 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
     """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
     import shutil
 
-    from ..serve.runtime import new_private_prefix, serve_forever
+    from ..serve.loop import new_private_prefix, serve_forever
     settings = _serve_settings(site_dir, keys_file, host, port, cache_control, rate_limit)
     private = prefix is None  # a prefix of our own making is removed on the way out
     prefix = prefix or new_private_prefix()

@@ -21,9 +21,9 @@ import orjson
 
 from ..edge import CORE
 from ..files import folder_replacing, write_atomic
-from ..publish import RELEASES
+from ..keys import ApiKey
+from ..publish import RELEASES, live_release
 from ..render.timeline import edge_states, gate_table, immutable
-from ..serve.runtime import live_release
 from .edge import (
     KEYS_SCRIPT,
     WORKER,
@@ -97,7 +97,7 @@ def _split(source: Path, target: Path) -> int:
     return count
 
 
-def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_control: str,
+def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_control: str,
                   kv_namespace: str | None = None) -> CloudflareProject:
     """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
@@ -106,7 +106,7 @@ def write_project(site: Path, keys_file: Path, out: Path, name: str, cache_contr
     secret (edge.SECRET_FILE) is kept from the previous project."""
     project = CloudflareProject(out)
     with folder_replacing(out) as folder:
-        _write_into(folder, project, site, keys_file, out, name, cache_control, kv_namespace)
+        _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace)
     return project
 
 
@@ -133,7 +133,7 @@ def _files_of(release_dir: Path) -> int:
     return sum(max(1, -(-(release_dir / r).stat().st_size // MAX_FILE_BYTES)) for r in served_files(release_dir))
 
 
-def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file: Path,
+def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey],
                 out: Path, name: str, cache_control: str, kv_namespace: str | None) -> None:
     counted = [0]
 
@@ -162,7 +162,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys_file:
         listed[relative] = (stamp, len(body))
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     folders = {release: edge.folder / release for release in descriptions}
-    entries, audiences = key_entries(keys_file, folders, secret)
+    entries, audiences = key_entries(keys, folders, secret)
     values = {digest: orjson.dumps(entry).decode() for digest, entry in sorted(entries.items())}  # as KV stores them
     live = descriptions[edge.current]
     description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,

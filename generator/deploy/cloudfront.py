@@ -23,9 +23,9 @@ import orjson
 
 from ..edge import CORE, EDGE_SOURCE, script
 from ..files import folder_replacing, write_atomic
-from ..publish import RELEASES
+from ..keys import ApiKey
+from ..publish import RELEASES, live_release
 from ..render.timeline import edge_states, gate_table, immutable
-from ..serve.runtime import live_release
 from .edge import deployment_secret, edge_timeline, hashed_keys, route_description, served_files, timeline_files
 
 MAX_CODE_BYTES = 10 * 1024
@@ -103,17 +103,17 @@ def entries_bytes(entries: list[tuple[str, str]]) -> int:
     return sum(len(k.encode()) + len(v.encode()) for k, v in entries)
 
 
-def store_entries(release_dir: Path, release_id: str, keys_file: Path, cache_control: str,
+def store_entries(release_dir: Path, release_id: str, keys: list[ApiKey], cache_control: str,
                   secret: str) -> list[tuple[str, str]]:
     """The KeyValueStore's entries of one release alone: its tables, the hashed keys, and `release`."""
-    keys = hashed_keys(keys_file, {release_id: release_dir}, secret)
+    hashed = hashed_keys(keys, {release_id: release_dir}, secret)
     description = route_description(release_dir, release_id, cache_control, [])
-    return (release_entries(release_dir, release_id) + _user_entries(release_id, keys["users"][release_id])
-            + [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
+    return (release_entries(release_dir, release_id) + _user_entries(release_id, hashed["users"][release_id])
+            + [(f"k:{digest}", user) for digest, user in hashed["keys"].items()]
             + [("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode())])
 
 
-def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, keep: int | None,
+def site_entries(site: Path, keys: list[ApiKey], cache_control: str, secret: str, keep: int | None,
                  keep_days: float | None) -> tuple[list[tuple[str, str]], list[str], dict]:
     """The KeyValueStore's entries of what a site's edge answers (edge.edge_timeline: the releases `riskapi
     deploy s3` uploads with the same --keep and --keep-days), newest first while the store holds them
@@ -137,14 +137,14 @@ def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, k
         held[0] += size
         return True
     edge, left_out = edge_timeline(site, keep, fits, keep_days)
-    keys = hashed_keys(keys_file, {release: edge.folder / release for release in edge.answered}, secret)
+    hashed = hashed_keys(keys, {release: edge.folder / release for release in edge.answered}, secret)
     entries = []
     for release in edge.answered:
-        entries += tables_of(release) + _user_entries(release, keys["users"][release])
+        entries += tables_of(release) + _user_entries(release, hashed["users"][release])
     entries += [(f"r:{release}", orjson.dumps(state).decode()) for release, state in edge_states(edge).items()]
     documents, _ = timeline_files(edge)
     entries += [(f"timeline:f:{path.removesuffix(INDEX)}", str(len(body))) for path, body in documents.items()]
-    entries += [(f"k:{digest}", user) for digest, user in keys["keys"].items()]
+    entries += [(f"k:{digest}", user) for digest, user in hashed["keys"].items()]
     settings = route_description(edge.folder / current, current, cache_control, [])
     # written last when entries are put one by one: the switch to this release
     entries.append(("release", orjson.dumps({**{name: settings[name] for name in SETTINGS},
@@ -153,18 +153,18 @@ def site_entries(site: Path, keys_file: Path, cache_control: str, secret: str, k
     return entries, left_out, gate
 
 
-def write_project(site: Path, keys_file: Path, out: Path, cache_control: str, keep: int | None = None,
+def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str, keep: int | None = None,
                   keep_days: float | None = None) -> CloudFrontProject:
     """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into a
     new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
     viewer-request function carries the deployment's secret the store's keys are hashed with."""
     project = CloudFrontProject(out)
     with folder_replacing(out) as folder:
-        _write_into(folder, project, site, keys_file, out, cache_control, keep, keep_days)
+        _write_into(folder, project, site, keys, out, cache_control, keep, keep_days)
     return project
 
 
-def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file: Path, out: Path,
+def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], out: Path,
                 cache_control: str, keep: int | None, keep_days: float | None) -> None:
     secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
     code = {name: (MINIFIED / name).read_bytes().replace(SECRET_PLACEHOLDER.encode(), secret.encode())
@@ -173,7 +173,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys_file:
         project.code_bytes[name] = len(text)
         if project.code_bytes[name] > MAX_CODE_BYTES:  # the code is ours, not the data's: never deploy it
             raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over CloudFront's {MAX_CODE_BYTES:,}")
-    entries, left_out, gate = site_entries(site, keys_file, cache_control, secret, keep, keep_days)
+    entries, left_out, gate = site_entries(site, keys, cache_control, secret, keep, keep_days)
     if left_out:
         project.warnings.append(f"{len(left_out)} older releases left out of the KeyValueStore "
                                 f"({', '.join(sorted(left_out))}): they answer 410 at CloudFront")

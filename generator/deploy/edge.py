@@ -18,14 +18,13 @@ import orjson
 
 from ..edge import EDGE_SOURCE
 from ..files import write_atomic
-from ..publish import GZIP_MIN_BYTES, live_since, release_order, was_live
+from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
+from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order, was_live
 from ..render.nginx_maps import ROUTING
 from ..render.release_info import read_release_info
 from ..render.timeline import Timeline, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..routes import audience_name
-from ..serve.keys import grant_set_audiences, read_keys, served_audiences
-from ..serve.runtime import live_release
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
@@ -115,40 +114,39 @@ def deployment_secret(folder: Path, earlier: Path | None = None) -> tuple[str, b
     return secret, True
 
 
-def hashed_keys(keys_file: Path, releases: dict[str, Path], secret: str) -> dict:
+def hashed_keys(keys: list[ApiKey], releases: dict[str, Path], secret: str) -> dict:
     """keys.json of the edge core: each active key's keyed hash → its user; for each release answered
     (`releases`: id → folder), each user → the custom models it may use there and the audience variant it
     is served (as nginx's key map has them), and `preview` where it may read staged releases. The
     keys file is read as serve reads it: a bad line serves no key here either."""
-    keys = read_keys(keys_file, missing_ok=True)
-    previewers = {ascii_lower(k.user) for k in keys if k.active and k.preview}
+    may_preview = {ascii_lower(user) for user in previewers(keys)}
     users = {}
     for release, folder in releases.items():
         served = served_audiences(keys, *read_release_info(folder))
         users[release] = {ascii_lower(user): {"models": sorted(models), "audience": audience,
-                                              **({"preview": True} if ascii_lower(user) in previewers else {})}
+                                              **({"preview": True} if ascii_lower(user) in may_preview else {})}
                           for user, (models, audience) in served.items()}
     # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
     return {"keys": {keyed_hash(secret, ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
             "users": users}
 
 
-def key_entries(keys_file: Path, releases: dict[str, Path], secret: str) -> tuple[dict[str, dict], dict[str, dict]]:
+def key_entries(keys: list[ApiKey], releases: dict[str, Path], secret: str
+                ) -> tuple[dict[str, dict], dict[str, dict]]:
     """The keys as a key-value store holds them (Workers KV): each active key's keyed hash → its user,
     the custom models its user may use, their grant set's name and `preview` where it may read staged
     releases; and, for each release answered, each grant set held → the audience variant it is served
     there (public where not listed). Per client one entry a key; per release one row a grant set."""
-    keys = read_keys(keys_file, missing_ok=True)
     grants, by_release = grant_set_audiences(keys, [(release, *read_release_info(folder))
                                                     for release, folder in releases.items()])
-    previewers = {ascii_lower(k.user) for k in keys if k.active and k.preview}
+    may_preview = {ascii_lower(user) for user in previewers(keys)}
     entries = {}
     for k in keys:
         if k.active:
             user, models = ascii_lower(k.user), grants[k.user]
             entries[keyed_hash(secret, ascii_lower(k.key))] = {
                 "user": user, "models": sorted(models), "set": audience_name(models),
-                **({"preview": True} if user in previewers else {})}
+                **({"preview": True} if user in may_preview else {})}
     return entries, by_release
 
 

@@ -23,8 +23,10 @@ from .site import (
                    gone_releases,
                    kept_releases,
                    live_periods,
+                   live_release,
                    live_since,
                    missing_files,
+                   no_release,
                    read_manifest,
                    release_order,
                    releases,
@@ -39,7 +41,8 @@ from .twins import COMPRESSED_FORMS, GZIP_MIN_BYTES, TWIN_SUFFIXES, twins_of
 from .writer import KEEP_RELEASES, ReleaseWriter
 
 __all__ = ["CHANGES", "CURRENT", "MANIFEST", "RELEASES", "Release", "SiteLock", "built_against", "current_release",
-           "ever_live", "gone_releases", "kept_releases", "live_periods", "live_since", "missing_files",
+           "ever_live", "gone_releases", "kept_releases", "live_periods", "live_release", "live_since", "no_release",
+           "missing_files",
            "read_manifest", "release_order", "releases", "repair_catalogue", "rollback", "staged_releases",
            "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES",
            "twins_of", "KEEP_RELEASES", "ReleaseWriter"]

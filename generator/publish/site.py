@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from ..catalogue import ROLLBACK, History, LivePeriod, read_history, switching
-from ..errors import PublishError
+from ..errors import PublishError, ServeError
 from ..files import link_atomic
 
 RELEASES = "releases"
@@ -49,6 +49,18 @@ def current_release(site: Path) -> str | None:
     if not link.is_symlink():
         return None
     return Path(os.readlink(link)).name
+
+
+def no_release(site: Path) -> ServeError:
+    return ServeError(f"{site} has no current release; run `riskapi build` first")
+
+
+def live_release(site: Path) -> str:
+    """The id of a site's current release; a ServeError saying to build first when it has none."""
+    release = current_release(site)
+    if release is None:
+        raise no_release(site)
+    return release
 
 
 def read_manifest(release_dir: Path) -> dict[str, dict]:

@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 
 from ..files import write_atomic
+from ..keys import summarised
 from ..processes import process_state
-from .keys import summarised
 
 SERVING = ".serving"
 KEPT_REJECTIONS = 10

@@ -38,9 +38,9 @@ from ..catalogue import Catalogue
 from ..encodings import identity
 from ..errors import RiskApiError
 from ..files import write_atomic
+from ..keys import keys_lock, read_keys, served_audiences
 from ..publish import RELEASES, current_release
 from ..render.release_info import read_release_info, release_site_url
-from .keys import keys_lock, read_keys, served_audiences
 
 SUBSCRIBERS, DELIVERIES = "subscribers.csv", "deliveries.log"
 HEADER = ["user", "url", "secret", "network"]

@@ -1,18 +1,15 @@
-"""The keys file (CSV: user, key, models, active) and the nginx key map rendered from it.
+"""The keys file (CSV: user, key, models, active), read line by line and rewritten whole.
 
-The file is read line by line: a bad line is a located problem of its own and serves no key, while
-every other line goes on working, so a typo never takes the API down and never blocks a revocation.
-A rewrite (add, revoke) keeps every other line exactly as it was written, bad ones included.
+A bad line is a located problem of its own and serves no key, while every other line goes on working,
+so a typo never takes the API down and never blocks a revocation. A rewrite (add, revoke) keeps every
+other line exactly as it was written, bad ones included.
 """
 from __future__ import annotations
 
-import base64
 import contextlib
 import csv
 import fcntl
-import math
 import re
-import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,20 +19,14 @@ from ..encodings import identity
 from ..errors import KeysError
 from ..files import write_atomic
 from ..load.problems import SHOWN_PER_KIND
-from ..render.templates import template_environment
+from .strength import KEY, key_weakness, new_key, normalise_key
 
 HEADER = ["user", "key", "models", "active"]
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
-KEY = re.compile(r"[a-z0-9._~-]{16,128}")
 USER_RULE = "may only use letters, digits and . _ @ - (at most 64)"
 # A grant in the models column that is no model (a model code cannot start with @): the key may read
 # staged releases under their own id (riskapi build --stage), which no other key sees.
 PREVIEW_GRANT = "@preview"
-# A key given with --key must be as hard to guess as a generated one (128 bits): see key_weakness.
-MIN_KEY_BITS = 128
-MIN_DISTINCT_CHARACTERS = 8
-KEY_ALPHABETS = ("0123456789", "0123456789abcdef", "abcdefghijklmnopqrstuvwxyz",
-                 "0123456789abcdefghijklmnopqrstuvwxyz", "0123456789abcdefghijklmnopqrstuvwxyz._~-")
 
 
 @dataclass(frozen=True)
@@ -105,41 +96,6 @@ def summarised(problems: list[str]) -> list[str]:
 def problems_warning(count: int, shown: list[str]) -> str:
     """What `keys`, `serve` and `deploy` say of a keys file's bad lines (`shown`: summarised)."""
     return f"{count:,} line(s) of the keys file serve no key until fixed:\n  " + "\n  ".join(shown)
-
-
-def new_key() -> str:
-    """A lower-case hex key of 128 bits (nginx's map keys ignore letter case)."""
-    return secrets.token_hex(16)
-
-
-def normalise_key(key: str) -> str:
-    folded = key.strip().lower()
-    if not KEY.fullmatch(folded):
-        raise KeysError("a key must be 16 to 128 characters of letters, digits and . _ ~ - "
-                        "(it is stored in lower case, since nginx compares keys ignoring case)")
-    return folded
-
-
-def key_bits(key: str) -> float:
-    """The estimated strength of a key: its length × log2 of the smallest alphabet of generated keys
-    that holds it (digits 3.3 bits a character, hex 4, letters 4.7, letters and digits 5.2, with
-    . _ ~ - 5.3). A generated key (32 hex characters) is 128 bits."""
-    alphabet = next(a for a in KEY_ALPHABETS if set(key) <= set(a))
-    return len(key) * math.log2(len(alphabet))
-
-
-def key_weakness(key: str) -> str | None:
-    """Why a (normalised) key is too easy to guess, or None: under 128 bits by key_bits, fewer than 8
-    different characters, or a shorter text repeated (`passwordpassword…`, `0123…0123…`)."""
-    bits = key_bits(key)
-    if bits < MIN_KEY_BITS:
-        return (f"it has about {bits:.0f} bits ({len(key)} characters of a {len(key) and 2 ** (bits / len(key)):.0f}-"
-                f"character alphabet); {MIN_KEY_BITS} are needed, e.g. 32 random hex digits")
-    if len(set(key)) < MIN_DISTINCT_CHARACTERS:
-        return f"it uses only {len(set(key))} different characters"
-    if re.fullmatch(r"(.+?)\1+", key):
-        return "it repeats a shorter text"
-    return None
 
 
 def _cells(line: str) -> list[str] | None:
@@ -334,79 +290,3 @@ def revoke(path: Path, user: str) -> tuple[int, KeysFile]:
         active = [k for k in keys_file.keys if identity(k.user) == identity(user) and k.active]
         write_lines(path, _with_user_revoked(keys_file, user))
     return len(active), keys_file
-
-
-def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]) -> str:
-    """nginx maps: credential → user, user:model → granted, and release:user → audience (the variant of
-    endpoints 1 and 5 the user is served in each release answered: `releases` are (id, its custom
-    models, its audiences; None: every set has one)). Grants are the keys file's now, in every release.
-
-    docs/api.md accepts `apikey USER:KEY`, the bare `KEY` and HTTP Basic; nginx.conf reduces the header to
-    `USER:KEY`, `KEY` or `basic:BASE64`, which these entries match exactly.
-    """
-    credentials = []
-    for k in keys:
-        if k.active:
-            basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
-            credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
-    grants, by_release = grant_set_audiences(keys, releases)
-    granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
-    grant_sets = [(user, routes.audience_name(models)) for user, models in sorted(grants.items()) if models]
-    audience_rows = [(f"{release}:{grant_set}", audience) for release, variants in by_release.items()
-                     for grant_set, audience in variants.items()]
-    previewers = sorted({k.user for k in keys if k.active and k.preview})
-    return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,
-                                                                       grant_sets=grant_sets, audiences=audience_rows,
-                                                                       previewers=previewers)
-
-
-def grant_set_audiences(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
-                        ) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
-    """Each user with an active key → the custom models (of any of `releases`) it may use; and for each
-    release, each grant set held (by name) → the variant that release serves it, where not public. What
-    a server keeps per client is its grant set; per release, one row per grant set held, whatever the
-    number of clients."""
-    every_custom = tuple(sorted({model for _, custom, _ in releases for model in custom}))
-    grants = user_grants(keys, every_custom)
-    held = sorted({models for models in grants.values() if models}, key=routes.audience_name)
-    by_release: dict[str, dict[str, str]] = {}
-    for release, custom, audiences in releases:
-        variants = by_release.setdefault(release, {})
-        for models in held:
-            audience = release_audience(models & frozenset(custom), audiences)
-            if audience != routes.PUBLIC:
-                variants[routes.audience_name(models)] = audience
-    return grants, by_release
-
-
-def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],
-                     audiences: list[frozenset[str]] | None) -> dict[str, tuple[frozenset[str], str]]:
-    """Each user with an active key (sorted): the custom models it may use, and the name of the audience
-    variant it is served (its grant set where the release has it; `audiences` None: every set has one)."""
-    return {user: (models, release_audience(models, audiences))
-            for user, models in sorted(user_grants(keys, custom_models).items())}
-
-
-def release_audience(grants: frozenset[str], audiences: list[frozenset[str]] | None) -> str:
-    """The name of the variant a release serves a client with these grants (its custom models only);
-    `audiences` None: every set has one."""
-    return routes.audience_name(grants if audiences is None else routes.audience_for(grants, audiences))
-
-
-def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str, frozenset[str]]:
-    """Each user with an active key, and the release's custom models its active keys grant together."""
-    grants: dict[str, set[str]] = {}
-    for k in keys:
-        if k.active:
-            grants.setdefault(k.user, set()).update(m for m in k.models if m in custom_models)
-    return {user: frozenset(models) for user, models in grants.items()}
-
-
-def missing_variant(keys: list[ApiKey], user: str, custom_models: tuple[str, ...],
-                    audiences: list[frozenset[str]] | None) -> tuple[frozenset[str], frozenset[str]] | None:
-    """(the user's grant set, the variant it is served) when the release has no variant of its own."""
-    if audiences is None:
-        return None  # a release from before audiences were listed had one for every set
-    held = user_grants(keys, custom_models).get(user, frozenset())
-    served = routes.audience_for(held, audiences)
-    return None if served == held else (held, served)
