@@ -37,7 +37,13 @@ need Node.js npm -- nodejs npm
 # npm install, not npm ci: npm ci rejects a lock file without the entries of other platforms' optional
 # packages (workerd ships one per platform), which npm leaves out of it on Linux.
 npm install --prefix tests/clients --no-save --no-audit --no-fund --loglevel=error >/dev/null
-# Lint and types first: a finding ends the run before the (long) tests (docs/develop.md).
+# Lint and types first: a finding ends the run before the (long) tests (docs/develop.md). The edge
+# scripts' syntax in Node, and the edge core's types (tsc --checkJs: the core runs on every server).
 python3 -m ruff check .
 python3 -m mypy
+for script in generator/edge/*.js generator/edge/*.mjs; do
+  node --experimental-default-type=module --check "$script"
+done
+tests/clients/node_modules/.bin/tsc --noEmit --allowJs --checkJs --target es2022 --module es2022 \
+  --moduleResolution bundler --lib es2022 generator/edge/core.js
 python3 -m pytest "$@"

@@ -107,6 +107,29 @@ SERVERS = ("nginx", "workerd", "cloudfront")
 FIXTURES = {"nginx": "nginx_server", "workerd": "edge", "cloudfront": "cloudfront"}  # a server's fixture
 
 
+# --quick: the part of the suite that needs neither workerd, nor the CloudFront harness and its S3
+# server, nor 100,000 keys: the tests of every other server, the build, the CLI and the faults.
+EDGE_FIXTURES = {"edge", "s3", "cloudfront"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true",
+                     help="leave out what needs workerd, the CloudFront harness or 100,000 keys (marked slow)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--quick"):
+        return
+    def at_the_edge(item) -> bool:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return (item.get_closest_marker("slow") is not None or bool(EDGE_FIXTURES & set(item.fixturenames))
+                or any(isinstance(value, str) and value in SERVERS[1:] for value in params.values()))
+    left_out = [item for item in items if at_the_edge(item)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not at_the_edge(item)]
+
+
 @pytest.fixture
 def place():
     """A folder nginx workers may enter, removed afterwards: for tests that start nginx themselves."""

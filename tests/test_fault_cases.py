@@ -465,6 +465,7 @@ def test_text_that_a_spreadsheet_runs_is_neutralised_in_the_csv_export_only(data
 
 # ---- the keys file at the edge: the Worker compares what nginx compares --------------------------------
 
+@pytest.mark.slow  # workerd
 def test_bad_keys_lines_serve_no_key_on_nginx_and_in_workerd_alike(place):
     from .live import start_edge_server
     with serving_copy_of(TINY, place) as nginx:

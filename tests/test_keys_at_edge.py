@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -22,6 +23,8 @@ from generator.keys import revoke
 
 from .conftest import TINY
 from .live import NODE_TOOLS, apply_keys, free_port, wait_for, wrangler_env
+
+pytestmark = pytest.mark.slow  # workerd with 100,000 keys
 
 KEYS = 100_000
 

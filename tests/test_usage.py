@@ -89,6 +89,7 @@ def test_csv_and_table(served):
     assert table[2].split()[:2] == ["alice", "4"]
 
 
+@pytest.mark.slow  # workerd
 def test_the_worker_s_usage_lines_count_the_same(served, tmp_path):
     # the same requests of the same keys at the Worker (wrangler dev, its output as the log): its one
     # JSON line per request gives the same counts, statuses and bytes as nginx's access log
