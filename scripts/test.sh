@@ -46,4 +46,6 @@ for script in generator/edge/*.js generator/edge/*.mjs; do
 done
 tests/clients/node_modules/.bin/tsc --noEmit --allowJs --checkJs --target es2022 --module es2022 \
   --moduleResolution bundler --lib es2022 generator/edge/core.js
-python3 -m pytest "$@"
+# Two processes (pytest-xdist; each starts the servers its tests need): the suite in about 7 minutes
+# here instead of 11.
+python3 -m pytest -n 2 "$@"
