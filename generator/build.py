@@ -8,7 +8,7 @@ import gc
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 
@@ -61,7 +61,7 @@ class StageClock:
     def __init__(self, stages: dict[str, float]):
         self.stages = stages
 
-    def run(self, stage: str, function, *args):
+    def run(self, stage: str, function: Callable[..., Any], *args: Any) -> Any:
         started = time.perf_counter()
         try:
             return function(*args)
@@ -70,7 +70,7 @@ class StageClock:
 
 
 @contextlib.contextmanager
-def cyclic_gc_paused():
+def cyclic_gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for one build.
 
     A build makes millions of small acyclic objects (freed by reference counting); the cyclic

@@ -162,5 +162,5 @@ def format_diff(diff: ReleaseDiff, old: str | None, new: str) -> str:
     return "\n".join(out)
 
 
-def _value(result: dict | None, key: str):
+def _value(result: dict | None, key: str) -> object:
     return "not scored" if result is None else result.get(key)

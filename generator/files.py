@@ -124,7 +124,7 @@ class NamedFile:
     def __enter__(self) -> "NamedFile":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if exc[0] is not None:  # already failing: close without hiding that error
             with suppress(OSError):
                 self._file.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from .encodings import client_encodings
 
@@ -160,7 +161,7 @@ def audience_name(grants: frozenset[str] | tuple[str, ...]) -> str:
     return "+".join(sorted(grants)) if grants else PUBLIC
 
 
-def audiences(custom_models: tuple[str, ...], grant_sets=()) -> list[frozenset[str]]:
+def audiences(custom_models: tuple[str, ...], grant_sets: Iterable[Iterable[str]] = ()) -> list[frozenset[str]]:
     """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (docs/api.md, custom models):
     none (public), each custom model alone, and each set of several that a client holds — never every
     subset, which would grow as 2 ** custom models."""
@@ -226,7 +227,7 @@ def model_scores(model: str, ordering: str = "country_code", country: str | None
                        country)
 
 
-def score_list_models(files) -> list[str]:
+def score_list_models(files: Iterable[str]) -> list[str]:
     """The models whose endpoint 3 document (default ordering) is among `files` of a release."""
     prefix, suffix = model_scores("{model}").file.split("{model}")
     names = (f[len(prefix):-len(suffix)] for f in files if f.startswith(prefix) and f.endswith(suffix))
@@ -315,12 +316,12 @@ class VisibleFiles:
     """Files grouped by what decides their visibility, so that what each of many audiences may know of
     costs the groups, not the files (visible_to per file and audience grows as audiences × documents)."""
 
-    def __init__(self, files):
+    def __init__(self, files: Iterable[str]) -> None:
         self.groups: dict[tuple[str | None, str | None], list[str]] = {}
         for file in files:
             self.groups.setdefault(_visibility(file), []).append(file)
 
-    def _visible(self, grants: frozenset[str], custom_models: set[str]):
+    def _visible(self, grants: frozenset[str], custom_models: set[str]) -> list[list[str]]:
         hidden, mine = custom_models - grants, audience_name(grants)
         return [files for (model, audience), files in self.groups.items()
                 if model not in hidden and audience in (None, mine)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterable
 
 import jsonschema_rs
 
@@ -27,7 +28,7 @@ def load_schemas(schema_dir: Path = SCHEMA_DIR, original: bool = False) -> dict[
     return schemas
 
 
-def json_path(path) -> str:
+def json_path(path: Iterable[str | int]) -> str:
     """`$.data[0].results[0].score` from a list of keys and indexes."""
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
 

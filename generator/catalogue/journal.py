@@ -2,7 +2,10 @@
 [INSTANT]` a line), imported once into a new catalogue, line for line."""
 from __future__ import annotations
 
+import sqlite3
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import CatalogueError
 from . import instants
@@ -12,7 +15,15 @@ from .instants import built_at_ms, parse_instant
 REPAIR_HINT = "`riskapi releases --repair` rebuilds it from the release folders"
 
 
-def import_journal(catalogue, journal: Path, current: str | None, on_disk: set[str]) -> None:
+class Recorder(Protocol):
+    """What the import needs of a new catalogue (store.Catalogue)."""
+
+    def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = ()) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+def import_journal(catalogue: Recorder, journal: Path, current: str | None, on_disk: set[str]) -> None:
     """Every line of a text journal (written by riskapi before the catalogue), as it was: stagings as
     staged releases, switches as done — but for those after the last whose replay ends at `current`,
     which never took effect (void), with `current` the release the site's link names; a release it names

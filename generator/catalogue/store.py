@@ -177,7 +177,7 @@ class Catalogue:
     def __enter__(self) -> Catalogue:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @contextlib.contextmanager

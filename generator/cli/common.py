@@ -9,10 +9,12 @@ import sys
 import traceback
 import urllib.parse
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import click
 
 from ..build import BuildReport
+from ..keys import KeysFile
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
                            default="data", show_default=True, envvar="RISKAPI_DATA",
@@ -26,9 +28,9 @@ KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False
                            help="The keys file (CSV: user, key, models, active), outside the served tree.")
 
 
-def options(*decorators):
+def options(*decorators: Callable[[Callable], Callable]) -> Callable[[Callable], Callable]:
     """Several click options as one decorator, in the order written (options commands share)."""
-    def apply(command):
+    def apply(command: Callable) -> Callable:
         for option in reversed(decorators):
             command = option(command)
         return command
@@ -41,7 +43,7 @@ class RiskApiGroup(click.Group):
     A RiskApiError prints its message; an OSError (a full disk, a permission) prints the path and
     the reason; anything else is a bug and says so. Tracebacks only with -v."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.UsageError):
@@ -104,12 +106,12 @@ def _stages(report: BuildReport) -> str:
     return ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stages.items())
 
 
-def _more_verbose(ctx: click.Context, _param, count: int) -> None:
+def _more_verbose(ctx: click.Context, _param: click.Parameter, count: int) -> None:
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = ctx.obj.get("verbose", 0) + count
 
 
-def _quiet(ctx: click.Context, _param, quiet: bool) -> None:
+def _quiet(ctx: click.Context, _param: click.Parameter, quiet: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj["quiet"] = ctx.obj.get("quiet", False) or quiet
 
@@ -150,7 +152,7 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
             click.echo(f"  … and {len(report.warnings) - 10} more (-v lists them all)", err=True)
 
 
-def _site_url(ctx, param, value: str | None) -> str | None:
+def _site_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """An http(s) address without a trailing slash, path allowed (a site served under a prefix)."""
     if value is None:
         return None
@@ -163,7 +165,7 @@ def _site_url(ctx, param, value: str | None) -> str | None:
 
 
 
-def _cache_control(_ctx, param, value: str) -> str:
+def _cache_control(_ctx: click.Context, param: click.Parameter, value: str) -> str:
     """A Cache-Control value as nginx can carry it: directives only (a `$` would be an nginx variable)."""
     if not re.fullmatch(r'[A-Za-z0-9 ,=\-_."]+', value):
         raise click.BadParameter(f"{value!r} is not a Cache-Control value: use directives such as "
@@ -174,7 +176,7 @@ def _cache_control(_ctx, param, value: str) -> str:
 def command_table() -> list[tuple[str, str]]:
     """Every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the
     reference page)."""
-    def walk(group: click.Group, prefix: str):
+    def walk(group: click.Group, prefix: str) -> Iterator[tuple[str, str]]:
         for name, command in sorted(group.commands.items()):
             if isinstance(command, click.Group):
                 yield from walk(command, f"{prefix} {name}")
@@ -183,7 +185,7 @@ def command_table() -> list[tuple[str, str]]:
     return list(walk(main, "riskapi"))
 
 
-def warn_of_keys_problems(keys_read) -> None:
+def warn_of_keys_problems(keys_read: KeysFile) -> None:
     """A keys file's bad lines (summarised), on stderr: they serve no key; the command itself went through."""
     if keys_read.warning():
         click.echo(f"warning: {keys_read.warning()}", err=True)

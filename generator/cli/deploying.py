@@ -44,7 +44,7 @@ def deploy() -> None:
                    "without it, wrangler dev's own.")
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
 @click.pass_context
-def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
+def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
                       kv_namespace: str | None, strict: bool) -> None:
     """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) of the site's releases."""
     from ..deploy.cloudflare import node_problem, write_project
@@ -77,7 +77,7 @@ def deploy_cloudflare(ctx, site_dir: Path, keys_file: Path, out_dir: Path, name:
 @_keep_options
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
 @click.pass_context
-def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, keep: int,
+def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, keep: int,
                       keep_days: float | None, strict: bool) -> None:
     """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the site's releases."""
     from ..deploy.cloudfront import write_project
@@ -107,8 +107,8 @@ def deploy_cloudfront(ctx, site_dir: Path, keys_file: Path, out_dir: Path, cache
               help="Cache-Control of every uploaded file.")
 @_keep_options
 @click.pass_context
-def deploy_s3(ctx, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str, cache_control: str,
-              keep: int, keep_days: float | None) -> None:
+def deploy_s3(ctx: click.Context, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str,
+              cache_control: str, keep: int, keep_days: float | None) -> None:
     """Upload the site's releases to an S3 bucket and switch its current.json to the current one last
     (credentials: AWS_* or ~/.aws)."""
     from ..deploy import s3

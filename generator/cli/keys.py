@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:  # imported where used: `riskapi --help` stays quick
+    from ..keys import ApiKey
 
 from .common import KEYS_OPTION, SITE_OPTION, _say, main, warn_of_keys_problems
 
@@ -25,7 +29,7 @@ def keys() -> None:
 @click.option("--allow-weak", is_flag=True, help="Accept a --key under 128 bits (for keys clients already hold).")
 @click.option("--preview", is_flag=True, help="The key may also read staged releases (riskapi build --stage).")
 @click.pass_context
-def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
+def keys_add(ctx: click.Context, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
              site_dir: Path, force: bool, allow_weak: bool, preview: bool) -> None:
     """Add a key for USER and print it (once: it is not shown again)."""
     from ..keys import add_key, key_weakness, load_keys, missing_variant, read_keys
@@ -34,7 +38,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
     release = release_variants(site_dir) if granted and not force else None
     shown = []
 
-    def show(new) -> None:  # before the file is replaced: a kill after it never hides the new key
+    def show(new: ApiKey) -> None:  # before the file is replaced: a kill after it never hides the new key
         click.echo(new.key)
         sys.stdout.flush()
         shown.append(new)
@@ -64,7 +68,7 @@ def keys_add(ctx, user: str, models: str, given_key: str | None, replace_old: bo
 @click.argument("user")
 @KEYS_OPTION
 @click.pass_context
-def keys_revoke(ctx, user: str, keys_file: Path) -> None:
+def keys_revoke(ctx: click.Context, user: str, keys_file: Path) -> None:
     """Deactivate every key of USER."""
     from ..keys import revoke
     count, keys_read = revoke(keys_file, user)

@@ -175,7 +175,7 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
 @click.argument("new", required=False)
 @SITE_OPTION
 @click.pass_context
-def diff(ctx, old: str | None, new: str | None, site_dir: Path) -> None:
+def diff(ctx: click.Context, old: str | None, new: str | None, site_dir: Path) -> None:
     """Print what release NEW changes against OLD (default: the current one against the release it was built
     against, as its change document and the build's headline compare it)."""
     from ..diff import diff_releases, format_diff, read_snapshot
@@ -212,7 +212,7 @@ def rollback(ctx: click.Context, site_dir: Path) -> None:
 @click.option("--date", default=None, help="Result date YYYY-MM-DD [default: the current result].")
 @SITE_OPTION
 @click.pass_context
-def explain(ctx, model: str, country: str, date: str | None, site_dir: Path) -> None:
+def explain(ctx: click.Context, model: str, country: str, date: str | None, site_dir: Path) -> None:
     """Print how MODEL's score for COUNTRY was reached, from the current release."""
     from ..explain import explain as explain_score
     from ..explain import format_explanation

@@ -2,8 +2,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:  # imported where used: `riskapi --help` stays quick
+    import datetime
+
+    from ..serve.runtime import ServeSettings
 
 from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, options
 
@@ -13,7 +19,7 @@ class RateLimit(click.ParamType):
 
     name = "rate"
 
-    def convert(self, value, param, ctx) -> str:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         from ..serve.runtime import nginx_rate
         try:
             return nginx_rate(str(value))
@@ -22,7 +28,7 @@ class RateLimit(click.ParamType):
 
 
 def _serve_settings(site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
-                    rate_limit: str | None, foreground: bool = True):
+                    rate_limit: str | None, foreground: bool = True) -> ServeSettings:
     from ..serve.runtime import ServeSettings
     return ServeSettings(site=site_dir.resolve(), keys=keys_file.resolve(), host=host, port=port,
                          cache_control=cache_control, rate_limit=rate_limit, foreground=foreground)
@@ -45,7 +51,7 @@ _serve_options = options(
 @click.option("--prefix", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for nginx's configuration, logs and temp files [default: a new private one].")
 @click.pass_context
-def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+def serve(ctx: click.Context, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
           rate_limit: str | None, prefix: Path | None) -> None:
     """Serve the current release with nginx until interrupted; reload on a new release or keys change."""
     import shutil
@@ -64,7 +70,7 @@ def serve(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_cont
 @main.command()
 @SITE_OPTION
 @click.pass_context
-def status(ctx, site_dir: Path) -> None:
+def status(ctx: click.Context, site_dir: Path) -> None:
     """Show what each running `riskapi serve` of the site serves, and the changes nginx rejected."""
     from ..catalogue import read_history
     from ..errors import CatalogueError
@@ -98,7 +104,7 @@ def status(ctx, site_dir: Path) -> None:
 @click.option("--out", "prefix", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="nginx prefix to write conf/ into (run nginx with -p OUT -c OUT/conf/nginx.conf).")
 @click.pass_context
-def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
+def nginx_config(ctx: click.Context, site_dir: Path, keys_file: Path, host: str, port: int, cache_control: str,
                  rate_limit: str | None, prefix: Path) -> None:
     """Render and check the nginx configuration for your own nginx (run again, then reload, after changes)."""
     from ..serve.runtime import NginxRuntime
@@ -118,7 +124,7 @@ def nginx_config(ctx, site_dir: Path, keys_file: Path, host: str, port: int, cac
               help="Only requests from this UTC date or time on (2026-11-01, 2026-11-01T12:00:00).")
 @click.option("--by", type=click.Choice(["user", "route", "day"]), default="user", show_default=True)
 @click.option("--format", "output", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def usage(site_dir: Path, logs: tuple[Path, ...], since, by: str, output: str) -> None:
+def usage(site_dir: Path, logs: tuple[Path, ...], since: datetime.datetime | None, by: str, output: str) -> None:
     """Requests, bytes and status classes per user (never a key), route or day, from nginx's access log."""
     import csv
     import datetime

@@ -51,7 +51,7 @@ def subscribers_remove(user: str, url: str | None, keys_file: Path) -> None:
         raise WebhookError(f"no subscriber {user!r}" + (f" at {url}" if url else ""))
 
 
-def tell_subscribers(ctx, site_dir: Path, keys_file: Path, release: str | None = None) -> bool:
+def tell_subscribers(ctx: click.Context, site_dir: Path, keys_file: Path, release: str | None = None) -> bool:
     """Send the webhooks of a release and say how each went; False if one was not delivered. Nothing
     without subscribers (run by build and promote once a release is live, and by notify)."""
     from ..serve.webhooks import notify as send
@@ -73,7 +73,7 @@ def tell_subscribers(ctx, site_dir: Path, keys_file: Path, release: str | None =
 @SITE_OPTION
 @KEYS_OPTION
 @click.pass_context
-def notify(ctx, release: str | None, site_dir: Path, keys_file: Path) -> None:
+def notify(ctx: click.Context, release: str | None, site_dir: Path, keys_file: Path) -> None:
     """POST each subscriber the signed release.published event of a release (retried, bounded; logged)."""
     if not tell_subscribers(ctx, site_dir, keys_file, release):
         raise click.exceptions.Exit(1)

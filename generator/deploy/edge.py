@@ -13,6 +13,7 @@ import re
 import secrets
 import time
 from pathlib import Path
+from typing import Callable
 
 import orjson
 
@@ -59,7 +60,7 @@ def route_description(release_dir: Path, release_id: str, cache_control: str, fi
             "no_match": routing["no_match"], "compressed_over": GZIP_MIN_BYTES, "files": stamps}
 
 
-def edge_timeline(site: Path, keep: int | None = None, fits=None,
+def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], bool] | None = None,
                   keep_days: float | None = None) -> tuple[Timeline, list[str]]:
     """What an edge deploy answers: the site's current release at every route, and its other answered
     releases (kept, staged) under their id, newest first, at most `keep` in all (None: every one) and

@@ -21,6 +21,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -60,7 +61,7 @@ def object_headers(relative: str, cache_control: str, digest: str, release_id: s
     return headers
 
 
-def _existing(client, bucket: str, prefix: str) -> dict[str, str]:
+def _existing(client: Any, bucket: str, prefix: str) -> dict[str, str]:
     """Every object under prefix with its ETag (quotes stripped)."""
     found = {}
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
@@ -69,7 +70,7 @@ def _existing(client, bucket: str, prefix: str) -> dict[str, str]:
     return found
 
 
-def _release_ids(client, bucket: str, prefix: str) -> list[str]:
+def _release_ids(client: Any, bucket: str, prefix: str) -> list[str]:
     ids: set[str] = set()
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}releases/",
                                                                  Delimiter="/"):
@@ -77,7 +78,7 @@ def _release_ids(client, bucket: str, prefix: str) -> list[str]:
     return sorted(i for i in ids if RELEASE_ID.fullmatch(i))  # not timeline/
 
 
-def read_pointer(client, bucket: str, prefix: str = "") -> dict | None:
+def read_pointer(client: Any, bucket: str, prefix: str = "") -> dict | None:
     try:
         body = client.get_object(Bucket=bucket, Key=f"{prefix}{POINTER}")["Body"].read()
     except client.exceptions.NoSuchKey:
@@ -85,7 +86,7 @@ def read_pointer(client, bucket: str, prefix: str = "") -> dict | None:
     return orjson.loads(body)
 
 
-def deploy(client, bucket: str, site: Path, prefix: str = "", cache_control: str = "private, no-cache",
+def deploy(client: Any, bucket: str, site: Path, prefix: str = "", cache_control: str = "private, no-cache",
            keep: int = KEEP, keep_days: float | None = None) -> S3Deploy:
     """Upload the site's releases an edge answers (edge.edge_timeline) and their list and TimeMap, then
     switch current.json to the current release, then prune the rest."""
@@ -133,7 +134,7 @@ def deploy(client, bucket: str, site: Path, prefix: str = "", cache_control: str
     return report
 
 
-def prune(client, bucket: str, prefix: str, answered: set[str]) -> tuple[str, ...]:
+def prune(client: Any, bucket: str, prefix: str, answered: set[str]) -> tuple[str, ...]:
     """Delete every release of the bucket but those `answered`; return their ids."""
     gone = tuple(i for i in _release_ids(client, bucket, prefix) if i not in answered)
     for release_id in gone:
@@ -141,7 +142,7 @@ def prune(client, bucket: str, prefix: str, answered: set[str]) -> tuple[str, ..
     return gone
 
 
-def _delete(client, bucket: str, keys: list[str]) -> None:
+def _delete(client: Any, bucket: str, keys: list[str]) -> None:
     for start in range(0, len(keys), 1000):
         client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[start:start + 1000]],
                                                      "Quiet": True})

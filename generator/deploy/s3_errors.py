@@ -6,6 +6,7 @@ before `current.json` is written, so nothing was switched: the message says so."
 from __future__ import annotations
 
 import contextlib
+from typing import Iterator
 
 from ..errors import RiskApiError
 
@@ -51,7 +52,7 @@ def explained(error: Exception, bucket: str, endpoint: str | None) -> DeployErro
 
 
 @contextlib.contextmanager
-def explaining(bucket: str, endpoint: str | None):
+def explaining(bucket: str, endpoint: str | None) -> Iterator[None]:
     """Turn the failures `explained` knows into their one line; the rest pass on unchanged."""
     try:
         yield

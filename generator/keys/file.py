@@ -12,7 +12,7 @@ import fcntl
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from .. import routes
 from ..encodings import identity
@@ -52,7 +52,7 @@ class KeysFile:
     problems: list[str]
     lines: list[str]
 
-    def rows(self):
+    def rows(self) -> Iterator[tuple[int, list[str]]]:
         """(index in lines, cells) of every line after the header that is one CSV record, bad or not."""
         for index, line in enumerate(self.lines[1:], start=1):
             row = _cells(line)
@@ -174,7 +174,7 @@ HEADER_LINE = ",".join(HEADER)
 
 
 @contextlib.contextmanager
-def keys_lock(path: Path):
+def keys_lock(path: Path) -> Iterator[None]:
     """One keys edit at a time: read, change and replace the file under an exclusive lock beside it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "w") as handle:

@@ -148,14 +148,16 @@ def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems
     return ok
 
 
-def _control_characters(record, header, shown_as, line, problems) -> None:
+def _control_characters(record: list[str], header: list[str], shown_as: str, line: int,
+                        problems: ProblemSink) -> None:
     for name, cell in zip(header, record):
         if found := _CONTROL.search(cell):
             problems.append(Problem(shown_as, line, name, f"contains the control character U+{ord(found[0]):04X}",
                                     "remove line breaks, tabs and NUL bytes from cells"))
 
 
-def _parse_record(record, plan, empty, shown_as, line, problems) -> Row | None:
+def _parse_record(record: list[str], plan: list[tuple[str, Any, bool, dict]], empty: dict[str, Any], shown_as: str,
+                  line: int, problems: ProblemSink) -> Row | None:
     cells = dict(empty)
     ok = True
     for (name, parse, required, memory), raw in zip(plan, record):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Iterable
 
 from ..errors import CellError
 from .records import ThresholdRow
@@ -46,7 +47,7 @@ def lower_bound(row: ThresholdRow) -> float:
     return -math.inf if row.lower is None else row.lower
 
 
-def by_lower_bound(rows) -> list[ThresholdRow]:
+def by_lower_bound(rows: Iterable[ThresholdRow]) -> list[ThresholdRow]:
     return sorted(rows, key=lower_bound)
 
 

@@ -109,10 +109,10 @@ class SiteLock:
         fcntl.flock(self._handle, fcntl.LOCK_UN)
         self._handle.close()
 
-    def __enter__(self):
+    def __enter__(self) -> SiteLock:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.unlock()
 
 

@@ -14,6 +14,7 @@ from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any, Callable
 
 import orjson
 
@@ -188,7 +189,7 @@ class ReleaseWriter:
         self._hand_over(write_with_twins, self._batch)
         self._batch, self._batch_bytes = [], 0
 
-    def _hand_over(self, work, what) -> None:
+    def _hand_over(self, work: Callable[..., Any], what: Any) -> None:
         """Give the worker `work(folder, what, stamp)`, once fewer than MAX_PENDING_BATCHES wait."""
         while len(self._pending) >= MAX_PENDING_BATCHES:
             self._collect(self._pending.popleft())
@@ -252,7 +253,7 @@ class ReleaseWriter:
         self.linked += 1
         return True
 
-    def same_as_previous(self, names_its_release) -> bool:
+    def same_as_previous(self, names_its_release: Callable[[str], bool]) -> bool:
         """Whether this release holds exactly the previous one's files and bytes (twins aside), but for
         the files that name their own release (`names_its_release(path)`)."""
         def contents(files: dict[str, dict]) -> dict[str, str]:

@@ -1,6 +1,8 @@
 """Render API documents as plain dicts, each paired with the route that owns its URL and file."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from .. import routes
 from ..load.records import Country
 from ..scoring.results import CurrentScores, ModelScores
@@ -19,7 +21,7 @@ __all__ = ["render_model_lists", "render_country_model_scores", "render_shared_d
 Rendered = list[tuple[routes.Route, object]]
 
 
-def _ordered(items: list, ordering: str, code, name) -> list:
+def _ordered(items: list, ordering: str, code: Callable[[Any], str], name: Callable[[Any], str]) -> list:
     """Apply an ordering value: by code or by folded name, `-` for descending (docs/api.md)."""
     descending = ordering.startswith("-")
     by_name = ordering.lstrip("-") in ("name", "country_name")

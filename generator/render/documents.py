@@ -37,7 +37,8 @@ QUALITY_FIELDS = {number: {"dataQualityNumeric": number, "dataQualityCategorical
                   for number, name in enumerate(DATA_QUALITY, start=1)}
 
 
-def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str, result) -> None:
+def _add_rank(doc: dict, scores: ModelScores, level: str, reference: str,
+              result: ModelResult | SectionResult | IndicatorResult) -> None:
     rank = scores.rank(level, reference, result)
     if rank is not None:
         doc["countryRank"], doc["countryUniverse"] = rank

@@ -10,7 +10,7 @@ import csv
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -75,7 +75,7 @@ def _components_cell(components: dict) -> str:
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula (OWASP CSV injection)
 
 
-def spreadsheet_safe(cell):
+def spreadsheet_safe(cell: Any) -> Any:
     """A text cell a spreadsheet would run as a formula (`=2+3`, `@SUM(…)`, `-A1`), with a leading `'`
     so it is shown as the text it is; anything else as it is. Only the CSV export: JSON keeps the value."""
     return "'" + cell if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell

@@ -66,7 +66,7 @@ class _Components:
     def __init__(self, definitions: dict[str, dict]):
         self.definitions = definitions
 
-    def rewrite(self, node, names: bool = False):
+    def rewrite(self, node: Any, names: bool = False) -> Any:
         """`names`: node maps property names to schemas (a property may be called `title`)."""
         if isinstance(node, list):
             return [self.rewrite(item) for item in node]

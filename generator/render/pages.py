@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -47,7 +48,7 @@ def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
 EXPORT_LINES = 4  # of an export, shown on the reference
 
 
-def abridge(kind: str, document):
+def abridge(kind: str, document: Any) -> tuple[Any, bool]:
     """Keep enough of a real answer to show its shape (an export: its first lines, as text)."""
     if isinstance(document, bytes):
         lines = document.decode().splitlines(keepends=True)
@@ -57,7 +58,7 @@ def abridge(kind: str, document):
     if kind == "scores":
         return {**document, "data": document["data"][:1]}, len(document["data"]) > 1
     if kind == "country-model":
-        def last(items):
+        def last(items: list[dict]) -> list[dict]:
             return [{**i, "results": i["results"][-1:]} for i in items[:1]]
         return ({**document, "results": document["results"][-1:], "sections": last(document["sections"]),
                  "indicators": last(document["indicators"])}, True)

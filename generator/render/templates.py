@@ -21,7 +21,7 @@ def nginx_map_key(value: str) -> str:
     return f'"\\\\{nginx_string(value)}"'
 
 
-def nginx_quoted(value) -> str:
+def nginx_quoted(value: object) -> str:
     """A path as one quoted nginx argument (spaces and quotes in it are fine). A `$` would start a
     variable where nginx reads one (root, access_log), and no escape stops that: refused."""
     text = str(value)

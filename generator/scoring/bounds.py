@@ -154,6 +154,7 @@ class BoundsMethod:
                         year.year, year.type, None, None, None, None, None, None, UNAVAILABLE)
                     continue
                 bounds = indicator.bounds
+                assert bounds is not None  # every indicator of a bounds model has its bounds (load/)
                 value = numeric(observation.value)
                 marks = SdgMarks(indicator_color(value, bounds),
                                  indicator_trend(bases[indicator.reference], observation, bounds))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 from ..load.records import Country, Indicator, ModelData, Observation, Section
 from .numbers import round3
@@ -44,7 +45,8 @@ class YearScores:
     model: ModelResult | None
 
 
-def section_coverage(country: CountryContext, year: YearInputs):
+def section_coverage(country: CountryContext, year: YearInputs
+                     ) -> Iterator[tuple[Section, tuple[Indicator, ...], tuple[Indicator, ...], list[Indicator]]]:
     """Each section with its indicators, those that apply to the country, and those with a value."""
     inputs = year.inputs
     for section, members, applicable in country.sections:

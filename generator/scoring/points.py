@@ -7,7 +7,7 @@ from ..load.records import Indicator, ModelData, Value
 from ..load.thresholds import by_lower_bound, lower_bound
 from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
 from .numbers import model_rating, result_quality, risk_class, round3
-from .results import IndicatorResult, ModelResult, SectionResult
+from .results import CountryScores, IndicatorResult, ModelResult, SectionResult
 
 SECTION_MIN_SHARE = 0.30
 MODEL_MIN_SHARE = 0.30
@@ -49,7 +49,7 @@ class PointsMethod:
         self.tables = {i.reference: PointsTable(i) for i in data.indicators}
         self.rated = data.model.rating
 
-    def regional_scores(self, countries) -> dict[tuple[str, int], float]:
+    def regional_scores(self, countries: dict[str, CountryScores]) -> dict[tuple[str, int], float]:
         return {}  # docs/data.md: only bounds models publish a regional score
 
     def score_year(self, country: CountryContext, year: YearInputs) -> YearScores:

@@ -77,9 +77,10 @@ MODEL, SECTION, INDICATOR = "model", "section", "indicator"
 MIN_RANKED_QUALITY = 3  # Medium
 
 
-def takes_rank(level: str, result) -> bool:
+def takes_rank(level: str, result: ModelResult | SectionResult | IndicatorResult) -> bool:
     """Whether a result with a score is ranked at its level."""
-    return level == INDICATOR or result.quality >= MIN_RANKED_QUALITY
+    return level == INDICATOR or isinstance(result, (ModelResult, SectionResult)) and \
+        result.quality >= MIN_RANKED_QUALITY
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ class ModelScores:
     rankings: dict[RankKey, Ranking] = field(hash=False)
     regional: dict[tuple[str, int], float] = field(hash=False)  # (region, year) -> rounded mean, bounds models
 
-    def rank(self, level: str, reference: str, result) -> tuple[int, int] | None:
+    def rank(self, level: str, reference: str, result: ModelResult | SectionResult | IndicatorResult
+             ) -> tuple[int, int] | None:
         """(rank, universe) of a result at a level ("model", "section", "indicator"); None where it has none."""
         ranking = self.rankings.get((level, reference, result.year))
         if ranking is None or result.score is None or not takes_rank(level, result):

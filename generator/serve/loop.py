@@ -9,6 +9,7 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..errors import RiskApiError, ServeError
 from ..keys import problems_warning
@@ -33,7 +34,8 @@ def stop_orphans(workers: set[int], master: int) -> int:
     return stopped
 
 
-def serve_forever(settings: ServeSettings, prefix: Path, say, poll_seconds: float = 0.5) -> None:
+def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], None], poll_seconds: float = 0.5
+                  ) -> None:
     """Run nginx in the foreground; pick up a new release or a changed keys file with a graceful reload.
 
     SIGHUP re-reads the release and the keys at once; SIGTERM and SIGINT stop nginx gracefully."""

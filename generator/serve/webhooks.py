@@ -30,6 +30,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import orjson
 
@@ -271,8 +272,8 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
     return status, "", False
 
 
-def deliver(subscriber: Subscriber, message: str, body: bytes, delays=RETRY_DELAYS, timeout: float = TIMEOUT,
-            deadline: float | None = None) -> Delivery:
+def deliver(subscriber: Subscriber, message: str, body: bytes, delays: Sequence[float] = RETRY_DELAYS,
+            timeout: float = TIMEOUT, deadline: float | None = None) -> Delivery:
     """POST one event, signed, retrying what may pass later (a 5xx, a 429, no answer): bounded by
     len(delays) + 1 attempts and by `deadline` (time.monotonic())."""
     status, error, attempt = None, "", 0
@@ -287,7 +288,7 @@ def deliver(subscriber: Subscriber, message: str, body: bytes, delays=RETRY_DELA
     return Delivery(subscriber, message, status, attempt, error)
 
 
-def notify(site: Path, keys_file: Path, release: str | None = None, delays=RETRY_DELAYS,
+def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequence[float] = RETRY_DELAYS,
            timeout: float = TIMEOUT, run_deadline: float = RUN_DEADLINE) -> list[Delivery]:
     """Send every subscriber the event of `release` (default: the current one) that it has not been
     delivered yet, and log each delivery. The events are an outbox in the site's catalogue: one row per
