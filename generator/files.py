@@ -137,25 +137,28 @@ RENAME_EXCHANGE = 2  # renameat2(2): swap two paths in one step
 
 
 @contextmanager
-def folder_replacing(target: Path) -> Iterator[Path]:
+def folder_replacing(target: Path, keep: tuple[str, ...] = ()) -> Iterator[Path]:
     """A new folder beside `target` to fill; when the block ends without an error it replaces `target`
-    in one step (replace_folder), else it is removed and `target` stays as it was."""
+    in one step (replace_folder, which carries `keep` over), else it is removed and `target` stays as it
+    was."""
     target.parent.mkdir(parents=True, exist_ok=True)
     new = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     os.chmod(new, 0o755)
     try:
         yield new
-        replace_folder(new, target)
+        replace_folder(new, target, keep)
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
         raise
 
 
-def replace_folder(new: Path, target: Path) -> None:
+def replace_folder(new: Path, target: Path, keep: tuple[str, ...] = ()) -> None:
     """Put a finished folder where `target` is, in one step: the two are swapped (renameat2 with
     RENAME_EXCHANGE), then the old one is removed, so a reader or a kill sees the old folder or the new
     one, whole. Where the file system cannot swap, the old folder is moved aside first (a kill between
-    the two renames leaves it whole beside, as `.<name>.old-<pid>`)."""
+    the two renames leaves it whole beside, as `.<name>.old-<pid>`). The entries named in `keep` that
+    the old folder has and the new one does not (what its owner put there: `node_modules/`) are moved
+    into the new one after the swap, before the old one is removed (a kill between leaves them in it)."""
     new, target = Path(new), Path(target)
     if not target.exists():
         os.rename(new, target)
@@ -174,4 +177,7 @@ def replace_folder(new: Path, target: Path) -> None:
         os.rename(target, old)
         os.rename(new, target)
     sync_folder(target.parent)
+    for name in keep:
+        if (old / name).exists() and not (target / name).exists():
+            os.rename(old / name, target / name)
     shutil.rmtree(old, ignore_errors=True)

@@ -97,6 +97,26 @@ def test_a_deploy_killed_half_way_leaves_the_previous_project_whole(tmp_path, mo
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cloudflare")] == []  # nothing left beside
 
 
+def test_a_redeploy_keeps_what_the_operator_installed_in_the_project(tmp_path):
+    # `npm install` once: node_modules/ and wrangler's .wrangler/ stay through every deploy, the rest is new
+    site, keys, _ = _site_and_keys(tmp_path)
+    out = tmp_path / "cloudflare"
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
+    (out / "node_modules" / "wrangler").mkdir(parents=True)
+    (out / "node_modules" / "wrangler" / "package.json").write_text('{"name": "wrangler"}')
+    (out / ".wrangler" / "state").mkdir(parents=True)
+    (out / ".wrangler" / "state" / "kv.sqlite").write_bytes(b"local state")
+    (out / "stray.txt").write_text("not the deploy's, not the operator's kept folders")
+    add_key(keys, "carol")
+    keys_before = (out / "keys-kv.json").read_bytes()
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
+    assert (out / "node_modules" / "wrangler" / "package.json").read_text() == '{"name": "wrangler"}'
+    assert (out / ".wrangler" / "state" / "kv.sqlite").read_bytes() == b"local state"
+    assert (out / "keys-kv.json").read_bytes() != keys_before  # carol's key: the deploy's own files are new
+    assert not (out / "stray.txt").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".cloudflare")] == []  # nothing left beside
+
+
 def test_a_worker_script_over_the_plan_limit_warns(tmp_path, monkeypatch):
     site, keys, _ = _site_and_keys(tmp_path)
     # the tiny project's script (core, Worker, route description) is a few KB compressed

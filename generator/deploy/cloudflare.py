@@ -97,15 +97,19 @@ def _split(source: Path, target: Path) -> int:
     return count
 
 
+OPERATORS_OWN = ("node_modules", ".wrangler")  # in a project folder: the operator's, kept by every deploy
+
+
 def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_control: str,
                   kv_namespace: str | None = None) -> CloudflareProject:
     """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
     release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/,
     newest first while they fit in a Worker version's files (the others answer 410 there). The keys'
-    secret (edge.SECRET_FILE) is kept from the previous project."""
+    secret (edge.SECRET_FILE) is kept from the previous project, and so are what the operator put there
+    (OPERATORS_OWN: the installed packages, wrangler's local state), so `npm install` is run once."""
     project = CloudflareProject(out)
-    with folder_replacing(out) as folder:
+    with folder_replacing(out, keep=OPERATORS_OWN) as folder:
         _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace)
     return project
 
