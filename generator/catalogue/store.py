@@ -280,8 +280,6 @@ class Catalogue:
                        "WHERE release = ? AND user = ? AND url = ?",
                        (attempts, status, error, delivered, instants.now_ms(), release, user, url))
 
-    # ---- the text journal of earlier versions
-
 
 def read_history(site: Path) -> History:
     """The site's history (a site with no releases and no catalogue: an empty one, nothing written)."""
