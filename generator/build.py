@@ -18,7 +18,7 @@ from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_r
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
 from .load.records import ModelData, ModelDefinition, ModelObservations
-from .publish import CHANGES, CURRENT, KEEP_RELEASES, ReleaseWriter
+from .publish import CHANGES, CURRENT, KEEP_RELEASES, RELEASES, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists, render_shared_documents
 from .render.changes import Sections, current_sections, model_changes, render_release_changes
 from .render.exports import ExportChunks, ExportFile
@@ -26,6 +26,7 @@ from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
 from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
+from .render.release_info import RELEASE_INFO, release_site_url
 from .scoring import CurrentScores, score_model
 from .serve.runtime import check_release
 from .validate import SCHEMA_DIR, DocumentValidator
@@ -212,11 +213,17 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     `riskapi promote` makes it current."""
     report = BuildReport()
     clock = StageClock(report.stages)
-    remembered = read_history(site_dir).settings  # a damaged catalogue stops the build here
-    site_url = site_url or remembered.get(SITE_URL) or routes.DEFAULT_SITE_URL
+    history = read_history(site_dir)  # a damaged catalogue stops the build here
+    remembered = history.settings
+    # The site's address: as last given; else the live release's own (a catalogue repaired or imported
+    # from a journal remembers none, and the release says where its links point)
+    live = site_dir / RELEASES / history.current if history.current else None
+    before = remembered.get(SITE_URL) or (
+        release_site_url(live) if live and (live / RELEASE_INFO).is_file() else None)
+    site_url = site_url or before or routes.DEFAULT_SITE_URL
     report.site_url = site_url
-    if remembered.get(SITE_URL) not in (None, site_url):
-        report.site_url_before = remembered[SITE_URL]
+    if before not in (None, site_url):
+        report.site_url_before = before
     keep = keep if keep is not None else int(remembered.get(KEEP, KEEP_RELEASES))
     if keep_days is None and KEEP_DAYS in remembered:
         keep_days = float(remembered[KEEP_DAYS])

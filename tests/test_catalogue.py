@@ -210,6 +210,8 @@ def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path
     assert periods == [(a, "2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z"),
                        (b, "2026-07-01T00:00:00Z", "2026-07-01T00:00:00.001Z"),
                        (c, "2026-07-01T00:00:00.001Z", None)]
+    # the step: dated 2026-07-01T00:00:00.001Z, clock 2026-05-01T00:00:00Z — May's 31 days and June's 30,
+    # 61 × 86,400 s = 5,270,400 s, and the 1 ms
     note = ("note: the clock read 5270400.001 s before the previous switch when "
             f"{c} went live (publish, clock 2026-05-01T00:00:00Z): it is dated 2026-07-01T00:00:00.001Z, after it")
     assert note in run("releases", "--site", site).output.splitlines()
@@ -399,3 +401,16 @@ def test_every_server_answers_the_catalogue_s_history(faulty_history):
     timemap = server.get("/api/v1/releases/timemap", user="bob").body.decode()
     assert f"/releases/{ids['s']}/" not in timemap
     assert timemap.index(f"/releases/{ids['c']}/") < timemap.index(f"/releases/{ids['d']}/")
+
+
+def test_a_repaired_catalogue_keeps_the_site_address_the_live_release_links_to(tmp_path):
+    # --repair rebuilds from the folders, which do not hold the settings: the next plain build takes the
+    # address from the live release's own links, not the default
+    site = tmp_path / "site"
+    assert run("build", "--data", TINY, "--site", site, "--site-url", "http://127.0.0.1:18300").exit_code == 0
+    (site / CATALOGUE).write_bytes(b"\0" * 4096)
+    assert run("releases", "--repair", "--site", site).exit_code == 0
+    plain = run("build", "--data", TINY, "--site", site, "--force")
+    assert plain.exit_code == 0 and "address changed" not in plain.output
+    root = (site / "current" / "api" / "v1" / "index.json").read_text()
+    assert "http://127.0.0.1:18300" in root and "127.0.0.1:8080" not in root

@@ -2,6 +2,7 @@
 derived from them — the live periods, the stack rollbacks follow, the staged, pruned and gone releases."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from .instants import rfc3339
@@ -38,21 +39,22 @@ class Switch:
 
 @dataclass(frozen=True)
 class History:
-    """The catalogue as read, reconciled with `current`: what every view of the releases is made from."""
+    """The catalogue as read, reconciled with `current`: what every view of the releases is made from.
+    What is derived from it is worked out once, on first use (a listing asks for the stack per release)."""
     current: str | None
     built: dict[str, bool]  # every release the catalogue knows → built with --stage
     removed: frozenset[str]  # pruned
     switches: tuple[Switch, ...]  # those that took effect, in order
     settings: dict[str, str] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def periods(self) -> list[LivePeriod]:
         """When each release was live, oldest first: each switch makes its release live from its instant
         until the next one's. A release rolled back to has a period for each time."""
         return [LivePeriod(s.release, s.at, following.at if following else None)
                 for s, following in zip(self.switches, [*self.switches[1:], None])]
 
-    @property
+    @functools.cached_property
     def stack(self) -> list[str]:
         """The releases that were live, oldest first, as rollbacks left them; the last one is current."""
         stack: list[str] = []
@@ -65,26 +67,26 @@ class History:
                 stack = [switch.release]
         return stack
 
-    @property
+    @functools.cached_property
     def ever_live(self) -> set[str]:
         return {s.release for s in self.switches} | ({self.current} if self.current else set())
 
-    @property
+    @functools.cached_property
     def staged(self) -> set[str]:
         """Built with --stage, never live since, not pruned."""
         return {r for r, staged in self.built.items() if staged} - self.ever_live - self.removed
 
-    @property
+    @functools.cached_property
     def gone(self) -> set[str]:
         """Releases that were live and were pruned."""
         return self.ever_live & self.removed
 
-    @property
+    @functools.cached_property
     def rollback_target(self) -> str | None:
         before = [r for r in self.stack[:-1] if r != self.current and r not in self.removed]
         return before[-1] if before else None
 
-    @property
+    @functools.cached_property
     def clock_steps(self) -> list[tuple[Switch, int]]:
         """Switches whose clock read earlier than the instant they were given, with the step (ms)."""
         return [(s, s.at - s.clock) for s in self.switches if s.clock < s.at - 1]

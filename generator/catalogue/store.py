@@ -12,6 +12,7 @@ from typing import Iterator
 
 from ..errors import CatalogueError
 from ..files import sync_folder
+from ..layout import current_release, releases
 from . import instants
 from .history import History, Switch, settle_intents
 from .instants import built_at_ms
@@ -83,16 +84,6 @@ def _damaged(path: Path, reason: str | sqlite3.Error) -> CatalogueError:
                           f"{REPAIR_HINT}")
 
 
-def _current(site: Path) -> str | None:
-    link = site / "current"
-    return Path(os.readlink(link)).name if link.is_symlink() else None
-
-
-def _release_folders(site: Path) -> list[str]:
-    folder = site / "releases"
-    return [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")] if folder.is_dir() else []
-
-
 class Catalogue:
     """One open catalogue; every change is one transaction (BEGIN IMMEDIATE: writers wait on each other)."""
 
@@ -110,7 +101,7 @@ class Catalogue:
         catalogue does (checked whole: a torn page anywhere is found before anything is read or written)."""
         path = catalogue_path(site)
         if not path.is_file():
-            if (site / JOURNAL).is_file() or not _release_folders(site):
+            if (site / JOURNAL).is_file() or not releases(site):
                 return cls._make(site)
             raise CatalogueError(f"the release catalogue {path} is missing, though {site / 'releases'} holds "
                                  f"releases; nothing was changed. {REPAIR_HINT}")
@@ -134,7 +125,7 @@ class Catalogue:
         return cls(site, connection)
 
     @classmethod
-    def _make_empty(cls, site: Path) -> Catalogue:
+    def make_empty(cls, site: Path) -> Catalogue:
         """A new, empty catalogue in place of whatever was there (repair)."""
         catalogue_path(site).unlink(missing_ok=True)
         journal = site / JOURNAL
@@ -156,8 +147,8 @@ class Catalogue:
             connection.execute("PRAGMA synchronous = FULL")
             connection.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
             if (site / JOURNAL).is_file():
-                import_journal(cls(site, connection), site / JOURNAL, _current(site),
-                               set(_release_folders(site)))
+                import_journal(cls(site, connection), site / JOURNAL, current_release(site),
+                               set(releases(site)))
         except BaseException as error:
             connection.close()
             temporary.unlink(missing_ok=True)
@@ -208,7 +199,7 @@ class Catalogue:
             settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
         except sqlite3.DatabaseError as error:
             raise _damaged(self.path, error) from None
-        current = _current(self.site)
+        current = current_release(self.site)
         settled = settle_intents(switches, current)
         return History(current, {r: bool(staged) for r, staged, _ in releases},
                        frozenset(r for r, _, removed in releases if removed is not None),
@@ -224,7 +215,7 @@ class Catalogue:
         with self.transaction() as db:
             rows = [Switch(*row) for row in db.execute(
                 "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
-            for seq, state in settle_intents(rows, _current(self.site)).items():
+            for seq, state in settle_intents(rows, current_release(self.site)).items():
                 db.execute("UPDATE switch SET state = ? WHERE seq = ?", (state, seq))
 
     def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = ()) -> None:
@@ -283,8 +274,8 @@ class Catalogue:
 
 def read_history(site: Path) -> History:
     """The site's history (a site with no releases and no catalogue: an empty one, nothing written)."""
-    if not catalogue_path(site).is_file() and not (site / JOURNAL).is_file() and not _release_folders(site):
-        return History(_current(site), {}, frozenset(), ())
+    if not catalogue_path(site).is_file() and not (site / JOURNAL).is_file() and not releases(site):
+        return History(current_release(site), {}, frozenset(), ())
     with Catalogue.open(site) as catalogue:
         return catalogue.history()
 

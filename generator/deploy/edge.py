@@ -17,10 +17,11 @@ from typing import Callable
 
 import orjson
 
+from ..catalogue import read_history
 from ..edge import EDGE_SOURCE
 from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
-from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order, was_live
+from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order
 from ..render.nginx_maps import ROUTING
 from ..render.release_info import read_release_info
 from ..render.timeline import Timeline, last_change, site_timeline
@@ -68,10 +69,11 @@ def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], boo
     site keeps it, and every one live in the last `keep_days` days; those left out answer 410 there (a
     staged one 404).
     Returns the timeline and the ids left out."""
-    timeline = site_timeline(site, live_release(site))
-    before = [r for r in was_live(site)[:-1] if r in timeline.answered][-1:]  # where a rollback goes: always kept
+    history = read_history(site)
+    timeline = site_timeline(site, live_release(site), history=history)
+    before = [r for r in history.stack[:-1] if r in timeline.answered][-1:]  # where a rollback goes: always kept
     if keep_days is not None:
-        recent = live_since(site, time.time() - keep_days * 86_400) & set(timeline.answered)
+        recent = live_since(site, time.time() - keep_days * 86_400, history) & set(timeline.answered)
         before += sorted(recent - {timeline.current, *before}, key=release_order, reverse=True)
     answered, left_out = [timeline.current], []
     others = sorted(set(timeline.answered) - {timeline.current, *before}, key=release_order, reverse=True)

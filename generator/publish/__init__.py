@@ -19,7 +19,6 @@ from .site import (
                    SiteLock,
                    built_against,
                    current_release,
-                   ever_live,
                    gone_releases,
                    kept_releases,
                    live_periods,
@@ -41,7 +40,7 @@ from .twins import COMPRESSED_FORMS, GZIP_MIN_BYTES, TWIN_SUFFIXES, twins_of
 from .writer import KEEP_RELEASES, ReleaseWriter
 
 __all__ = ["CHANGES", "CURRENT", "MANIFEST", "RELEASES", "Release", "SiteLock", "built_against", "current_release",
-           "ever_live", "gone_releases", "kept_releases", "live_periods", "live_release", "live_since", "no_release",
+           "gone_releases", "kept_releases", "live_periods", "live_release", "live_since", "no_release",
            "missing_files",
            "read_manifest", "release_order", "releases", "repair_catalogue", "rollback", "staged_releases",
            "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES",

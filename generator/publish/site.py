@@ -14,9 +14,8 @@ import orjson
 from ..catalogue import ROLLBACK, History, LivePeriod, read_history, switching
 from ..errors import PublishError, ServeError
 from ..files import link_atomic
+from ..layout import CURRENT, RELEASES, current_release, release_order, releases
 
-RELEASES = "releases"
-CURRENT = "current"
 MANIFEST = "manifest.json"
 CHANGES = "changes.txt"  # what the release changed against the one current before it
 
@@ -27,28 +26,6 @@ class Release:
     path: Path
     files: int
     bytes: int
-
-
-def release_order(release_id: str) -> tuple[str, int]:
-    """The sort key of a release id: its UTC second, then its count within that second as a number
-    (`…Z-100` comes after `…Z-99`, as text it would sort before it)."""
-    base, _, count = release_id.partition("-")
-    return base, int(count) if count.isdigit() else 0
-
-
-def releases(site: Path) -> list[str]:
-    """Release ids in the order they were built (oldest first)."""
-    folder = site / RELEASES
-    if not folder.is_dir():
-        return []
-    return sorted((p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")), key=release_order)
-
-
-def current_release(site: Path) -> str | None:
-    link = site / CURRENT
-    if not link.is_symlink():
-        return None
-    return Path(os.readlink(link)).name
 
 
 def no_release(site: Path) -> ServeError:
@@ -137,11 +114,6 @@ def _history(site: Path, history: History | None) -> History:
 def was_live(site: Path, history: History | None = None) -> list[str]:
     """The releases that were live, oldest first, as rollbacks left them (the last is current)."""
     return _history(site, history).stack
-
-
-def ever_live(site: Path, history: History | None = None) -> set[str]:
-    """Every release that was live at some time (rolled back from or not), and the current one."""
-    return _history(site, history).ever_live
 
 
 def live_periods(site: Path, history: History | None = None) -> list[LivePeriod]:
@@ -233,7 +205,7 @@ def repair_catalogue(site: Path) -> list[str]:
                 break
             release = built_against(folder)
         chain.reverse()
-        with Catalogue._make_empty(site) as catalogue:
+        with Catalogue.make_empty(site) as catalogue:
             for release in chain:
                 catalogue.add_release(release)
                 seq = catalogue.intend(PUBLISH, release, clock=built_at_ms(release))

@@ -19,7 +19,7 @@ from typing import AbstractSet as Set
 import orjson
 
 from .. import routes
-from ..catalogue import LivePeriod, built_at, built_at_ms, parse_instant, read_history
+from ..catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
 from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..validate import DocumentValidator
 from .feeds import FEEDS, feeds
@@ -61,10 +61,11 @@ class Timeline:
         return {r: starts[r][0][0] if r in starts else built_at(r) for r in self.kept}
 
 
-def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset()) -> Timeline:
+def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset(),
+                  history: History | None = None) -> Timeline:
     """What a site's configuration answers with `current` as the current release (`leave_out`: releases
-    nginx rejected, answered nowhere), from one read of the catalogue."""
-    history = read_history(site)
+    nginx rejected, answered nowhere), from one read of the catalogue (`history`, where the caller has it)."""
+    history = history or read_history(site)
     kept = tuple(r for r in kept_releases(site, history) if r not in leave_out and r != current) + (current,)
     staged = tuple(r for r in staged_releases(site, history) if r not in leave_out and r != current)
     return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site, history)),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from ..catalogue import catalogue_path
+from ..catalogue import catalogue_path, read_history
 from ..edge import NGINX_TIMEGATE, script
 from ..errors import CatalogueError, KeysError, ServeError
 from ..files import link_atomic, write_atomic
@@ -192,7 +192,8 @@ class NginxRuntime:
         """Test the current release and each kept one alone (no keys): those nginx rejects are left out
         of every configuration from now on, each rejection kept (status)."""
         try:
-            answered = [*kept_releases(self.settings.site), *staged_releases(self.settings.site)]
+            history = read_history(self.settings.site)
+            answered = [*kept_releases(self.settings.site, history), *staged_releases(self.settings.site, history)]
         except CatalogueError:
             answered = []  # the current one alone is served (_timeline)
         for release in (*answered, current):

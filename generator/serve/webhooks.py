@@ -301,9 +301,11 @@ def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequ
     served = {identity(user): audience for user, (_, audience) in
               served_audiences(keys, *read_release_info(site / RELEASES / release)).items()}
     subscribers = [s for s in read_subscribers(keys_file) if identity(s.user) in served]  # revoked: told nothing
+    # one event per audience (its change document read once), whatever the number of its subscribers
+    bodies = {audience: orjson.dumps(event(site, release, audience))
+              for audience in {served[identity(s.user)] for s in subscribers}}
     with Catalogue.open(site) as catalogue:
-        rows = catalogue.outbox(release, [(s.user, s.url, f"msg_{uuid.uuid4().hex}",
-                                           orjson.dumps(event(site, release, served[identity(s.user)])))
+        rows = catalogue.outbox(release, [(s.user, s.url, f"msg_{uuid.uuid4().hex}", bodies[served[identity(s.user)]])
                                           for s in subscribers])
         deadline = time.monotonic() + run_deadline
         deliveries, pending = [], {}

@@ -1,0 +1,31 @@
+"""Where a site keeps its releases (site/releases/<id>/, and site/current, the link to the live one), for
+the modules that read them: the catalogue reconciles with the link, publish/ writes both."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+RELEASES = "releases"
+CURRENT = "current"
+
+
+def release_order(release_id: str) -> tuple[str, int]:
+    """The sort key of a release id: its UTC second, then its count within that second as a number
+    (`…Z-100` comes after `…Z-99`, as text it would sort before it)."""
+    base, _, count = release_id.partition("-")
+    return base, int(count) if count.isdigit() else 0
+
+
+def releases(site: Path) -> list[str]:
+    """Release ids in the order they were built (oldest first)."""
+    folder = site / RELEASES
+    if not folder.is_dir():
+        return []
+    return sorted((p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")), key=release_order)
+
+
+def current_release(site: Path) -> str | None:
+    link = site / CURRENT
+    if not link.is_symlink():
+        return None
+    return Path(os.readlink(link)).name
