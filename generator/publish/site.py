@@ -11,7 +11,17 @@ from pathlib import Path
 
 import orjson
 
-from ..catalogue import ROLLBACK, History, LivePeriod, read_history, switching
+from ..catalogue import (
+    CATALOGUE,
+    PUBLISH,
+    ROLLBACK,
+    Catalogue,
+    History,
+    LivePeriod,
+    built_at_ms,
+    read_history,
+    switching,
+)
 from ..errors import PublishError, ServeError
 from ..files import link_atomic
 from ..layout import CURRENT, RELEASES, current_release, release_order, releases
@@ -186,7 +196,6 @@ def repair_catalogue(site: Path) -> list[str]:
     each is taken to have gone live when it was built (the real instants, rollbacks and promotes are not in
     the folders), and a release the chain names whose folder is gone was pruned (410). A release off the
     chain was staged, rolled back from or never live: it is left unknown (never served, never deleted)."""
-    from ..catalogue import CATALOGUE, PUBLISH, Catalogue, built_at_ms
     with SiteLock(site):
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         for suffix in ("", "-wal", "-shm"):
