@@ -71,7 +71,7 @@ def write_memory_keys(project: Path) -> None:
                for e in json.loads((project / "keys-kv.json").read_text())]
     users = {rid: {e["user"]: {"models": e["models"], "audience": tables.get("audiences", {}).get(e["set"], "public"),
                                **({"preview": True} if e.get("preview") else {})} for e in entries}
-             for rid, tables in release["releases"].items()}
+             for rid, tables in release["tables"].items()}
     (project / "keys.json").write_text(json.dumps({"keys": {e["hash"]: e["user"] for e in entries}, "users": users}))
 
 

@@ -1,6 +1,6 @@
-"""Every URL of the API, the file that answers it and the schema it must match, as the build writes them
-(nginx.conf and the edge core route requests to these files by rules of their own, which the contract
-tests hold to this table).
+"""Every URL of the API, the file that answers it and the schema it must match, as the build writes them;
+and the URL grammar every server routes by (RULES): nginx.conf's locations and maps, the edge core's
+route table (edge_table), `riskapi usage`'s routes and the download names are generated from it.
 
 Files mirror the URL path, so a static host can serve `/x/` from `x/index.json`. Query variants and
 audience variants live in sub-folders named like the query (`ordering=-country_name/`), which nginx
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .encodings import client_encodings
 
@@ -356,6 +356,197 @@ def model_page(site_url: str, code: str) -> str:
 def openapi() -> Route:
     # checked against the OpenAPI meta-schema in tests
     return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")
+
+
+# ---------------------------------------------------------------- the URL grammar: what every server routes by
+
+RELEASE_ID = r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?"  # a release's UTC build time (publish/site.py names them so)
+NAME = r"[a-z][a-z0-9_]*"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A typed part of a URL path. `model`: a model the key may see (else 404); `country`: a country code
+    in any letter case, answered as the release's code (else 404); `choice`: one of `choices`; `name`: a
+    lower-case name the file decides (a methodology page)."""
+
+    name: str
+    kind: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> str:
+        if self.kind == "choice":
+            return "|".join(re.escape(choice) for choice in self.choices)
+        return "[^/]+" if self.kind == "country" else NAME
+
+
+@dataclass(frozen=True)
+class Variants:
+    """The query variants of a list (docs/api.md, filters and orderings): an exact code filter and an
+    exact name filter (at most one country matches: `filter=CODE/`, or `filter=none/`), else an ordering
+    (`ORDER=VALUE/`; the first is the plain URL). `name` names nginx's maps of it."""
+
+    name: str
+    code: str
+    country_name: str
+    order: str
+    orderings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One URL family of the API: its path under `under` (a template of literal parts and {segment}s; a
+    final "/" may be left out by a client), who may ask, and the file that answers it. `file` is a
+    template of the segments and the slots {audience} (the key's audience variant folder), {variant}
+    (the query variant folder) and {preview} (the list with the staged releases, for keys that may
+    preview); its `root` is the release answering ("release") or the list of releases and the
+    TimeMap ("timeline"); `status` answers without a file."""
+
+    name: str
+    path: str
+    file: str = ""
+    segments: tuple[Segment, ...] = ()
+    key: bool = True  # False: answered without a key (a key sent is not checked)
+    root: str = "release"
+    variants: Variants | None = None
+    download: bool = False  # an export: its download name says which release and model it is
+    timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
+    page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
+    status: int = 0
+    under: str = API
+    aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
+    endpoint: str = ""  # the anchor of its Endpoint (openapi.json, the reference page)
+
+    def regex(self) -> str:
+        """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
+        named groups: nginx_regex)."""
+        return "^" + _alternatives(self, lambda segment: f"({segment.pattern})") + "$"
+
+    def nginx_regex(self) -> str:
+        return "^" + _alternatives(self, lambda s: f"(?<{NGINX_CAPTURE.get(s.kind, s.name)}>{s.pattern})") + "$"
+
+    @property
+    def template(self) -> str:
+        """The documented URL of the family, as `riskapi usage` names it."""
+        return self.under + self.path
+
+    def segment(self, name: str) -> Segment:
+        return next(s for s in self.segments if s.name == name)
+
+
+NGINX_CAPTURE = {"model": "model", "country": "path_code"}  # what nginx.conf's maps read a segment as
+
+
+def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
+    spellings = []
+    for path in (rule.path, *rule.aliases):
+        optional = path.endswith("/") and path != "/" or (path == "/" and rule.under != "")
+        parts = re.split(r"(\{[a-z_]+\})", (rule.under + path).rstrip("/") if optional else rule.under + path)
+        spellings.append("".join(group(rule.segment(part[1:-1])) if part.startswith("{") else re.escape(part)
+                                 for part in parts) + ("/?" if optional else ""))
+    return spellings[0] if len(spellings) == 1 else "(?:" + "|".join(spellings) + ")"
+
+
+_FORMAT = Segment("format", "choice", tuple(EXPORT_FORMATS))
+_BASE = API.strip("/")
+COUNTRY_VARIANTS = Variants("countries", "code", "name", "model", COUNTRY_ORDERINGS)
+SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", SCORE_ORDERINGS)
+
+# In the order they are matched: the first rule whose path matches answers.
+RULES = (
+    Rule("root", "/", f"{_BASE}/index.json", key=False, timegate=True, endpoint="root"),
+    Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
+    Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
+    Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
+    Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
+         (Segment("format", "choice", ("json", "atom")),), root="timeline"),
+    Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True,
+         endpoint="release"),
+    Rule("changes", "/releases/current/changes/", f"{_BASE}/releases/current/changes/{{audience}}index.json",
+         timegate=True, endpoint="changes"),
+    Rule("export", "/exports/scores.{format}", f"{_BASE}/exports/scores.{{format}}", (_FORMAT,), download=True,
+         timegate=True, endpoint="export-csv"),
+    Rule("model-export", "/exports/{model}/scores.{format}", f"{_BASE}/exports/{{model}}/scores.{{format}}",
+         (Segment("model", "model"), _FORMAT), download=True, timegate=True, endpoint="export-model-csv"),
+    Rule("models", "/configuration/riskscoremodels/", f"{_BASE}/configuration/riskscoremodels/{{audience}}index.json",
+         timegate=True, aliases=("/configuration/riskscoresmodels/",), endpoint="models"),
+    Rule("countries", "/configuration/countries/", f"{_BASE}/configuration/countries/{{variant}}index.json",
+         variants=COUNTRY_VARIANTS, timegate=True, endpoint="countries"),
+    Rule("country", "/riskscores/country/{code}/", f"{_BASE}/riskscores/country/{{code}}/{{audience}}index.json",
+         (Segment("code", "country"),), timegate=True, endpoint="country"),
+    Rule("scores", "/riskscores/{model}/", f"{_BASE}/riskscores/{{model}}/{{variant}}index.json",
+         (Segment("model", "model"),), variants=SCORE_VARIANTS, timegate=True, endpoint="scores"),
+    Rule("country-model", "/riskscores/{model}/{country_code}/",
+         f"{_BASE}/riskscores/{{model}}/{{country_code}}/index.json",
+         (Segment("model", "model"), Segment("country_code", "country")), timegate=True, endpoint="country-model"),
+    # the reference pages, outside the API: no key
+    Rule("home", "/", "docs/index.html", key=False, page=True, under=""),
+    Rule("docs", "/docs/", "docs/index.html", key=False, page=True, under=""),
+    Rule("docs-page", "/docs/{page}/", "docs/{page}/index.html", (Segment("page", "choice", ("explorer", "changes")),),
+         key=False, page=True, under=""),
+    Rule("model-page", "/docs/models/{model}/", "docs/models/{model}/index.html", (Segment("model", "name"),),
+         key=False, page=True, under=""),
+    Rule("explorer-script", "/docs/explorer.js", "docs/explorer.js", key=False, page=True, under=""),
+    Rule("favicon", "/favicon.ico", key=False, status=204, under=""),  # no icon, and no 404 in browsers' consoles
+)
+# Where the pages' Content-Security-Policy applies (any path there, a 404 too): the pages' own folder
+PAGES = "/docs"
+# Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
+# answered it; the release itself is its release document, …/changes/ what it changed (SCOPED_ALIASES:
+# the rest of the path, a final "/" optional → the route it answers as); the releases' own routes
+# (SCOPED_REFUSED…) are no route there.
+RELEASES_UNDER = f"{API}/releases"
+SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"))
+SCOPED_REFUSED = "/releases/"
+
+
+def rule_of(path: str) -> Rule | None:
+    """The rule a normalised path answers by, or None."""
+    return next((rule for rule in RULES if re.match(rule.regex(), path)), None)
+
+
+def download_name(release: str, format: str, model: str = "") -> str:
+    """The name an export downloads under: which release (and model) it is."""
+    return f"country-risk-scores-{model + '-' if model else ''}{release}.{format}"
+
+
+def download_of(file: str, release: str) -> str | None:
+    """The download name of a release file that is an export (a rule's `download` file), else None."""
+    for rule in RULES:
+        if rule.download:
+            found = re.fullmatch(_file_pattern(rule), file)
+            if found:
+                return download_name(release, found["format"], found.groupdict().get("model") or "")
+    return None
+
+
+def _file_pattern(rule: Rule) -> str:
+    """A rule's file template as a regular expression, its segments as named groups."""
+    parts = re.split(r"(\{[a-z_]+\})", rule.file)
+    return "".join(f"(?P<{part[1:-1]}>{rule.segment(part[1:-1]).pattern})" if part.startswith("{")
+                   else re.escape(part) for part in parts)
+
+
+def edge_table() -> dict:
+    """The URL grammar as the edge core (generator/edge/core.js) reads it: each rule's regex, the kinds
+    of its segments in order, and what answers it."""
+    def entry(rule: Rule) -> dict:
+        described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
+        for field_name in ("file", "key", "root", "download", "timegate", "status"):
+            described[field_name] = getattr(rule, field_name)
+        if rule.variants is not None:
+            described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,
+                                     "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
+        return described
+    return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
+            "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
+                      "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
+                      "list": _rule("releases").template, "timemap": _rule("timemap").template}}
+
+
+def _rule(name: str) -> Rule:
+    return next(rule for rule in RULES if rule.name == name)
 
 
 # ---------------------------------------------------------------- a release's routing, as data

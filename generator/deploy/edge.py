@@ -24,9 +24,9 @@ from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order
 from ..render.nginx_maps import ROUTING
 from ..render.release_info import read_release_info
-from ..render.timeline import Timeline, last_change, site_timeline
+from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
-from ..routes import audience_name
+from ..routes import audience_name, edge_table
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
@@ -57,8 +57,29 @@ def route_description(release_dir: Path, release_id: str, cache_control: str, fi
             "countries": {ascii_lower(code): code for code in routing["countries"]},
             "country_names": {ascii_lower(encoded): code for encoded, code in routing["country_names"]},
             "models": {code: "custom" if custom else "public" for code, custom in routing["models"]},
-            "score_orderings": routing["score_orderings"], "country_orderings": routing["country_orderings"],
             "no_match": routing["no_match"], "compressed_over": GZIP_MIN_BYTES, "files": stamps}
+
+
+EDGE_SETTINGS = ("id", "prefix", "no_match", "compressed_over")  # of the live release, in the edge description
+TABLES = ("countries", "country_names", "models", "files")  # of each release answered
+TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up
+
+
+def edge_description(edge: Timeline, descriptions: dict[str, dict], cache_control: str,
+                     timeline: dict[str, tuple[int, int]], audiences: dict[str, dict[str, str]] | None = None
+                     ) -> dict:
+    """release.json of the edge core (a Worker's, the CloudFront origin Lambda's): the live release's
+    settings, the route table (routes.py), the TimeGate's live periods, every id's state, and the
+    tables of each release answered (`descriptions`, route_description's) — with the grant sets'
+    audiences where given — and of the list of releases and the TimeMap (`timeline`: path → mtime, size)."""
+    live = descriptions[edge.current]
+    return {**{setting: live[setting] for setting in EDGE_SETTINGS}, "cache_control": cache_control,
+            "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
+            "routes": edge_table(),  # the URL grammar, which core.js interprets
+            "tables": {**{release: {**{table: d[table] for table in TABLES},
+                                    **({"audiences": audiences[release]} if audiences is not None else {})}
+                          for release, d in descriptions.items()},
+                       TIMELINE: {"files": timeline}}}
 
 
 def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], bool] | None = None,
@@ -93,6 +114,11 @@ def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
     """The list of releases (per audience of the current release) and the TimeMap an edge answers, by
     path, and their mtime: when what they say last changed."""
     return timeline_documents(edge), last_change(edge)
+
+
+def timeline_table(documents: dict[str, bytes], stamp: int) -> dict[str, tuple[int, int]]:
+    """The timeline's files as the edge core's files table has them: path → (mtime, size)."""
+    return {relative: (stamp, len(body)) for relative, body in documents.items()}
 
 
 def keyed_hash(secret: str, key: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from ..publish import twins_of
+from ..routes import download_of
 from .edge import TWINS, edge_timeline, route_description, served_files, timeline_files
 
 CONTENT_TYPES = {  # nginx.conf's `types`
@@ -51,13 +52,16 @@ class S3Deploy:
 
 def object_headers(relative: str, cache_control: str, digest: str, release_id: str) -> dict:
     """PutObject arguments of one file: its type (a twin's is its original's), encoding and cache policy,
-    and its release (CloudFront's viewer-response function sends it as X-Release)."""
+    its release, and an export's download name (what nginx sends with it)."""
     encoding = ENCODINGS.get(Path(relative).suffix)
     original = relative[: -len(Path(relative).suffix)] if encoding else relative
     headers = {"ContentType": CONTENT_TYPES[Path(original).suffix] + "; charset=utf-8",
                "CacheControl": cache_control, "Metadata": {"sha256": digest, "release": release_id}}
     if encoding:
         headers["ContentEncoding"] = encoding
+    download = download_of(original, release_id)
+    if download:
+        headers["ContentDisposition"] = f'attachment; filename="{download}"'
     return headers
 
 

@@ -3,11 +3,14 @@ Worker imports it as a module; a CloudFront Function and nginx's TimeGate (njs) 
 the core, its `export`s dropped, then a handler."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 EDGE_SOURCE = Path(__file__).resolve().parent
 CORE = EDGE_SOURCE / "core.js"
+KEYCHECK = EDGE_SOURCE / "keycheck.js"  # the path as nginx reads it and the key check; core.js imports it
+MODULES = (KEYCHECK, CORE)  # the core's modules, each before those that import it
 NGINX_TIMEGATE = EDGE_SOURCE / "nginx_timegate.js"
 
 
@@ -24,9 +27,16 @@ def _without(core: str, part: str) -> str:
     return re.sub(rf"^// \{{{part}\n.*?^// {part}\}}\n", "", core, flags=re.MULTILINE | re.DOTALL)
 
 
-def script(handler: Path, without: tuple[str, ...] = ()) -> str:
-    """The edge core (but the parts named in `without`) and a handler as one script."""
-    core = CORE.read_text()
-    for part in without:
-        core = _without(core, part)
-    return re.sub(r"^export ", "", core, flags=re.MULTILINE) + handler.read_text()
+def script(handler: Path, without: tuple[str, ...] = (), modules: tuple[Path, ...] = MODULES,
+           constants: dict[str, object] | None = None) -> str:
+    """The edge core's `modules` (but the parts named in `without`) and a handler as one script: their
+    imports and exports dropped, and `constants` (name → a value as JSON) declared first."""
+    text = "".join(f"const {name} = {json.dumps(value, separators=(',', ':'))};\n"
+                   for name, value in (constants or {}).items())
+    for module in modules:
+        code = module.read_text()
+        for part in without:
+            code = _without(code, part)
+        code = re.sub(r"^(?:import .*|export \{.*\};)\n", "", code, flags=re.MULTILINE)
+        text += re.sub(r"^export ", "", code, flags=re.MULTILINE)
+    return text + handler.read_text()

@@ -1,46 +1,36 @@
-// The CloudFront Function (cloudfront-js-2.0, viewer request) of the country risk API: the edge core
-// above decides; the release's tables and the keyed hashes of the keys are in the function's KeyValueStore
-// (kvs.json, written by `riskapi deploy cloudfront`). A file answer becomes the request for its
-// object, releases/<id>/<file> or its .br/.gz twin, which the S3 origin serves; every other answer
-// (errors, OPTIONS, 204) is made here. The KeyValueStore's `release` entry names the live release and
-// its settings: one write switches every edge to a new release, whose entries were written before.
+// The CloudFront Function (cloudfront-js-2.0, viewer request) of the country risk API: the key gate,
+// the same for every route and release (the routing runs behind it, in the origin-request Lambda@Edge:
+// cloudfront_origin.js). It normalises the path as nginx does, checks the key (its keyed hash, then the
+// KeyValueStore), and hands on what the answer depends on, as headers the cache key and the Lambda read:
+//   x-release   the live release (the store's `release` entry: one write switches every edge)
+//   x-auth      ok, missing, invalid, or twice (two Authorization headers: nginx's 400)
+//   x-grants    the key's grant set ("public" or "a+b"), x-preview "1" where it may read staged releases
+//   x-audience  the audience variant the answering release serves that set (its `a:` entry; public)
+//   x-user      whom the answer is for (not in the cache key)
+//   x-answer    [answering release, its Cache-Control, Memento-Datetime, Link] for the viewer-response
+// and drops Authorization: no key goes further. The store holds one entry per active key (k:<hash> →
+// user, grant set, preview), one per release and grant set not served the public variant (a:<id>:<set>),
+// each release's state and when it went live (r:<id>), and `release`. Keys are known by HMAC-SHA256
+// under the deployment's secret, which `riskapi deploy cloudfront` writes below with the release-scoped
+// paths of the route table (routes.py's edge_table: its `scope`).
 const crypto = require("crypto");
 const kvs = cf.kvs();
-
-function parse(table, value) {  // the stored text of an entry, as the core's tables hold it
-  // a file's entry is its size alone: its mtime (the core's Last-Modified) goes unused, as S3 sends its own
-  if (table === "files") return [0, +value];
-  // users: {"models": [...], "audience": "..."}; releases: [state, when it went live]
-  return /^[ur]/.test(table) ? JSON.parse(value) : value;
-}
-
-// An entry of the store, or undefined (get() rejects a missing key): each table by its first letter
-// (country_names: n); keys (k:) and the releases' states (r:) are the same for every release, the
-// other tables under the release's id. A file's key leaves out a final "index.json" (the store holds
-// 5 MB: see deploy/cloudfront.py).
-function stored(releaseId, table, key) {
-  const short = table === "files" ? key.replace(/index\.json$/, "") : key;
-  const name = /^[kr]/.test(table) ? `${table[0]}:${key}` : `${releaseId}:${table === "country_names" ? "n" : table[0]}:${short}`;
-  return kvs.get(name).then((value) => parse(table, value), () => undefined);
-}
-
-// the deployment's secret, written here by `riskapi deploy cloudfront`: the store holds HMACs under it
 const SECRET = "__KEYS_SECRET__";
+const SCOPE = JSON.parse("__SCOPE__");
+const SCOPED = new RegExp(`^${SCOPE.under}/(${SCOPE.id})(/[\\w./-]*)?$`);
 
-function keyhash(text) {
-  return crypto.createHmac("sha256", SECRET).update(text).digest("hex");
-}
-
-const platform = { keyhash,
+const platform = {
+  keyhash: (text) => crypto.createHmac("sha256", SECRET).update(text).digest("hex"),
   atob: (text) => Buffer.from(text, "base64").toString("utf8"),
-  btoa: (text) => Buffer.from(text, "utf8").toString("base64") };
+  btoa: (text) => Buffer.from(text, "utf8").toString("base64"),
+};
 
-function header(request, name) {
-  return request.headers[name] ? request.headers[name].value : "";
+function entry(key) {  // an entry of the store as JSON, or undefined (get() rejects a missing key)
+  return kvs.get(key).then((value) => JSON.parse(value), () => undefined);
 }
 
-// The query as nginx's $args has it: CloudFront hands it over as an object of names and values
-// (a repeated name as multiValue, in the order sent).
+// The query as sent: CloudFront hands it over as an object of names and values (a repeated name as
+// multiValue, in the order sent).
 function queryString(querystring) {
   const pairs = [];
   for (const name in querystring) {
@@ -50,47 +40,43 @@ function queryString(querystring) {
   return pairs.join("&");
 }
 
-function response(result) {
-  const headers = {};
-  for (const name in result.headers) headers[name.toLowerCase()] = { value: result.headers[name] };
-  const made = { statusCode: result.status, headers };
-  if (result.body !== undefined) made.body = { encoding: "text", data: result.body };
-  return made;
+// A release-scoped path answers as the route it names (the release itself, what it changed: the
+// scope's aliases); its answers link to that route (rel="original") and to the TimeMap.
+function original(rest, query) {
+  let target = SCOPE.prefix + rest;
+  for (let i = 0; i < SCOPE.aliases.length; i++) {
+    if (rest.replace(/\/$/, "") === SCOPE.aliases[i][0].replace(/\/$/, "")) target = SCOPE.prefix + SCOPE.aliases[i][1];
+  }
+  return `<${target}${query ? "?" + query : ""}>; rel="original", <${SCOPE.timemap}>; rel="timemap"; ` +
+    "type=\"application/link-format\"";
 }
 
 async function handler(event) {
   const request = event.request;
-  const settings = await kvs.get("release");  // (no await inside a call's arguments in this runtime)
-  const release = JSON.parse(settings);
-  const lookup = (table, key, id) => stored(id, table, key);
-  const asked = { method: request.method, path: request.uri, query: queryString(request.querystring),
-    authorization: (request.headers.authorization || {}).multiValue ? null : header(request, "authorization"),
-    acceptDatetime: header(request, "accept-datetime") };
-  const result = await answer(asked, release, lookup, platform);
-  // an instant asked for (Accept-Datetime, as_of), once the key is checked: the origin-request Lambda@Edge
-  // answers it (timegate-lambda/; this function has no room for the TimeGate), from what was asked (never
-  // the key) and the release live now
-  if (result.elsewhere) {
-    request.headers["x-timegate"] = { value: JSON.stringify([asked.path, asked.query, asked.acceptDatetime, release.id]) };
-    return request;
+  const headers = request.headers;
+  const release = await entry("release");  // {id, cache_control, immutable}
+  const twice = !!(headers.authorization && headers.authorization.multiValue);
+  const sent = headers.authorization && !twice ? headers.authorization.value : "";
+  let found;
+  const lookup = async (table, hash) => {
+    found = await entry(`k:${hash}`);
+    return found ? found.user : undefined;
+  };
+  const who = twice ? "" : await user(sent, lookup, platform);
+  const path = normalise(request.uri);
+  const scoped = path === null ? null : SCOPED.exec(path);
+  const answering = scoped ? scoped[1] : release.id;
+  const set = who ? found.set : "";
+  const audience = set && set !== "public" ? await entry(`a:${answering}:${set}`) : undefined;
+  let answer = [answering, release.cache_control, "", ""];
+  if (scoped) {
+    const state = await entry(`r:${answering}`);
+    answer = [answering, release.immutable, state && state[1] || "", original(scoped[2] || "", queryString(request.querystring))];
   }
-  if (result.file === undefined) return response(result);
-  // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
-  const range = /^bytes=(\d+)-\d*$/i.exec(header(request, "range"));
-  if (range && +range[1] >= result.size) {
-    return response(finish(json(416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` }),
-      { id: result.release }, request.method));
-  }
-  // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong
-  const tags = request.headers["if-none-match"];
-  if (tags) tags.value = tags.value.replace(/W\//g, "");
-  const twin = encoding(header(request, "accept-encoding"), result.size, release);
-  // the list of releases and the TimeMap are the files of `timeline` (releases/timeline/ in the bucket)
-  request.uri = `/releases/${result.release}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
-  // the answer's own headers, for the viewer-response function: its Cache-Control (which S3's 304 lacks)
-  // and, for a release-scoped answer, Memento-Datetime and Link
-  request.headers["x-answer"] = { value: JSON.stringify([result.headers["Cache-Control"],
-    result.headers["Memento-Datetime"] || "", result.headers.Link || ""]) };
-  request.querystring = {};
+  const auth = twice ? "twice" : who ? "ok" : sent ? "invalid" : "missing";
+  const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",
+    "x-audience": audience || "public", "x-user": who, "x-answer": JSON.stringify(answer) };
+  for (const name in handed) headers[name] = { value: handed[name] };
+  delete headers.authorization;
   return request;
 }

@@ -8,18 +8,24 @@
 //
 // `path` and `query` are as the client sent them (percent-escapes kept); `authorization` the header's
 // value, "" when absent, null when sent twice; `acceptDatetime` the header's value or "". `release`
-// holds the live release's settings (id, prefix, cache_control, no_match, orderings, compressed_over),
-// the `immutable` Cache-Control of release-scoped answers and the TimeGate's table (`gate`). `lookup(table, key, release)` answers from a release's tables (countries,
-// country_names, models, files, users; `timeline`'s files: the list of releases and the TimeMap), the
-// keys, and `releases`: each id answered or gone, as [state (k kept, s staged, g gone), when it first
-// went live (an HTTP-date) or null]. From release.json and keys.json in a Worker (`inMemory`), from the
-// KeyValueStore in a CloudFront Function. A file answer names the release it is of (`release`).
+// holds the live release's settings (id, prefix, cache_control, no_match, compressed_over), the
+// `immutable` Cache-Control of release-scoped answers, the TimeGate's table (`gate`) and the route
+// table (`routes`: routes.py's edge_table, the one URL grammar every server is generated from; this
+// file names no route of its own). `lookup(table, key, release)` answers from a release's tables
+// (countries, country_names, models, files, users; `timeline`'s files: the list of releases and the
+// TimeMap), the keys, and `states`: each id answered or gone, as [state (k kept, s staged, g gone), when
+// it first went live (an HTTP-date) or null]. From release.json and keys.json in a Worker and the
+// origin-request Lambda@Edge (`inMemory`). A file answer names the release it is of (`release`).
 // `platform` is {keyhash, atob, btoa} (keys are stored only as keyed hashes: HMAC-SHA256 under the
 // deployment's secret). Every rule below names the
 // nginx.conf directive it mirrors; the contract tests run the same cases against nginx and this.
 //
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
+
+import { asciiLower, json, normalise, user } from "./keycheck.js";
+
+export { json, normalise };
 
 const ALLOW = "GET, HEAD, OPTIONS";
 const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
@@ -29,20 +35,10 @@ const TYPES = { json: "application/json", html: "text/html", js: "text/javascrip
   jsonl: "application/x-ndjson", link: "application/link-format", atom: "application/atom+xml" };
 const NOT_FOUND = "Not found.";
 const NOT_PROVIDED = "Authentication credentials were not provided.";
-const RELEASES_LISTED = "GET /api/v1/releases/ lists the releases kept.";
 const INVALID_KEY = "Invalid API key.";
 // nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
 // come as several escapes, or raw).
 const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][\dA-F]|%[C-F][\dA-F](?:%[89AB][\dA-F]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/i;
-
-export function json(status, detail, extra) {
-  return { status, body: JSON.stringify({ detail }),
-    headers: Object.assign({ "Content-Type": "application/json; charset=utf-8" }, extra) };
-}
-
-function asciiLower(text) {
-  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
-}
 
 function own(object, key) {
   return object !== undefined && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
@@ -53,9 +49,9 @@ function own(object, key) {
 export function inMemory(description, keys) {
   return (table, key, release) => {
     if (table === "keys") return own(keys.keys, key);
-    if (table === "releases") return own(description.states, key);
+    if (table === "states") return own(description.states, key);
     if (table === "users") return own(own(keys.users, release), key);
-    return own(own(own(description.releases, release), table), key);
+    return own(own(own(description.tables, release), table), key);
   };
 }
 
@@ -76,41 +72,6 @@ function argument(query, name) {
     if (at >= 0 && asciiLower(pair.slice(0, at)) === name) return pair.slice(at + 1);
     if (at < 0 && asciiLower(pair) === name) return "";
   }
-  return "";
-}
-
-// nginx decodes the path, merges slashes and resolves dot segments before it matches a location; a
-// path that climbs above the root is its 400.
-export function normalise(rawPath) {
-  let decoded;
-  try {
-    decoded = decodeURIComponent(rawPath);
-  } catch (malformed) {  // bytes that are no UTF-8 stay escaped, as nginx does not read them as text
-    decoded = rawPath;
-  }
-  if (/%(?![\dA-F]{2})|%00/i.test(rawPath)) return null;  // a broken escape or a NUL: nginx's 400
-  const out = [];
-  const segments = decoded.split("/");
-  for (let i = 1; i < segments.length; i++) {
-    const segment = segments[i];
-    if (segment === "..") {
-      if (out.length === 0) return null;
-      out.pop();
-    } else if (segment !== "." && segment !== "") {
-      out.push(segment);
-    }
-  }
-  const trailing = decoded.endsWith("/") && out.length > 0 ? "/" : "";
-  return "/" + out.join("/") + trailing;
-}
-
-// `map $http_authorization $credential`: apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY.
-function credential(header) {
-  let m;
-  if ((m = /^\s*apikey\s+(\S+)\s*$/i.exec(header))) return m[1];
-  if ((m = /^\s*(?:bearer|token)\s+([^\s:]+)\s*$/i.exec(header))) return m[1];
-  if ((m = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header))) return "basic:" + m[1];
-  if ((m = /^\s*([^\s:]+)\s*$/.exec(header))) return m[1];
   return "";
 }
 
@@ -170,7 +131,8 @@ function rfc3339(millis) {
 
 // The release live at an instant, from the table of live periods ("milliseconds id state" per period, oldest
 // first, comma-separated; state k: answered, g: pruned): {release} or the error answer.
-export function releaseAt(table, millis) {
+export function releaseAt(table, millis, scope) {
+  const listed = `GET ${scope.list} lists the releases kept.`;
   const rows = table ? table.split(",") : [];
   let found = null;
   let oldest = null;
@@ -181,72 +143,84 @@ export function releaseAt(table, millis) {
     if (start <= millis) found = { id: row[1], kept: row[2] === "k" };
   }
   if (found === null) {  // before the first release ever live; an instant a pruned one was live is a 410
-    if (oldest === null) return json(404, `No release is kept. ${RELEASES_LISTED}`);
+    if (oldest === null) return json(404, `No release is kept. ${listed}`);
     return json(404, `No kept release was live at ${rfc3339(millis)}: the oldest kept, ${oldest.id}, went live at ` +
-      `${rfc3339(oldest.start)}. ${RELEASES_LISTED}`);
+      `${rfc3339(oldest.start)}. ${listed}`);
   }
   if (!found.kept) {
-    return json(410, `Release ${found.id}, live at ${rfc3339(millis)}, is no longer kept. ${RELEASES_LISTED}`);
+    return json(410, `Release ${found.id}, live at ${rfc3339(millis)}, is no longer kept. ${listed}`);
   }
   return { release: found.id };
 }
 
+// The path a past release answered a route under: RELEASES/{id} and the route's rest, but for the
+// routes a release-scoped path answers as (the table's scope aliases: the release itself, what it
+// changed) and the API root, whose past answer is the release itself.
+function mementoPath(rest, scope, release) {
+  let scoped = rest === "" ? "/" : rest;
+  for (let i = 0; i < scope.aliases.length; i++) {
+    if (sameRoute(rest, scope.aliases[i][1])) scoped = scope.aliases[i][0];
+  }
+  return `${scope.under}/${release}${encodeURI(scoped)}`;
+}
+
+function sameRoute(a, b) {  // two paths alike but for a final "/"
+  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
+}
+
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
 // to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
-// out), or the 400/404/410. `path` is normalised; `api` the prefix.
-export function timegate(path, query, acceptDatetime, table, api) {
+// out), or the 400/404/410. `path` is normalised; `api` the prefix; `table` the route table.
+export function timegate(path, query, acceptDatetime, gate, api, table) {
   const asOf = argument(query, "as_of");  // wins where both are sent; empty counts as absent
-  const rest = path.slice(api.length);
   const millis = asOf ? asOfMillis(asOf) : acceptDatetimeMillis(acceptDatetime);
   if (millis === null) return json(400, asOf ? BAD_AS_OF : BAD_ACCEPT_DATETIME);
-  const found = releaseAt(table, millis);
+  const found = releaseAt(gate, millis, table.scope);
   if (!found.release) return found;
-  const scoped = /^\/(?:releases\/current\/?)?$|^$/.test(rest) ? "/" : rest;
   const kept = query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of");
-  const memento = `${api}/releases/${found.release}${encodeURI(scoped)}`;
+  const memento = mementoPath(path.slice(api.length), table.scope, found.release);
   const location = memento + (kept.length ? "?" + kept.join("&") : "");
   const original = path + (kept.length ? "?" + kept.join("&") : "");
   return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
     headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
-    "Link": `<${encodeURI(original)}>; rel="original", <${api}/releases/timemap>; rel="timemap"; ` +
+    "Link": `<${encodeURI(original)}>; rel="original", <${table.scope.timemap}>; rel="timemap"; ` +
       `type="application/link-format", <${location}>; rel="memento"` } };
 }
 // timegate}
 
-// Whether a request asks a route of the API for a past answer (RFC 7089's TimeGate: `Accept-Datetime`,
-// or a non-empty `?as_of=` for clients that cannot set headers): nginx.conf's $timegate_asked. The
-// root, openapi.json and the keyed routes are TimeGates; the list of releases, the TimeMap, the
-// releases under their id and a path that is no route are not.
-export function asksInstant(path, query, acceptDatetime, api) {
-  if (argument(query, "as_of") === "" && !acceptDatetime) return false;
-  if (path !== api && !path.startsWith(`${api}/`)) return false;
-  const rest = path.slice(api.length);
-  return rest === "" || rest === "/" || rest === "/openapi.json" || KEYED.test(rest);
+function asksFor(query, acceptDatetime) {  // an instant: a non-empty as_of, or Accept-Datetime
+  return argument(query, "as_of") !== "" || !!acceptDatetime;
 }
 
-// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
-async function user(header, lookup, platform) {
-  let given = credential(header);
-  if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
-  if (given.startsWith("basic:")) {
-    const encoded = given.slice(6);
-    let decoded;
-    try {
-      decoded = platform.atob(encoded);
-    } catch (malformed) {
-      return "";
-    }
-    if (platform.btoa(decoded) !== encoded || !decoded.includes(":")) return "";  // nginx matches the exact encoding
-    given = decoded;
+// The route table (routes.py's edge_table): each rule's regex compiled once per table.
+function rulesOf(table) {
+  if (!table.compiled) {
+    table.compiled = table.rules.map((rule) => Object.assign({ regex: new RegExp(rule.re) }, rule));
+    table.pageRegex = new RegExp(table.pages);
+    table.scopeRegex = new RegExp(`^${table.scope.under}/(${table.scope.id})(/[\\w./-]*)?$`);
+    table.namedRegex = new RegExp(`^${table.scope.under}/(${table.scope.id})(?:/|$)`);
   }
-  const colon = given.indexOf(":");
-  const name = colon >= 0 ? given.slice(0, colon) : null;
-  const key = colon >= 0 ? given.slice(colon + 1) : given;
-  if (!key) return "";
-  const hash = await platform.keyhash(key);
-  const owner = await lookup("keys", hash);
-  if (owner === undefined || (name !== null && name !== owner)) return "";
-  return owner;
+  return table.compiled;
+}
+
+// The rule a normalised path answers by, and its match; null where none does.
+function match(table, path) {
+  const rules = rulesOf(table);
+  for (let i = 0; i < rules.length; i++) {
+    const m = rules[i].regex.exec(path);
+    if (m) return { rule: rules[i], m };
+  }
+  return null;
+}
+
+// Whether a request asks a route of the API for a past answer (RFC 7089's TimeGate: `Accept-Datetime`,
+// or a non-empty `?as_of=` for clients that cannot set headers): nginx.conf's $timegate_asked. The
+// rules marked `timegate` are TimeGates (the root, openapi.json, the keyed routes); the list of
+// releases, the TimeMap, the releases under their id and a path that is no route are not.
+export function asksInstant(path, query, acceptDatetime, table) {
+  if (!asksFor(query, acceptDatetime)) return false;
+  const found = match(table, path);
+  return found !== null && found.rule.timegate;
 }
 
 function countryFilter(code, name, noMatch) {  // `map "$countries_code:$countries_name" $countries_filter`
@@ -278,17 +252,6 @@ function badRequest(order, code, orderParameter, orderings, codeParameter) {
   if (order === "invalid") return `Invalid value for ${orderParameter}: use one of ${orderings.join(", ")}.`;
   if (code === "invalid") return `Invalid value for ${codeParameter}: a country code has exactly 3 characters.`;
   return "";
-}
-
-// Endpoints 2 and 3: the filter answer (parameters `${prefix}code` and `${prefix}name`), else the
-// ordering's, from the variant folders under `folder`; or the 400.
-async function listAnswer(query, release, lookup, prefix, orderParameter, orderings, folder) {
-  const code = await codeFilter(argument(query, prefix + "code"), lookup);
-  const name = await nameFilter(argument(query, prefix + "name"), lookup);
-  const order = ordering(argument(query, orderParameter), orderings, orderParameter);
-  const bad = badRequest(order, code, orderParameter, orderings, prefix + "code");
-  if (bad) return json(400, bad);
-  return releaseFile(lookup, `${folder}${countryFilter(code, name, release.no_match) || order}index.json`);
 }
 
 function audienceDir(grants) {  // `map $audience $audience_dir`
@@ -368,141 +331,147 @@ async function releaseFile(lookup, name, extra) {
 }
 
 async function refusal(request, lookup, platform) {  // the key check: the 403, or the user
+  const checked = request.identity;  // a key checked before (the CloudFront key gate): its user, or ""
   const header = request.authorization || "";
-  const who = await user(header, lookup, platform);
+  const who = checked ? checked.user : await user(header, lookup, platform);
 // {usage
   request.user = who;  // whom the answer was for: the Worker's usage line
 // usage}
-  return who ? { who } : { refused: json(403, header === "" ? NOT_PROVIDED : INVALID_KEY) };
+  return who ? { who } : { refused: json(403, (checked ? checked.missing : header === "") ? NOT_PROVIDED : INVALID_KEY) };
 }
 
-const SCOPE_ID = /^\/api\/v1\/releases\/(\d{8}T\d{6}Z(?:-\d+)?)(?:\/|$)/;
-const SCOPED = /^\/releases\/(\d{8}T\d{6}Z(?:-\d+)?)(\/[\w./-]*)?$/;
-
-// nginx.conf's release-scoped location: /api/v1/releases/{id}/<route> answered as that release
-// answered <route>, with today's rules and the key's grants now; 410 once pruned, 404 for an id never
-// built (or staged, to a key that may not preview). Its answers name that release (`scope`).
+// nginx.conf's release-scoped location: RELEASES/{id}/<route> answered as that release answered
+// <route>, with today's rules and the key's grants now; 410 once pruned, 404 for an id never built (or
+// staged, to a key that may not preview). Its answers name that release (`scope`).
 async function scopedRoute(request, m, release, lookup, platform) {
   const id = m[1];
+  const table = release.routes;
   const scope = Object.assign({}, release, { id, cache_control: release.immutable });
   const checked = await refusal(request, within(lookup, release.id), platform);
   if (checked.refused) return { scope, result: checked.refused };
-  const known = await lookup("releases", id);
+  const known = await lookup("states", id);
   const state = known ? known[0] : undefined;
-  if (state === "g") return { scope, result: json(410, `Release ${id} is no longer kept; ${RELEASES_LISTED}`) };
+  const listed = `GET ${table.scope.list} lists the releases kept.`;
+  if (state === "g") return { scope, result: json(410, `Release ${id} is no longer kept; ${listed}`) };
   // a staged release is no release at all to a key that may not preview (its grants looked up only then)
-  const hidden = state === "s" && !(await lookup("users", checked.who, release.id) || {}).preview;
-  if (state === undefined || hidden) return { scope, result: json(404, `No release ${id}; ${RELEASES_LISTED}`) };
+  const hidden = state === "s" && !(await grantsOf(request, checked.who, lookup, release.id) || {}).preview;
+  if (state === undefined || hidden) return { scope, result: json(404, `No release ${id}; ${listed}`) };
   const rest = m[2] || "";
-  const api = release.prefix;
   // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
-  const target = /^\/?$/.test(rest) ? `${api}/releases/current/` : /^\/changes\/?$/.test(rest)
-    ? `${api}/releases/current/changes/` : rest.startsWith("/releases/") ? "/_no_route" : api + rest;
-  const result = await route(Object.assign({}, request, { acceptDatetime: "" }), target, scope, within(lookup, id),
-    platform);
+  let target = release.prefix + rest;
+  for (let i = 0; i < table.scope.aliases.length; i++) {
+    if (sameRoute(rest, table.scope.aliases[i][0])) target = release.prefix + table.scope.aliases[i][1];
+  }
+  if (rest.startsWith(table.scope.refused)) target = null;  // the releases' own routes are no route there
+  const result = target === null ? json(404, NOT_FOUND) : await route(Object.assign({}, request,
+    { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {
     if (known[1]) result.headers["Memento-Datetime"] = known[1];
     result.headers["Link"] = `<${target}${request.query ? "?" + request.query : ""}>; rel="original", ` +
-      `<${api}/releases/timemap>; rel="timemap"; type="application/link-format"`;
+      `<${table.scope.timemap}>; rel="timemap"; type="application/link-format"`;
   }
   return { scope, result };
 }
 
-const KEYED = /^\/(?:releases\/current(?:\/changes)?\/?|exports\/(?:[a-z][a-z0-9_]*\/)?scores\.(?:csv|jsonl)|configuration\/(?:riskscores?models|countries)\/?|riskscores\/[a-z][a-z0-9_]*(?:\/[^/]+)?\/?)$/;
+// The grants of a user (the custom models it may use, its audience variant, whether it may preview):
+// given by whoever checked the key before (`request.identity`), else looked up.
+function grantsOf(request, who, lookup, id) {
+  return request.identity ? request.identity.grants : lookup("users", who, id);
+}
 
+// A rule's segment values, checked: a model must be one the key may see, a country code one of the
+// release's (answered as its code); a 404 otherwise.
+async function segmentValues(rule, m, grants, lookup) {
+  const values = {};
+  for (let i = 0; i < rule.segments.length; i++) {
+    const name = rule.segments[i][0];
+    const kind = rule.segments[i][1];
+    const raw = m[i + 1];
+    if (kind === "model" && await modelMissing(raw, grants, lookup)) return null;
+    if (kind === "country") {
+      const code = await lookup("countries", asciiLower(raw));
+      if (code === undefined) return null;
+      values[name] = code;
+    } else {
+      values[name] = raw;
+    }
+  }
+  return values;
+}
+
+// The query variant folder of a list rule (`variants`: its filter and ordering parameters), or the 400.
+async function variantFolder(query, variants, release, lookup) {
+  const code = await codeFilter(argument(query, variants.code), lookup);
+  const name = await nameFilter(argument(query, variants.name), lookup);
+  const order = ordering(argument(query, variants.order), variants.orderings, variants.order);
+  const bad = badRequest(order, code, variants.order, variants.orderings, variants.code);
+  if (bad) return { bad };
+  return { folder: countryFilter(code, name, release.no_match) || order };
+}
+
+function fill(template, values) {  // a rule's file template, its {slots} filled
+  return template.replace(/\{(\w+)\}/g, (whole, name) => values[name]);
+}
+
+// Every location of nginx.conf: the rule the path answers by, its key check (403), its segments
+// (404), its query variant (400), then its file — of the release answering, or of the list of
+// releases and the TimeMap (`timeline`).
 async function route(request, path, release, lookup, platform) {
   const method = request.method;
   if (path === null) return json(400, "Bad request.");  // a request nginx refuses before reading it further
   if (method === "OPTIONS") return { status: 204, headers: {} };  // preflight before any key check
   if (method !== "GET" && method !== "HEAD") return json(405, `Method "${method}" not allowed.`);
-  const api = release.prefix;
+  const table = release.routes;
   const query = request.query;
-  let checked;
-  if (asksInstant(path, query, request.acceptDatetime || "", api)) {  // the TimeGate, once the key is checked
-    checked = await refusal(request, lookup, platform);
+  const found = match(table, path);
+  if (found === null) return json(404, NOT_FOUND);
+  const rule = found.rule;
+  if (rule.timegate && asksFor(query, request.acceptDatetime)) {  // the TimeGate, once the key is checked
+    const checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
 // {timegate
-    return timegate(path, query, request.acceptDatetime, release.gate, api);
+    return timegate(path, query, request.acceptDatetime, release.gate, release.prefix, table);
 // timegate}
     return { status: 0, elsewhere: 1, headers: {} };  // a script built without it: the TimeGate answers elsewhere
   }
-
-  if (path === `${api}/openapi.json`) return releaseFile(lookup, `${api.slice(1)}/openapi.json`);
-  if (path === api || path === `${api}/`) return releaseFile(lookup, `${api.slice(1)}/index.json`);
-  if (path === "/") return releaseFile(lookup, "docs/index.html");
-  let m;
-  if ((m = /^\/docs(?:\/(models\/[a-z][a-z0-9_]*|explorer|changes))?\/?$/.exec(path))) {
-    return releaseFile(lookup, `docs/${m[1] ? m[1] + "/" : ""}index.html`);
-  }
-  if (path === "/docs/explorer.js") return releaseFile(lookup, "docs/explorer.js");
-  if (path === "/favicon.ico") return { status: 204, headers: {} };
-  if (!path.startsWith(`${api}/`)) return json(404, NOT_FOUND);
-
-  const rest = path.slice(api.length);
-  if ((m = /^\/releases(\/|\/timemap|\/feed\.(json|atom))?$/.exec(rest))) {  // the list of releases, its feeds, the TimeMap
-    checked = await refusal(request, lookup, platform);
+  let grants;
+  if (rule.key) {
+    const checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
-    const timeline = within(lookup.parent, "timeline");
-    if (m[1] === "/timemap") return releaseFile(timeline, "timemap.link");
-    const mine = await lookup("users", checked.who);
-    if (m[2]) return releaseFile(timeline, `feeds/${audienceDir(mine)}feed.${m[2]}`);
-    return releaseFile(timeline, `lists/${mine && mine.preview ? "preview/" : ""}${audienceDir(mine)}index.json`);
+    grants = await grantsOf(request, checked.who, lookup);
   }
-  if (!KEYED.test(rest)) return json(404, NOT_FOUND);
-  checked = await refusal(request, lookup, platform);
-  if (checked.refused) return checked.refused;
-  const who = checked.who;
-  const grants = await lookup("users", who);
-  const audience = audienceDir(grants);
-  const base = api.slice(1);
-
-  if ((m = /^\/releases\/current(\/changes)?\/?$/.exec(rest))) {  // the release document, or what it changed
-    return releaseFile(lookup, `${base}/releases/current/${m[1] ? "changes/" : ""}${audience}index.json`);
+  if (rule.status) return { status: rule.status, headers: {} };
+  const values = await segmentValues(rule, found.m, grants, lookup);
+  if (values === null) return json(404, NOT_FOUND);
+  values.audience = audienceDir(grants);
+  values.preview = grants && grants.preview ? "preview/" : "";
+  if (rule.variants) {
+    const variant = await variantFolder(query, rule.variants, release, lookup);
+    if (variant.bad) return json(400, variant.bad);
+    values.variant = variant.folder;
   }
-  if ((m = /^\/exports\/(?:([a-z][a-z0-9_]*)\/)?scores\.(csv|jsonl)$/.exec(rest))) {  // the public models', or one's
-    if (m[1] && await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
-    let download;
+  let download;
 // {origin
-    download = { "Content-Disposition": attachment(release.id, m[2], m[1]) };
+  if (rule.download) download = { "Content-Disposition": attachment(release.id, values.format, values.model) };
 // origin}
-    return releaseFile(lookup, `${base}/exports/${m[1] ? m[1] + "/" : ""}scores.${m[2]}`, download);
-  }
-  if (/^\/configuration\/riskscores?models\/?$/.test(rest)) {
-    return releaseFile(lookup, `${base}/configuration/riskscoremodels/${audience}index.json`);
-  }
-  if (/^\/configuration\/countries\/?$/.test(rest)) {
-    return listAnswer(query, release, lookup, "", "model", release.country_orderings, `${base}/configuration/countries/`);
-  }
-  let code;
-  if ((m = /^\/riskscores\/country\/([^/]+)\/?$/.exec(rest))) {
-    code = await lookup("countries", asciiLower(m[1]));
-    if (code === undefined) return json(404, NOT_FOUND);
-    return releaseFile(lookup, `${base}/riskscores/country/${code}/${audience}index.json`);
-  }
-  if ((m = /^\/riskscores\/([a-z][a-z0-9_]*)\/?$/.exec(rest))) {
-    if (await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
-    return listAnswer(query, release, lookup, "country_", "ordering", release.score_orderings,
-      `${base}/riskscores/${m[1]}/`);
-  }
-  m = /^\/riskscores\/([a-z][a-z0-9_]*)\/([^/]+)\/?$/.exec(rest);
-  if (await modelMissing(m[1], grants, lookup)) return json(404, NOT_FOUND);
-  code = await lookup("countries", asciiLower(m[2]));
-  if (code === undefined) return json(404, NOT_FOUND);
-  return releaseFile(lookup, `${base}/riskscores/${m[1]}/${code}/index.json`);
+  const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
+  return releaseFile(files, fill(rule.file, values), download);
 }
 
 export async function answer(request, release, lookup, platform) {
   // `authorization` null: the header came twice (which key would be meant?), nginx's 400
   const path = request.authorization === null ? null : normalise(request.path);
+  rulesOf(release.routes);
+  const scopeRegex = release.routes.scopeRegex;
   let scoped = null;
-  const api = release.prefix;
-  const m = path === null || !path.startsWith(`${api}/releases/`) ? null : SCOPED.exec(path.slice(api.length));
+  const m = path === null ? null : scopeRegex.exec(path);
   if (m && (request.method === "GET" || request.method === "HEAD")) {  // other methods: route's 204 or 405
     scoped = await scopedRoute(request, m, release, lookup, platform);
   }
   const result = scoped ? scoped.result : await route(request, path, release, within(lookup, release.id), platform);
-  const page = /^\/(?:docs(?:\/.*)?)?$/.test(path === null ? request.path : path);
-  const named = SCOPE_ID.exec(request.path);  // nginx's $scoped_id: X-Release names the release a path names
+  const page = release.routes.pageRegex.test(path === null ? request.path : path);
+  // nginx's $scoped_id: X-Release names the release a path names, as sent
+  const named = release.routes.namedRegex.exec(request.path);
   return finish(result, scoped ? scoped.scope : (named ? Object.assign({}, release, { id: named[1] }) : release),
     request.method, page);
 }

@@ -8,8 +8,10 @@ function respond(r) {
   const path = normalise(at < 0 ? uri : uri.slice(0, at));
   const query = at < 0 ? "" : uri.slice(at + 1);
   const asked = r.headersIn["Accept-Datetime"] || "";
-  let result = path === null ? json(400, "Bad request.") : timegate(path, query, asked, r.variables.timegate_table, "/api/v1");
-  if (path !== null && !asksInstant(path, query, asked, "/api/v1")) {
+  const api = ROUTES.scope.prefix;  // ROUTES: the route table (routes.py's edge_table), written first by serve
+  let result = path === null ? json(400, "Bad request.")
+    : timegate(path, query, asked, r.variables.timegate_table, api, ROUTES);
+  if (path !== null && !asksInstant(path, query, asked, ROUTES)) {
     result = json(500, "A server error occurred.");  // nginx.conf's test and the core's differ: a bug
   }
   const names = Object.keys(result.headers);

@@ -28,6 +28,7 @@ from ..render.templates import template_environment
 from ..render.timeline import Timeline, immutable, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..resources import NGINX_CONF
+from ..routes import edge_table
 from .catalogue_watch import CatalogueWatch
 from .key_map import render_key_map
 from .status import ServeStatus, redact_keys
@@ -154,7 +155,7 @@ class NginxRuntime:
                     for release in timeline.answered]
         timeline_root = self.write_timeline(timeline) if with_documents else self.prefix / "timeline"
         texts.update(render_scoped_maps(timeline, routings, timeline_root))
-        texts["timegate.js"] = script(NGINX_TIMEGATE)
+        texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table()})
         for name, text in texts.items():
             write_atomic(folder / "runtime" / name, text.encode())
         infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]

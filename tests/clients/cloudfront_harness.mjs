@@ -1,31 +1,32 @@
 // A thin stand-in for CloudFront around the functions `riskapi deploy cloudfront` wrote, for the
 // contract tests: there is no local CloudFront runtime. Per request it builds CloudFront's event
 // (viewer-request: method, uri as sent, querystring as an object of names → {value, multiValue},
-// lower-case headers as {value}), runs viewer-request.js as written (cloudfront_runtime.mjs: its
-// KeyValueStore over kvs.json), and either sends the answer the function made, or the answer of the
-// origin-request Lambda@Edge (timegate-lambda/) to a request passed on with x-timegate, or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for
-// the object, with only the conditional headers (CloudFront sends no Authorization to S3), then runs
-// viewer-response.js on the origin's answer. Not emulated: CloudFront's cache, its compression, its
-// header normalisation, and the runtime itself (this is Node's engine, not CloudFront's).
+// lower-case headers as {value}), runs viewer-request.js as written (the key gate;
+// cloudfront_runtime.mjs: its KeyValueStore over kvs.json), then the origin-request Lambda@Edge
+// (origin-lambda/, as Lambda runs it: Node, its handler) on what the gate handed on, and either sends
+// the answer the Lambda made, or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for the
+// object the Lambda named, with only the conditional headers (CloudFront sends no Authorization to
+// S3); every answer goes through viewer-response.js. Not emulated: CloudFront's cache (every request
+// is a miss, so the Lambda runs on each), its compression, its header normalisation, and the runtime
+// itself (this is Node's engine, not CloudFront's).
 //   node cloudfront_harness.mjs FUNCTIONS_DIR ORIGIN_URL PORT
-import { existsSync } from "node:fs";
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { loadFunctions } from "./cloudfront_runtime.mjs";
 
 const [folder, origin, port] = process.argv.slice(2);
 const { viewerRequest, viewerResponse } = loadFunctions(folder);
-// the Lambda@Edge of the origin request (timegate-lambda/), run as Lambda runs it: Node, its handler
-const lambda = `${folder}/timegate-lambda/index.mjs`;
-const originRequest = existsSync(lambda) ? (await import(pathToFileURL(lambda).href)).handler : null;
+// the Lambda@Edge of the origin request (origin-lambda/), run as Lambda runs it: Node, its handler
+const originRequest = (await import(pathToFileURL(`${folder}/origin-lambda/index.js`).href)).handler;
 
-// Lambda@Edge's event of the request the viewer-request function passed on: headers as name → [{key, value}]
-// (CloudFront forwards x-timegate: the origin request policy names it)
-function lambdaEvent(request) {
+// Lambda@Edge's event of the request the viewer-request function handed on: headers as name → [{key,
+// value}] (CloudFront forwards the gate's x- headers: the origin request policy names them), the query
+// as sent
+function lambdaEvent(request, query) {
   const headers = {};
   for (const [name, field] of Object.entries(request.headers)) headers[name] = [{ key: name, value: field.value }];
   return { Records: [{ cf: { config: { eventType: "origin-request" }, request: { method: request.method,
-    uri: request.uri, querystring: "", headers, clientIp: "127.0.0.1" } } }] };
+    uri: request.uri, querystring: query, headers, clientIp: "127.0.0.1" } } }] };
 }
 
 // A name from the request becomes an own property, even `__proto__` (plain assignment would set the
@@ -85,22 +86,20 @@ const server = http.createServer(async (incoming, out) => {
     if (decided.statusCode !== undefined) {
       return send(out, decided.statusCode, decided.headers, decided.body ? decided.body.data : "");
     }
-    if (originRequest && decided.headers["x-timegate"]) {
-      const made = await originRequest(lambdaEvent(decided));
-      if (made.status !== undefined) {  // an answer of the Lambda: through viewer-response, as CloudFront does
-        const response = { statusCode: Number(made.status), headers: {} };
-        for (const [name, fields] of Object.entries(made.headers)) own(response.headers, name, { value: fields[0].value });
-        const final = await viewerResponse({ version: "1.0", context: { eventType: "viewer-response" }, viewer,
-          request: decided, response });
-        return send(out, final.statusCode, final.headers, made.body);
-      }
+    const made = await originRequest(lambdaEvent(decided, question < 0 ? "" : target.slice(question + 1)));
+    if (made.status !== undefined) {  // an answer of the Lambda: through viewer-response, as CloudFront does
+      const response = { statusCode: Number(made.status), headers: {} };
+      for (const [name, fields] of Object.entries(made.headers)) own(response.headers, name, { value: fields[0].value });
+      const final = await viewerResponse({ version: "1.0", context: { eventType: "viewer-response" }, viewer,
+        request: decided, response });
+      return send(out, final.statusCode, final.headers, made.body);
     }
     const conditional = {};
     // what CloudFront sends on to the origin of the viewer's headers: the conditional ones and Range
     for (const name of ["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "range", "if-range"]) {
-      if (decided.headers[name]) conditional[name] = decided.headers[name].value;
+      if (made.headers[name]) conditional[name] = made.headers[name][0].value;
     }
-    const got = await fromOrigin(decided.method, decided.uri, conditional);
+    const got = await fromOrigin(made.method, made.uri, conditional);
     const response = { statusCode: got.status, headers: {} };
     for (const [name, value] of Object.entries(got.headers)) {
       if (!HOP_BY_HOP.has(name)) own(response.headers, name, { value: String(value) });

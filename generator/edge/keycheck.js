@@ -1,0 +1,76 @@
+// What every server of the country risk API does before routing: the path as nginx reads it, and the
+// key check (which user a credential belongs to). The edge core (core.js) imports it; the CloudFront
+// viewer-request function is this and its handler alone (cloudfront_request.js): the key gate.
+//
+// Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
+// no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
+
+export function json(status, detail, extra) {
+  return { status, body: JSON.stringify({ detail }),
+    headers: Object.assign({ "Content-Type": "application/json; charset=utf-8" }, extra) };
+}
+
+export function asciiLower(text) {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+// nginx decodes the path, merges slashes and resolves dot segments before it matches a location; a
+// path that climbs above the root is its 400.
+export function normalise(rawPath) {
+  let decoded;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch (malformed) {  // bytes that are no UTF-8 stay escaped, as nginx does not read them as text
+    decoded = rawPath;
+  }
+  if (/%(?![\dA-F]{2})|%00/i.test(rawPath)) return null;  // a broken escape or a NUL: nginx's 400
+  const out = [];
+  const segments = decoded.split("/");
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i];
+    if (segment === "..") {
+      if (out.length === 0) return null;
+      out.pop();
+    } else if (segment !== "." && segment !== "") {
+      out.push(segment);
+    }
+  }
+  const trailing = decoded.endsWith("/") && out.length > 0 ? "/" : "";
+  return "/" + out.join("/") + trailing;
+}
+
+// `map $http_authorization $credential`: apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY.
+function credential(header) {
+  let m;
+  if ((m = /^\s*apikey\s+(\S+)\s*$/i.exec(header))) return m[1];
+  if ((m = /^\s*(?:bearer|token)\s+([^\s:]+)\s*$/i.exec(header))) return m[1];
+  if ((m = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header))) return "basic:" + m[1];
+  if ((m = /^\s*([^\s:]+)\s*$/.exec(header))) return m[1];
+  return "";
+}
+
+// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
+export async function user(header, lookup, platform) {
+  let given = credential(header);
+  if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
+  if (given.startsWith("basic:")) {
+    const encoded = given.slice(6);
+    let decoded;
+    try {
+      decoded = platform.atob(encoded);
+    } catch (malformed) {
+      return "";
+    }
+    if (platform.btoa(decoded) !== encoded || !decoded.includes(":")) return "";  // nginx matches the exact encoding
+    given = decoded;
+  }
+  const colon = given.indexOf(":");
+  const name = colon >= 0 ? given.slice(0, colon) : null;
+  const key = colon >= 0 ? given.slice(colon + 1) : given;
+  if (!key) return "";
+  const hash = await platform.keyhash(key);
+  const owner = await lookup("keys", hash);
+  if (owner === undefined || (name !== null && name !== owner)) return "";
+  return owner;
+}
+
