@@ -515,13 +515,13 @@ def download_of(file: str, release: str) -> str | None:
     """The download name of a release file that is an export (a rule's `download` file), else None."""
     for rule in RULES:
         if rule.download:
-            found = re.fullmatch(_file_pattern(rule), file)
+            found = re.fullmatch(file_pattern(rule), file)
             if found:
                 return download_name(release, found["format"], found.groupdict().get("model") or "")
     return None
 
 
-def _file_pattern(rule: Rule) -> str:
+def file_pattern(rule: Rule) -> str:
     """A rule's file template as a regular expression, its segments as named groups."""
     parts = re.split(r"(\{[a-z_]+\})", rule.file)
     return "".join(f"(?P<{part[1:-1]}>{rule.segment(part[1:-1]).pattern})" if part.startswith("{")
@@ -542,10 +542,10 @@ def edge_table() -> dict:
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
                       "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
-                      "list": _rule("releases").template, "timemap": _rule("timemap").template}}
+                      "list": rule_named("releases").template, "timemap": rule_named("timemap").template}}
 
 
-def _rule(name: str) -> Rule:
+def rule_named(name: str) -> Rule:
     return next(rule for rule in RULES if rule.name == name)
 
 

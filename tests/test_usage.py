@@ -56,7 +56,7 @@ def test_each_user_s_requests_bytes_and_statuses(served):
 def test_by_route_and_by_day(served):
     _, answers, log = served
     routes = {row["route"]: row["requests"] for row in usage("--log", log, "--by", "route")}
-    assert routes == {"/api/v1/riskscores/{model}/{country}/": 4, "/api/v1/riskscores/{model}/": 1,
+    assert routes == {"/api/v1/riskscores/{model}/{country_code}/": 4, "/api/v1/riskscores/{model}/": 1,
                       "/api/v1/exports/scores.{format}": 2}
     today = datetime.datetime.now(datetime.timezone.utc).date()
     assert usage("--log", log, "--by", "day") == [{"day": today.isoformat(), "requests": 7,

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import routes
 from ..errors import ServeError
 
 # $remote_addr - $log_user [$time_local] "$request_method $request_path $server_protocol" $status
@@ -21,39 +22,21 @@ LINE = re.compile(r'^\S+ - (?P<user>\S+) \[(?P<time>[^\]]+)\] "(?P<method>\S*) (
 TIME_LOCAL = "%d/%b/%Y:%H:%M:%S %z"
 NO_USER = "-"  # a request without a valid key
 
-# The route a path answers, as the API documents it (docs/api.md); the first that matches.
-ROUTES = [(re.compile(pattern), template) for pattern, template in [
-    (r"^/api/v1/?$", "/api/v1/"),
-    (r"^/api/v1/openapi\.json$", "/api/v1/openapi.json"),
-    (r"^/api/v1/releases/?$", "/api/v1/releases/"),
-    (r"^/api/v1/releases/timemap$", "/api/v1/releases/timemap"),
-    (r"^/api/v1/releases/feed\.(json|atom)$", "/api/v1/releases/feed.{format}"),
-    (r"^/api/v1/releases/current/?$", "/api/v1/releases/current/"),
-    (r"^/api/v1/releases/current/changes/?$", "/api/v1/releases/current/changes/"),
-    (r"^/api/v1/exports/scores\.(csv|jsonl)$", "/api/v1/exports/scores.{format}"),
-    (r"^/api/v1/exports/[^/]+/scores\.(csv|jsonl)$", "/api/v1/exports/{model}/scores.{format}"),
-    (r"^/api/v1/configuration/riskscores?models/?$", "/api/v1/configuration/riskscoremodels/"),
-    (r"^/api/v1/configuration/countries/?$", "/api/v1/configuration/countries/"),
-    (r"^/api/v1/riskscores/country/[^/]+/?$", "/api/v1/riskscores/country/{country}/"),
-    (r"^/api/v1/riskscores/[^/]+/?$", "/api/v1/riskscores/{model}/"),
-    (r"^/api/v1/riskscores/[^/]+/[^/]+/?$", "/api/v1/riskscores/{model}/{country}/"),
-    (r"^/(?:docs(?:/.*)?)?$", "pages"),
-]]
-SCOPED = re.compile(r"^/api/v1/releases/\d{8}T\d{6}Z(?:-\d+)?(/.*)?$")
-
-
 def route_of(path: str) -> str:
-    """The documented route of a path (a release-scoped one under /api/v1/releases/{id}), or "other"."""
-    scoped = SCOPED.match(path)
+    """The documented route of a path (routes.RULES; a release-scoped one under RELEASES_UNDER/{id}, the
+    pages as one), or "other"."""
+    scoped = re.match(rf"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(/.*)?$", path)
     if scoped:
-        rest = scoped.group(1) or "/"
-        if rest in ("", "/"):
-            return "/api/v1/releases/{id}/"
-        if re.fullmatch(r"/changes/?", rest):
-            return "/api/v1/releases/{id}/changes/"
-        inner = route_of("/api/v1" + rest)
-        return "/api/v1/releases/{id}" + inner.removeprefix("/api/v1") if inner.startswith("/api/v1") else "other"
-    return next((template for pattern, template in ROUTES if pattern.match(path)), "other")
+        rest, under = scoped.group(1) or "/", routes.RELEASES_UNDER + "/{id}"
+        aliased = [alias for alias, _ in routes.SCOPED_ALIASES if rest.rstrip("/") == alias.rstrip("/")]
+        if aliased:
+            return under + aliased[0]
+        inner = route_of(routes.API + rest)
+        return under + inner.removeprefix(routes.API) if inner.startswith(routes.API) else "other"
+    if re.match(rf"^/(?:{routes.PAGES[1:]}(?:/.*)?)?$", path):
+        return "pages"
+    rule = routes.rule_of(path)
+    return rule.template if rule is not None and not rule.page else "other"
 
 
 @dataclass

@@ -1,0 +1,133 @@
+"""nginx.conf's routing, generated from the route table (routes.RULES): the maps of the release-scoped
+paths, the TimeGate and the query variants, and one `location` per rule. nginx.conf keeps them between
+marker lines, with the hand-written parts (headers, error pages, limits) around them;
+scripts/nginx_conf.py writes them there and a test checks they are current."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import routes
+from ..routes import Rule
+from .templates import template_environment
+
+PARTS = ("maps", "locations")
+BEGIN, END = "# {routes:%s — generated from generator/routes.py by scripts/nginx_conf.py; do not edit", "# routes:%s}"
+JSON_TYPES = ("json",)  # a file of another type takes its type for nginx's own `return`: errors go elsewhere
+ERROR_LOCATIONS = {403: "/_error/forbidden", 404: "/_error/404"}
+
+
+@dataclass
+class Location:
+    match: str
+    lines: list[str] = field(default_factory=list)
+    comment: str = ""
+
+
+def _variable(rule: Rule, name: str) -> str:
+    """What a file template's {name} is in nginx: a segment's capture (a country's code as the release
+    has it), the audience folder, the query variant folder or the list of releases with staged ones."""
+    if name == "audience":
+        return "${audience_dir}"
+    if name == "variant":
+        assert rule.variants is not None
+        return f"${{{rule.variants.name}_variant}}"
+    if name == "preview":
+        return "$preview_folder"
+    segment = rule.segment(name)
+    return "$path_country" if segment.kind == "country" else f"${routes.NGINX_CAPTURE.get(segment.kind, name)}"
+
+
+def _location(rule: Rule) -> Location:
+    simple = not rule.segments and not rule.aliases and (not rule.path.endswith("/") or rule.path == "/"
+                                                          and rule.under == "")
+    location = Location(f"= {rule.under + rule.path}" if simple else f"~ {_quoted(rule.nginx_regex())}")
+    if rule.status:
+        location.lines.append(f"return {rule.status};")
+        return location
+    as_json = rule.file.rsplit(".", 1)[-1] in JSON_TYPES
+
+    def refuse(status: int, condition: str, body: str = "") -> None:
+        answer = f"return {status}{' ' + body if body else ''};" if as_json \
+            else f"rewrite ^ {ERROR_LOCATIONS[status]} last;"
+        location.lines.append(f"if ({condition}) {{ {answer} }}")
+    if rule.key:
+        refuse(403, "$auth_failure", "$auth_failure")
+    for segment in rule.segments:
+        if segment.kind == "model":
+            refuse(404, "$model_missing")
+        elif segment.kind == "country":
+            refuse(404, '$path_country = ""')
+    if rule.variants is not None:
+        bad = f"${rule.variants.name}_bad_request"
+        location.lines.append(f"if ({bad}) {{ return 400 {bad}; }}")
+    file = re.sub(r"\{([a-z_]+)\}", lambda m: _variable(rule, m[1]), rule.file)
+    if rule.root == "timeline":
+        location.lines += ["root $timeline_root;", f"try_files /{file} =404;"]
+    else:
+        location.lines.append(f"try_files /$scope/{file} =404;")
+    return location
+
+
+def _quoted(regex: str) -> str:
+    return f'"{regex}"' if "{" in regex or " " in regex else regex
+
+
+def _scoped_location() -> Location:
+    """Every kept release, under RELEASES_UNDER/{id}/…: each route answered from that release's own files
+    with today's rules and the key's grants now ($scope is that release). Pruned: 410."""
+    listed = f"GET {routes.rule_named('releases').template} lists the releases kept."
+    regex = f"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(?<scoped_rest>/[A-Za-z0-9_./-]*)?$"
+    return Location(f'~ "{regex}"', [
+        "types { }   # its errors are JSON whatever the path asks for (…/scores.csv)",
+        "default_type application/json;",
+        "if ($auth_failure) { return 403 $auth_failure; }",
+        "if ($scope_refusal = gone) {",
+        f"    return 410 '{{\"detail\":\"Release $scoped_id is no longer kept; {listed}\"}}';",
+        "}",
+        "if ($scope_refusal = unknown) {",
+        f"    return 404 '{{\"detail\":\"No release $scoped_id; {listed}\"}}';",
+        "}",
+        "rewrite ^ $scoped_route last;"],
+        "Every kept release under its id: each route as that release answered it (410 once pruned)")
+
+
+def render(part: str) -> str:
+    """One generated part of nginx.conf: "maps" (in http) or "locations" (in server)."""
+    rules = routes.RULES
+    # exact strings (a map tries no regex on an empty value): the rest with and without its final "/"
+    scoped_routes = [(spelling, routes.API + route) for rest, route in routes.SCOPED_ALIASES
+                     for spelling in (rest.rstrip("/"), rest)]
+    scoped_routes.append((f"~^{routes.SCOPED_REFUSED}", "/_no_route"))
+    locations = []
+    for rule in rules:
+        if rule.name == "releases":  # the releases under their id come before the list's own routes
+            locations.append(_scoped_location())
+        locations.append(_location(rule))
+    locations.append(Location("/", ["return 404;"], "Any other path"))
+    # an export's download name, from the file served ($uri, under its release's folder)
+    downloads = []
+    for rule in rules:
+        if rule.download:
+            pattern = routes.file_pattern(rule).replace("(?P<model>", "(?P<one>").replace("(?P<", "(?<")
+            model = "$one" if rule.segments[0].kind == "model" else ""
+            downloads.append((f"^200:/[^/]+/{pattern}$", routes.download_name("$scope", "$format", model)))
+    return template_environment().get_template("nginx-routes.conf.j2").render(
+        part=part, under=routes.RELEASES_UNDER, release_id=routes.RELEASE_ID, prefix=routes.API,
+        timemap=routes.rule_named("timemap").template, aliases=routes.SCOPED_ALIASES,
+        scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
+        variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
+        pages=routes.PAGES[1:], downloads=downloads, locations=locations)
+
+
+def write_into(conf: Path) -> str:
+    """nginx.conf with its generated parts rendered anew (what scripts/nginx_conf.py writes)."""
+    text = conf.read_text()
+    for part in PARTS:
+        begin, end = BEGIN % part, END % part
+        start, stop = text.index(begin), text.index(end)
+        line_start = text.rindex("\n", 0, start) + 1
+        indent = text[line_start:start]
+        text = text[:start] + begin + "\n" + render(part).strip("\n") + "\n" + indent + text[stop:]
+    return text

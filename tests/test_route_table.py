@@ -1,0 +1,130 @@
+"""One route table (generator/routes.py) that every server's routing is generated from: nginx.conf's
+locations and maps are fresh, the edge core names no route, usage reads the table; and an endpoint added
+in one entry of the table, with nothing else touched, is answered alike by nginx, the Worker in workerd
+and the CloudFront harness."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import unittest.mock
+
+import orjson
+import pytest
+
+from generator import routes
+from generator.build import build
+from generator.edge import CORE, KEYCHECK
+from generator.keys import add_key
+from generator.publish import CURRENT, current_release
+from generator.render.nginx_routes import write_into
+from generator.resources import NGINX_CONF
+from generator.routes import Rule, Segment
+from generator.serve import runtime as serve_runtime
+from generator.serve.runtime import NginxRuntime, ServeSettings
+from generator.serve.usage import route_of
+
+from .conftest import ROOT, SERVERS, TINY
+from .live import LiveServer, free_port, start_cloudfront_server, start_edge_server, worker_readable_folder
+
+FIXTURE = Rule("fixture", "/fixture/{code}/", "api/v1/fixture/{code}/{audience}index.json",
+               (Segment("code", "country"),), timegate=True)
+
+
+def test_nginx_conf_s_routing_is_generated_from_the_table():
+    assert NGINX_CONF.read_text() == write_into(NGINX_CONF)  # else: python scripts/nginx_conf.py
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "nginx_conf.py"), "--check"], capture_output=True,
+                           text=True)
+    assert check.returncode == 0, check.stderr
+    # every rule has its location
+    text = NGINX_CONF.read_text()
+    assert all(f"location ~ {rule.nginx_regex()} " in text or f"location = {rule.template} " in text
+               for rule in routes.RULES)
+
+
+def _code(path) -> str:
+    """A script without its comments: what it does, not what it says."""
+    return re.sub(r"//[^\n]*", "", path.read_text())
+
+
+def test_the_edge_core_and_usage_name_no_route_of_their_own():
+    for script in (CORE, KEYCHECK):
+        for word in ("riskscores", "configuration", "exports", "/releases", "api/v1", "/docs"):
+            assert word not in _code(script), (script.name, word)
+    usage = (ROOT / "generator" / "serve" / "usage.py").read_text()
+    assert "/api/v1" not in usage and "riskscores" not in usage
+
+
+def _example(rule: Rule) -> str:
+    """A path of the rule: its template, each segment an example value of its kind."""
+    samples = {"model": "sovereign", "country": "AUT", "name": "sovereign"}
+
+    def value(name: str) -> str:
+        segment = rule.segment(name)
+        return segment.choices[0] if segment.choices else samples[segment.kind]
+    return re.sub(r"\{([a-z_]+)\}", lambda m: value(m[1]), rule.template)
+
+
+def test_each_rule_answers_its_own_template_and_no_other_rule_comes_first():
+    for rule in routes.RULES:
+        path = _example(rule)
+        assert routes.rule_of(path) == rule, path
+        if path.endswith("/") and path != "/":
+            assert routes.rule_of(path.rstrip("/")) == rule  # the final "/" may be left out
+    assert route_of("/api/v1/riskscores/sovereign/AUT") == "/api/v1/riskscores/{model}/{country_code}/"
+    assert route_of("/api/v1/riskscores/country/aut/") == "/api/v1/riskscores/country/{code}/"
+
+
+# ---------------------------------------------------------------- a fixture endpoint, in one entry
+
+@pytest.fixture(scope="module")
+def fixture_servers(s3):
+    """The tiny release with one more document (api/v1/fixture/AUT/index.json and alice's audience's),
+    served through a route table with one more entry (FIXTURE): nginx with nginx.conf generated from it,
+    the Worker and the CloudFront harness deployed from it. Nothing else is changed."""
+    base = worker_readable_folder("riskapi-routes-")
+    site = base / "site"
+    build(TINY, site)
+    release = site / CURRENT
+    for audience in ("", "audience=acme_aml/"):
+        document = release / f"api/v1/fixture/AUT/{audience}index.json"
+        document.parent.mkdir(parents=True, exist_ok=True)
+        document.write_bytes(orjson.dumps({"fixture": "AUT", "audience": audience or "public"}))
+    keys_file = base / "keys" / "keys.csv"
+    keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key}
+    conf = base / "nginx.conf"
+    shutil.copyfile(NGINX_CONF, conf)
+    with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)):
+        conf.write_text(write_into(conf))
+        with unittest.mock.patch.object(serve_runtime, "NGINX_CONF", conf):
+            port = free_port()
+            runtime = NginxRuntime(ServeSettings(site=site, keys=keys_file, port=port, workers="1"), base / "nginx")
+            runtime.start()
+            nginx = LiveServer(base, runtime, port, keys)
+        servers = {"nginx": nginx, "workerd": start_edge_server(nginx), "cloudfront": start_cloudfront_server(
+            nginx, s3, bucket="risk-routes")}
+    yield servers, current_release(site)
+    for server in servers.values():
+        server.runtime.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_an_endpoint_added_in_one_table_entry_is_served_by_every_server(fixture_servers, server):
+    servers, release = fixture_servers
+    live = servers[server]
+    for path in ("/api/v1/fixture/AUT/", "/api/v1/fixture/aut", f"/api/v1/releases/{release}/fixture/AUT/"):
+        answer = live.get(path, user="bob")
+        assert answer.status == 200, (path, answer.body)
+        assert json.loads(answer.body) == {"fixture": "AUT", "audience": "public"}
+        assert answer.header("X-Release") == release
+    mine = live.get("/api/v1/fixture/AUT/", user="alice")  # the audience slot: alice's variant
+    assert json.loads(mine.body) == {"fixture": "AUT", "audience": "audience=acme_aml/"}
+    assert live.get("/api/v1/fixture/ZZZ/", user="bob").status == 404  # a country segment: the release's codes
+    refused = live.get("/api/v1/fixture/AUT/", user=None)
+    assert refused.status == 403 and json.loads(refused.body) == {
+        "detail": "Authentication credentials were not provided."}
+    asked = live.get("/api/v1/fixture/AUT/?as_of=2099-01-01", user="bob")  # a TimeGate, as the entry says
+    assert asked.status == 302 and asked.header("Location") == f"/api/v1/releases/{release}/fixture/AUT/"
