@@ -24,6 +24,203 @@ COUNTRY_ORDERINGS = ("code", "-code", "name", "-name")  # endpoint 2, parameter 
 SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_name")  # endpoint 3, `ordering`
 
 
+# ---------------------------------------------------------------- the URL grammar: what every server routes by
+
+RELEASE_ID = r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?"  # a release's UTC build time (publish/site.py names them so)
+NAME = r"[a-z][a-z0-9_]*"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A typed part of a URL path. `model`: a model the key may see (else 404); `country`: a country code
+    in any letter case, answered as the release's code (else 404); `choice`: one of `choices`; `name`: a
+    lower-case name the file decides (a methodology page)."""
+
+    name: str
+    kind: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> str:
+        if self.kind == "choice":
+            return "|".join(re.escape(choice) for choice in self.choices)
+        return "[^/]+" if self.kind == "country" else NAME
+
+
+@dataclass(frozen=True)
+class Variants:
+    """The query variants of a list (docs/api.md, filters and orderings): an exact code filter and an
+    exact name filter (at most one country matches: `filter=CODE/`, or `filter=none/`), else an ordering
+    (`ORDER=VALUE/`; the first is the plain URL). `name` names nginx's maps of it."""
+
+    name: str
+    code: str
+    country_name: str
+    order: str
+    orderings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One URL family of the API: its path under `under` (a template of literal parts and {segment}s; a
+    final "/" may be left out by a client), who may ask, and the file that answers it. `file` is a
+    template of the segments and the slots {audience} (the key's audience variant folder), {variant}
+    (the query variant folder) and {preview} (the list with the staged releases, for keys that may
+    preview); its `root` is the release answering ("release") or the list of releases and the
+    TimeMap ("timeline"); `status` answers without a file."""
+
+    name: str
+    path: str
+    file: str = ""
+    segments: tuple[Segment, ...] = ()
+    key: bool = True  # False: answered without a key (a key sent is not checked)
+    root: str = "release"
+    variants: Variants | None = None
+    download: bool = False  # an export: its download name says which release and model it is
+    timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
+    page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
+    status: int = 0
+    under: str = API
+    aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
+
+    def regex(self) -> str:
+        """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
+        named groups: nginx_regex)."""
+        return "^" + _alternatives(self, lambda segment: f"({segment.pattern})") + "$"
+
+    def nginx_regex(self) -> str:
+        return "^" + _alternatives(self, lambda s: f"(?<{NGINX_CAPTURE.get(s.kind, s.name)}>{s.pattern})") + "$"
+
+    @property
+    def template(self) -> str:
+        """The documented URL of the family, as `riskapi usage` names it."""
+        return self.under + self.path
+
+    def segment(self, name: str) -> Segment:
+        return next(s for s in self.segments if s.name == name)
+
+
+NGINX_CAPTURE = {"model": "model", "country": "path_code"}  # what nginx.conf's maps read a segment as
+
+
+def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
+    spellings = []
+    for path in (rule.path, *rule.aliases):
+        optional = path.endswith("/") and path != "/" or (path == "/" and rule.under != "")
+        parts = re.split(r"(\{[a-z_]+\})", (rule.under + path).rstrip("/") if optional else rule.under + path)
+        spellings.append("".join(group(rule.segment(part[1:-1])) if part.startswith("{") else re.escape(part)
+                                 for part in parts) + ("/?" if optional else ""))
+    return spellings[0] if len(spellings) == 1 else "(?:" + "|".join(spellings) + ")"
+
+
+_FORMAT = Segment("format", "choice", ("csv", "jsonl"))
+_BASE = API.strip("/")
+COUNTRY_VARIANTS = Variants("countries", "code", "name", "model", COUNTRY_ORDERINGS)
+SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", SCORE_ORDERINGS)
+
+# In the order they are matched: the first rule whose path matches answers.
+RULES = (
+    Rule("root", "/", f"{_BASE}/index.json", key=False, timegate=True),
+    Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
+    Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
+    Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
+    Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
+         (Segment("format", "choice", ("json", "atom")),), root="timeline"),
+    Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True),
+    Rule("changes", "/releases/current/changes/", f"{_BASE}/releases/current/changes/{{audience}}index.json",
+         timegate=True),
+    Rule("export", "/exports/scores.{format}", f"{_BASE}/exports/scores.{{format}}", (_FORMAT,), download=True,
+         timegate=True),
+    Rule("model-export", "/exports/{model}/scores.{format}", f"{_BASE}/exports/{{model}}/scores.{{format}}",
+         (Segment("model", "model"), _FORMAT), download=True, timegate=True),
+    Rule("models", "/configuration/riskscoremodels/", f"{_BASE}/configuration/riskscoremodels/{{audience}}index.json",
+         timegate=True, aliases=("/configuration/riskscoresmodels/",)),
+    Rule("countries", "/configuration/countries/", f"{_BASE}/configuration/countries/{{variant}}index.json",
+         variants=COUNTRY_VARIANTS, timegate=True),
+    Rule("country", "/riskscores/country/{code}/", f"{_BASE}/riskscores/country/{{code}}/{{audience}}index.json",
+         (Segment("code", "country"),), timegate=True),
+    Rule("scores", "/riskscores/{model}/", f"{_BASE}/riskscores/{{model}}/{{variant}}index.json",
+         (Segment("model", "model"),), variants=SCORE_VARIANTS, timegate=True),
+    Rule("country-model", "/riskscores/{model}/{country_code}/",
+         f"{_BASE}/riskscores/{{model}}/{{country_code}}/index.json",
+         (Segment("model", "model"), Segment("country_code", "country")), timegate=True),
+    # the reference pages, outside the API: no key
+    Rule("home", "/", "docs/index.html", key=False, page=True, under=""),
+    Rule("docs", "/docs/", "docs/index.html", key=False, page=True, under=""),
+    Rule("docs-page", "/docs/{page}/", "docs/{page}/index.html", (Segment("page", "choice", ("explorer", "changes")),),
+         key=False, page=True, under=""),
+    Rule("model-page", "/docs/models/{model}/", "docs/models/{model}/index.html", (Segment("model", "name"),),
+         key=False, page=True, under=""),
+    Rule("explorer-script", "/docs/explorer.js", "docs/explorer.js", key=False, page=True, under=""),
+    Rule("favicon", "/favicon.ico", key=False, status=204, under=""),  # no icon, and no 404 in browsers' consoles
+)
+# Where the pages' Content-Security-Policy applies (any path there, a 404 too): the pages' own folder
+PAGES = "/docs"
+# Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
+# answered it; the release itself is its release document, …/changes/ what it changed (SCOPED_ALIASES:
+# the rest of the path, a final "/" optional → the route it answers as); the releases' own routes
+# (SCOPED_REFUSED…) are no route there.
+RELEASES_UNDER = f"{API}/releases"
+SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"))
+SCOPED_REFUSED = "/releases/"
+
+
+def past_path(path: str) -> str:
+    """The path (under API) a kept release answers a route's path (under API) under."""
+    under = RELEASES_UNDER.removeprefix(API) + "/{release}"
+    return under + next((rest for rest, route in SCOPED_ALIASES if route == path), path)
+
+
+def rule_of(path: str) -> Rule | None:
+    """The rule a normalised path answers by, or None."""
+    return next((rule for rule in RULES if re.match(rule.regex(), path)), None)
+
+
+def download_name(release: str, format: str, model: str = "") -> str:
+    """The name an export downloads under: which release (and model) it is."""
+    return f"country-risk-scores-{model + '-' if model else ''}{release}.{format}"
+
+
+def download_of(file: str, release: str) -> str | None:
+    """The download name of a release file that is an export (a rule's `download` file), else None."""
+    for rule in RULES:
+        if rule.download:
+            found = re.fullmatch(file_pattern(rule), file)
+            if found:
+                return download_name(release, found["format"], found.groupdict().get("model") or "")
+    return None
+
+
+def file_pattern(rule: Rule) -> str:
+    """A rule's file template as a regular expression, its segments as named groups."""
+    parts = re.split(r"(\{[a-z_]+\})", rule.file)
+    return "".join(f"(?P<{part[1:-1]}>{rule.segment(part[1:-1]).pattern})" if part.startswith("{")
+                   else re.escape(part) for part in parts)
+
+
+def edge_table() -> dict:
+    """The URL grammar as the edge core (generator/edge/core.js) reads it: each rule's regex, the kinds
+    of its segments in order, and what answers it."""
+    def entry(rule: Rule) -> dict:
+        described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
+        for field_name in ("file", "key", "root", "download", "timegate", "status"):
+            described[field_name] = getattr(rule, field_name)
+        if rule.variants is not None:
+            described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,
+                                     "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
+        return described
+    return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
+            "download": {"all": download_name("{release}", "{format}"),
+                         "model": download_name("{release}", "{format}", "{model}")},
+            "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
+                      "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
+                      "list": rule_named("releases").template, "timemap": rule_named("timemap").template}}
+
+
+def rule_named(name: str) -> Rule:
+    return next(rule for rule in RULES if rule.name == name)
+
+
 # ---------------------------------------------------------------- the endpoints, described once
 
 @dataclass(frozen=True)
@@ -42,12 +239,11 @@ class Endpoint:
     anchor: str  # the endpoint's short name (and the reference page's anchor)
     operation: str  # openapi.json's operationId: the method name generated clients get
     title: str
-    path: str  # URL template under API
+    rule: str  # the rule of RULES it documents ("name", or "name:choice" for one value of its choice segment)
     summary: str  # openapi.json's summary
     text: str  # the reference page's sentence; {example} is an example URL
     schema: str  # name of the response schema in schemas/ ("" for a file that is not JSON)
     parameters: tuple[Parameter, ...] = ()
-    alias: str | None = None  # another spelling of the path that answers the same
     alias_summary: str | None = None
     alias_operation: str | None = None
     keyed: bool = True  # False: answered without a key
@@ -57,6 +253,20 @@ class Endpoint:
     @property
     def query_parameters(self) -> tuple[Parameter, ...]:
         return tuple(p for p in self.parameters if p.where == "query")
+
+    @property
+    def path(self) -> str:
+        """Its URL template under API, as its rule has it (a choice segment given its value)."""
+        name, _, choice = self.rule.partition(":")
+        rule = rule_named(name)
+        chosen = {s.name: choice for s in rule.segments if s.kind == "choice" and choice}
+        return re.sub(r"\{([a-z_]+)\}", lambda m: chosen.get(m[1], m[0]), rule.path)
+
+    @property
+    def alias(self) -> str | None:
+        """Another spelling of the path that answers the same."""
+        aliases = rule_named(self.rule.partition(":")[0]).aliases
+        return aliases[0] if aliases else None
 
 
 # docs/api.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
@@ -68,13 +278,12 @@ _COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any 
                           (("minLength", 3), ("maxLength", 3)), examples="countries")
 
 ENDPOINTS = (
-    Endpoint("models", "listRiskScoreModels", "1. Risk score models", "/configuration/riskscoremodels/",
+    Endpoint("models", "listRiskScoreModels", "1. Risk score models", "models",
              "List risk score models",
              "The models this key may see.", "riskscoremodels",
-             alias="/configuration/riskscoresmodels/",
              alias_summary="List risk score models (the earlier reference's spelling)",
              alias_operation="listRiskScoreModelsEarlierSpelling"),
-    Endpoint("countries", "listCountries", "2. Countries", "/configuration/countries/", "List countries",
+    Endpoint("countries", "listCountries", "2. Countries", "countries", "List countries",
              "Every country, with filters and an ordering.", "countries", (
                  Parameter("code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
                            meaning="exact country code, any case", allowed="3 characters"),
@@ -84,7 +293,7 @@ ENDPOINTS = (
                            (("enum", [*COUNTRY_ORDERINGS, ""]), ("default", COUNTRY_ORDERINGS[0])),
                            meaning="the ordering (the parameter is called model)",
                            allowed=", ".join(COUNTRY_ORDERINGS) + f" (default {COUNTRY_ORDERINGS[0]})"))),
-    Endpoint("scores", "getModelScores", "3. Risk scores of a model", "/riskscores/{model}/",
+    Endpoint("scores", "getModelScores", "3. Risk scores of a model", "scores",
              "Current risk scores of a model for all countries",
              "The current score of every country that has one, for example {example}.", "model-scores", (
                  _MODEL,
@@ -98,45 +307,45 @@ ENDPOINTS = (
                            meaning="the order of the list",
                            allowed=", ".join(SCORE_ORDERINGS) + f" (default {SCORE_ORDERINGS[0]})"))),
     Endpoint("country-model", "getModelCountryScores", "4. Risk scores of a model for one country",
-             "/riskscores/{model}/{country_code}/",
+             "country-model",
              "Risk scores of a model for one country: history, current and projection, with sections and "
              "indicators",
              "The whole series (history, current, projection) of the model, its sections and its indicators.",
              "country-model-scores", (_MODEL, _COUNTRY_CODE)),
-    Endpoint("country", "getCountryScores", "5. A country with its current scores", "/riskscores/country/{code}/",
+    Endpoint("country", "getCountryScores", "5. A country with its current scores", "country",
              "A country with the current score of each model",
              "The current score of every model this key may see.", "country-scores",
              (Parameter("code", "path", _COUNTRY_CODE.description, _COUNTRY_CODE.constraints, examples="countries"),)),
-    Endpoint("root", "getApiRoot", "API root", "/", "The API root: its endpoints, links and the current release",
+    Endpoint("root", "getApiRoot", "API root", "root", "The API root: its endpoints, links and the current release",
              "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
              "release's id and build time; no key needed.", "root", keyed=False, tag="release"),
-    Endpoint("release", "getCurrentRelease", "Current release", "/releases/current/",
+    Endpoint("release", "getCurrentRelease", "Current release", "release",
              "The release the answers come from",
              "The release every answer comes from (each answer names it in its X-Release header too): when it was "
              "built, the data vintage and the number of scored countries of each model this key may see, and what "
              "changed against the previous release.", "release", tag="release"),
-    Endpoint("changes", "getReleaseChanges", "What the release changed", "/releases/current/changes/",
+    Endpoint("changes", "getReleaseChanges", "What the release changed", "changes",
              "What the release changed against the one before it",
              "Against the release before it, per model this key may see: the countries added and removed, every "
              "country whose risk class or rating moved (from, to, the score before and after, the section that "
              "moved most), the largest score moves; and every document added, changed or removed, with the "
              "SHA-256 of its new bytes, so a client re-fetches only those. A kept release's is "
              "/releases/{{release}}/changes/.", "changes", tag="release"),
-    Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", "/exports/scores.csv",
+    Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", "export:csv",
              "Every result of the release's public models as CSV",
              "Every result of the release's public models in one file, the same for every key: one row per model, "
              "country, date and level (model, section, indicator), with the columns below. A custom model's rows "
              "are in its own export.", "", media_type="text/csv", tag="exports"),
-    Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "/exports/scores.jsonl",
+    Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "export:jsonl",
              "Every result of the release's public models as JSON Lines",
              "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
              "out where the CSV cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
     Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
-             "/exports/{model}/scores.csv", "Every result of one model as CSV",
+             "model-export:csv", "Every result of one model as CSV",
              "The rows of one model, as the CSV export has them; a custom model's only for keys granted it.", "",
              (_MODEL,), media_type="text/csv", tag="exports"),
     Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
-             "/exports/{model}/scores.jsonl", "Every result of one model as JSON Lines",
+             "model-export:jsonl", "Every result of one model as JSON Lines",
              "The rows of one model, as the JSON Lines export has them.", "", (_MODEL,),
              media_type="application/x-ndjson", tag="exports"),
 )
@@ -356,197 +565,6 @@ def model_page(site_url: str, code: str) -> str:
 def openapi() -> Route:
     # checked against the OpenAPI meta-schema in tests
     return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")
-
-
-# ---------------------------------------------------------------- the URL grammar: what every server routes by
-
-RELEASE_ID = r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?"  # a release's UTC build time (publish/site.py names them so)
-NAME = r"[a-z][a-z0-9_]*"
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A typed part of a URL path. `model`: a model the key may see (else 404); `country`: a country code
-    in any letter case, answered as the release's code (else 404); `choice`: one of `choices`; `name`: a
-    lower-case name the file decides (a methodology page)."""
-
-    name: str
-    kind: str
-    choices: tuple[str, ...] = ()
-
-    @property
-    def pattern(self) -> str:
-        if self.kind == "choice":
-            return "|".join(re.escape(choice) for choice in self.choices)
-        return "[^/]+" if self.kind == "country" else NAME
-
-
-@dataclass(frozen=True)
-class Variants:
-    """The query variants of a list (docs/api.md, filters and orderings): an exact code filter and an
-    exact name filter (at most one country matches: `filter=CODE/`, or `filter=none/`), else an ordering
-    (`ORDER=VALUE/`; the first is the plain URL). `name` names nginx's maps of it."""
-
-    name: str
-    code: str
-    country_name: str
-    order: str
-    orderings: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One URL family of the API: its path under `under` (a template of literal parts and {segment}s; a
-    final "/" may be left out by a client), who may ask, and the file that answers it. `file` is a
-    template of the segments and the slots {audience} (the key's audience variant folder), {variant}
-    (the query variant folder) and {preview} (the list with the staged releases, for keys that may
-    preview); its `root` is the release answering ("release") or the list of releases and the
-    TimeMap ("timeline"); `status` answers without a file."""
-
-    name: str
-    path: str
-    file: str = ""
-    segments: tuple[Segment, ...] = ()
-    key: bool = True  # False: answered without a key (a key sent is not checked)
-    root: str = "release"
-    variants: Variants | None = None
-    download: bool = False  # an export: its download name says which release and model it is
-    timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
-    page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
-    status: int = 0
-    under: str = API
-    aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
-    endpoint: str = ""  # the anchor of its Endpoint (openapi.json, the reference page)
-
-    def regex(self) -> str:
-        """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
-        named groups: nginx_regex)."""
-        return "^" + _alternatives(self, lambda segment: f"({segment.pattern})") + "$"
-
-    def nginx_regex(self) -> str:
-        return "^" + _alternatives(self, lambda s: f"(?<{NGINX_CAPTURE.get(s.kind, s.name)}>{s.pattern})") + "$"
-
-    @property
-    def template(self) -> str:
-        """The documented URL of the family, as `riskapi usage` names it."""
-        return self.under + self.path
-
-    def segment(self, name: str) -> Segment:
-        return next(s for s in self.segments if s.name == name)
-
-
-NGINX_CAPTURE = {"model": "model", "country": "path_code"}  # what nginx.conf's maps read a segment as
-
-
-def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
-    spellings = []
-    for path in (rule.path, *rule.aliases):
-        optional = path.endswith("/") and path != "/" or (path == "/" and rule.under != "")
-        parts = re.split(r"(\{[a-z_]+\})", (rule.under + path).rstrip("/") if optional else rule.under + path)
-        spellings.append("".join(group(rule.segment(part[1:-1])) if part.startswith("{") else re.escape(part)
-                                 for part in parts) + ("/?" if optional else ""))
-    return spellings[0] if len(spellings) == 1 else "(?:" + "|".join(spellings) + ")"
-
-
-_FORMAT = Segment("format", "choice", tuple(EXPORT_FORMATS))
-_BASE = API.strip("/")
-COUNTRY_VARIANTS = Variants("countries", "code", "name", "model", COUNTRY_ORDERINGS)
-SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", SCORE_ORDERINGS)
-
-# In the order they are matched: the first rule whose path matches answers.
-RULES = (
-    Rule("root", "/", f"{_BASE}/index.json", key=False, timegate=True, endpoint="root"),
-    Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
-    Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
-    Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
-    Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
-         (Segment("format", "choice", ("json", "atom")),), root="timeline"),
-    Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True,
-         endpoint="release"),
-    Rule("changes", "/releases/current/changes/", f"{_BASE}/releases/current/changes/{{audience}}index.json",
-         timegate=True, endpoint="changes"),
-    Rule("export", "/exports/scores.{format}", f"{_BASE}/exports/scores.{{format}}", (_FORMAT,), download=True,
-         timegate=True, endpoint="export-csv"),
-    Rule("model-export", "/exports/{model}/scores.{format}", f"{_BASE}/exports/{{model}}/scores.{{format}}",
-         (Segment("model", "model"), _FORMAT), download=True, timegate=True, endpoint="export-model-csv"),
-    Rule("models", "/configuration/riskscoremodels/", f"{_BASE}/configuration/riskscoremodels/{{audience}}index.json",
-         timegate=True, aliases=("/configuration/riskscoresmodels/",), endpoint="models"),
-    Rule("countries", "/configuration/countries/", f"{_BASE}/configuration/countries/{{variant}}index.json",
-         variants=COUNTRY_VARIANTS, timegate=True, endpoint="countries"),
-    Rule("country", "/riskscores/country/{code}/", f"{_BASE}/riskscores/country/{{code}}/{{audience}}index.json",
-         (Segment("code", "country"),), timegate=True, endpoint="country"),
-    Rule("scores", "/riskscores/{model}/", f"{_BASE}/riskscores/{{model}}/{{variant}}index.json",
-         (Segment("model", "model"),), variants=SCORE_VARIANTS, timegate=True, endpoint="scores"),
-    Rule("country-model", "/riskscores/{model}/{country_code}/",
-         f"{_BASE}/riskscores/{{model}}/{{country_code}}/index.json",
-         (Segment("model", "model"), Segment("country_code", "country")), timegate=True, endpoint="country-model"),
-    # the reference pages, outside the API: no key
-    Rule("home", "/", "docs/index.html", key=False, page=True, under=""),
-    Rule("docs", "/docs/", "docs/index.html", key=False, page=True, under=""),
-    Rule("docs-page", "/docs/{page}/", "docs/{page}/index.html", (Segment("page", "choice", ("explorer", "changes")),),
-         key=False, page=True, under=""),
-    Rule("model-page", "/docs/models/{model}/", "docs/models/{model}/index.html", (Segment("model", "name"),),
-         key=False, page=True, under=""),
-    Rule("explorer-script", "/docs/explorer.js", "docs/explorer.js", key=False, page=True, under=""),
-    Rule("favicon", "/favicon.ico", key=False, status=204, under=""),  # no icon, and no 404 in browsers' consoles
-)
-# Where the pages' Content-Security-Policy applies (any path there, a 404 too): the pages' own folder
-PAGES = "/docs"
-# Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
-# answered it; the release itself is its release document, …/changes/ what it changed (SCOPED_ALIASES:
-# the rest of the path, a final "/" optional → the route it answers as); the releases' own routes
-# (SCOPED_REFUSED…) are no route there.
-RELEASES_UNDER = f"{API}/releases"
-SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"))
-SCOPED_REFUSED = "/releases/"
-
-
-def rule_of(path: str) -> Rule | None:
-    """The rule a normalised path answers by, or None."""
-    return next((rule for rule in RULES if re.match(rule.regex(), path)), None)
-
-
-def download_name(release: str, format: str, model: str = "") -> str:
-    """The name an export downloads under: which release (and model) it is."""
-    return f"country-risk-scores-{model + '-' if model else ''}{release}.{format}"
-
-
-def download_of(file: str, release: str) -> str | None:
-    """The download name of a release file that is an export (a rule's `download` file), else None."""
-    for rule in RULES:
-        if rule.download:
-            found = re.fullmatch(file_pattern(rule), file)
-            if found:
-                return download_name(release, found["format"], found.groupdict().get("model") or "")
-    return None
-
-
-def file_pattern(rule: Rule) -> str:
-    """A rule's file template as a regular expression, its segments as named groups."""
-    parts = re.split(r"(\{[a-z_]+\})", rule.file)
-    return "".join(f"(?P<{part[1:-1]}>{rule.segment(part[1:-1]).pattern})" if part.startswith("{")
-                   else re.escape(part) for part in parts)
-
-
-def edge_table() -> dict:
-    """The URL grammar as the edge core (generator/edge/core.js) reads it: each rule's regex, the kinds
-    of its segments in order, and what answers it."""
-    def entry(rule: Rule) -> dict:
-        described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
-        for field_name in ("file", "key", "root", "download", "timegate", "status"):
-            described[field_name] = getattr(rule, field_name)
-        if rule.variants is not None:
-            described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,
-                                     "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
-        return described
-    return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
-            "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
-                      "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
-                      "list": rule_named("releases").template, "timemap": rule_named("timemap").template}}
-
-
-def rule_named(name: str) -> Rule:
-    return next(rule for rule in RULES if rule.name == name)
 
 
 # ---------------------------------------------------------------- a release's routing, as data

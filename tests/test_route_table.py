@@ -128,3 +128,19 @@ def test_an_endpoint_added_in_one_table_entry_is_served_by_every_server(fixture_
         "detail": "Authentication credentials were not provided."}
     asked = live.get("/api/v1/fixture/AUT/?as_of=2099-01-01", user="bob")  # a TimeGate, as the entry says
     assert asked.status == 302 and asked.header("Location") == f"/api/v1/releases/{release}/fixture/AUT/"
+
+
+def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
+    paths = orjson.loads((tiny_site / CURRENT / "api/v1/openapi.json").read_bytes())["paths"]
+    examples = {"model": "sovereign", "country_code": "AUT", "code": "AUT", "release": "20260101T000000Z"}
+    answered = {}
+    for path in paths:
+        url = routes.API + re.sub(r"\{([a-z_]+)\}", lambda m: examples[m[1]], path)
+        scoped = re.fullmatch(rf"{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(/.*)", url)
+        rule = routes.rule_of(url) if scoped is None else routes.rule_of(routes.API + dict(
+            routes.SCOPED_ALIASES).get(scoped[1], scoped[1]))
+        assert rule is not None and not rule.page, path
+        answered.setdefault(rule.name, set()).add(path)
+    # every rule of the API is documented (the pages and the favicon are not the API's; openapi.json is the
+    # document itself)
+    assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {"openapi"}

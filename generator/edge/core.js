@@ -75,7 +75,6 @@ function argument(query, name) {
   return "";
 }
 
-// {timegate
 // ---- the TimeGate (RFC 7089): which release was live at an instant, and the 302 to it ------------
 const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
@@ -186,7 +185,6 @@ export function timegate(path, query, acceptDatetime, gate, api, table) {
     "Link": `<${encodeURI(original)}>; rel="original", <${table.scope.timemap}>; rel="timemap"; ` +
       `type="application/link-format", <${location}>; rel="memento"` } };
 }
-// timegate}
 
 function asksFor(query, acceptDatetime) {  // an instant: a non-empty as_of, or Accept-Datetime
   return argument(query, "as_of") !== "" || !!acceptDatetime;
@@ -269,11 +267,6 @@ function contentType(file) {
   return TYPES[file.slice(file.lastIndexOf(".") + 1)] + "; charset=utf-8";
 }
 
-// `map $status:$export_format $export_disposition`: an export downloads under a name with its release.
-export function attachment(releaseId, format, model) {
-  return `attachment; filename="country-risk-scores-${model ? model + "-" : ""}${releaseId}.${format}"`;
-}
-
 // Accept-Encoding as nginx's gzip_static and brotli_static read it (RFC 9110 §12.5.3): a coding's q is
 // the first item naming it (in any letter case): 1 with no parameter, 0 with another parameter than q;
 // 0 for a coding not named (`*` names none), which is not taken.
@@ -321,11 +314,8 @@ export function finish(result, release, method, page) {
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return json(404, NOT_FOUND);
-  let headers = {};
-// {origin
-  headers = Object.assign({ "Content-Type": contentType(name),
+  const headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
-// origin}
   return { status: 200, release: lookup.release, file: name, size: known[1], parts: known[2], mtime: known[0],
     headers };
 }
@@ -334,9 +324,7 @@ async function refusal(request, lookup, platform) {  // the key check: the 403, 
   const checked = request.identity;  // a key checked before (the CloudFront key gate): its user, or ""
   const header = request.authorization || "";
   const who = checked ? checked.user : await user(header, lookup, platform);
-// {usage
   request.user = who;  // whom the answer was for: the Worker's usage line
-// usage}
   return who ? { who } : { refused: json(403, (checked ? checked.missing : header === "") ? NOT_PROVIDED : INVALID_KEY) };
 }
 
@@ -429,10 +417,7 @@ async function route(request, path, release, lookup, platform) {
   if (rule.timegate && asksFor(query, request.acceptDatetime)) {  // the TimeGate, once the key is checked
     const checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
-// {timegate
     return timegate(path, query, request.acceptDatetime, release.gate, release.prefix, table);
-// timegate}
-    return { status: 0, elsewhere: 1, headers: {} };  // a script built without it: the TimeGate answers elsewhere
   }
   let grants;
   if (rule.key) {
@@ -450,10 +435,12 @@ async function route(request, path, release, lookup, platform) {
     if (variant.bad) return json(400, variant.bad);
     values.variant = variant.folder;
   }
-  let download;
-// {origin
-  if (rule.download) download = { "Content-Disposition": attachment(release.id, values.format, values.model) };
-// origin}
+  let download;  // an export's download name (the table's `download`: which release and model it is)
+  if (rule.download) {
+    values.release = release.id;
+    const name = fill(values.model ? table.download.model : table.download.all, values);
+    download = { "Content-Disposition": `attachment; filename="${name}"` };
+  }
   const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
   return releaseFile(files, fill(rule.file, values), download);
 }

@@ -144,26 +144,27 @@ def _timeline_operation(operation_id: str, summary: str, description: str, answe
 
 def _releases_over_time() -> dict:
     """The list of kept releases, its feeds, the TimeMap and a kept release's own document."""
+    feed = routes.rule_named("feed").path
     return {
-        "/releases/": _timeline_operation(
+        routes.rule_named("releases").path: _timeline_operation(
             "listReleases", "The kept releases, newest first",
             "Every kept release with when it was live (liveFrom, liveUntil, every period), its status (live, kept; "
             "staged ones only to keys that may preview) and its change counts: the Memento TimeMap as JSON.",
             _ok({"$ref": "#/components/schemas/Releases"})),
-        "/releases/timemap": _timeline_operation(
+        routes.rule_named("timemap").path: _timeline_operation(
             "getTimeMap", "The kept releases as a Memento TimeMap",
             "RFC 7089 link format: the release document as the original resource and its own TimeGate, and each "
             "kept release that was live as a memento, dated when it first went live.",
             _ok({"type": "string"}, "application/link-format")),
-        "/releases/feed.json": _timeline_operation(
+        feed.replace("{format}", "json"): _timeline_operation(
             "getReleasesJsonFeed", "The releases as a JSON Feed",
             "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its movers "
             "this key may see and links to its release and change documents. Feed readers may send the key as "
             "HTTP Basic.", _ok({"type": "object"})),
-        "/releases/feed.atom": _timeline_operation(
+        feed.replace("{format}", "atom"): _timeline_operation(
             "getReleasesAtomFeed", "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.",
             _ok({"type": "string"}, "application/atom+xml")),
-        "/releases/{release}/": _timeline_operation(
+        routes.past_path(routes.rule_named("release").path): _timeline_operation(
             "getRelease", "A kept release's own release document",
             "What /releases/current/ said while this release was live.",
             _ok({"$ref": "#/components/schemas/Release"}), parameters=(RELEASE,),
@@ -209,9 +210,8 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         if endpoint.keyed:
             operation["parameters"] = operation["parameters"] + [AS_OF]
             operation["responses"] = {"302": REDIRECT, **operation["responses"]}
-            if endpoint.anchor != "release":  # the release document of a past release is /releases/{release}/
-                scoped = endpoint.path.removeprefix("/releases/current")  # …/changes/ of a past release
-                paths[f"/releases/{{release}}{scoped}"] = {"get": _in_release(operation, endpoint)}
+            if endpoint.anchor != "release":  # a past release's own release document: _releases_over_time
+                paths[routes.past_path(endpoint.path)] = {"get": _in_release(operation, endpoint)}
     paths.update(_releases_over_time())
     return {
         "openapi": "3.1.0",
