@@ -1,11 +1,14 @@
-// The CloudFront viewer-request function's own time per request in Node: the deployed code, its
-// KeyValueStore a Map over kvs.json (each get a resolved promise, as the harness has it), each call timed.
+// CloudFront's own time per request in Node: the key gate (viewer-request function as deployed, its
+// KeyValueStore a Map over kvs.json: each get a resolved promise, as the harness has it) and the
+// origin-request Lambda@Edge (origin-lambda/, the whole core) on what the gate handed on, each call timed.
 //   node benchmarks/cloudfront_function.mjs FUNCTIONS_DIR CASES_JSON ROUNDS  → one JSON line: per-call µs
 import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { loadFunctions } from "../tests/clients/cloudfront_runtime.mjs";
 
 const [folder, casesFile, rounds] = process.argv.slice(2);
-const handler = loadFunctions(folder).viewerRequest;
+const gate = loadFunctions(folder).viewerRequest;
+const origin = (await import(pathToFileURL(`${folder}/origin-lambda/index.js`).href)).handler;
 
 function event(request) {  // CloudFront's viewer-request event of one case
   const querystring = {};
@@ -18,15 +21,28 @@ function event(request) {  // CloudFront's viewer-request event of one case
       headers: { authorization: { value: request.authorization }, "accept-encoding": { value: "gzip, br" } } } };
 }
 
+function lambdaEvent(handed, query) {  // Lambda@Edge's origin-request event of what the gate handed on
+  const headers = {};
+  for (const [name, field] of Object.entries(handed.headers)) headers[name] = [{ key: name, value: field.value }];
+  return { Records: [{ cf: { config: { eventType: "origin-request" }, request: { method: handed.method,
+    uri: handed.uri, querystring: query, headers } } }] };
+}
+
 const cases = JSON.parse(readFileSync(casesFile, "utf8"));
-const times = [];
+const gated = [];
+const routed = [];
+const elapsed = (started) => Number(process.hrtime.bigint() - started) / 1000;
 for (let round = 0; round < Number(rounds); round++) {
   for (const request of cases) {
-    const fresh = event(request);  // the handler rewrites the request it is given
-    const started = process.hrtime.bigint();
-    await handler(fresh);
-    times.push(Number(process.hrtime.bigint() - started) / 1000);
+    let started = process.hrtime.bigint();
+    const handed = await gate(event(request));  // the handler rewrites the request it is given
+    gated.push(elapsed(started));
+    const asked = lambdaEvent(handed, request.query);
+    started = process.hrtime.bigint();
+    await origin(asked);
+    routed.push(elapsed(started));
   }
 }
 const at = (values, q) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
-console.log(JSON.stringify({ calls: times.length, median_us: at(times, 0.5), p99_us: at(times, 0.99) }));
+console.log(JSON.stringify({ calls: gated.length, median_us: at(gated, 0.5), p99_us: at(gated, 0.99),
+  origin_median_us: at(routed, 0.5), origin_p99_us: at(routed, 0.99) }));

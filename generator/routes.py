@@ -171,6 +171,12 @@ def past_path(path: str) -> str:
     return under + next((rest for rest, route in SCOPED_ALIASES if route == path), path)
 
 
+def in_release(url: str, release: str) -> str:
+    """The URL path a route's URL path (under API) has under one release: what stays that release's answer
+    once it is no longer current."""
+    return API + past_path(url.removeprefix(API)).replace("{release}", release)
+
+
 def rule_of(path: str) -> Rule | None:
     """The rule a normalised path answers by, or None."""
     return next((rule for rule in RULES if re.match(rule.regex(), path)), None)

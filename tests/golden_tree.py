@@ -14,6 +14,7 @@ from generator.publish import CURRENT
 from .conftest import TINY
 
 RELEASE_ID = re.compile(rb'"(id|builtAt)":"[0-9T:Z-]+"')
+SCOPED_URL = re.compile(rb"/releases/[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?/")  # a link to this release's own answers
 
 
 def pretty(path: str, raw: bytes) -> bytes:
@@ -30,8 +31,8 @@ def published_documents(site: Path) -> dict[str, bytes]:
     release = site / CURRENT
     documents = {str(p.relative_to(release)): p.read_bytes() for p in sorted((release / "api").rglob("*"))
                  if p.suffix in (".json", ".csv", ".jsonl")}
-    return {path: RELEASE_ID.sub(rb'"\1":"RELEASE"', raw) if routes.names_its_release(path) else raw
-            for path, raw in documents.items()}
+    return {path: SCOPED_URL.sub(b"/releases/RELEASE/", RELEASE_ID.sub(rb'"\1":"RELEASE"', raw))
+            if routes.names_its_release(path) else raw for path, raw in documents.items()}
 
 
 def build_tiny_documents() -> dict[str, bytes]:

@@ -144,7 +144,8 @@ def test_the_root_release_and_export_operations_of_the_python_client(python_clie
         answer = operation.sync_detailed(client=client)
         assert answer.status_code == 200 and answer.content == live.get(path).body
     # a model's own, listed under its entry of the release document (alice is granted acme_aml)
-    assert {m.code: m.exports.csv for m in release.models}["acme_aml"].endswith("/api/v1/exports/acme_aml/scores.csv")
+    assert {m.code: m.exports.csv for m in release.models}["acme_aml"].endswith(
+        f"/api/v1/releases/{release.id}/exports/acme_aml/scores.csv")  # this release's, under its id
     for operation, path in ((export_model_scores_csv, "/api/v1/exports/acme_aml/scores.csv"),
                             (export_model_scores_jsonl, "/api/v1/exports/acme_aml/scores.jsonl")):
         answer = operation.sync_detailed(client=client, model="acme_aml")

@@ -63,12 +63,16 @@ def test_the_current_release_needs_a_key_and_shows_only_granted_models(live):
     # current score: too few indicators), so the vintage is 2024-12-31 and 2 countries are scored
     sovereign = {m["code"]: m for m in public["models"]}["sovereign"]
     assert (sovereign["dataVintage"], sovereign["countriesScored"]) == ("2024-12-31", 2)
-    assert public["exports"]["csv"] == f"http://127.0.0.1:8080{API}/exports/scores.csv"
+    # the exports of this release, under its id: still this release's rows once another is current
+    scoped = f"http://127.0.0.1:8080{API}/releases/{public['id']}"
+    assert public["exports"]["csv"] == f"{scoped}/exports/scores.csv"
     # each model a key may see lists its own exports: alice's acme_aml, never bob's
     assert {m["code"]: m["exports"]["jsonl"] for m in mine["models"]}["acme_aml"] == (
-        f"http://127.0.0.1:8080{API}/exports/acme_aml/scores.jsonl")
+        f"{scoped}/exports/acme_aml/scores.jsonl")
     assert [m["exports"]["csv"] for m in public["models"]] == [
-        f"http://127.0.0.1:8080{API}/exports/{code}/scores.csv" for code in ("sdg", "sovereign")]
+        f"{scoped}/exports/{code}/scores.csv" for code in ("sdg", "sovereign")]
+    exported = live.get(public["exports"]["csv"].removeprefix("http://127.0.0.1:8080"), user="bob")
+    assert exported.status == 200 and exported.body == live.release_file(routes.export("csv").file)
     # the first release: everything was added, and bob's count leaves out acme_aml's documents
     assert public["previous"] is None and public["documents"]["changed"] == 0
     assert mine["documents"]["added"] > public["documents"]["added"] > 0

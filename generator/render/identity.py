@@ -39,15 +39,17 @@ def render_current_release(site_url: str, changes: ReleaseChanges, visible: list
         moved = by_model.get(model.code)
         entry["classChanges"] = len(moved.class_changes) if moved else 0
         entry["ratingChanges"] = len(moved.rating_changes) if moved else 0
-        entry["exports"] = export_links(site_url, model.code)
+        entry["exports"] = export_links(site_url, changes.release, model.code)
         models.append(entry)
     counts = {kind: files.count(grants, custom_models) for kind, files in changes.documents.items()}
     document = _release_link(site_url, changes.release)
     document.update(previous=changes.previous, models=models, documents=counts,
-                    exports=export_links(site_url))
+                    exports=export_links(site_url, changes.release))
     return document
 
 
-def export_links(site_url: str, model: str | None = None) -> dict:
-    """The URLs of both exports: of the public models, or of one model."""
-    return {fmt: site_url + routes.export(fmt, model).url for fmt in routes.EXPORT_FORMATS}
+def export_links(site_url: str, release: str, model: str | None = None) -> dict:
+    """The URLs of both exports of this release (of the public models, or of one model): under its id, so
+    that they still give this release's rows once another is current (the list of releases and a kept
+    release's own document show them)."""
+    return {fmt: site_url + routes.in_release(routes.export(fmt, model).url, release) for fmt in routes.EXPORT_FORMATS}
