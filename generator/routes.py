@@ -74,6 +74,7 @@ class Rule:
     file: str = ""
     segments: tuple[Segment, ...] = ()
     key: bool = True  # False: answered without a key (a key sent is not checked)
+    challenge: bool = False  # without credentials: 401 with WWW-Authenticate (feed readers wait for it), not 403
     root: str = "release"
     variants: Variants | None = None
     download: bool = False  # an export: its download name says which release and model it is
@@ -101,6 +102,7 @@ class Rule:
 
 
 NGINX_CAPTURE = {"model": "model", "country": "path_code"}  # what nginx.conf's maps read a segment as
+CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
 
 
 def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
@@ -125,7 +127,7 @@ RULES = (
     Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
     Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
     Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
-         (Segment("format", "choice", ("json", "atom")),), root="timeline"),
+         (Segment("format", "choice", ("json", "atom")),), root="timeline", challenge=True),
     Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True),
     Rule("changes", "/releases/current/changes/", f"{_BASE}/releases/current/changes/{{audience}}index.json",
          timegate=True),
@@ -209,13 +211,14 @@ def edge_table() -> dict:
     of its segments in order, and what answers it."""
     def entry(rule: Rule) -> dict:
         described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
-        for field_name in ("file", "key", "root", "download", "timegate", "status"):
+        for field_name in ("file", "key", "challenge", "root", "download", "timegate", "status"):
             described[field_name] = getattr(rule, field_name)
         if rule.variants is not None:
             described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,
                                      "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
         return described
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
+            "challenge": CHALLENGE,
             "download": {"all": download_name("{release}", "{format}"),
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,

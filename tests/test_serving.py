@@ -526,3 +526,37 @@ def test_the_worker_answers_ranges_as_nginx_does(edge):
     assert (fresh.status, fresh.body) == (206, whole.body[:10])
     stale = edge.get(path, user="bob", headers={"Range": "bytes=0-9", "If-Range": '"0-0"'})
     assert (stale.status, stale.body) == (200, whole.body)
+
+
+def test_a_feed_asks_for_credentials_with_a_401_and_the_api_keeps_its_403(live):
+    for kind in ("json", "atom"):
+        asked = live.get(f"{API}/releases/feed.{kind}", user=None)
+        assert asked.status == 401, asked.body
+        assert asked.header("WWW-Authenticate") == 'Basic realm="country risk API", charset="UTF-8"'
+        assert asked.header("Content-Type").startswith("application/json")  # the error, not the feed's type
+        assert json.loads(asked.body) == {"detail": "Authentication credentials were not provided."}
+        wrong = live.get(f"{API}/releases/feed.{kind}", user=None, headers={"Authorization": "apikey alice:wrong"})
+        assert wrong.status == 403 and wrong.header("WWW-Authenticate") is None
+    plain = live.get(f"{API}/riskscores/sovereign/", user=None)  # the API routes: the original's 403
+    assert plain.status == 403 and plain.header("WWW-Authenticate") is None
+
+
+def test_a_feed_reader_that_waits_for_the_challenge_gets_the_feed(live):
+    import urllib.request
+    url = f"http://127.0.0.1:{live.port}{API}/releases/feed.atom"
+    passwords = urllib.request.HTTPPasswordMgrWithDefaultRealm()
+    passwords.add_password(None, url, "alice", live.keys["alice"])
+    opener = urllib.request.build_opener(urllib.request.HTTPBasicAuthHandler(passwords))
+    with opener.open(url, timeout=10) as answer:  # sends the key only after the 401
+        assert answer.status == 200 and answer.headers["Content-Type"].startswith("application/atom+xml")
+        assert answer.read().startswith(b"<?xml")
+
+
+@pytest.mark.parametrize("spelled", ["ALICE", "Alice", "alice"])
+def test_basic_credentials_match_the_user_in_any_letter_case(live, spelled):
+    import base64
+    basic = "Basic " + base64.b64encode(f"{spelled}:{live.keys['alice']}".encode()).decode()
+    answer = live.get(f"{API}/riskscores/acme_aml/", user=None, headers={"Authorization": basic})
+    assert answer.status == 200, answer.body  # alice's custom model: the key is alice's whatever the case
+    other = "Basic " + base64.b64encode(f"BOB:{live.keys['alice']}".encode()).decode()
+    assert live.get(f"{API}/riskscores/sovereign/", user=None, headers={"Authorization": other}).status == 403

@@ -320,12 +320,17 @@ async function releaseFile(lookup, name, extra) {
     headers };
 }
 
-async function refusal(request, lookup, platform) {  // the key check: the 403, or the user
+// The key check: the user, or the refusal — the 403, or for a rule that challenges (`challenge`: the
+// table's WWW-Authenticate) and a request without credentials, the 401 that asks for them.
+async function refusal(request, lookup, platform, challenge) {
   const checked = request.identity;  // a key checked before (the CloudFront key gate): its user, or ""
   const header = request.authorization || "";
   const who = checked ? checked.user : await user(header, lookup, platform);
   request.user = who;  // whom the answer was for: the Worker's usage line
-  return who ? { who } : { refused: json(403, (checked ? checked.missing : header === "") ? NOT_PROVIDED : INVALID_KEY) };
+  if (who) return { who };
+  const missing = checked ? checked.missing : header === "";
+  if (missing && challenge) return { refused: json(401, NOT_PROVIDED, { "WWW-Authenticate": challenge }) };
+  return { refused: json(403, missing ? NOT_PROVIDED : INVALID_KEY) };
 }
 
 // nginx.conf's release-scoped location: RELEASES/{id}/<route> answered as that release answered
@@ -421,7 +426,7 @@ async function route(request, path, release, lookup, platform) {
   }
   let grants;
   if (rule.key) {
-    const checked = await refusal(request, lookup, platform);
+    const checked = await refusal(request, lookup, platform, rule.challenge ? table.challenge : "");
     if (checked.refused) return checked.refused;
     grants = await grantsOf(request, checked.who, lookup);
   }

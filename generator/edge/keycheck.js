@@ -70,7 +70,8 @@ export async function user(header, lookup, platform) {
   if (!key) return "";
   const hash = await platform.keyhash(key);
   const owner = await lookup("keys", hash);
-  if (owner === undefined || (name !== null && name !== owner)) return "";
+  // the user's name in any letter case, as nginx's map matches it (owners are stored in lower case)
+  if (owner === undefined || (name !== null && asciiLower(name) !== owner)) return "";
   return owner;
 }
 

@@ -44,4 +44,14 @@ function errorHeaders(r) {
   for (let i = 0; i < added.length; i++) r.headersOut[added[i]] = headers[added[i]];
 }
 
-export default { respond, errorHeaders };
+// `js_set $basic_pair` (runtime/http.conf): HTTP Basic credentials as USER:KEY, which the key map
+// matches ignoring case; "" for any other header, or Base64 that is not exactly its text's encoding
+// (the edge core's key check reads them the same way).
+function basicPair(r) {
+  const m = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(r.headersIn.Authorization || "");
+  if (!m) return "";
+  const decoded = Buffer.from(m[1], "base64").toString();
+  return Buffer.from(decoded).toString("base64") === m[1] && decoded.includes(":") ? decoded : "";
+}
+
+export default { respond, errorHeaders, basicPair };

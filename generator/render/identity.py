@@ -11,15 +11,17 @@ from .documents import timestamp
 from .pages import ReleaseChanges
 
 
-def _release_link(site_url: str, release_id: str) -> dict:
-    return {"id": release_id, "builtAt": built_at(release_id), "url": site_url + routes.current_release().url}
+def _release_link(site_url: str, release_id: str, url: str) -> dict:
+    return {"id": release_id, "builtAt": built_at(release_id), "url": site_url + url}
 
 
 def render_api_root(site_url: str, release_id: str) -> dict:
     """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release."""
     endpoints = [{"operationId": e.operation, "url": site_url + routes.API + e.path, "summary": e.summary,
                   "keyRequired": e.keyed} for e in routes.ENDPOINTS]
-    return {"title": "Country risk API", "release": _release_link(site_url, release_id), "endpoints": endpoints,
+    # the root answers for the current release only: its link is the current release's document
+    return {"title": "Country risk API", "release": _release_link(site_url, release_id, routes.current_release().url),
+            "endpoints": endpoints,
             "links": {"openapi": site_url + routes.openapi().url, "docs": f"{site_url}/docs/",
                       "changes": f"{site_url}/docs/changes/"}}
 
@@ -42,7 +44,9 @@ def render_current_release(site_url: str, changes: ReleaseChanges, visible: list
         entry["exports"] = export_links(site_url, changes.release, model.code)
         models.append(entry)
     counts = {kind: files.count(grants, custom_models) for kind, files in changes.documents.items()}
-    document = _release_link(site_url, changes.release)
+    # its own address, under its id: the same document while it is current and after
+    own = routes.in_release(routes.current_release().url, changes.release)
+    document = _release_link(site_url, changes.release, own)
     document.update(previous=changes.previous, models=models, documents=counts,
                     exports=export_links(site_url, changes.release))
     return document

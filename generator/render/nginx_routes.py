@@ -52,7 +52,9 @@ def _location(rule: Rule) -> Location:
         answer = f"return {status}{' ' + body if body else ''};" if as_json \
             else f"rewrite ^ {ERROR_LOCATIONS[status]} last;"
         location.lines.append(f"if ({condition}) {{ {answer} }}")
-    if rule.key:
+    if rule.key and rule.challenge:  # without credentials a 401 that asks for them, else the 403
+        location.lines.append("if ($auth_failure) { rewrite ^ $challenge_or_refusal last; }")
+    elif rule.key:
         refuse(403, "$auth_failure", "$auth_failure")
     for segment in rule.segments:
         if segment.kind == "model":
@@ -118,7 +120,7 @@ def render(part: str) -> str:
         timemap=routes.rule_named("timemap").template, aliases=routes.SCOPED_ALIASES,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
-        pages=routes.PAGES[1:], downloads=downloads, locations=locations)
+        pages=routes.PAGES[1:], downloads=downloads, challenge=routes.CHALLENGE, locations=locations)
 
 
 def write_into(conf: Path) -> str:
