@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 
 from . import routes
-from .publish import read_manifest
+from .publish import TWIN_SUFFIXES, read_manifest
 from .words import counted
 
 
@@ -65,8 +65,10 @@ class ReleaseSnapshot:
     def of(cls, files: dict[str, dict], score_lists: dict[str, dict],
            observations: dict[str, int] | None = None) -> "ReleaseSnapshot":
         """From a manifest's files and each model's endpoint 3 document (default ordering), by model."""
-        return cls({path: entry["sha256"] for path, entry in files.items()
-                    if path.startswith("api/") and path.endswith(".json") and not routes.names_its_release(path)},
+        # every file the API answers (its .gz/.br twins are the same bytes) but those that name their
+        # release (they change with every build)
+        return cls({path: entry["sha256"] for path, entry in files.items() if path.startswith("api/")
+                    and not path.endswith(TWIN_SUFFIXES) and not routes.names_its_release(path)},
                    {model: current_results(document) for model, document in score_lists.items()},
                    observations or {})
 

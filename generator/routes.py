@@ -482,9 +482,25 @@ def release_changes(audience: str = PUBLIC) -> Route:
     return Route(path, _file(path, _audience_folder(audience)), schema, audience)
 
 
+def audience_variant(file: str, audience: str) -> str | None:
+    """The file an audience gets in place of a public document that has audience variants (endpoints 1
+    and 5, the release documents), or None for a file of no such kind."""
+    if audience == PUBLIC or not file.endswith("/index.json") or "audience=" in file:
+        return None
+    folder = file.removesuffix("index.json")
+    kinds = (model_list().file, country_scores("{code}").file, current_release().file, release_changes().file)
+    if any(re.fullmatch(re.escape(kind.removesuffix("index.json")).replace(re.escape("{code}"), "[^/]+"), folder)
+           for kind in kinds):
+        return f"{folder}{_audience_folder(audience)}/index.json"
+    return None
+
+
 def url_of(file: str) -> str:
     """The URL path (and query) of an API document of a release: its folders, and its variant folders
-    as the query that selects them (an audience's folder is no query: the key selects it)."""
+    as the query that selects them (an audience's folder is no query: the key selects it); a file that is
+    not an index.json (openapi.json, an export) is its own path."""
+    if not file.endswith("index.json"):
+        return "/" + file
     parts = file.removesuffix("index.json").strip("/").split("/")
     path = "/" + "/".join(p for p in parts if "=" not in p) + "/"
     query = []

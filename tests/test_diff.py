@@ -24,7 +24,10 @@ def test_a_changed_observation_shows_up_exactly_where_expected(tmp_path, data_co
     changes = report.changes
     # NGA's acme_aml score: grey 50 → black 100 (100 of 100 points); class Medium → Very High; ranks
     # were AUT 1, CIV 2, NGA 2 (tie at 50) and become AUT 1, CIV 2, NGA 3, so only NGA's rank moves.
+    # acme_aml's own exports hold NGA's rows; the public models' exports hold none of acme_aml's.
     assert changes.changed == (
+        "api/v1/exports/acme_aml/scores.csv",
+        "api/v1/exports/acme_aml/scores.jsonl",
         "api/v1/riskscores/acme_aml/NGA/index.json",
         "api/v1/riskscores/acme_aml/filter=NGA/index.json",
         "api/v1/riskscores/acme_aml/index.json",
@@ -51,7 +54,7 @@ def test_diff_command_defaults_to_current_against_the_one_before(tmp_path, data_
     result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[:3] == [
-        f"{old} → {new}: 7 documents changed, 0 added, 0 removed; 1 country changed risk class",
+        f"{old} → {new}: 9 documents changed, 0 added, 0 removed; 1 country changed risk class",
         "  acme_aml: 1 class, 0 rating and 1 rank changes",
         "    NGA: Medium → Very High",
     ]
@@ -84,9 +87,10 @@ def test_the_changes_page_shows_public_models_only(tmp_path, data_copy):
     old, new = releases(tmp_path)
     page = (tmp_path / CURRENT / "docs" / "changes" / "index.html").read_text()
     assert f"Release <code>{new}</code> against <code>{old}</code>" in page
-    # documents: acme_aml's 7 (above) + sovereign's CIV document, its filter, the list in 4 orderings and
-    # CIV's country document for both audiences = 16; class changes: public models only
-    assert "16 documents changed, 0 added, 0 removed; 1 country changed risk class" in page
+    # documents: acme_aml's 9 (above) + sovereign's CIV document, its filter, the list in 4 orderings and
+    # CIV's country document for both audiences, sovereign's 2 exports and the public models' 2 = 22;
+    # class changes: public models only
+    assert "22 documents changed, 0 added, 0 removed; 1 country changed risk class" in page
     assert '<tr><td>CIV</td><td>Medium</td><td>High</td></tr>' in page
     assert '<tr><td>CIV</td><td>50.0</td><td>60.0</td><td>+10</td></tr>' in page
     assert "acme_aml" not in page and "NGA" not in page
@@ -111,7 +115,7 @@ def test_diff_compares_what_the_change_document_compares_after_a_rollback(tmp_pa
     assert changes["previous"] == a
     result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
     assert result.output.splitlines()[:3] == [
-        f"{a} → {b}: 7 documents changed, 0 added, 0 removed; 1 country changed risk class",
+        f"{a} → {b}: 9 documents changed, 0 added, 0 removed; 1 country changed risk class",
         "  acme_aml: 1 class, 0 rating and 1 rank changes",
         "    NGA: Medium → Very High",
     ]

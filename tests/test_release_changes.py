@@ -15,6 +15,7 @@ Release A is the tiny fixture; B plants three moves (`plant_moves`):
   added."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -157,7 +158,23 @@ def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_
     assert not parsed.bozo, parsed.get("bozo_exception")
     assert [(e.id, e.updated, e.summary) for e in parsed.entries] == [
         (i["id"], i["date_published"], i["content_text"]) for i in feed["items"]]
-    assert server.get(f"{routes.API}/releases/feed.atom", user=None).status == 403
+    assert server.get(f"{routes.API}/releases/feed.atom", user=None).status == 401  # the challenge to send it
     again = server.get(f"{routes.API}/releases/feed.atom", user=None,
                        headers={**basic, "If-None-Match": atom.header("etag")})
     assert again.status == 304  # polling is cheap
+
+
+def test_the_change_document_lists_each_url_once_with_the_bytes_that_key_gets(a_and_b):
+    server, first, second, _ = a_and_b
+    mine = _json(server.get(f"{routes.API}/releases/current/changes/", user="alice"))
+    urls = [d["url"].removeprefix("http://127.0.0.1:8080") for kind in mine["documents"].values() for d in kind]
+    assert len(urls) == len(set(urls))  # alice's endpoint 5 is her audience's variant, never also the public one
+    for entry in mine["documents"]["changed"] + mine["documents"]["added"]:
+        url = entry["url"].removeprefix("http://127.0.0.1:8080")
+        answer = server.get(url, user="alice")
+        assert answer.status == 200, url  # every URL listed answers (openapi.json without a final "/")
+        assert hashlib.sha256(answer.body).hexdigest() == entry["sha256"], url  # the bytes alice receives
+    # NGA went black in acme_aml: its own exports changed with it, and the change document says so
+    assert {f"{routes.API}/exports/acme_aml/scores.csv", f"{routes.API}/exports/acme_aml/scores.jsonl"} <= set(urls)
+    # rank moves, as riskapi diff counts them: NGA's acme_aml rank moved 2 → 3 (the tie at 50 broken)
+    assert {m["code"]: m["rankChanges"] for m in mine["models"]}["acme_aml"] == 1

@@ -73,7 +73,8 @@ def model_changes(changes: ReleaseChanges, sections_now: dict[str, Sections], pr
                               "sectionMovedMost": section_moves[c.code]} for c in moved.class_changes],
             "ratingChanges": [{**_move(c, "ratingLetter", "ratingNumeric"), "sectionMovedMost": section_moves[c.code]}
                               for c in moved.rating_changes],
-            "largestMoves": [_move(c, None, None) for c in moved.largest_moves]}
+            "largestMoves": [_move(c, None, None) for c in moved.largest_moves],
+            "rankChanges": len(moved.rank_changes)}
     return parts
 
 
@@ -83,15 +84,23 @@ def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[s
     (`visible`, in order), the documents it may know of; `files` the new release's manifest (for the
     digests). The first release lists no documents: everything in it is new, and a client fetches what
     it needs."""
-    nothing: dict[str, list] = {"countriesAdded": [], "countriesRemoved": [], "classChanges": [], "ratingChanges": [],
-               "largestMoves": []}
+    nothing: dict[str, object] = {"countriesAdded": [], "countriesRemoved": [], "classChanges": [],
+                                  "ratingChanges": [], "largestMoves": [], "rankChanges": 0}
     models = [parts.get(code, {"code": code, **nothing}) for code in visible]
+
+    mine = routes.audience_name(grants)
+
+    def received(path: str) -> bool:
+        """Whether this audience receives the file at its URL: not a public variant where the release has
+        its own (each URL once, with the hash of the bytes it gets)."""
+        own = routes.audience_variant(path, mine)
+        return own is None or own not in files
 
     def listed(kind: str) -> list[dict]:
         if changes.previous is None:
             return []
         digest = kind != "removed"  # a removed document has no bytes now
         return [{"url": site_url + routes.url_of(path), **({"sha256": files[path]["sha256"]} if digest else {})}
-                for path in changes.documents[kind].of(grants, custom_models)]
+                for path in changes.documents[kind].of(grants, custom_models) if kind == "removed" or received(path)]
     return {"id": changes.release, "previous": changes.previous, "url": site_url + routes.release_changes().url,
             "models": models, "documents": {kind: listed(kind) for kind in ("added", "changed", "removed")}}
