@@ -34,7 +34,8 @@ NAME = r"[a-z][a-z0-9_]*"
 class Segment:
     """A typed part of a URL path. `model`: a model the key may see (else 404); `country`: a country code
     in any letter case, answered as the release's code (else 404); `choice`: one of `choices`; `name`: a
-    lower-case name the file decides (a methodology page)."""
+    lower-case name the file decides (a methodology page); `uri`: the rest of the path, slashes and all
+    (an absolute URI, as Memento's TimeGates take it)."""
 
     name: str
     kind: str
@@ -44,7 +45,7 @@ class Segment:
     def pattern(self) -> str:
         if self.kind == "choice":
             return "|".join(re.escape(choice) for choice in self.choices)
-        return "[^/]+" if self.kind == "country" else NAME
+        return {"country": "[^/]+", "uri": ".+"}.get(self.kind, NAME)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Rule:
     timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
     page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
     status: int = 0
+    answer: str = ""  # "timegate": RFC 7089's TimeGate of the absolute URI in its `uri` segment (a 302)
     under: str = API
     aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
 
@@ -101,7 +103,8 @@ class Rule:
         return next(s for s in self.segments if s.name == name)
 
 
-NGINX_CAPTURE = {"model": "model", "country": "path_code"}  # what nginx.conf's maps read a segment as
+# what nginx.conf's maps read a segment as ($uri is nginx's own)
+NGINX_CAPTURE = {"model": "model", "country": "path_code", "uri": "timegate_target"}
 CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
 
 
@@ -124,6 +127,8 @@ SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", 
 RULES = (
     Rule("root", "/", f"{_BASE}/index.json", key=False, timegate=True),
     Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
+    # Memento's TimeGate of an original, as archives and clients address one: {site}/api/v1/timegate/{URI}
+    Rule("timegate", "/timegate/{uri}", segments=(Segment("uri", "uri"),), answer="timegate"),
     Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
     Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
     Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
@@ -184,6 +189,15 @@ def rule_of(path: str) -> Rule | None:
     return next((rule for rule in RULES if re.match(rule.regex(), path)), None)
 
 
+def answers_a_timegate(file: str) -> bool:
+    """Whether a release file is the answer of a route that is also its own TimeGate (an original, in
+    RFC 7089's terms), at its own URL."""
+    if not file.startswith(API.strip("/") + "/"):
+        return False
+    found = rule_of(url_of(file).partition("?")[0])
+    return found is not None and found.timegate
+
+
 def download_name(release: str, format: str, model: str = "") -> str:
     """The name an export downloads under: which release (and model) it is."""
     return f"country-risk-scores-{model + '-' if model else ''}{release}.{format}"
@@ -211,7 +225,7 @@ def edge_table() -> dict:
     of its segments in order, and what answers it."""
     def entry(rule: Rule) -> dict:
         described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
-        for field_name in ("file", "key", "challenge", "root", "download", "timegate", "status"):
+        for field_name in ("file", "key", "challenge", "root", "download", "timegate", "status", "answer"):
             described[field_name] = getattr(rule, field_name)
         if rule.variants is not None:
             described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,
@@ -223,7 +237,13 @@ def edge_table() -> dict:
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
                       "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
-                      "list": rule_named("releases").template, "timemap": rule_named("timemap").template}}
+                      "list": rule_named("releases").template, "timemap": rule_named("timemap").template,
+                      "timegate": timegate_prefix()}}
+
+
+def timegate_prefix() -> str:
+    """Where the TimeGate of any original URI is: this, then the URI (MementoClient's timegate_uri)."""
+    return rule_named("timegate").template.removesuffix("{uri}")
 
 
 def rule_named(name: str) -> Rule:

@@ -70,7 +70,8 @@ def test_the_store_holds_keys_by_grant_set_and_nothing_per_file(deployed, tmp_pa
     entries = json.loads((out / "kvs.json").read_text())["data"]
     assert entries[-1]["key"] == "release"  # the switch comes last
     assert json.loads(entries[-1]["value"]) == {"id": release, "cache_control": "private, no-cache",
-                                                "immutable": "private, max-age=31536000, immutable"}
+                                                "immutable": "private, max-age=31536000, immutable",
+                                                "site_url": "http://127.0.0.1:8080"}
     store = _store(out)
     # one entry per active key: its user and grant set; one per release and grant set served a variant
     assert json.loads(store[f"k:{keyed(out, plain['alice'])}"]) == {"user": "alice", "set": "acme_aml"}
@@ -253,18 +254,23 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     # a release-scoped request: its release, immutable, when it went live, and the route it is a past answer of
     scoped = json.loads(handed[6]["x-answer"])
     assert scoped[:2] == [release, "private, max-age=31536000, immutable"] and scoped[2].endswith(" GMT")
-    assert scoped[3] == ('</api/v1/riskscores/country/AUT/?code=x>; rel="original", </api/v1/releases/timemap>; '
-                         'rel="timemap"; type="application/link-format"')
-    assert json.loads(handed[0]["x-answer"]) == [release, "private, no-cache", "", ""]
-    metadata = {"x-amz-meta-release": {"value": release}, "cache-control": {"value": "private, no-cache"}}
-    answer = json.dumps([release, "private, no-cache", "", ""])
+    site, original = "http://127.0.0.1:8080", "/api/v1/riskscores/country/AUT/?code=x"
+    assert scoped[3] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
+                         f'rel="timegate", <{site}/api/v1/releases/timemap>; rel="timemap"; type="application/link-format"')
+    # an original's answer names its TimeGate, where the object says it is an original's
+    timegate_link = f'<{site}/api/v1/timegate/{site}/api/v1/>; rel="timegate"'
+    assert json.loads(handed[0]["x-answer"]) == [release, "private, no-cache", "", "", timegate_link]
+    metadata = {"x-amz-meta-release": {"value": release}, "cache-control": {"value": "private, no-cache"},
+                "x-amz-meta-memento": {"value": "1"}}
+    answer = json.dumps([release, "private, no-cache", "", "", timegate_link])
     responses = [
         {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {"x-answer": {"value": answer}}},
          "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/csv; charset=utf-8"},
                                                      "content-disposition": {"value": "attachment"},
                                                      "x-amz-request-id": {"value": "tx1"}, "server": {"value": "AmazonS3"}}}},
         {"request": {"method": "GET", "uri": "/docs/", "headers": {"x-answer": {"value": answer}}},
-         "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/html; charset=utf-8"}}}},
+         "response": {"statusCode": 200, "headers": {"x-amz-meta-release": {"value": release},  # no original's
+                                                     "content-type": {"value": "text/html; charset=utf-8"}}}},
         {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {
             "x-answer": {"value": answer}, "if-none-match": {"value": '"abc"'}}},
          "response": {"statusCode": 304, "headers": {"content-disposition": {"value": "attachment"}}}},  # Ceph: no ETag
@@ -277,6 +283,7 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert _run("njs", response_code, {}, responses, tmp_path) == finished
     export, page, not_modified, memento = (_headers(answer) for answer in finished)
     assert export["content-disposition"] == "attachment" and "content-disposition" not in not_modified
+    assert export["link"] == timegate_link and "link" not in page and "link" not in not_modified
     assert not any(name.startswith("x-amz-") or name == "server" for name in export)
     assert "script-src 'self'" in page["content-security-policy"]
     assert "script-src" not in export["content-security-policy"]

@@ -116,7 +116,7 @@ def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(a_and_b):
         asked = server.get(path, user=user, headers={"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"})
         assert asked.header("location") == scoped(first, path) and asked.header("vary") == \
             "Accept-Encoding, Authorization, Accept-Datetime"
-        assert f'<{path}>; rel="original"' in asked.header("link")
+        assert f'<http://127.0.0.1:8080{path}>; rel="original"' in asked.header("link")  # absolute (RFC 7089 clients)
         assert follow(server, asked, user).body == before.body, path
         by_query = server.get(path + ("&" if "?" in path else "?") + "as_of=2026-04-01", user=user)
         assert by_query.header("location") == scoped(first, path)  # as_of left out, the other arguments kept
@@ -275,3 +275,48 @@ def test_promote_refuses_what_a_build_would(tmp_path):
     with pytest.raises(PublishError, match=f"was staged against {live}, but the current release is {newer}"):
         promote(site, staged, guard=None)
     assert current_release(site) == newer
+
+
+def test_a_memento_client_finds_the_memento_through_the_documented_timegate_prefix(a_and_b):
+    """memento-client (PyPI) as its documentation sets it up: a TimeGate prefix, then the original URI.
+    The releases link to http://127.0.0.1:8080 (their --site-url); a transport adapter sends what the
+    client asks there to the server under test, as a DNS name would."""
+    import datetime
+
+    import requests
+    from memento_client import MementoClient
+
+    server, first, second, _ = a_and_b
+    site, here = "http://127.0.0.1:8080", f"http://127.0.0.1:{server.port}"
+
+    class ToTheServerUnderTest(requests.adapters.HTTPAdapter):
+        def send(self, request, **kwargs):
+            request.url = here + request.url.removeprefix(site)
+            return super().send(request, **kwargs)
+    session = requests.Session()
+    session.mount(site, ToTheServerUnderTest())
+    session.headers["Authorization"] = f"apikey alice:{server.keys['alice']}"
+    client = MementoClient(timegate_uri=f"{site}/api/v1/timegate/", session=session)
+    original = f"{site}/api/v1/riskscores/sovereign/AUT/"
+    info = client.get_memento_info(original, datetime.datetime(2026, 3, 15, 12, 0))  # while A was live
+    closest = info["mementos"]["closest"]
+    assert closest["uri"][0].endswith(f"/api/v1/releases/{first}/riskscores/sovereign/AUT/")
+    assert closest["datetime"] == datetime.datetime(2026, 3, 1)  # A went live at 2026-03-01T00:00:00Z
+    now = client.get_memento_info(original, datetime.datetime(2026, 7, 1))  # B is live since 1 June
+    assert now["mementos"]["closest"]["uri"][0].endswith(f"/api/v1/releases/{second}/riskscores/sovereign/AUT/")
+
+
+def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(a_and_b):
+    server, _, second, _ = a_and_b
+    site = "http://127.0.0.1:8080"
+    latest = server.get(f"/api/v1/timegate/{site}/api/v1/riskscores/sovereign/?ordering=-country_name", user="bob")
+    assert latest.status == 302  # no Accept-Datetime: the release live now
+    assert latest.header("location") == f"/api/v1/releases/{second}/riskscores/sovereign/?ordering=-country_name"
+    links = latest.header("link")
+    assert f'<{site}/api/v1/riskscores/sovereign/?ordering=-country_name>; rel="original"' in links
+    assert f'<{site}/api/v1/releases/{second}/riskscores/sovereign/?ordering=-country_name>; rel="memento"' in links
+    assert all(uri.startswith("<http") for uri in links.split(", "))  # every URI absolute
+    assert server.get(f"/api/v1/timegate/{site}/api/v1/riskscores/sovereign/", user=None).status == 403
+    for other in ("http://example.org/api/v1/riskscores/sovereign/", f"{site}/api/v1/releases/", f"{site}/docs/"):
+        refused = server.get(f"/api/v1/timegate/{other}", user="bob")
+        assert refused.status == 404 and "No TimeGate here" in json.loads(refused.body)["detail"], other

@@ -59,7 +59,8 @@ def test_the_edge_core_and_usage_name_no_route_of_their_own():
 
 def _example(rule: Rule) -> str:
     """A path of the rule: its template, each segment an example value of its kind."""
-    samples = {"model": "sovereign", "country": "AUT", "name": "sovereign"}
+    samples = {"model": "sovereign", "country": "AUT", "name": "sovereign",
+               "uri": "http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/"}
 
     def value(name: str) -> str:
         segment = rule.segment(name)
@@ -142,5 +143,6 @@ def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
         assert rule is not None and not rule.page, path
         answered.setdefault(rule.name, set()).add(path)
     # every rule of the API is documented (the pages and the favicon are not the API's; openapi.json is the
-    # document itself)
-    assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {"openapi"}
+    # document itself; Memento's TimeGate takes a whole URI, slashes and all, which no OpenAPI path
+    # parameter may hold: docs/api.md documents it)
+    assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {"openapi", "timegate"}

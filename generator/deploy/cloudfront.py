@@ -36,6 +36,7 @@ from .edge import (
     key_entries,
     route_description,
     served_files,
+    site_url_of,
     timeline_files,
     timeline_table,
 )
@@ -154,7 +155,8 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
                     for release, folder_ in folders.items()}
     documents, stamp = timeline_files(edge)
     description = orjson.dumps(edge_description(edge, descriptions, cache_control, timeline_table(documents, stamp)))
-    settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control)}
+    settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control),
+                "site_url": site_url_of(edge)}
     entries = store_entries(keys, folders, edge_states(edge), settings, secret)
     project.entries = len(entries)
     project.store_bytes = entries_bytes(entries)

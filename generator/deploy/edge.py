@@ -23,10 +23,10 @@ from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order
 from ..render.nginx_maps import ROUTING
-from ..render.release_info import read_release_info
+from ..render.release_info import read_release_info, release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
-from ..routes import audience_name, edge_table
+from ..routes import DEFAULT_SITE_URL, audience_name, edge_table
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
@@ -74,12 +74,18 @@ def edge_description(edge: Timeline, descriptions: dict[str, dict], cache_contro
     audiences where given — and of the list of releases and the TimeMap (`timeline`: path → mtime, size)."""
     live = descriptions[edge.current]
     return {**{setting: live[setting] for setting in EDGE_SETTINGS}, "cache_control": cache_control,
+            "site_url": site_url_of(edge),
             "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
             "routes": edge_table(),  # the URL grammar, which core.js interprets
             "tables": {**{release: {**{table: d[table] for table in TABLES},
                                     **({"audiences": audiences[release]} if audiences is not None else {})}
                           for release, d in descriptions.items()},
                        TIMELINE: {"files": timeline}}}
+
+
+def site_url_of(edge: Timeline) -> str:
+    """The public address the live release links to (`riskapi build --site-url`): every absolute Link."""
+    return release_site_url(edge.folder / edge.current) or DEFAULT_SITE_URL
 
 
 def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], bool] | None = None,

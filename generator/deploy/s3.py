@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from ..publish import twins_of
-from ..routes import download_of
+from ..routes import answers_a_timegate, download_of
 from .edge import TWINS, edge_timeline, route_description, served_files, timeline_files
 
 CONTENT_TYPES = {  # nginx.conf's `types`
@@ -55,8 +55,11 @@ def object_headers(relative: str, cache_control: str, digest: str, release_id: s
     its release, and an export's download name (what nginx sends with it)."""
     encoding = ENCODINGS.get(Path(relative).suffix)
     original = relative[: -len(Path(relative).suffix)] if encoding else relative
-    headers = {"ContentType": CONTENT_TYPES[Path(original).suffix] + "; charset=utf-8",
-               "CacheControl": cache_control, "Metadata": {"sha256": digest, "release": release_id}}
+    metadata = {"sha256": digest, "release": release_id}
+    if answers_a_timegate(original):  # an original's answer names its TimeGate (the viewer-response function)
+        metadata["memento"] = "1"
+    headers: dict[str, object] = {"ContentType": CONTENT_TYPES[Path(original).suffix] + "; charset=utf-8",
+                                  "CacheControl": cache_control, "Metadata": metadata}
     if encoding:
         headers["ContentEncoding"] = encoding
     download = download_of(original, release_id)

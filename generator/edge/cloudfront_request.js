@@ -7,7 +7,9 @@
 //   x-grants    the key's grant set ("public" or "a+b"), x-preview "1" where it may read staged releases
 //   x-audience  the audience variant the answering release serves that set (its `a:` entry; public)
 //   x-user      whom the answer is for (not in the cache key)
-//   x-answer    [answering release, its Cache-Control, Memento-Datetime, Link] for the viewer-response
+//   x-answer    [answering release, its Cache-Control, Memento-Datetime, a release-scoped answer's Link,
+//               an original's Link (its TimeGate: sent where the object is an original's)] for the
+//               viewer-response
 // and drops Authorization: no key goes further. The store holds one entry per active key (k:<hash> →
 // user, grant set, preview), one per release and grant set not served the public variant (a:<id>:<set>),
 // each release's state and when it went live (r:<id>), and `release`. Keys are known by HMAC-SHA256
@@ -41,20 +43,22 @@ function queryString(querystring) {
 }
 
 // A release-scoped path answers as the route it names (the release itself, what it changed: the
-// scope's aliases); its answers link to that route (rel="original") and to the TimeMap.
-function original(rest, query) {
+// scope's aliases); its answers link to that route (rel="original"), its TimeGate and the TimeMap, every
+// URI absolute (`site`: the address the live release links to).
+function original(rest, query, site) {
   let target = SCOPE.prefix + rest;
   for (let i = 0; i < SCOPE.aliases.length; i++) {
     if (rest.replace(/\/$/, "") === SCOPE.aliases[i][0].replace(/\/$/, "")) target = SCOPE.prefix + SCOPE.aliases[i][1];
   }
-  return `<${target}${query ? "?" + query : ""}>; rel="original", <${SCOPE.timemap}>; rel="timemap"; ` +
-    "type=\"application/link-format\"";
+  const uri = target + (query ? "?" + query : "");
+  return `<${site}${uri}>; rel="original", <${site}${SCOPE.timegate}${site}${uri}>; rel="timegate", ` +
+    `<${site}${SCOPE.timemap}>; rel="timemap"; type="application/link-format"`;
 }
 
 async function handler(event) {
   const request = event.request;
   const headers = request.headers;
-  const release = await entry("release");  // {id, cache_control, immutable}
+  const release = await entry("release");  // {id, cache_control, immutable, site_url}
   const twice = !!(headers.authorization && headers.authorization.multiValue);
   const sent = headers.authorization && !twice ? headers.authorization.value : "";
   let found;
@@ -68,10 +72,13 @@ async function handler(event) {
   const answering = scoped ? scoped[1] : release.id;
   const set = who ? found.set : "";
   const audience = set && set !== "public" ? await entry(`a:${answering}:${set}`) : undefined;
-  let answer = [answering, release.cache_control, "", ""];
+  const query = queryString(request.querystring);
+  const site = release.site_url;
+  let answer = [answering, release.cache_control, "", "", `<${site}${SCOPE.timegate}${site}${request.uri}` +
+    `${query ? "?" + query : ""}>; rel="timegate"`];
   if (scoped) {
     const state = await entry(`r:${answering}`);
-    answer = [answering, release.immutable, state && state[1] || "", original(scoped[2] || "", queryString(request.querystring))];
+    answer = [answering, release.immutable, state && state[1] || "", original(scoped[2] || "", query, site), ""];
   }
   const auth = twice ? "twice" : who ? "ok" : sent ? "invalid" : "missing";
   const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",

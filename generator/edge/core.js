@@ -169,8 +169,9 @@ function sameRoute(a, b) {  // two paths alike but for a final "/"
 
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
 // to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
-// out), or the 400/404/410. `path` is normalised; `api` the prefix; `table` the route table.
-export function timegate(path, query, acceptDatetime, gate, api, table) {
+// out), or the 400/404/410. `path` is normalised; `api` the prefix; `table` the route table; `site` the
+// API's public address, which every Link URI starts with (RFC 7089 clients follow them as they are).
+export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   const asOf = argument(query, "as_of");  // wins where both are sent; empty counts as absent
   const millis = asOf ? asOfMillis(asOf) : acceptDatetimeMillis(acceptDatetime);
   if (millis === null) return json(400, asOf ? BAD_AS_OF : BAD_ACCEPT_DATETIME);
@@ -179,11 +180,30 @@ export function timegate(path, query, acceptDatetime, gate, api, table) {
   const kept = query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of");
   const memento = mementoPath(path.slice(api.length), table.scope, found.release);
   const location = memento + (kept.length ? "?" + kept.join("&") : "");
-  const original = path + (kept.length ? "?" + kept.join("&") : "");
+  const original = encodeURI(path) + (kept.length ? "?" + kept.join("&") : "");
   return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
     headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
-    "Link": `<${encodeURI(original)}>; rel="original", <${table.scope.timemap}>; rel="timemap"; ` +
-      `type="application/link-format", <${location}>; rel="memento"` } };
+    "Link": `<${site}${original}>; rel="original", <${site}${table.scope.timegate}${site}${original}>; ` +
+      `rel="timegate", <${site}${table.scope.timemap}>; rel="timemap"; type="application/link-format", ` +
+      `<${site}${location}>; rel="memento"` } };
+}
+
+// RFC 7089's TimeGate of an original by its absolute URI ({site}{TIMEGATE}{URI}, the form archives and
+// Memento clients use): `target` is the URI as sent after the TimeGate's prefix, `query` its query.
+// Without Accept-Datetime (or as_of), the release live now. A URI that is not this API's, or not a
+// route that has past answers, is a 404.
+export function timegateOfUri(target, query, acceptDatetime, gate, api, table, site) {
+  const own = target.startsWith(`${site}/`) ? normalise(target.slice(site.length).replace(/[?#].*$/, "")) : null;
+  const found = own === null ? null : match(table, own);
+  if (found === null || !found.rule.timegate) {
+    return json(404, `No TimeGate here for ${target}: this API's are for its routes under ${site}${api}/.`);
+  }
+  return timegate(own, query, acceptDatetime || new Date().toUTCString(), gate, api, table, site);
+}
+
+// The Link of an original's answer: its TimeGate.
+function originalLink(rawPath, query, table, site) {
+  return `<${site}${table.scope.timegate}${site}${rawPath}${query ? "?" + query : ""}>; rel="timegate"`;
 }
 
 function asksFor(query, acceptDatetime) {  // an instant: a non-empty as_of, or Accept-Datetime
@@ -360,8 +380,10 @@ async function scopedRoute(request, m, release, lookup, platform) {
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {
     if (known[1]) result.headers["Memento-Datetime"] = known[1];
-    result.headers["Link"] = `<${target}${request.query ? "?" + request.query : ""}>; rel="original", ` +
-      `<${table.scope.timemap}>; rel="timemap"; type="application/link-format"`;
+    const site = release.site_url;
+    const original = `${target}${request.query ? "?" + request.query : ""}`;
+    result.headers["Link"] = `<${site}${original}>; rel="original", <${site}${table.scope.timegate}${site}${original}>; ` +
+      `rel="timegate", <${site}${table.scope.timemap}>; rel="timemap"; type="application/link-format"`;
   }
   return { scope, result };
 }
@@ -422,7 +444,7 @@ async function route(request, path, release, lookup, platform) {
   if (rule.timegate && asksFor(query, request.acceptDatetime)) {  // the TimeGate, once the key is checked
     const checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
-    return timegate(path, query, request.acceptDatetime, release.gate, release.prefix, table);
+    return timegate(path, query, request.acceptDatetime, release.gate, release.prefix, table, release.site_url);
   }
   let grants;
   if (rule.key) {
@@ -431,6 +453,10 @@ async function route(request, path, release, lookup, platform) {
     grants = await grantsOf(request, checked.who, lookup);
   }
   if (rule.status) return { status: rule.status, headers: {} };
+  if (rule.answer === "timegate") {  // {site}{TIMEGATE}{URI}: the URI as sent, after the prefix
+    const target = request.path.slice(request.path.indexOf(table.scope.timegate) + table.scope.timegate.length);
+    return timegateOfUri(target, query, request.acceptDatetime, release.gate, release.prefix, table, release.site_url);
+  }
   const values = await segmentValues(rule, found.m, grants, lookup);
   if (values === null) return json(404, NOT_FOUND);
   values.audience = audienceDir(grants);
@@ -447,7 +473,11 @@ async function route(request, path, release, lookup, platform) {
     download = { "Content-Disposition": `attachment; filename="${name}"` };
   }
   const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
-  return releaseFile(files, fill(rule.file, values), download);
+  const answered = await releaseFile(files, fill(rule.file, values), download);
+  if (rule.timegate && answered.status === 200) {  // an original names its TimeGate (RFC 7089)
+    answered.headers["Link"] = originalLink(request.path, query, table, release.site_url);
+  }
+  return answered;
 }
 
 export async function answer(request, release, lookup, platform) {

@@ -2,18 +2,35 @@
 // decides, from the table of live periods `riskapi serve` rendered into $timegate_table. nginx.conf
 // sends a request here only after its key check, for a path that is a TimeGate and asks for an instant
 // (Accept-Datetime, ?as_of=); its other headers (CORS, Vary, X-Release, Cache-Control) are nginx's.
+// ROUTES: the route table (routes.py's edge_table), written first by serve; $site_url the address every
+// Link starts with.
 function respond(r) {
   const uri = r.variables.request_uri;
   const at = uri.indexOf("?");
   const path = normalise(at < 0 ? uri : uri.slice(0, at));
   const query = at < 0 ? "" : uri.slice(at + 1);
   const asked = r.headersIn["Accept-Datetime"] || "";
-  const api = ROUTES.scope.prefix;  // ROUTES: the route table (routes.py's edge_table), written first by serve
   let result = path === null ? json(400, "Bad request.")
-    : timegate(path, query, asked, r.variables.timegate_table, api, ROUTES);
+    : timegate(path, query, asked, r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url);
   if (path !== null && !asksInstant(path, query, asked, ROUTES)) {
     result = json(500, "A server error occurred.");  // nginx.conf's test and the core's differ: a bug
   }
+  send(r, result);
+}
+
+// `js_content timegate.respondToUri`: Memento's TimeGate of an original by its absolute URI
+// ({site}/api/v1/timegate/{URI}), the URI as sent after the prefix.
+function respondToUri(r) {
+  const uri = r.variables.request_uri;
+  const at = uri.indexOf("?");
+  const raw = at < 0 ? uri : uri.slice(0, at);
+  const prefix = ROUTES.scope.timegate;
+  const target = raw.slice(raw.indexOf(prefix) + prefix.length);
+  send(r, timegateOfUri(target, at < 0 ? "" : uri.slice(at + 1), r.headersIn["Accept-Datetime"] || "",
+    r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url));
+}
+
+function send(r, result) {  // the core's answer through nginx: its headers but those nginx sets itself
   const names = Object.keys(result.headers);
   for (let i = 0; i < names.length; i++) {
     if (names[i] !== "Location" && names[i] !== "Content-Type") r.headersOut[names[i]] = result.headers[names[i]];
@@ -54,4 +71,4 @@ function basicPair(r) {
   return Buffer.from(decoded).toString("base64") === m[1] && decoded.includes(":") ? decoded : "";
 }
 
-export default { respond, errorHeaders, basicPair };
+export default { respond, respondToUri, errorHeaders, basicPair };

@@ -23,12 +23,12 @@ from ..keys import ApiKey, load_keys
 from ..processes import children, end_with_parent
 from ..publish import RELEASES, current_release, kept_releases, no_release, staged_releases
 from ..render.nginx_maps import ROUTING, render_scoped_maps
-from ..render.release_info import read_release_info
+from ..render.release_info import read_release_info, release_site_url
 from ..render.templates import template_environment
 from ..render.timeline import Timeline, immutable, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..resources import NGINX_CONF
-from ..routes import edge_table
+from ..routes import DEFAULT_SITE_URL, edge_table
 from .catalogue_watch import CatalogueWatch
 from .key_map import render_key_map
 from .status import ServeStatus, redact_keys
@@ -142,7 +142,8 @@ class NginxRuntime:
                       listen=settings.address, root=timeline.folder,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None,
                       js_module=JS_MODULE if JS_MODULE.exists() else None,
-                      timegate_js=folder / "runtime" / "timegate.js")
+                      timegate_js=folder / "runtime" / "timegate.js",
+                      site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL)
         environment = template_environment()
         try:
             texts = {name: environment.get_template(f"{name}.j2").render(**values)
