@@ -48,8 +48,10 @@ def python_client(served_openapi, tmp_path_factory):
     """The generated package, imported (default settings: no config file)."""
     folder = tmp_path_factory.mktemp("python-client")
     generator = Path(sys.executable).parent / "openapi-python-client"
-    _run([generator if generator.exists() else shutil.which("openapi-python-client"), "generate",
-          "--path", served_openapi, "--output-path", folder / PACKAGE, "--meta", "none"], folder)
+    done = _run([generator if generator.exists() else shutil.which("openapi-python-client"), "generate",
+                 "--path", served_openapi, "--output-path", folder / PACKAGE, "--meta", "none"], folder)
+    # every operation generated as declared: no "Unsupported content_type" (JSON Lines, link-format, Atom)
+    assert "warning" not in (done.stdout + done.stderr).lower(), done.stdout + done.stderr
     sys.path.insert(0, str(folder))
     try:
         yield importlib.import_module(PACKAGE)
@@ -150,6 +152,8 @@ def test_the_root_release_and_export_operations_of_the_python_client(python_clie
                             (export_model_scores_jsonl, "/api/v1/exports/acme_aml/scores.jsonl")):
         answer = operation.sync_detailed(client=client, model="acme_aml")
         assert answer.status_code == 200 and answer.content == live.get(path).body
+        # sync() returns the body on a 200 (a string: the text/plain beside JSON Lines), not None
+        assert operation.sync(client=client, model="acme_aml") == live.get(path).body.decode()
 
 
 def test_errors_parse_into_the_error_type(python_client, live):

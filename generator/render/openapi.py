@@ -104,8 +104,17 @@ def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> d
 
 
 def _ok(schema: dict, media_type: str = "application/json") -> dict:
-    """A 200 answer of this type and schema."""
-    return {"description": "OK", "content": {media_type: {"schema": schema}}}
+    """A 200 answer of this type and schema. A text type that generic client generators do not read
+    (JSON Lines, link-format, Atom: openapi-python-client warns and returns None) is declared with
+    text/plain beside it, the same characters, which they hand over as a string."""
+    content = {media_type: {"schema": schema}}
+    if media_type in TEXT_WITHOUT_READERS:
+        content["text/plain"] = {"schema": {"type": "string"}}
+    return {"description": "OK" if media_type not in TEXT_WITHOUT_READERS
+            else f"OK: {media_type} (text/plain for clients that read it as text)", "content": content}
+
+
+TEXT_WITHOUT_READERS = ("application/x-ndjson", "application/link-format", "application/atom+xml")
 
 
 def _error(text: str, detail: str) -> dict:
