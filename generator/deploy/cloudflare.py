@@ -217,8 +217,9 @@ def node_problem() -> str | None:
     import subprocess
     node = shutil.which("node")
     needed = "{}.{}".format(*NODE_NEEDED)
-    how = (f"wrangler {WRANGLER_VERSION} needs Node {needed} or newer: on Debian, `npm install -g node@22` (the npm "
-           "package `node` brings its own binary) or NodeSource's nodejs 22 package")
+    how = (f"wrangler {WRANGLER_VERSION} needs Node {needed} or newer: install it beside the system's with a private "
+           "prefix, `npm install -g --prefix ~/.local/node22 node@22` (the npm package `node` brings its own "
+           "binary), then `export PATH=\"$HOME/.local/node22/bin:$PATH\"`; or NodeSource's nodejs 22 package")
     if node is None:
         return f"no `node` on PATH; {how}"
     try:

@@ -11,6 +11,15 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+// wrangler 4 needs Node 22.12 or newer: an older one gets this line, not wrangler's stack trace
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(`update-keys.mjs: Node ${process.versions.node} is too old for wrangler 4 (it needs 22.12 or newer); ` +
+    "install Node 22 beside the system's: npm install -g --prefix ~/.local/node22 node@22 && " +
+    "export PATH=\"$HOME/.local/node22/bin:$PATH\" (docs/deploy.md)");
+  process.exit(1);
+}
+
 const here = dirname(fileURLToPath(import.meta.url));
 const extra = process.argv.slice(2);
 const applied = join(here, extra.includes("--local") ? ".keys-kv-applied-local.json" : ".keys-kv-applied.json");
