@@ -82,7 +82,7 @@ class Rule:
     timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
     page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
     status: int = 0
-    answer: str = ""  # "timegate": RFC 7089's TimeGate of the absolute URI in its `uri` segment (a 302)
+    answer: str = ""  # RFC 7089 for the absolute URI in its `uri` segment: "timegate" (a 302), "timemap"
     under: str = API
     aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
 
@@ -129,6 +129,8 @@ RULES = (
     Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
     # Memento's TimeGate of an original, as archives and clients address one: {site}/api/v1/timegate/{URI}
     Rule("timegate", "/timegate/{uri}", segments=(Segment("uri", "uri"),), answer="timegate"),
+    # and its TimeMap: the kept releases in which that route answered this key
+    Rule("route-timemap", "/timemap/{uri}", segments=(Segment("uri", "uri"),), answer="timemap"),
     Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
     Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
     Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
@@ -232,18 +234,19 @@ def edge_table() -> dict:
                                      "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
         return described
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
-            "challenge": CHALLENGE,
+            "challenge": CHALLENGE, "no_match": NO_MATCH,
             "download": {"all": download_name("{release}", "{format}"),
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
                       "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
                       "list": rule_named("releases").template, "timemap": rule_named("timemap").template,
-                      "timegate": timegate_prefix()}}
+                      "timegate": timegate_prefix(), "timemaps": timegate_prefix("route-timemap")}}
 
 
-def timegate_prefix() -> str:
-    """Where the TimeGate of any original URI is: this, then the URI (MementoClient's timegate_uri)."""
-    return rule_named("timegate").template.removesuffix("{uri}")
+def timegate_prefix(rule: str = "timegate") -> str:
+    """Where the TimeGate (or the TimeMap) of any original URI is: this, then the URI (MementoClient's
+    timegate_uri)."""
+    return rule_named(rule).template.removesuffix("{uri}")
 
 
 def rule_named(name: str) -> Rule:

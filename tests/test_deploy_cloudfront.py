@@ -256,9 +256,11 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert scoped[:2] == [release, "private, max-age=31536000, immutable"] and scoped[2].endswith(" GMT")
     site, original = "http://127.0.0.1:8080", "/api/v1/riskscores/country/AUT/?code=x"
     assert scoped[3] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
-                         f'rel="timegate", <{site}/api/v1/releases/timemap>; rel="timemap"; type="application/link-format"')
-    # an original's answer names its TimeGate, where the object says it is an original's
-    timegate_link = f'<{site}/api/v1/timegate/{site}/api/v1/>; rel="timegate"'
+                         f'rel="timegate", <{site}/api/v1/timemap/{site}{original}>; rel="timemap"; '
+                         'type="application/link-format"')
+    # an original's answer names its TimeGate and TimeMap, where the object says it is an original's
+    timegate_link = (f'<{site}/api/v1/timegate/{site}/api/v1/>; rel="timegate", <{site}/api/v1/timemap/{site}/api/v1/>; '
+                     'rel="timemap"; type="application/link-format"')
     assert json.loads(handed[0]["x-answer"]) == [release, "private, no-cache", "", "", timegate_link]
     metadata = {"x-amz-meta-release": {"value": release}, "cache-control": {"value": "private, no-cache"},
                 "x-amz-meta-memento": {"value": "1"}}

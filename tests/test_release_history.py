@@ -320,3 +320,46 @@ def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(a_and_b):
     for other in ("http://example.org/api/v1/riskscores/sovereign/", f"{site}/api/v1/releases/", f"{site}/docs/"):
         refused = server.get(f"/api/v1/timegate/{other}", user="bob")
         assert refused.status == 404 and "No TimeGate here" in json.loads(refused.body)["detail"], other
+
+
+def test_each_route_has_its_own_timemap_of_the_releases_that_answered_it(a_and_b):
+    server, first, second, _ = a_and_b
+    site, route = "http://127.0.0.1:8080", "/api/v1/riskscores/sovereign/AUT/"
+    answer = server.get(f"/api/v1/timemap/{site}{route}", user="alice")
+    assert answer.status == 200 and answer.header("content-type").startswith("application/link-format")
+    links = [link.strip() for link in answer.body.decode().split(",\n")]
+    # A went live 2026-03-01T00:00:00Z, B 2026-06-01T00:00:00Z (A_LIVE, B_LIVE), and both answered the route
+    assert links == [
+        f'<{site}{route}>; rel="original"', f'<{site}/api/v1/timegate/{site}{route}>; rel="timegate"',
+        f'<{site}/api/v1/timemap/{site}{route}>; rel="self"; type="application/link-format"; '
+        'from="Sun, 01 Mar 2026 00:00:00 GMT"; until="Mon, 01 Jun 2026 00:00:00 GMT"',
+        f'<{site}{scoped(first, route)}>; rel="first memento"; datetime="Sun, 01 Mar 2026 00:00:00 GMT"',
+        f'<{site}{scoped(second, route)}>; rel="last memento"; datetime="Mon, 01 Jun 2026 00:00:00 GMT"']
+    # a custom model exists only for keys granted it: bob's TimeMap of acme_aml's scores lists no memento
+    bobs = server.get(f"/api/v1/timemap/{site}/api/v1/riskscores/acme_aml/", user="bob")
+    assert bobs.status == 200 and "memento" not in bobs.body.decode()
+    assert "memento" in server.get(f"/api/v1/timemap/{site}/api/v1/riskscores/acme_aml/", user="alice").body.decode()
+    # the original and each memento point at their own route's TimeMap
+    own = f'<{site}/api/v1/timemap/{site}{route}>; rel="timemap"; type="application/link-format"'
+    assert own in server.get(route, user="alice").header("link")
+    assert own in server.get(scoped(first, route), user="alice").header("link")
+    assert server.get(f"/api/v1/timemap/{site}{route}", user=None).status == 403
+    assert server.get(f"/api/v1/timemap/{site}/api/v1/releases/", user="bob").status == 404
+
+
+def test_the_timegate_answers_head_without_a_body_on_a_connection_kept_alive(a_and_b):
+    """Memento clients ask TimeGates with HEAD over one connection: a body after a HEAD's headers would
+    be read as the next answer's status line."""
+    import http.client
+    server, first, _, _ = a_and_b
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        for path in ("/api/v1/riskscores/sovereign/AUT/", "/api/v1/timegate/http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/"):
+            for _ in range(2):  # the second answer on the same connection reads clean
+                connection.request("HEAD", path, headers={"Authorization": f"apikey bob:{server.keys['bob']}",
+                                                          "Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"})
+                answer = connection.getresponse()
+                assert answer.status == 302 and answer.read() == b"", path
+                assert answer.getheader("Location") == f"/api/v1/releases/{first}/riskscores/sovereign/AUT/"
+    finally:
+        connection.close()

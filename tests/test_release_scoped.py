@@ -70,12 +70,14 @@ def test_a_release_scoped_answer_is_immutable_and_says_when_and_what_it_is(two_r
     # every URI absolute, from the release's site address: the original, its TimeGate, the TimeMap
     site, original = "http://127.0.0.1:8080", "/api/v1/riskscores/sovereign/?ordering=-country_name"
     assert answer.header("link") == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
-                                     f'rel="timegate", <{site}/api/v1/releases/timemap>; rel="timemap"; '
+                                     f'rel="timegate", <{site}/api/v1/timemap/{site}{original}>; rel="timemap"; '
                                      'type="application/link-format"')
     assert answer.header("memento-datetime").endswith(" GMT")  # an HTTP-date: when the release went live
     current = server.get("/api/v1/riskscores/sovereign/", user="bob")  # an original: it names its TimeGate
     assert current.header("cache-control") == "private, no-cache"
-    assert current.header("link") == f'<{site}/api/v1/timegate/{site}/api/v1/riskscores/sovereign/>; rel="timegate"'
+    here = f"{site}/api/v1/riskscores/sovereign/"
+    assert current.header("link") == (f'<{site}/api/v1/timegate/{here}>; rel="timegate", '
+                                      f'<{site}/api/v1/timemap/{here}>; rel="timemap"; type="application/link-format"')
     assert server.get("/api/v1/releases/", user="bob").header("link") is None  # no route of the past: none
     assert current.header("memento-datetime") is None
 

@@ -143,6 +143,7 @@ def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
         assert rule is not None and not rule.page, path
         answered.setdefault(rule.name, set()).add(path)
     # every rule of the API is documented (the pages and the favicon are not the API's; openapi.json is the
-    # document itself; Memento's TimeGate takes a whole URI, slashes and all, which no OpenAPI path
-    # parameter may hold: docs/api.md documents it)
-    assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {"openapi", "timegate"}
+    # document itself; Memento's TimeGate and TimeMap take a whole URI, slashes and all, which no OpenAPI
+    # path parameter may hold: docs/api.md documents them)
+    assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {
+        "openapi", "timegate", "route-timemap"}

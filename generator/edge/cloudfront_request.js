@@ -50,9 +50,13 @@ function original(rest, query, site) {
   for (let i = 0; i < SCOPE.aliases.length; i++) {
     if (rest.replace(/\/$/, "") === SCOPE.aliases[i][0].replace(/\/$/, "")) target = SCOPE.prefix + SCOPE.aliases[i][1];
   }
-  const uri = target + (query ? "?" + query : "");
-  return `<${site}${uri}>; rel="original", <${site}${SCOPE.timegate}${site}${uri}>; rel="timegate", ` +
-    `<${site}${SCOPE.timemap}>; rel="timemap"; type="application/link-format"`;
+  return `<${site}${target}${query ? "?" + query : ""}>; rel="original", ${timeLinks(target, query, site)}`;
+}
+
+function timeLinks(uri, query, site) {  // an original's TimeGate and TimeMap
+  const at = `${site}${uri}${query ? "?" + query : ""}`;
+  return `<${site}${SCOPE.timegate}${at}>; rel="timegate", <${site}${SCOPE.timemaps}${at}>; rel="timemap"; ` +
+    "type=\"application/link-format\"";
 }
 
 async function handler(event) {
@@ -74,8 +78,7 @@ async function handler(event) {
   const audience = set && set !== "public" ? await entry(`a:${answering}:${set}`) : undefined;
   const query = queryString(request.querystring);
   const site = release.site_url;
-  let answer = [answering, release.cache_control, "", "", `<${site}${SCOPE.timegate}${site}${request.uri}` +
-    `${query ? "?" + query : ""}>; rel="timegate"`];
+  let answer = [answering, release.cache_control, "", "", timeLinks(request.uri, query, site)];
   if (scoped) {
     const state = await entry(`r:${answering}`);
     answer = [answering, release.immutable, state && state[1] || "", original(scoped[2] || "", query, site), ""];

@@ -183,9 +183,14 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   const original = encodeURI(path) + (kept.length ? "?" + kept.join("&") : "");
   return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
     headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
-    "Link": `<${site}${original}>; rel="original", <${site}${table.scope.timegate}${site}${original}>; ` +
-      `rel="timegate", <${site}${table.scope.timemap}>; rel="timemap"; type="application/link-format", ` +
-      `<${site}${location}>; rel="memento"` } };
+    "Link": `${mementoLinks(original, table, site)}, <${site}${location}>; rel="memento"` } };
+}
+
+// The Links of an original (`uri`: its path and query, as sent) and of its mementos: the original, its
+// TimeGate and its TimeMap, every URI absolute.
+function mementoLinks(uri, table, site) {
+  return `<${site}${uri}>; rel="original", <${site}${table.scope.timegate}${site}${uri}>; rel="timegate", ` +
+    `<${site}${table.scope.timemaps}${site}${uri}>; rel="timemap"; type="application/link-format"`;
 }
 
 // RFC 7089's TimeGate of an original by its absolute URI ({site}{TIMEGATE}{URI}, the form archives and
@@ -201,9 +206,53 @@ export function timegateOfUri(target, query, acceptDatetime, gate, api, table, s
   return timegate(own, query, acceptDatetime || new Date().toUTCString(), gate, api, table, site);
 }
 
-// The Link of an original's answer: its TimeGate.
+// The Link of an original's answer: its TimeGate and TimeMap.
 function originalLink(rawPath, query, table, site) {
-  return `<${site}${table.scope.timegate}${site}${rawPath}${query ? "?" + query : ""}>; rel="timegate"`;
+  const uri = `${rawPath}${query ? "?" + query : ""}`;
+  return `<${site}${table.scope.timegate}${site}${uri}>; rel="timegate", ` +
+    `<${site}${table.scope.timemaps}${site}${uri}>; rel="timemap"; type="application/link-format"`;
+}
+
+// RFC 7089's TimeMap of an original by its absolute URI ({site}{TIMEMAPS}{URI}): the original, its
+// TimeGate, and each kept release that was live and in which the route answered this key (routed as
+// that release answers it), dated when it first went live, oldest first. A URI that is not one of this
+// API's routes with past answers is a 404.
+export async function timemapOf(request, target, release, lookup, platform) {
+  const table = release.routes;
+  const site = release.site_url;
+  const query = request.query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of")
+    .join("&");
+  const own = target.startsWith(`${site}/`) ? normalise(target.slice(site.length).replace(/[?#].*$/, "")) : null;
+  const found = own === null ? null : match(table, own);
+  if (found === null || !found.rule.timegate) {
+    return json(404, `No TimeMap here for ${target}: this API's are for its routes under ${site}${release.prefix}/.`);
+  }
+  const firstLive = {};  // each kept release that was live → when it first went live (ms)
+  const rows = release.gate ? release.gate.split(",") : [];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i].split(" ");
+    if (row[2] === "k" && !Object.prototype.hasOwnProperty.call(firstLive, row[1])) firstLive[row[1]] = Number(row[0]);
+  }
+  const asked = Object.assign({}, request, { query, acceptDatetime: "" });
+  const mementos = [];
+  const ids = Object.keys(firstLive);
+  for (let i = 0; i < ids.length; i++) {
+    const scope = Object.assign({}, release, { id: ids[i], cache_control: release.immutable });
+    const answered = await route(asked, own, scope, within(lookup, ids[i]), platform);
+    if (answered.status === 200) mementos.push(ids[i]);
+  }
+  const uri = encodeURI(own) + (query ? "?" + query : "");
+  const date = (id) => new Date(firstLive[id]).toUTCString();
+  const links = [`<${site}${uri}>; rel="original"`, `<${site}${table.scope.timegate}${site}${uri}>; rel="timegate"`,
+    `<${site}${table.scope.timemaps}${site}${uri}>; rel="self"; type="application/link-format"` +
+    (mementos.length ? `; from="${date(mementos[0])}"; until="${date(mementos[mementos.length - 1])}"` : "")];
+  for (let i = 0; i < mementos.length; i++) {
+    const rel = [i === 0 ? "first" : "", i === mementos.length - 1 ? "last" : "", "memento"].filter((w) => w).join(" ");
+    links.push(`<${site}${mementoPath(own.slice(release.prefix.length), table.scope, mementos[i])}` +
+      `${query ? "?" + query : ""}>; rel="${rel}"; datetime="${date(mementos[i])}"`);
+  }
+  return { status: 200, body: links.join(",\n") + "\n",
+    headers: { "Content-Type": "application/link-format; charset=utf-8" } };
 }
 
 function asksFor(query, acceptDatetime) {  // an instant: a non-empty as_of, or Accept-Datetime
@@ -380,10 +429,7 @@ async function scopedRoute(request, m, release, lookup, platform) {
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {
     if (known[1]) result.headers["Memento-Datetime"] = known[1];
-    const site = release.site_url;
-    const original = `${target}${request.query ? "?" + request.query : ""}`;
-    result.headers["Link"] = `<${site}${original}>; rel="original", <${site}${table.scope.timegate}${site}${original}>; ` +
-      `rel="timegate", <${site}${table.scope.timemap}>; rel="timemap"; type="application/link-format"`;
+    result.headers["Link"] = mementoLinks(`${target}${request.query ? "?" + request.query : ""}`, table, release.site_url);
   }
   return { scope, result };
 }
@@ -456,6 +502,10 @@ async function route(request, path, release, lookup, platform) {
   if (rule.answer === "timegate") {  // {site}{TIMEGATE}{URI}: the URI as sent, after the prefix
     const target = request.path.slice(request.path.indexOf(table.scope.timegate) + table.scope.timegate.length);
     return timegateOfUri(target, query, request.acceptDatetime, release.gate, release.prefix, table, release.site_url);
+  }
+  if (rule.answer === "timemap") {  // {site}{TIMEMAPS}{URI}
+    const target = request.path.slice(request.path.indexOf(table.scope.timemaps) + table.scope.timemaps.length);
+    return timemapOf(request, target, release, lookup.parent, platform);
   }
   const values = await segmentValues(rule, found.m, grants, lookup);
   if (values === null) return json(404, NOT_FOUND);

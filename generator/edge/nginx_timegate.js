@@ -30,6 +30,52 @@ function respondToUri(r) {
     r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url));
 }
 
+// `js_content timegate.respondTimemap`: the TimeMap of an original by its absolute URI. Each kept
+// release is routed as the core routes it, over that release's routing.json and files (RELEASES_DIR,
+// written first by serve), for the key nginx checked ($api_user, its grant set, its audience here).
+const fs = require("fs");
+const routings = {};
+
+function releaseTables(id) {  // a release's routing.json as the core's tables (ASCII case ignored)
+  if (!routings[id]) {
+    const routing = JSON.parse(fs.readFileSync(`${RELEASES_DIR}/${id}/nginx/routing.json`, "utf8"));
+    const tables = { countries: {}, country_names: {}, models: {} };
+    routing.countries.forEach((code) => { tables.countries[asciiLower(code)] = code; });
+    routing.country_names.forEach((pair) => { tables.country_names[asciiLower(pair[0])] = pair[1]; });
+    routing.models.forEach((pair) => { tables.models[pair[0]] = pair[1] ? "custom" : "public"; });
+    routings[id] = tables;
+  }
+  return routings[id];
+}
+
+function onDisk(table, key, id) {  // the core's lookup: a file is there or not; the other tables from routing.json
+  if (table === "files") {
+    try {
+      fs.accessSync(`${RELEASES_DIR}/${id}/${key}`);
+      return [0, 0];
+    } catch (missing) {
+      return undefined;
+    }
+  }
+  const rows = releaseTables(id)[table];
+  return rows && Object.prototype.hasOwnProperty.call(rows, key) ? rows[key] : undefined;
+}
+
+function respondTimemap(r) {
+  const uri = r.variables.request_uri;
+  const at = uri.indexOf("?");
+  const raw = at < 0 ? uri : uri.slice(0, at);
+  const prefix = ROUTES.scope.timemaps;
+  const grants = r.variables.grant_set;
+  const request = { method: "GET", path: raw, query: at < 0 ? "" : uri.slice(at + 1), authorization: "",
+    acceptDatetime: "", identity: { user: r.variables.api_user, missing: false, grants: {
+      models: grants && grants !== "public" ? grants.split("+") : [], audience: r.variables.audience || "public",
+      preview: r.variables.preview === "yes" } } };
+  const release = { id: r.variables.scope, prefix: ROUTES.scope.prefix, routes: ROUTES, gate: r.variables.timegate_table,
+    site_url: r.variables.site_url, no_match: ROUTES.no_match };
+  timemapOf(request, raw.slice(raw.indexOf(prefix) + prefix.length), release, onDisk, null).then((result) => send(r, result));
+}
+
 function send(r, result) {  // the core's answer through nginx: its headers but those nginx sets itself
   const names = Object.keys(result.headers);
   for (let i = 0; i < names.length; i++) {
@@ -40,10 +86,10 @@ function send(r, result) {  // the core's answer through nginx: its headers but 
     r.headersOut["Location"] = result.headers.Location;
     r.headersOut["Content-Type"] = "application/json; charset=utf-8";
     r.sendHeader();
-    r.send(result.body);
+    if (r.method !== "HEAD") r.send(result.body);  // a HEAD answer has no body (Memento clients send HEAD)
     r.finish();
   } else {
-    r.headersOut["Content-Type"] = "application/json; charset=utf-8";
+    r.headersOut["Content-Type"] = result.headers["Content-Type"] || "application/json; charset=utf-8";
     r.return(result.status, result.body);
   }
 }
@@ -71,4 +117,4 @@ function basicPair(r) {
   return Buffer.from(decoded).toString("base64") === m[1] && decoded.includes(":") ? decoded : "";
 }
 
-export default { respond, respondToUri, errorHeaders, basicPair };
+export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair };

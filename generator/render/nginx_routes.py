@@ -46,8 +46,8 @@ def _location(rule: Rule) -> Location:
     if rule.status:
         location.lines.append(f"return {rule.status};")
         return location
-    if rule.answer == "timegate":  # the key check, then the TimeGate (runtime/timegate.conf: njs)
-        location.lines += ["if ($auth_failure) { return 403 $auth_failure; }", "rewrite ^ /_timegate_uri last;"]
+    if rule.answer:  # the key check, then the TimeGate or TimeMap of a URI (runtime/timegate.conf: njs)
+        location.lines += ["if ($auth_failure) { return 403 $auth_failure; }", f"rewrite ^ /_{rule.answer}_uri last;"]
         return location
     as_json = rule.file.rsplit(".", 1)[-1] in JSON_TYPES
 
@@ -120,7 +120,8 @@ def render(part: str) -> str:
             downloads.append((f"^200:/[^/]+/{pattern}$", routes.download_name("$scope", "$format", model)))
     return template_environment().get_template("nginx-routes.conf.j2").render(
         part=part, under=routes.RELEASES_UNDER, release_id=routes.RELEASE_ID, prefix=routes.API,
-        timemap=routes.rule_named("timemap").template, timegate=routes.timegate_prefix(), aliases=routes.SCOPED_ALIASES,
+        timemap=routes.rule_named("timemap").template, timegate=routes.timegate_prefix(),
+        timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
         pages=routes.PAGES[1:], downloads=downloads, challenge=routes.CHALLENGE, locations=locations)

@@ -156,7 +156,8 @@ class NginxRuntime:
                     for release in timeline.answered]
         timeline_root = self.write_timeline(timeline) if with_documents else self.prefix / "timeline"
         texts.update(render_scoped_maps(timeline, routings, timeline_root))
-        texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table()})
+        texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(),
+                                                                 "RELEASES_DIR": str(timeline.folder)})
         for name, text in texts.items():
             write_atomic(folder / "runtime" / name, text.encode())
         infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
