@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from generator import routes
 from generator.build import build
 from generator.catalogue import CATALOGUE, JOURNAL, read_history
 from generator.errors import ChangesRefused, PublishError
@@ -363,3 +364,19 @@ def test_the_timegate_answers_head_without_a_body_on_a_connection_kept_alive(a_a
                 assert answer.getheader("Location") == f"/api/v1/releases/{first}/riskscores/sovereign/AUT/"
     finally:
         connection.close()
+
+
+def test_a_document_a_release_did_not_change_keeps_its_etag(a_and_b):
+    """A client's If-None-Match still gets a 304 after a release that did not change the document."""
+    from generator.publish import read_manifest
+    server, first, second, _ = a_and_b
+    before, after = (read_manifest(server.site / RELEASES / r) for r in (first, second))
+    same = [p for p in sorted(after) if p.startswith("api/v1/riskscores/") and p.endswith("/index.json")
+            and "audience=" not in p and before.get(p, {}).get("sha256") == after[p]["sha256"]]
+    assert same  # B moved acme_aml's NGA and a few sovereign scores: most documents are the same bytes
+    for file in same[:3]:
+        path = routes.url_of(file)
+        then = server.get(scoped(first, path), user="alice")
+        assert then.status == 200 and then.header("etag"), path
+        now = server.get(path, user="alice", headers={"If-None-Match": then.header("etag")})
+        assert now.status == 304, (path, then.header("etag"), server.get(path, user="alice").header("etag"))

@@ -102,8 +102,7 @@ function asset(env, origin, name) {  // a file of Static Assets as stored (the W
 
 // A file over Static Assets' 25 MiB per file is stored as <file>.part0, .part1, … (riskapi deploy
 // cloudflare; release.json's part_bytes each, the last one less): one answer streams them in order from
-// part `from`, each part fetched when the one before is read. Its ETag is nginx's for the whole file
-// ("mtime-size" in hex), as no single asset has one.
+// part `from`, each part fetched when the one before is read.
 function joined(env, origin, result, from) {
   let next = from;
   let reader = null;
@@ -129,7 +128,10 @@ function joined(env, origin, result, from) {
   });
 }
 
-function partsEtag(result) {
+// Every file's ETag is nginx's ("mtime-size" in hex, from the route description), not the asset's: a
+// document a release did not change is the same file (hard-linked, its mtime kept), so it keeps its ETag
+// across releases and a client's If-None-Match still gets a 304 — Static Assets' own differs per release.
+function fileEtag(result) {
   return `"${result.mtime.toString(16)}-${result.size.toString(16)}"`;
 }
 
@@ -246,7 +248,7 @@ async function respond(request, env, asked) {
       headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
   }
   const headers = new Headers(result.headers);
-  const stored = file === null ? partsEtag(result) : file.headers.get("ETag");
+  const stored = fileEtag(result);
   // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
   // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
   const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
