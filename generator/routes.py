@@ -8,6 +8,7 @@ picks through generated whitelist maps; no request value ever reaches a path dir
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -188,7 +189,13 @@ def in_release(url: str, release: str) -> str:
 
 def rule_of(path: str) -> Rule | None:
     """The rule a normalised path answers by, or None."""
-    return next((rule for rule in RULES if re.match(rule.regex(), path)), None)
+    return next((rule for rule, pattern in _compiled(RULES) if pattern.match(path)), None)
+
+
+@functools.cache
+def _compiled(rules: tuple[Rule, ...]) -> list[tuple[Rule, re.Pattern[str]]]:
+    """Each rule with its regex compiled, once per table (usage reads a log line by line)."""
+    return [(rule, re.compile(rule.regex())) for rule in rules]
 
 
 def answers_a_timegate(file: str) -> bool:
@@ -511,11 +518,13 @@ def audience_variant(file: str, audience: str) -> str | None:
     if audience == PUBLIC or not file.endswith("/index.json") or "audience=" in file:
         return None
     folder = file.removesuffix("index.json")
-    kinds = (model_list().file, country_scores("{code}").file, current_release().file, release_changes().file)
-    if any(re.fullmatch(re.escape(kind.removesuffix("index.json")).replace(re.escape("{code}"), "[^/]+"), folder)
-           for kind in kinds):
-        return f"{folder}{_audience_folder(audience)}/index.json"
-    return None
+    return f"{folder}{_audience_folder(audience)}/index.json" if _VARIED_FOLDERS.fullmatch(folder) else None
+
+
+# the folders of the documents that have audience variants (endpoints 1 and 5, the release documents)
+_VARIED_FOLDERS = re.compile("|".join(
+    re.escape(kind.removesuffix("index.json")).replace(re.escape("{code}"), "[^/]+")
+    for kind in (model_list().file, country_scores("{code}").file, current_release().file, release_changes().file)))
 
 
 def url_of(file: str) -> str:

@@ -14,7 +14,8 @@ from generator.publish import CURRENT
 from .conftest import TINY
 
 RELEASE_ID = re.compile(rb'"(id|builtAt)":"[0-9T:Z-]+"')
-SCOPED_URL = re.compile(rb"/releases/[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?/")  # a link to this release's own answers
+# a link to this release's own answers (under RELEASES_UNDER/{id}/)
+SCOPED_URL = re.compile(f"{routes.RELEASES_UNDER}/{routes.RELEASE_ID}/".encode())
 
 
 def pretty(path: str, raw: bytes) -> bytes:
@@ -31,7 +32,8 @@ def published_documents(site: Path) -> dict[str, bytes]:
     release = site / CURRENT
     documents = {str(p.relative_to(release)): p.read_bytes() for p in sorted((release / "api").rglob("*"))
                  if p.suffix in (".json", ".csv", ".jsonl")}
-    return {path: SCOPED_URL.sub(b"/releases/RELEASE/", RELEASE_ID.sub(rb'"\1":"RELEASE"', raw))
+    masked = f"{routes.RELEASES_UNDER}/RELEASE/".encode()
+    return {path: SCOPED_URL.sub(masked, RELEASE_ID.sub(rb'"\1":"RELEASE"', raw))
             if routes.names_its_release(path) else raw for path, raw in documents.items()}
 
 

@@ -42,23 +42,6 @@ function queryString(querystring) {
   return pairs.join("&");
 }
 
-// A release-scoped path answers as the route it names (the release itself, what it changed: the
-// scope's aliases); its answers link to that route (rel="original"), its TimeGate and the TimeMap, every
-// URI absolute (`site`: the address the live release links to).
-function original(rest, query, site) {
-  let target = SCOPE.prefix + rest;
-  for (let i = 0; i < SCOPE.aliases.length; i++) {
-    if (rest.replace(/\/$/, "") === SCOPE.aliases[i][0].replace(/\/$/, "")) target = SCOPE.prefix + SCOPE.aliases[i][1];
-  }
-  return `<${site}${target}${query ? "?" + query : ""}>; rel="original", ${timeLinks(target, query, site)}`;
-}
-
-function timeLinks(uri, query, site) {  // an original's TimeGate and TimeMap
-  const at = `${site}${uri}${query ? "?" + query : ""}`;
-  return `<${site}${SCOPE.timegate}${at}>; rel="timegate", <${site}${SCOPE.timemaps}${at}>; rel="timemap"; ` +
-    "type=\"application/link-format\"";
-}
-
 async function handler(event) {
   const request = event.request;
   const headers = request.headers;
@@ -78,10 +61,13 @@ async function handler(event) {
   const audience = set && set !== "public" ? await entry(`a:${answering}:${set}`) : undefined;
   const query = queryString(request.querystring);
   const site = release.site_url;
-  let answer = [answering, release.cache_control, "", "", timeLinks(request.uri, query, site)];
+  const asked = query ? "?" + query : "";
+  // the Memento Links (keycheck.js): an original's TimeGate and TimeMap; a release-scoped answer's original too
+  let answer = [answering, release.cache_control, "", "", timeLinks(request.uri + asked, SCOPE, site)];
   if (scoped) {
     const state = await entry(`r:${answering}`);
-    answer = [answering, release.immutable, state && state[1] || "", original(scoped[2] || "", query, site), ""];
+    answer = [answering, release.immutable, state && state[1] || "",
+      mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site), ""];
   }
   const auth = twice ? "twice" : who ? "ok" : sent ? "invalid" : "missing";
   const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",

@@ -23,7 +23,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { asciiLower, json, normalise, user } from "./keycheck.js";
+import { asciiLower, json, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, user } from "./keycheck.js";
 
 export { json, normalise };
 
@@ -163,10 +163,6 @@ function mementoPath(rest, scope, release) {
   return `${scope.under}/${release}${encodeURI(scoped)}`;
 }
 
-function sameRoute(a, b) {  // two paths alike but for a final "/"
-  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
-}
-
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
 // to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
 // out), or the 400/404/410. `path` is normalised; `api` the prefix; `table` the route table; `site` the
@@ -183,14 +179,7 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   const original = encodeURI(path) + (kept.length ? "?" + kept.join("&") : "");
   return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
     headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
-    "Link": `${mementoLinks(original, table, site)}, <${site}${location}>; rel="memento"` } };
-}
-
-// The Links of an original (`uri`: its path and query, as sent) and of its mementos: the original, its
-// TimeGate and its TimeMap, every URI absolute.
-function mementoLinks(uri, table, site) {
-  return `<${site}${uri}>; rel="original", <${site}${table.scope.timegate}${site}${uri}>; rel="timegate", ` +
-    `<${site}${table.scope.timemaps}${site}${uri}>; rel="timemap"; type="application/link-format"`;
+    "Link": `${mementoLinks(original, table.scope, site)}, <${site}${location}>; rel="memento"` } };
 }
 
 // RFC 7089's TimeGate of an original by its absolute URI ({site}{TIMEGATE}{URI}, the form archives and
@@ -198,19 +187,23 @@ function mementoLinks(uri, table, site) {
 // Without Accept-Datetime (or as_of), the release live now. A URI that is not this API's, or not a
 // route that has past answers, is a 404.
 export function timegateOfUri(target, query, acceptDatetime, gate, api, table, site) {
-  const own = target.startsWith(`${site}/`) ? normalise(target.slice(site.length).replace(/[?#].*$/, "")) : null;
-  const found = own === null ? null : match(table, own);
-  if (found === null || !found.rule.timegate) {
-    return json(404, `No TimeGate here for ${target}: this API's are for its routes under ${site}${api}/.`);
-  }
+  const own = originalOf(target, table, site);
+  if (own === null) return json(404, `No TimeGate here for ${target}: this API's are for its routes under ${site}${api}/.`);
   return timegate(own, query, acceptDatetime || new Date().toUTCString(), gate, api, table, site);
 }
 
-// The Link of an original's answer: its TimeGate and TimeMap.
-function originalLink(rawPath, query, table, site) {
-  const uri = `${rawPath}${query ? "?" + query : ""}`;
-  return `<${site}${table.scope.timegate}${site}${uri}>; rel="timegate", ` +
-    `<${site}${table.scope.timemaps}${site}${uri}>; rel="timemap"; type="application/link-format"`;
+// The path of the original an absolute URI names, where it is one of this API's routes with past
+// answers (a TimeGate route), else null.
+function originalOf(target, table, site) {
+  const own = target.startsWith(`${site}/`) ? normalise(target.slice(site.length).replace(/[?#].*$/, "")) : null;
+  const found = own === null ? null : match(table, own);
+  return found !== null && found.rule.timegate ? own : null;
+}
+
+// The URI a TimeGate or TimeMap request names: the path as sent after `prefix` (no slashes merged, as
+// nginx and normalise() would: `http://` stays whole).
+export function uriAfter(rawPath, prefix) {
+  return rawPath.slice(rawPath.indexOf(prefix) + prefix.length);
 }
 
 // RFC 7089's TimeMap of an original by its absolute URI ({site}{TIMEMAPS}{URI}): the original, its
@@ -222,9 +215,8 @@ export async function timemapOf(request, target, release, lookup, platform) {
   const site = release.site_url;
   const query = request.query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of")
     .join("&");
-  const own = target.startsWith(`${site}/`) ? normalise(target.slice(site.length).replace(/[?#].*$/, "")) : null;
-  const found = own === null ? null : match(table, own);
-  if (found === null || !found.rule.timegate) {
+  const own = originalOf(target, table, site);
+  if (own === null) {
     return json(404, `No TimeMap here for ${target}: this API's are for its routes under ${site}${release.prefix}/.`);
   }
   const firstLive = {};  // each kept release that was live → when it first went live (ms)
@@ -420,16 +412,14 @@ async function scopedRoute(request, m, release, lookup, platform) {
   if (state === undefined || hidden) return { scope, result: json(404, `No release ${id}; ${listed}`) };
   const rest = m[2] || "";
   // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
-  let target = release.prefix + rest;
-  for (let i = 0; i < table.scope.aliases.length; i++) {
-    if (sameRoute(rest, table.scope.aliases[i][0])) target = release.prefix + table.scope.aliases[i][1];
-  }
-  if (rest.startsWith(table.scope.refused)) target = null;  // the releases' own routes are no route there
+  // the releases' own routes are no route there
+  const target = rest.startsWith(table.scope.refused) ? null : routeOfScoped(rest, table.scope);
   const result = target === null ? json(404, NOT_FOUND) : await route(Object.assign({}, request,
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {
     if (known[1]) result.headers["Memento-Datetime"] = known[1];
-    result.headers["Link"] = mementoLinks(`${target}${request.query ? "?" + request.query : ""}`, table, release.site_url);
+    result.headers["Link"] = mementoLinks(`${target}${request.query ? "?" + request.query : ""}`, table.scope,
+      release.site_url);
   }
   return { scope, result };
 }
@@ -500,12 +490,11 @@ async function route(request, path, release, lookup, platform) {
   }
   if (rule.status) return { status: rule.status, headers: {} };
   if (rule.answer === "timegate") {  // {site}{TIMEGATE}{URI}: the URI as sent, after the prefix
-    const target = request.path.slice(request.path.indexOf(table.scope.timegate) + table.scope.timegate.length);
-    return timegateOfUri(target, query, request.acceptDatetime, release.gate, release.prefix, table, release.site_url);
+    return timegateOfUri(uriAfter(request.path, table.scope.timegate), query, request.acceptDatetime, release.gate,
+      release.prefix, table, release.site_url);
   }
   if (rule.answer === "timemap") {  // {site}{TIMEMAPS}{URI}
-    const target = request.path.slice(request.path.indexOf(table.scope.timemaps) + table.scope.timemaps.length);
-    return timemapOf(request, target, release, lookup.parent, platform);
+    return timemapOf(request, uriAfter(request.path, table.scope.timemaps), release, lookup.parent, platform);
   }
   const values = await segmentValues(rule, found.m, grants, lookup);
   if (values === null) return json(404, NOT_FOUND);
@@ -525,7 +514,7 @@ async function route(request, path, release, lookup, platform) {
   const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
   const answered = await releaseFile(files, fill(rule.file, values), download);
   if (rule.timegate && answered.status === 200) {  // an original names its TimeGate (RFC 7089)
-    answered.headers["Link"] = originalLink(request.path, query, table, release.site_url);
+    answered.headers["Link"] = timeLinks(`${request.path}${query ? "?" + query : ""}`, table.scope, release.site_url);
   }
   return answered;
 }

@@ -1,5 +1,6 @@
-// What every server of the country risk API does before routing: the path as nginx reads it, and the
-// key check (which user a credential belongs to). The edge core (core.js) imports it; the CloudFront
+// What every server of the country risk API does before routing: the path as nginx reads it, the key
+// check (which user a credential belongs to), and the Memento Links an answer carries (what the key gate
+// works out for CloudFront's viewer-response). The edge core (core.js) imports it; the CloudFront
 // viewer-request function is this and its handler alone (cloudfront_request.js): the key gate.
 //
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
@@ -75,3 +76,28 @@ export async function user(header, lookup, platform) {
   return owner;
 }
 
+
+// ---- the Links from an answer to its past (RFC 7089), every URI absolute (`site`) -----------------
+export function sameRoute(a, b) {  // two paths alike but for a final "/"
+  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
+}
+
+// The route a release-scoped path's rest answers as: the release itself and what it changed are the
+// route table's scope aliases (`scope`: edge_table's), any other rest the route of that path.
+export function routeOfScoped(rest, scope) {
+  for (let i = 0; i < scope.aliases.length; i++) {
+    if (sameRoute(rest, scope.aliases[i][0])) return scope.prefix + scope.aliases[i][1];
+  }
+  return scope.prefix + rest;
+}
+
+// An original's TimeGate and TimeMap (`uri`: its path and query, as sent).
+export function timeLinks(uri, scope, site) {
+  return `<${site}${scope.timegate}${site}${uri}>; rel="timegate", <${site}${scope.timemaps}${site}${uri}>; ` +
+    "rel=\"timemap\"; type=\"application/link-format\"";
+}
+
+// A memento's Links: its original (`uri`), and the original's TimeGate and TimeMap.
+export function mementoLinks(uri, scope, site) {
+  return `<${site}${uri}>; rel="original", ${timeLinks(uri, scope, site)}`;
+}

@@ -23,9 +23,7 @@ function respond(r) {
 function respondToUri(r) {
   const uri = r.variables.request_uri;
   const at = uri.indexOf("?");
-  const raw = at < 0 ? uri : uri.slice(0, at);
-  const prefix = ROUTES.scope.timegate;
-  const target = raw.slice(raw.indexOf(prefix) + prefix.length);
+  const target = uriAfter(at < 0 ? uri : uri.slice(0, at), ROUTES.scope.timegate);
   send(r, timegateOfUri(target, at < 0 ? "" : uri.slice(at + 1), r.headersIn["Accept-Datetime"] || "",
     r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url));
 }
@@ -65,7 +63,6 @@ function respondTimemap(r) {
   const uri = r.variables.request_uri;
   const at = uri.indexOf("?");
   const raw = at < 0 ? uri : uri.slice(0, at);
-  const prefix = ROUTES.scope.timemaps;
   const grants = r.variables.grant_set;
   const request = { method: "GET", path: raw, query: at < 0 ? "" : uri.slice(at + 1), authorization: "",
     acceptDatetime: "", identity: { user: r.variables.api_user, missing: false, grants: {
@@ -73,7 +70,7 @@ function respondTimemap(r) {
       preview: r.variables.preview === "yes" } } };
   const release = { id: r.variables.scope, prefix: ROUTES.scope.prefix, routes: ROUTES, gate: r.variables.timegate_table,
     site_url: r.variables.site_url, no_match: ROUTES.no_match };
-  timemapOf(request, raw.slice(raw.indexOf(prefix) + prefix.length), release, onDisk, null).then((result) => send(r, result));
+  timemapOf(request, uriAfter(raw, ROUTES.scope.timemaps), release, onDisk, null).then((result) => send(r, result));
 }
 
 function send(r, result) {  // the core's answer through nginx: its headers but those nginx sets itself
