@@ -13,7 +13,6 @@ import socket
 import subprocess
 import tempfile
 import time
-import unittest.mock
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from generator.build import build
 from generator.cli import command_table
 from generator.cli import main as cli_main
 from generator.deploy import cloudflare
+from generator.deploy.edge import SECRET_FILE
 from generator.keys import add_key, revoke
 from generator.processes import end_with_parent
 from generator.publish import CURRENT
@@ -189,9 +189,11 @@ class EdgeRuntime:
 
 
 def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | None, env: dict | None,
-                seconds: float, restart, attempts: int = 3) -> LiveServer:
-    """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root.
-    A port taken between free_port() and the start (another test worker's server) is tried again."""
+                seconds: float, restart, attempts: int = 3, listening=None) -> LiveServer:
+    """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root;
+    `listening(port)`, where given, runs once the port is open (the Worker's releases are uploaded
+    through wrangler dev's own S3 API). A port taken between free_port() and the start (another test
+    worker's server) is tried again."""
     port = free_port()
     log = nginx.base / f"{what.replace(' ', '-')}.log"
     with open(log, "wb") as out:
@@ -204,18 +206,22 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
         if process.poll() is not None:
             said = log.read_text()
             if "Address already in use" in said and attempts > 1:
-                return _start_edge(nginx, what, command, cwd, env, seconds, restart, attempts - 1)
+                return _start_edge(nginx, what, command, cwd, env, seconds, restart, attempts - 1, listening)
             raise RuntimeError(f"{what} stopped:\n{said[-3000:]}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            if listening is not None:
+                try:
+                    listening(port)
+                except BaseException:
+                    runtime.stop()
+                    raise
+                listening = None
             server = LiveServer(nginx.base, runtime, port, nginx.keys)
             if server.get("/api/v1/", user=None).status == 200:
                 return server
         time.sleep(0.3)
     runtime.stop()
     raise RuntimeError(f"{what} did not answer within {seconds:.0f} s:\n{log.read_text()[-3000:]}")
-
-
-SPLIT_OVER = 4096
 
 
 def refreshed(server: LiveServer) -> LiveServer:
@@ -253,20 +259,34 @@ def apply_keys(project: Path, env: dict, state: Path) -> str:
     return done.stdout
 
 
+R2_BUCKET = "risk-releases"
+
+
+def upload_to_local_r2(site: Path, project: Path, port: int, *extra: str) -> str:
+    """`riskapi deploy s3` of the site into the R2 bucket of the Workers project `project` that
+    `wrangler dev` runs on `port`, through wrangler dev's own S3 API (as into R2's, in production)."""
+    secret = (project / SECRET_FILE).read_text().strip()
+    env = {"AWS_ACCESS_KEY_ID": cloudflare.LOCAL_ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": cloudflare.local_s3_secret(secret),
+           "AWS_DEFAULT_REGION": "auto"}
+    done = CliRunner().invoke(cli_main, ["deploy", "s3", "--site", str(site), "--bucket", R2_BUCKET, "--endpoint-url",
+                                         f"http://127.0.0.1:{port}{cloudflare.LOCAL_S3_PATH}", *extra], env=env)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
 def start_edge_server(nginx: LiveServer) -> LiveServer:
-    """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`."""
+    """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`, its
+    releases uploaded by `riskapi deploy s3` into wrangler dev's local R2."""
     project = nginx.base / "cloudflare"
-    # Static Assets' 25 MiB per file, lowered to 4 KB: the tiny release's exports, pages and larger
-    # documents are then served from parts as the demo's 62 MB exports are, through every case.
-    with unittest.mock.patch.object(cloudflare, "MAX_FILE_BYTES", SPLIT_OVER):
-        result = CliRunner().invoke(cli_main, ["deploy", "cloudflare", "--site", str(nginx.site), "--keys",
-                                               str(nginx.keys_file), "--out", str(project), "-q"])
+    result = CliRunner().invoke(cli_main, ["deploy", "cloudflare", "--site", str(nginx.site), "--keys",
+                                           str(nginx.keys_file), "--out", str(project), "--bucket", R2_BUCKET, "-q"])
     assert result.exit_code == 0, result.output
     env, state = wrangler_env(), nginx.base / "wrangler-state"
     apply_keys(project, env, state)
     return _start_edge(nginx, "wrangler dev", [str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1",
                                                "--port", "{port}", "--log-level", "log", "--persist-to", str(state)],
-                       project, env, 90, lambda: start_edge_server(nginx))
+                       project, env, 90, lambda: start_edge_server(nginx),
+                       listening=lambda port: upload_to_local_r2(nginx.site, project, port))
 
 
 def start_cloudfront_server(nginx: LiveServer, s3, bucket: str = "risk-cloudfront") -> LiveServer:
@@ -285,6 +305,8 @@ def start_cloudfront_server(nginx: LiveServer, s3, bucket: str = "risk-cloudfron
     written = CliRunner().invoke(cli_main, ["deploy", "cloudfront", "--site", str(nginx.site), "--keys",
                                             str(nginx.keys_file), "--out", str(functions), "-q"])
     assert written.exit_code == 0, written.output
+    # the Lambda reads the manifests signed, with the credentials Lambda would give it (its role's)
     return _start_edge(nginx, "the CloudFront harness", [
         str(NODE_22 / "node"), str(NODE_TOOLS.parent / "cloudfront_harness.mjs"), str(functions),
-        f"{s3.endpoint}/{bucket}", "{port}"], None, None, 30, lambda: start_cloudfront_server(nginx, s3, bucket))
+        f"{s3.endpoint}/{bucket}", "{port}"], None, {**os.environ, **s3.env()}, 30,
+        lambda: start_cloudfront_server(nginx, s3, bucket))

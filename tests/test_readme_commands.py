@@ -52,7 +52,7 @@ COMMAND_LINES = [
     "riskapi subscribers remove erin http://127.0.0.1:9/hook --keys {keys}",
     "riskapi notify --release {first} --site {site} --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test --kv-namespace 0f2ac74b "
-    "--cache-control 'private, no-cache' --strict",
+    "--bucket risk-test-releases --prefix risk/ --cache-control 'private, no-cache' --keep 5 --keep-days 30 --strict",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
     "--keep 5 --keep-days 30 --strict",
     "riskapi status --site {site}",
@@ -62,7 +62,7 @@ COMMAND_LINES = [
 ]
 # Run by tests/test_deploy_s3.py against the real S3 server it starts ({endpoint}, {bucket}).
 S3_LINE = ("riskapi deploy s3 --site {site} --bucket {bucket} --endpoint-url {endpoint} --prefix risk/ "
-           "--cache-control 'private, no-cache' --keep 3 --keep-days 30")
+           "--keep 3 --keep-days 30")
 SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
               "--cache-control 'private, no-cache' --rate-limit 10 --prefix {prefix}")
 

@@ -42,25 +42,34 @@ def deploy() -> None:
 @click.option("--kv-namespace", default=None, metavar="ID",
               help="The id of the Workers KV namespace holding the keys (npx wrangler kv namespace create KEYS); "
                    "without it, wrangler dev's own.")
+@click.option("--bucket", default="country-risk-releases", show_default=True,
+              help="The R2 bucket riskapi deploy s3 puts the releases in (npx wrangler r2 bucket create NAME).")
+@click.option("--prefix", default="", help="The folder in the bucket, as given to deploy s3 --prefix.")
+@_keep_options
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
 @click.pass_context
 def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
-                      kv_namespace: str | None, strict: bool) -> None:
-    """Write a Cloudflare Workers project (Static Assets + the edge Worker, keys as hashes) of the site's releases."""
+                      kv_namespace: str | None, bucket: str, prefix: str, keep: int, keep_days: float | None,
+                      strict: bool) -> None:
+    """Write a Cloudflare Workers project (the edge Worker over the releases in R2, keys as hashes) of the site's
+    releases."""
     from ..deploy.cloudflare import node_problem, write_project
     from ..keys import load_keys
     from ..publish import live_release
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_read.keys, out_dir, name, cache_control, kv_namespace)
+    project = write_project(site_dir, keys_read.keys, out_dir, name, cache_control, kv_namespace, bucket,
+                            _folder(prefix), keep, keep_days)
     _platform_limits(project.warnings, strict)
     for note in project.notes + [problem for problem in [node_problem()] if problem]:
         click.echo(f"note: {note}", err=True)
-    _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.files} files, "
-              f"{project.bytes / 1e6:.1f} MB, {project.keys:,} keys for Workers KV; try it with: cd {out_dir} && "
-              f"npm install && npm run keys:local && npx wrangler dev; publish it with: npm run keys && npx wrangler "
-              f"deploy (after a key change, npm run keys alone)")
+    _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.releases} releases answered "
+              f"from R2 bucket {bucket}, a script of {project.script_bytes / 1e3:.0f} KB, {project.keys:,} keys for "
+              f"Workers KV; upload the releases first with riskapi deploy s3 --bucket {bucket} --endpoint-url "
+              f"https://ACCOUNT.r2.cloudflarestorage.com (the same --keep); then: cd {out_dir} && npm install && "
+              f"npm run keys && npx wrangler deploy (after a key change, npm run keys alone); docs/deploy.md says how "
+              f"to try it under wrangler dev")
     if project.new_secret:
         click.echo(f"note: the keys are hashed with a new secret in {out_dir / '.keys-secret'}; give it to the "
                    f"Worker once, before its first deploy: cd {out_dir} && npx wrangler secret put KEYS_SECRET "
@@ -99,19 +108,22 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
                    "the live release answers 503, never another release's answer)", err=True)
 
 
+def _folder(prefix: str) -> str:
+    """A --prefix as a folder of the bucket: "risk" and "risk/" are "risk/"."""
+    return prefix if not prefix or prefix.endswith("/") else prefix + "/"
+
+
 @deploy.command("s3")
 @SITE_OPTION
 @click.option("--bucket", required=True, help="The bucket to upload to (it must exist).")
 @click.option("--endpoint-url", default=None, help="An S3-compatible server's address [default: AWS].")
 @click.option("--prefix", default="", help="A folder in the bucket for everything (e.g. risk/).")
-@click.option("--cache-control", default="private, no-cache", show_default=True, callback=_cache_control,
-              help="Cache-Control of every uploaded file.")
 @_keep_options
 @click.pass_context
 def deploy_s3(ctx: click.Context, site_dir: Path, bucket: str, endpoint_url: str | None, prefix: str,
-              cache_control: str, keep: int, keep_days: float | None) -> None:
-    """Upload the site's releases to an S3 bucket and switch its current.json to the current one last
-    (credentials: AWS_* or ~/.aws)."""
+              keep: int, keep_days: float | None) -> None:
+    """Upload the site's releases to an S3 or R2 bucket as manifests over content-addressed objects, switch its
+    current.json to the current one, then prune (credentials: AWS_* or ~/.aws)."""
     from ..deploy import s3
     from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
     from ..publish import live_release
@@ -120,12 +132,12 @@ def deploy_s3(ctx: click.Context, site_dir: Path, bucket: str, endpoint_url: str
     except ModuleNotFoundError:
         raise DeployError(INSTALL_S3) from None
     release = live_release(site_dir)
-    if prefix and not prefix.endswith("/"):
-        prefix += "/"
+    prefix = _folder(prefix)
     with explaining(bucket, endpoint_url):
         # a session of its own: the credentials of this run's environment, never ones read earlier
         client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
-        report = s3.deploy(client, bucket, site_dir, prefix, cache_control, keep, keep_days)
+        report = s3.deploy(client, bucket, site_dir, prefix, keep, keep_days)
     _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "
               f"({report.bytes / 1e6:.1f} MB), {report.skipped} already there"
-              + (f"; pruned {', '.join(report.pruned)}" if report.pruned else ""))
+              + (f"; pruned {', '.join(report.pruned)}" if report.pruned else "")
+              + (f"; {report.swept} objects no kept release names deleted" if report.swept else ""))

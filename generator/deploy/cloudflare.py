@@ -1,49 +1,47 @@
-"""riskapi deploy cloudflare: a complete Workers project for the current release.
+"""riskapi deploy cloudflare: a complete Workers project for a site's releases.
 
-One Worker version is one release (Static Assets and the Worker deploy together), so a deploy is
-atomic; the project folder is written beside the old one and swapped in, so it is whole too. Keys
-are hashed with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding. The
-Worker runs first on every request (`run_worker_first`): without it, Static Assets would serve files
-before the key check. A file over Static Assets' 25 MiB per file (the demo's exports)
-is stored in parts, which the Worker sends one after the other as one answer. The keys are not in
-the script but in Workers KV (keys-kv.json, applied by update-keys.mjs with `wrangler kv bulk`): the
-script's size and the Worker's start-up stay the same whatever the number of clients, and a key
-change needs no new version."""
+The releases themselves are in an R2 bucket, put there by `riskapi deploy s3` through R2's S3 API as
+manifests over content-addressed objects (objects.py); the Worker reads them through its RELEASES
+binding. The project is the Worker and what it bundles (release.json: the live release's settings, the
+route table, the releases' states, the list of releases and the TimeMap): one Worker version is one
+switch of the live release, made after the upload. Its size does not grow with the releases' files.
+The project folder is written beside the old one and swapped in, so it is whole too. Keys are hashed
+with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding; they are not in the
+script but in Workers KV (keys-kv.json, applied by update-keys.mjs with `wrangler kv bulk`): the
+script's size and the Worker's start-up stay the same whatever the number of clients, and a key change
+needs no new version."""
 from __future__ import annotations
 
 import gzip
-import os
+import hashlib
+import hmac
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from ..edge import CORE, KEYCHECK
+from ..edge import CORE, KEYCHECK, MANIFESTS_JS
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
-from ..publish import RELEASES, live_release
 from .edge import (
     KEYS_SCRIPT,
-    TIMELINE,
     WORKER,
     deployment_secret,
     edge_description,
     edge_timeline,
     key_entries,
-    route_description,
-    served_files,
     timeline_files,
     timeline_table,
 )
 
-# Cloudflare's documented limits of a Worker version's Static Assets (2026): files per version on the
-# Free and on the Paid plan, and bytes per file.
-FREE_FILES, PAID_FILES = 20_000, 100_000
-MAX_FILE_BYTES = 25 * 1024 * 1024
-# The Worker's script (its modules and the route description bundled in), compressed, per plan.
+# The Worker's script (its modules and the description bundled in), compressed, per plan (2026).
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
-SCRIPT_FILES = ("keycheck.js", "core.js", "worker.js", "release.json")
+SCRIPT_FILES = ("keycheck.js", "core.js", "manifests.js", "worker.js", "release.json")
+R2_BINDING, BUCKET = "RELEASES", "country-risk-releases"
+# wrangler dev serves its local R2 bucket through an S3 API at /cdn-cgi/local/r2/s3 with these
+# credentials (wrangler.json's local_dev), so `riskapi deploy s3` fills it as it fills R2 itself
+LOCAL_S3_PATH, LOCAL_ACCESS_KEY = "/cdn-cgi/local/r2/s3", "riskapi-local"
 SECRET_BINDING, DEV_VARS = "KEYS_SECRET", ".dev.vars"
 # The keys: in Workers KV (binding KEYS), applied by update-keys.mjs from keys-kv.json. KV's documented
 # limits (2026): a key's name 512 bytes, a value 25 MiB; on the Free plan 1,000 writes and 1,000
@@ -59,15 +57,12 @@ COMPATIBILITY_DATE = "2026-08-01"  # pinned: the newest the workerd from npm acc
 # fetches a newer wrangler whose workerd refuses the compatibility date.
 WRANGLER_VERSION = "4.164.0"
 NODE_NEEDED = (22, 12)
-PUBLIC = "public"
 
 
 @dataclass
 class CloudflareProject:
     folder: Path
-    files: int = 0
-    bytes: int = 0
-    split: dict[str, int] = field(default_factory=dict)  # over the per-file limit: how many parts
+    releases: int = 0  # answered under /api/v1/releases/{id}/
     warnings: list[str] = field(default_factory=list)
     new_secret: bool = False  # the keys' secret was made by this deploy: `wrangler secret put` it
     script_bytes: int = 0  # the Worker's script as uploaded, gzip-compressed
@@ -75,101 +70,50 @@ class CloudflareProject:
     notes: list[str] = field(default_factory=list)  # what the operator must do or know, no limit exceeded
 
 
-def _place(source: Path, target: Path) -> None:
-    """A hard link where the release and the project share a file system (no copy), else a copy."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-
-
-def _split(source: Path, target: Path) -> int:
-    """A file over Static Assets' size per file as `<name>.part0`, `.part1`, … of at most that size,
-    which the Worker sends one after the other as one answer. Returns how many."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with open(source, "rb") as whole:
-        while chunk := whole.read(MAX_FILE_BYTES):
-            write_atomic(target.with_name(f"{target.name}.part{count}"), chunk)
-            count += 1
-    return count
-
-
 OPERATORS_OWN = ("node_modules", ".wrangler")  # in a project folder: the operator's, kept by every deploy
 
 
 def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_control: str,
-                  kv_namespace: str | None = None) -> CloudflareProject:
+                  kv_namespace: str | None = None, bucket: str = BUCKET, prefix: str = "", keep: int | None = None,
+                  keep_days: float | None = None) -> CloudflareProject:
     """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
-    release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/,
-    newest first while they fit in a Worker version's files (the others answer 410 there). The keys'
-    secret (edge.SECRET_FILE) is kept from the previous project, and so are what the operator put there
-    (OPERATORS_OWN: the installed packages, wrangler's local state), so `npm install` is run once."""
+    release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/ (as
+    `keep` and `keep_days` say: give deploy s3 the same). The keys' secret (edge.SECRET_FILE) is kept
+    from the previous project, and so are what the operator put there (OPERATORS_OWN: the installed
+    packages, wrangler's local state), so `npm install` is run once."""
     project = CloudflareProject(out)
     with folder_replacing(out, keep=OPERATORS_OWN) as folder:
-        _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace)
+        _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
+                    keep_days)
     return project
 
 
-def _place_release(folder: Path, project: CloudflareProject, release_dir: Path, release: str) -> dict:
-    """The files of one release under public/<id>/ (in parts where too large); its route description."""
-    deployed = served_files(release_dir)
-    parts = {}
-    for relative in deployed:
-        source = release_dir / relative
-        size = source.stat().st_size
-        if size > MAX_FILE_BYTES:
-            parts[relative] = _split(source, folder / PUBLIC / release / relative)
-            project.split[f"{release}/{relative}"] = parts[relative]
-            project.files += parts[relative]
-        else:
-            _place(source, folder / PUBLIC / release / relative)
-            project.files += 1
-        project.bytes += size
-    return route_description(release_dir, release, "", deployed, parts)
+def local_s3_secret(secret: str) -> str:
+    """The secret of wrangler dev's local S3 API (LOCAL_ACCESS_KEY's), made from the deployment's."""
+    return hmac.new(secret.encode(), b"wrangler dev local R2", hashlib.sha256).hexdigest()
 
 
-def _files_of(release_dir: Path) -> int:
-    """How many Static Assets files a release takes (a file over the size limit as its parts)."""
-    return sum(max(1, -(-(release_dir / r).stat().st_size // MAX_FILE_BYTES)) for r in served_files(release_dir))
-
-
-def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey],
-                out: Path, name: str, cache_control: str, kv_namespace: str | None) -> None:
-    counted = [0]
-
-    def fits(release: str) -> bool:  # a Worker version holds at most the Paid plan's files
-        files = _files_of(site / RELEASES / release)
-        if counted[0] + files > PAID_FILES:
-            return False
-        counted[0] += files
-        return True
-    counted[0] = _files_of(site / RELEASES / live_release(site))
-    edge, left_out = edge_timeline(site, fits=fits)
-    descriptions = {release: _place_release(folder, project, edge.folder / release, release)
-                    for release in (edge.current, *(r for r in edge.answered if r != edge.current))}
+def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey], out: Path, name: str,
+                cache_control: str, kv_namespace: str | None, bucket: str, prefix: str, keep: int | None,
+                keep_days: float | None) -> None:
+    edge, left_out = edge_timeline(site, keep, keep_days=keep_days)
+    project.releases = len(edge.answered)
     if left_out:
-        project.warnings.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): with them "
-                                f"the version would hold over the Paid plan's {PAID_FILES:,} files; they answer 410")
-    if project.files > FREE_FILES:
-        project.warnings.append(f"{project.files} files: over the Free plan's {FREE_FILES:,} per Worker version "
-                                f"(the Paid plan allows {PAID_FILES:,}; riskapi build --keep keeps fewer releases)")
+        project.notes.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): they answer "
+                             "410 (riskapi build --keep keeps more)")
     documents, stamp = timeline_files(edge)
-    for relative, body in documents.items():
-        (folder / PUBLIC / TIMELINE / relative).parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / PUBLIC / TIMELINE / relative, body)
-        os.utime(folder / PUBLIC / TIMELINE / relative, (stamp, stamp))
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
-    folders = {release: edge.folder / release for release in descriptions}
+    folders = {release: edge.folder / release for release in edge.answered}
     entries, audiences = key_entries(keys, folders, secret)
     values = {digest: orjson.dumps(entry).decode() for digest, entry in sorted(entries.items())}  # as KV stores them
-    description = {**edge_description(edge, descriptions, cache_control, timeline_table(documents, stamp), audiences),
-                   "part_bytes": MAX_FILE_BYTES}  # the size of each part of a file stored in parts (_split)
+    description = {**edge_description(edge, cache_control, timeline_table(documents, stamp), audiences),
+                   "store_prefix": prefix}  # the releases' place in the bucket (deploy s3 --prefix)
+    local = {"accessKeyId": LOCAL_ACCESS_KEY, "secretAccessKey": local_s3_secret(secret)}
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,
-              "assets": {"directory": f"./{PUBLIC}", "binding": "ASSETS", "run_worker_first": True},
-              "kv_namespaces": [{"binding": KV_BINDING, "id": kv_namespace or LOCAL_NAMESPACE}]}
+              "kv_namespaces": [{"binding": KV_BINDING, "id": kv_namespace or LOCAL_NAMESPACE}],
+              "r2_buckets": [{"binding": R2_BINDING, "bucket_name": bucket,
+                              "local_dev": {"experimental_s3_credentials": local}}]}
     files = {
         "wrangler.json": orjson.dumps(config, option=orjson.OPT_INDENT_2),
         "package.json": orjson.dumps({"name": name, "private": True,
@@ -178,8 +122,8 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
                                       "devDependencies": {"wrangler": WRANGLER_VERSION},
                                       "engines": {"node": ">={}.{}".format(*NODE_NEEDED)}},
                                      option=orjson.OPT_INDENT_2),
-        ".assetsignore": b"# Static Assets compresses by itself and never serves twins\n*.gz\n*.br\n",
-        "keycheck.js": KEYCHECK.read_bytes(), "core.js": CORE.read_bytes(), "worker.js": WORKER.read_bytes(),
+        "keycheck.js": KEYCHECK.read_bytes(), "core.js": CORE.read_bytes(), "manifests.js": MANIFESTS_JS.read_bytes(),
+        "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
         KV_ENTRIES: orjson.dumps([{"key": f"k:{digest}", "value": value} for digest, value in values.items()]),
         KV_APPLY: KEYS_SCRIPT.read_bytes(),

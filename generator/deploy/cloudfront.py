@@ -8,11 +8,13 @@ to S3. Two parts do what nginx.conf does:
   and grant set), one per release and grant set not served the public variant, each release's state,
   and `release`, the live release (one write switches every edge) — and hands on the release, the grant
   set and the audience as headers, which CloudFront's cache key includes;
-- the origin-request Lambda@Edge (origin-lambda/: the whole edge core, the route table and every
-  answered release's tables in release.json) routes what the cache does not hold: the S3 object of the
-  file, or the JSON error, the 204 or the TimeGate's 302 itself.
-A viewer-response function adds nginx's headers to every answer. The files themselves are uploaded by
-`riskapi deploy s3`.
+- the Lambda@Edge of the origin request and response (origin-lambda/: the whole edge core, the route
+  table, the releases' states in release.json) routes what the cache does not hold, reading each
+  release's manifest from the bucket: the S3 object of the file, or the JSON error, the 204 or the
+  TimeGate's 302 itself; on the origin response it adds what one object serving many paths cannot carry
+  (a download name, an original's Link).
+A viewer-response function adds nginx's headers to every answer. The releases themselves are uploaded by
+`riskapi deploy s3` as manifests over content-addressed objects: nothing here grows with their files.
 
 CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most 512
 bytes and values of at most 1 KB; a Lambda@Edge on the origin request may be 50 MB zipped."""
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import CORE, EDGE_SOURCE, KEYCHECK, MODULES, script
+from ..edge import CORE, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, script
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
 from ..render.timeline import edge_states, immutable
@@ -34,8 +36,6 @@ from .edge import (
     edge_description,
     edge_timeline,
     key_entries,
-    route_description,
-    served_files,
     site_url_of,
     timeline_files,
     timeline_table,
@@ -151,10 +151,8 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
         project.warnings.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): "
                                 "they answer 410 at CloudFront")
     folders = {release: edge.folder / release for release in edge.answered}
-    descriptions = {release: route_description(folder_, release, "", served_files(folder_))
-                    for release, folder_ in folders.items()}
     documents, stamp = timeline_files(edge)
-    description = orjson.dumps(edge_description(edge, descriptions, cache_control, timeline_table(documents, stamp)))
+    description = orjson.dumps(edge_description(edge, cache_control, timeline_table(documents, stamp)))
     settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control),
                 "site_url": site_url_of(edge)}
     entries = store_entries(keys, folders, edge_states(edge), settings, secret)
@@ -183,7 +181,8 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
     lambda_folder = folder / ORIGIN_LAMBDA
     lambda_folder.mkdir()
     lambda_files = {"index.js": ORIGIN_SOURCE.read_bytes(), "core.js": CORE.read_bytes(),
-                    "keycheck.js": KEYCHECK.read_bytes(), "release.json": description,
+                    "keycheck.js": KEYCHECK.read_bytes(), "manifests.js": MANIFESTS_JS.read_bytes(),
+                    "release.json": description,
                     "package.json": b'{"type": "module", "private": true}\n'}
     for name, body in lambda_files.items():
         write_atomic(lambda_folder / name, body)

@@ -41,45 +41,30 @@ def ascii_lower(text: str) -> str:
     return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
 
 
-def route_description(release_dir: Path, release_id: str, cache_control: str, files: list[str],
-                      parts: dict[str, int] | None = None) -> dict:
-    """release.json of the edge core: the release's routing keyed as the core looks things up, and each
-    of `files` (those the edge serves) with its mtime and size (Last-Modified, and which get compressed),
-    and for a file stored in `parts` (over a platform's size per file) how many."""
+def release_settings(release_dir: Path, release_id: str) -> dict:
+    """What the edge core takes from the live release: its id, its API prefix, the variant folder that
+    matches no filter (routing.json's) and the size over which its files have encoded twins."""
     routing = orjson.loads((release_dir / ROUTING).read_bytes())
-    stamps: dict[str, tuple[int, ...]] = {}
-    for relative in files:
-        info = (release_dir / relative).stat()
-        stamps[relative] = (int(info.st_mtime), info.st_size)
-        if parts and relative in parts:
-            stamps[relative] += (parts[relative],)
-    return {"id": release_id, "prefix": routing["prefix"], "cache_control": cache_control,
-            "countries": {ascii_lower(code): code for code in routing["countries"]},
-            "country_names": {ascii_lower(encoded): code for encoded, code in routing["country_names"]},
-            "models": {code: "custom" if custom else "public" for code, custom in routing["models"]},
-            "no_match": routing["no_match"], "compressed_over": GZIP_MIN_BYTES, "files": stamps}
+    return {"id": release_id, "prefix": routing["prefix"], "no_match": routing["no_match"],
+            "compressed_over": GZIP_MIN_BYTES}
 
 
-EDGE_SETTINGS = ("id", "prefix", "no_match", "compressed_over")  # of the live release, in the edge description
-TABLES = ("countries", "country_names", "models", "files")  # of each release answered
 TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up
 
 
-def edge_description(edge: Timeline, descriptions: dict[str, dict], cache_control: str,
-                     timeline: dict[str, tuple[int, int]], audiences: dict[str, dict[str, str]] | None = None
-                     ) -> dict:
+def edge_description(edge: Timeline, cache_control: str, timeline: dict[str, list],
+                     audiences: dict[str, dict[str, str]] | None = None) -> dict:
     """release.json of the edge core (a Worker's, the CloudFront origin Lambda's): the live release's
-    settings, the route table (routes.py), the TimeGate's live periods, every id's state, and the
-    tables of each release answered (`descriptions`, route_description's) — with the grant sets'
-    audiences where given — and of the list of releases and the TimeMap (`timeline`: path → mtime, size)."""
-    live = descriptions[edge.current]
-    return {**{setting: live[setting] for setting in EDGE_SETTINGS}, "cache_control": cache_control,
+    settings, the route table (routes.py), the TimeGate's live periods, every id's state, the grant sets'
+    audiences of each release answered (where given), and the files of the list of releases and the
+    TimeMap (`timeline`: path → [mtime, size, sha256]). Each release's own tables and files are its
+    manifest in the bucket (objects.py), which the edge reads."""
+    return {**release_settings(edge.folder / edge.current, edge.current), "cache_control": cache_control,
             "site_url": site_url_of(edge),
             "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
             "routes": edge_table(),  # the URL grammar, which core.js interprets
-            "tables": {**{release: {**{table: d[table] for table in TABLES},
-                                    **({"audiences": audiences[release]} if audiences is not None else {})}
-                          for release, d in descriptions.items()},
+            "tables": {**({release: {"audiences": held} for release, held in audiences.items()}
+                          if audiences is not None else {}),
                        TIMELINE: {"files": timeline}}}
 
 
@@ -122,9 +107,9 @@ def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
     return timeline_documents(edge), last_change(edge)
 
 
-def timeline_table(documents: dict[str, bytes], stamp: int) -> dict[str, tuple[int, int]]:
-    """The timeline's files as the edge core's files table has them: path → (mtime, size)."""
-    return {relative: (stamp, len(body)) for relative, body in documents.items()}
+def timeline_table(documents: dict[str, bytes], stamp: int) -> dict[str, list]:
+    """The timeline's files as the edge core's files table has them: path → [mtime, size, sha256]."""
+    return {relative: [stamp, len(body), hashlib.sha256(body).hexdigest()] for relative, body in documents.items()}
 
 
 def keyed_hash(secret: str, key: str) -> str:

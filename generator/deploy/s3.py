@@ -1,40 +1,38 @@
-"""riskapi deploy s3: a site's releases into an S3 bucket, the current one switched live in one write.
+"""riskapi deploy s3: a site's releases into an S3-compatible bucket — AWS S3 behind CloudFront, or
+Cloudflare R2 behind the Worker (its S3 API) — as manifests over content-addressed objects (objects.py).
 
-Layout in the bucket (under an optional prefix):
-    releases/<id>/<file>      every file of a release an edge may serve, and their .gz/.br twins
-                              (Content-Type, Content-Encoding on twins, Cache-Control; sha256 and
-                              the release id in metadata): the current release, and each kept or
-                              staged one of the site (the newest `keep`, and the one live before)
-    releases/<id>/edge/release.json   the edge core's route description of the release
-    releases/timeline/<file>  the list of releases (per audience) and the TimeMap of those releases (the
-                              edge core's `timeline`: its files as a release's)
-    current.json              {"release": id, "previous": id}: the live release, written last
+    objects/…                 every distinct body once, its encodings, the manifests' shards
+    manifests/<id>.json       each release an edge answers (the current one, each kept or staged one)
+    current.json              {"release", "previous", "answered", "timeline", "before"}: the live
+                              release, what this deploy answers, and what the deploy before answered
 
-An object already in the bucket with the same bytes (its ETag is the MD5 of a single-part upload) is
-not uploaded again, so a second deploy of the same release uploads nothing. The pointer is written only
-after every object is there: a failed or killed deploy leaves the live release as it was. Older
-releases are pruned like site/'s, keeping the newest and the one that was live before."""
+Steps, each safe to kill (the next deploy finishes what one left):
+1. upload the objects the bucket lacks (a listing says which; a body is checked against its SHA-256
+   before it goes);
+2. write each release's manifest, after every object it names is there (checked by a second listing);
+3. write current.json (the switch of anything that reads it);
+4. prune: delete the manifests neither this deploy nor the one before answers, then sweep (mark and
+   sweep): delete the objects no manifest left in the bucket names, nor the timeline of this deploy or
+   the one before (an edge still on the previous version reads those). An object a kept release names
+   is never deleted.
+One deploy at a time per bucket: a sweep running beside another deploy's upload could take objects whose
+manifest is not written yet."""
 from __future__ import annotations
 
-import hashlib
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
 
-from ..publish import twins_of
-from ..routes import answers_a_timegate, download_of
-from .edge import TWINS, edge_timeline, route_description, served_files, timeline_files
+from ..publish import release_order, twins_of
+from .edge import edge_timeline, served_files, timeline_files, timeline_table
+from .objects import MANIFESTS, OBJECTS, TWINS, Body, ReleaseObjects, file_objects, named_by, release_objects
 
 CONTENT_TYPES = {  # nginx.conf's `types`
     ".json": "application/json", ".html": "text/html", ".js": "text/javascript", ".csv": "text/csv",
     ".jsonl": "application/x-ndjson", ".link": "application/link-format", ".atom": "application/atom+xml"}
-TIMELINE = "releases/timeline/"
-RELEASE_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(-[0-9]+)?")
-ENCODINGS = {".gz": "gzip", ".br": "br"}
 POINTER = "current.json"
 KEEP = 5
 UPLOADERS = 8
@@ -47,109 +45,142 @@ class S3Deploy:
     skipped: int = 0
     bytes: int = 0
     pruned: tuple[str, ...] = ()
+    swept: int = 0  # objects no kept release names any more, deleted
     previous: str | None = None
+    changed_bytes: int = 0  # the bytes of the files whose bodies were new (a revision's changed files)
 
 
-def object_headers(relative: str, cache_control: str, digest: str, release_id: str) -> dict:
-    """PutObject arguments of one file: its type (a twin's is its original's), encoding and cache policy,
-    its release, and an export's download name (what nginx sends with it)."""
-    encoding = ENCODINGS.get(Path(relative).suffix)
-    original = relative[: -len(Path(relative).suffix)] if encoding else relative
-    metadata = {"sha256": digest, "release": release_id}
-    if answers_a_timegate(original):  # an original's answer names its TimeGate (the viewer-response function)
-        metadata["memento"] = "1"
-    headers: dict[str, object] = {"ContentType": CONTENT_TYPES[Path(original).suffix] + "; charset=utf-8",
-                                  "CacheControl": cache_control, "Metadata": metadata}
+def object_headers(key: str) -> dict:
+    """PutObject arguments of one object: its type from its extension (a twin's is its original's) and
+    its encoding. Nothing that depends on the path a body is served at: one body serves many paths."""
+    suffix = PurePosixPath(key).suffix
+    encoding = TWINS.get(suffix)
+    original = key[: -len(suffix)] if encoding else key
+    headers: dict[str, object] = {"ContentType": CONTENT_TYPES[PurePosixPath(original).suffix] + "; charset=utf-8"}
     if encoding:
         headers["ContentEncoding"] = encoding
-    download = download_of(original, release_id)
-    if download:
-        headers["ContentDisposition"] = f'attachment; filename="{download}"'
     return headers
 
 
-def _existing(client: Any, bucket: str, prefix: str) -> dict[str, str]:
-    """Every object under prefix with its ETag (quotes stripped)."""
-    found = {}
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for item in page.get("Contents", []):
-            found[item["Key"]] = item["ETag"].strip('"')
-    return found
+class Bucket:
+    """An S3 bucket (or a prefix in it) as the deploy uses it."""
 
+    def __init__(self, client: Any, name: str, prefix: str = "") -> None:
+        self.client, self.name, self.prefix = client, name, prefix
 
-def _release_ids(client: Any, bucket: str, prefix: str) -> list[str]:
-    ids: set[str] = set()
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}releases/",
-                                                                 Delimiter="/"):
-        ids.update(p["Prefix"][len(f"{prefix}releases/"):].rstrip("/") for p in page.get("CommonPrefixes", []))
-    return sorted(i for i in ids if RELEASE_ID.fullmatch(i))  # not timeline/
+    def keys(self, under: str) -> set[str]:
+        found = set()
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.name,
+                                                                           Prefix=self.prefix + under):
+            found.update(item["Key"][len(self.prefix):] for item in page.get("Contents", []))
+        return found
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            return self.client.get_object(Bucket=self.name, Key=self.prefix + key)["Body"].read()
+        except self.client.exceptions.NoSuchKey:
+            return None
+
+    def put(self, key: str, body: bytes, **headers: object) -> None:
+        self.client.put_object(Bucket=self.name, Key=self.prefix + key, Body=body, **headers)
+
+    def delete(self, keys: list[str]) -> None:
+        for start in range(0, len(keys), 1000):
+            self.client.delete_objects(Bucket=self.name, Delete={
+                "Objects": [{"Key": self.prefix + k} for k in keys[start:start + 1000]], "Quiet": True})
 
 
 def read_pointer(client: Any, bucket: str, prefix: str = "") -> dict | None:
-    try:
-        body = client.get_object(Bucket=bucket, Key=f"{prefix}{POINTER}")["Body"].read()
-    except client.exceptions.NoSuchKey:
-        return None
-    return orjson.loads(body)
+    body = Bucket(client, bucket, prefix).get(POINTER)
+    return None if body is None else orjson.loads(body)
 
 
-def deploy(client: Any, bucket: str, site: Path, prefix: str = "", cache_control: str = "private, no-cache",
-           keep: int = KEEP, keep_days: float | None = None) -> S3Deploy:
-    """Upload the site's releases an edge answers (edge.edge_timeline) and their list and TimeMap, then
-    switch current.json to the current release, then prune the rest."""
+def timeline_objects(documents: dict[str, bytes], stamp: int) -> dict[str, Body]:
+    """The objects of the list of releases and the TimeMap (what the edges' description names)."""
+    objects: dict[str, Body] = {}
+    for relative, entry in timeline_table(documents, stamp).items():
+        objects.update(file_objects(relative, entry, documents[relative], dict(twins_of(documents[relative]))))
+    return objects
+
+
+def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = KEEP,
+           keep_days: float | None = None) -> S3Deploy:
+    """Upload the site's releases an edge answers (edge.edge_timeline) as manifests over objects, and the
+    objects of their list and TimeMap; then switch current.json; then prune. Objects carry no header of a
+    path (Cache-Control, a download name): the edges add those."""
     edge, _ = edge_timeline(site, keep, keep_days=keep_days)
+    store = Bucket(client, bucket, prefix)
     report = S3Deploy(edge.current)
-    existing = _existing(client, bucket, prefix)
-    uploads: dict[str, tuple] = {}  # key → (body or file, relative, release)
-    for release in edge.answered:
-        release_dir = edge.folder / release
-        base = f"{prefix}releases/{release}/"
-        files = served_files(release_dir)
-        for relative in files + [f + twin for f in files for twin in TWINS if (release_dir / (f + twin)).is_file()]:
-            uploads[base + relative] = (release_dir / relative, relative, release)
-        description = orjson.dumps(route_description(release_dir, release, cache_control, files))
-        uploads[base + "edge/release.json"] = (description, "edge/release.json", release)
-    documents, _ = timeline_files(edge)
-    for relative, body in documents.items():  # with their twins, as a release's files have them
-        for suffix, twin in {"": body, **twins_of(body)}.items():
-            uploads[f"{prefix}{TIMELINE}{relative}{suffix}"] = (twin, relative + suffix, edge.current)
+    releases = {release: release_objects(edge.folder / release, release, served_files(edge.folder / release))
+                for release in edge.answered}
+    documents, stamp = timeline_files(edge)
+    timeline = timeline_objects(documents, stamp)
+    wanted = {**timeline, **{key: body for r in releases.values() for key, body in r.objects.items()}}
+    held = store.keys(OBJECTS)
+    missing = sorted(key for key in wanted if key not in held)
+    report.skipped = len(wanted) - len(missing)
+
+    shards = {key for r in releases.values() for key in r.shards}
 
     def put(key: str) -> int:
-        source, relative, release = uploads[key]
-        body = source if isinstance(source, bytes) else source.read_bytes()
-        if existing.get(key) == hashlib.md5(body).hexdigest():
-            return 0
-        args = object_headers(relative, cache_control, hashlib.sha256(body).hexdigest(), release)
-        client.put_object(Bucket=bucket, Key=key, Body=body, **args)
-        return len(body)
+        data = wanted[key].read()  # checked against its SHA-256: a damaged release is never uploaded
+        store.put(key, data, **object_headers(key))
+        return len(data)
 
     with ThreadPoolExecutor(UPLOADERS) as pool:
-        for written in pool.map(put, list(uploads)):  # an error here stops before the switch
-            if written:
-                report.uploaded += 1
-                report.bytes += written
-            else:
-                report.skipped += 1
-    pointer = read_pointer(client, bucket, prefix)
-    report.previous = pointer["release"] if pointer else None
-    if report.previous != edge.current:
-        client.put_object(Bucket=bucket, Key=f"{prefix}{POINTER}", ContentType="application/json",
-                          CacheControl="no-cache",
-                          Body=orjson.dumps({"release": edge.current, "previous": report.previous}))
-    report.pruned = prune(client, bucket, prefix, set(edge.answered))
-    _delete(client, bucket, [key for key in existing if key.startswith(f"{prefix}{TIMELINE}") and key not in uploads])
+        for key, written in zip(missing, pool.map(put, missing)):  # an error stops before any manifest
+            report.uploaded += 1
+            report.bytes += written
+            if key not in shards and not key.endswith(tuple(TWINS)):
+                report.changed_bytes += written
+    _write_manifests(store, releases, wanted)
+    pointer = read_pointer(client, bucket, prefix) or {}
+    report.previous = pointer.get("release")
+    before = {"answered": pointer.get("answered", []), "timeline": pointer.get("timeline", [])}
+    switched = {"release": edge.current, "previous": report.previous if report.previous != edge.current
+                else pointer.get("previous"), "answered": sorted(releases, key=release_order),
+                "timeline": sorted(timeline), "before": before}
+    store.put(POINTER, orjson.dumps(switched), ContentType="application/json", CacheControl="no-cache")
+    report.pruned, report.swept = prune(store, set(releases) | set(before["answered"]),
+                                        set(timeline) | set(before["timeline"]))
     return report
 
 
-def prune(client: Any, bucket: str, prefix: str, answered: set[str]) -> tuple[str, ...]:
-    """Delete every release of the bucket but those `answered`; return their ids."""
-    gone = tuple(i for i in _release_ids(client, bucket, prefix) if i not in answered)
-    for release_id in gone:
-        _delete(client, bucket, list(_existing(client, bucket, f"{prefix}releases/{release_id}/")))
-    return gone
+def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted: dict[str, Body]) -> None:
+    """Each release's manifest, once every object it names is in the bucket (listed again: what a failed
+    upload did not store is never named)."""
+    held = store.keys(OBJECTS)
+    absent = sorted(key for key in wanted if key not in held)
+    if absent:
+        raise RuntimeError(f"{len(absent)} objects did not reach the bucket (first {absent[0]}); "
+                           "no manifest written, nothing was switched")
+    for release in releases.values():
+        if store.get(release.key) != release.head:
+            store.put(release.key, release.head, ContentType="application/json")
 
 
-def _delete(client: Any, bucket: str, keys: list[str]) -> None:
-    for start in range(0, len(keys), 1000):
-        client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[start:start + 1000]],
-                                                     "Quiet": True})
+def prune(store: Bucket, answered: set[str], timeline: set[str]) -> tuple[tuple[str, ...], int]:
+    """Mark and sweep: delete the manifests of releases not `answered`, then every object no manifest
+    left in the bucket names, nor `timeline`. Returns the releases pruned and how many objects went."""
+    manifests = {key[len(MANIFESTS):-len(".json")] for key in store.keys(MANIFESTS) if key.endswith(".json")}
+    gone = tuple(sorted(manifests - answered, key=release_order))
+    store.delete([f"{MANIFESTS}{release}.json" for release in gone])
+    marked = set(timeline)
+    shards_read: dict[str, dict] = {}
+    for key in sorted(store.keys(MANIFESTS)):  # what is in the bucket now, whoever wrote it
+        body = store.get(key)
+        if body is None:
+            continue
+        head = orjson.loads(body)
+        shards = []
+        for shard_key in head["shards"]:
+            if shard_key not in shards_read:
+                data = store.get(shard_key)
+                if data is None:  # a manifest naming a missing shard: keep everything, say it
+                    raise RuntimeError(f"{key} names {shard_key}, which the bucket lacks; nothing was swept")
+                shards_read[shard_key] = orjson.loads(data)
+            shards.append(shards_read[shard_key])
+        marked |= named_by(head, shards)
+    unnamed = sorted(store.keys(OBJECTS) - marked)
+    store.delete(unnamed)
+    return gone, len(unnamed)

@@ -13,6 +13,7 @@ CORE = EDGE_SOURCE / "core.js"
 KEYCHECK = EDGE_SOURCE / "keycheck.js"  # the path as nginx reads it and the key check; core.js imports it
 MODULES = (KEYCHECK, CORE)  # the core's modules, each before those that import it
 NGINX_TIMEGATE = EDGE_SOURCE / "nginx_timegate.js"
+MANIFESTS_JS = EDGE_SOURCE / "manifests.js"  # the core's lookup over releases in a bucket (the Worker, the Lambda)
 
 
 def script(handler: Path, modules: tuple[Path, ...] = MODULES, constants: dict[str, object] | None = None) -> str:

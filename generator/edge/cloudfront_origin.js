@@ -1,18 +1,25 @@
-// The origin-request Lambda@Edge (Node 22) of the country risk API at CloudFront: the edge core routes
-// here, behind the key gate (cloudfront_request.js), on every request CloudFront's cache does not
-// answer. From the gate's headers (the live release, whether the key was good, its grant set and
-// audience: never the key) and release.json beside it (`riskapi deploy cloudfront`: the route table,
-// the tables of every release answered, the TimeGate's live periods) it answers as nginx does: the
-// request for the S3 object of the file (releases/<id>/<file>, or its .br/.gz twin), or the JSON error,
-// 204 or TimeGate 302 itself. A release.json that does not know the live release (a release went live
-// since this function was last published) answers 503 rather than another release's answer: publish it
-// again.
+// The Lambda@Edge (Node 22) of the country risk API at CloudFront, on the origin request and the origin
+// response: the edge core routes here, behind the key gate (cloudfront_request.js), on every request
+// CloudFront's cache does not answer.
+// - origin request: from the gate's headers (the live release, whether the key was good, its grant set
+//   and audience: never the key), release.json beside it (the route table, the releases' states, the
+//   TimeGate's live periods, the files of the list of releases and the TimeMap) and the releases'
+//   manifests in the bucket (manifests.js: read from the S3 origin itself, signed with the function's
+//   role, kept per container), it answers as nginx does: the request for the object of the file (its
+//   body, or its .br/.gz encoding), or the JSON error, 204 or TimeGate 302 itself. What the object cannot
+//   carry, because one body serves many paths — an export's download name, an original's TimeGate Link —
+//   goes on to the origin response in x-api-response.
+// - origin response: adds those headers to the 200 or 206 of the object (CloudFront caches it so).
+// A release.json that does not know the live release (a release went live since this function was last
+// published), or a manifest the bucket lacks, answers 503 rather than another release's answer.
+import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { answer, encoding, finish, inMemory, json } from "./core.js";
+import { answer, encoding, finish, json } from "./core.js";
+import { Unavailable, objectKey, stored } from "./manifests.js";
 
 const release = JSON.parse(readFileSync(new URL("./release.json", import.meta.url), "utf8"));
-const tables = inMemory(release, { keys: {}, users: {} });
 const STALE = "The edge is being updated to the newest release; ask again in a minute.";
+let tables = null;  // per container: release.json and the manifests read from the bucket
 
 function value(headers, name) {  // Lambda@Edge's headers: lower-case name → [{key, value}]
   return headers[name] ? headers[name][0].value : "";
@@ -22,6 +29,51 @@ function lambdaHeaders(headers) {
   const out = {};
   for (const name in headers) out[name.toLowerCase()] = [{ key: name, value: String(headers[name]) }];
   return out;
+}
+
+// The origin's address: an S3 origin (https, its region) or a custom one (an S3-compatible server).
+function originOf(request) {
+  const s3 = request.origin && request.origin.s3;
+  if (s3) return { base: `https://${s3.domainName}${s3.path || ""}`, region: s3.region || "us-east-1" };
+  const custom = request.origin.custom;
+  return { base: `${custom.protocol}://${custom.domainName}:${custom.port}${custom.path || ""}`, region: "us-east-1" };
+}
+
+// AWS Signature Version 4 of a GET (the function's role: Lambda sets AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN); unsigned without credentials (a bucket anyone may read).
+function signed(url, region) {
+  const id = process.env.AWS_ACCESS_KEY_ID;
+  const secret = process.env.AWS_SECRET_ACCESS_KEY;
+  const target = new URL(url);
+  if (!id || !secret) return {};
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+  const day = stamp.slice(0, 8);
+  const token = process.env.AWS_SESSION_TOKEN;
+  const headers = { host: target.host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD", "x-amz-date": stamp };
+  if (token) headers["x-amz-security-token"] = token;
+  const names = Object.keys(headers).sort();
+  const canonical = ["GET", target.pathname, "", ...names.map((n) => `${n}:${headers[n]}`), "", names.join(";"),
+    "UNSIGNED-PAYLOAD"].join("\n");
+  const scope = `${day}/${region}/s3/aws4_request`;
+  const toSign = ["AWS4-HMAC-SHA256", stamp, scope, createHash("sha256").update(canonical).digest("hex")].join("\n");
+  let key = `AWS4${secret}`;
+  for (const part of [day, region, "s3", "aws4_request"]) key = createHmac("sha256", key).update(part).digest();
+  const signature = createHmac("sha256", key).update(toSign).digest("hex");
+  delete headers.host;
+  headers.authorization = `AWS4-HMAC-SHA256 Credential=${id}/${scope}, SignedHeaders=${names.join(";")}, ` +
+    `Signature=${signature}`;
+  return headers;
+}
+
+function bucketOf(request) {
+  const origin = originOf(request);
+  return async (key) => {
+    const url = `${origin.base}/${key}`;
+    const got = await fetch(url, { headers: signed(url, origin.region) });
+    if (got.status === 404 || got.status === 403) return null;  // 403: S3 without ListBucket says so for a missing key
+    if (!got.ok) throw new Error(`${key}: the bucket answered ${got.status}`);
+    return got.json();
+  };
 }
 
 // The request as the gate handed it on: the key already checked (`identity`), no Authorization.
@@ -36,15 +88,23 @@ function asked(request) {
       preview: value(headers, "x-preview") === "1" } } };
 }
 
-export async function handler(event) {
-  const request = event.Records[0].cf.request;
+// What a file's answer says that its object cannot: an export's download name, an original's Link.
+const CARRIED = ["Content-Disposition", "Link"];
+
+async function originRequest(request) {
   const headers = request.headers;
   const live = value(headers, "x-release");
   let result;
   if (live !== release.id) {
     result = finish(json(503, STALE, { "Retry-After": "60" }), { id: live }, request.method, false);
   } else {
-    result = await answer(asked(request), release, tables, null);
+    tables = tables || stored(release, bucketOf(request));
+    try {
+      result = await answer(asked(request), release, tables, null);
+    } catch (error) {
+      if (!(error instanceof Unavailable)) throw error;
+      result = finish(json(503, STALE, { "Retry-After": "60" }), release, request.method, false);
+    }
   }
   if (result.file !== undefined) {
     // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
@@ -56,10 +116,31 @@ export async function handler(event) {
       // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong
       if (headers["if-none-match"]) headers["if-none-match"][0].value = value(headers, "if-none-match").replace(/W\//g, "");
       const twin = encoding(value(headers, "accept-encoding"), result.size, release);
-      request.uri = `/releases/${result.release}/${result.file}${twin === "br" ? ".br" : twin === "gzip" ? ".gz" : ""}`;
+      const carried = {};
+      for (const name of CARRIED) if (result.headers[name]) carried[name] = result.headers[name];
+      headers["x-api-response"] = [{ key: "x-api-response", value: JSON.stringify(carried) }];
+      request.uri = `/${objectKey(result, twin)}`;
       request.querystring = "";
       return request;
     }
   }
   return { status: String(result.status), headers: lambdaHeaders(result.headers), body: result.body || "" };
+}
+
+// The origin response of an object: the headers of its path the origin request handed on, on a 200 (a
+// 206 only the download name, as nginx sends it).
+function originResponse(request, response) {
+  const carried = JSON.parse(value(request.headers, "x-api-response") || "{}");
+  const status = Number(response.status);
+  for (const name in carried) {
+    if (status === 200 || (status === 206 && name === "Content-Disposition")) {
+      response.headers[name.toLowerCase()] = [{ key: name, value: carried[name] }];
+    }
+  }
+  return response;
+}
+
+export async function handler(event) {
+  const cf = event.Records[0].cf;
+  return cf.config.eventType === "origin-response" ? originResponse(cf.request, cf.response) : originRequest(cf.request);
 }

@@ -7,9 +7,8 @@
 //   x-grants    the key's grant set ("public" or "a+b"), x-preview "1" where it may read staged releases
 //   x-audience  the audience variant the answering release serves that set (its `a:` entry; public)
 //   x-user      whom the answer is for (not in the cache key)
-//   x-answer    [answering release, its Cache-Control, Memento-Datetime, a release-scoped answer's Link,
-//               an original's Link (its TimeGate: sent where the object is an original's)] for the
-//               viewer-response
+//   x-answer    [answering release, its Cache-Control, Memento-Datetime, a release-scoped answer's Link]
+//               for the viewer-response
 // and drops Authorization: no key goes further. The store holds one entry per active key (k:<hash> →
 // user, grant set, preview), one per release and grant set not served the public variant (a:<id>:<set>),
 // each release's state and when it went live (r:<id>), and `release`. Keys are known by HMAC-SHA256
@@ -62,12 +61,13 @@ async function handler(event) {
   const query = queryString(request.querystring);
   const site = release.site_url;
   const asked = query ? "?" + query : "";
-  // the Memento Links (keycheck.js): an original's TimeGate and TimeMap; a release-scoped answer's original too
-  let answer = [answering, release.cache_control, "", "", timeLinks(request.uri + asked, SCOPE, site)];
+  // a release-scoped answer's Memento Links (keycheck.js): its original, TimeGate and TimeMap (an
+  // original's own come from the router, with its object)
+  let answer = [answering, release.cache_control, "", ""];
   if (scoped) {
     const state = await entry(`r:${answering}`);
     answer = [answering, release.immutable, state && state[1] || "",
-      mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site), ""];
+      mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site)];
   }
   const auth = twice ? "twice" : who ? "ok" : sent ? "invalid" : "missing";
   const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",

@@ -1,10 +1,10 @@
 // The CloudFront Function (cloudfront-js-2.0, viewer response) of the country risk API: adds to every
 // answer the headers nginx sends around it (the edge core's `finish` above), from what the key gate
 // (viewer request) worked out: x-answer, [the release answering, its Cache-Control (which S3's 304
-// lacks), a release-scoped answer's Memento-Datetime and Link, an original's Link (its TimeGate: sent
-// with a 200 of an object `riskapi deploy s3` marked as an original's, x-amz-meta-memento)]. The
-// object's type says whether it is a page (the pages' CSP); an export's download name is the object's
-// own Content-Disposition (`riskapi deploy s3`), sent with its 200 or 206 only.
+// lacks), a release-scoped answer's Memento-Datetime and Link]. The object's type says whether it is a
+// page (the pages' CSP); an export's download name and an original's Link (its TimeGate) came with the
+// object from the origin-response Lambda (cloudfront_origin.js); the download name goes with a 200 or 206
+// only.
 function value(headers, name) {
   return headers[name] ? headers[name].value : "";
 }
@@ -20,7 +20,6 @@ async function handler(event) {
   finish(result, { id: answered[0], cache_control: answered[1] }, event.request.method, /^text\/(?:html|javascript)/.test(type));
   if (answered[2] && status < 400) result.headers["Memento-Datetime"] = answered[2];
   if (answered[3] && status < 400) result.headers["Link"] = answered[3];
-  if (answered[4] && status === 200 && value(headers, "x-amz-meta-memento")) result.headers["Link"] = answered[4];
   if (status !== 200 && status !== 206) delete headers["content-disposition"];
   // a 304 carries the ETag of what the client holds (§15.4.5); an origin that leaves it out (Ceph's) matched
   // the one tag the client sent

@@ -4,7 +4,7 @@
 // release to serve, with which headers, or which JSON error to send.
 //
 //   answer({method, path, query, authorization, acceptDatetime}, release, lookup, platform)
-//     → Promise<{status, headers, body?} or {status, headers, file, size, mtime, parts?}>
+//     → Promise<{status, headers, body?} or {status, headers, file, size, mtime, sha256}>
 //
 // `path` and `query` are as the client sent them (percent-escapes kept); `authorization` the header's
 // value, "" when absent, null when sent twice; `acceptDatetime` the header's value or "". `release`
@@ -14,8 +14,10 @@
 // file names no route of its own). `lookup(table, key, release)` answers from a release's tables
 // (countries, country_names, models, files, users; `timeline`'s files: the list of releases and the
 // TimeMap), the keys, and `states`: each id answered or gone, as [state (k kept, s staged, g gone), when
-// it first went live (an HTTP-date) or null]. From release.json and keys.json in a Worker and the
-// origin-request Lambda@Edge (`inMemory`). A file answer names the release it is of (`release`).
+// it first went live (an HTTP-date) or null]. In a Worker and the origin-request Lambda@Edge from the
+// description bundled with them and the releases' manifests in the bucket (manifests.js); in the
+// benchmarks from memory (`inMemory`). A file answer names the release it is of (`release`) and the
+// SHA-256 of its body (`sha256`: the object it is stored as).
 // `platform` is {keyhash, atob, btoa} (keys are stored only as keyed hashes: HMAC-SHA256 under the
 // deployment's secret). Every rule below names the
 // nginx.conf directive it mirrors; the contract tests run the same cases against nginx and this.
@@ -370,14 +372,14 @@ export function finish(result, release, method, page) {
   return result;
 }
 
-// `try_files FILE =404`: a file of the release (its mtime and size from the files table, and the
-// number of parts it is stored in where a platform limits the size of a file), or a JSON 404.
+// `try_files FILE =404`: a file of the release (its mtime, size and SHA-256 from the files table), or a
+// JSON 404.
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return json(404, NOT_FOUND);
   const headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
-  return { status: 200, release: lookup.release, file: name, size: known[1], parts: known[2], mtime: known[0],
+  return { status: 200, release: lookup.release, file: name, size: known[1], sha256: known[2], mtime: known[0],
     headers };
 }
 

@@ -1,13 +1,14 @@
 // The Cloudflare Worker of a site's releases (written by `riskapi deploy cloudflare`): the edge core
-// decides, Static Assets holds the files (public/<release id>/…; the list of releases and the TimeMap
-// in public/timeline/). wrangler.json sets `run_worker_first`, so no file is served without
-// passing through here. What nginx does around a file is done here too: Last-Modified from the file's
-// mtime, conditional requests (304, 412), ranges. Compression: as nginx has twins only beside files
-// over 1 KB, only those are encoded, in brotli where the client takes it, else gzip (the client's own
-// Accept-Encoding is request.cf's clientAcceptEncoding: the Worker's header says `br, gzip` whatever
-// was sent), each encoding with its own ETag. Cloudflare may re-encode a type it compresses itself
-// (JSON, CSV) in the client's first-listed encoding.
-import { answer, encoding, inMemory, quality } from "./core.js";
+// decides; the releases are in R2 (the RELEASES binding) as `riskapi deploy s3` put them there, through
+// R2's S3 API: a manifest per release over content-addressed objects (manifests.js), each body and each
+// of its encodings stored once. release.json, bundled, is the live release's settings, the route table,
+// the releases' states and the files of the list of releases and the TimeMap. What nginx does around a
+// file is done here too: Last-Modified from the file's mtime, conditional requests (304, 412), ranges
+// (R2's own `range`). Compression as nginx's gzip_static/brotli_static: a file over 1 KB has its twins in
+// the bucket, and the one the client takes (brotli first) is sent as stored (`encodeBody: "manual"`), each
+// encoding with its own ETag.
+import { answer, encoding, finish, json } from "./core.js";
+import { Unavailable, objectKey, stored } from "./manifests.js";
 import release from "./release.json";
 
 // The keys are in Workers KV (the KEYS binding), not in the script: the script stays the same size
@@ -21,7 +22,17 @@ import release from "./release.json";
 // eventually consistent).
 const CACHE_MS = 30_000;
 const cached = new Map();  // keyed hash → [entry or null, when read]
-const tables = inMemory(release, { keys: {}, users: {} });  // release.json: settings, every release's tables
+let tables = null;  // per isolate: the bundled description and the manifests read from R2 (kept)
+const STALE = "The edge is being updated to the newest release; ask again in a minute.";
+
+function releasesOf(env) {
+  const prefix = release.store_prefix || "";
+  tables = tables || stored(release, async (key) => {
+    const found = await env.RELEASES.get(prefix + key);
+    return found === null ? null : found.json();
+  });
+  return tables;
+}
 
 async function keyEntry(env, hash) {
   const now = Date.now();
@@ -43,10 +54,10 @@ function lookupFor(env) {
     }
     if (table === "users") {
       if (entry === null || entry.user !== key) return undefined;
-      const audience = (tables("audiences", entry.set, id)) || "public";
+      const audience = (await releasesOf(env)("audiences", entry.set, id)) || "public";
       return { models: entry.models, audience, ...(entry.preview ? { preview: true } : {}) };
     }
-    return tables(table, key, id);
+    return releasesOf(env)(table, key, id);
   };
 }
 
@@ -96,38 +107,6 @@ function precondition(request, etag, lastModified) {
   return null;
 }
 
-function asset(env, origin, name) {  // a file of Static Assets as stored (the Worker chooses the encoding)
-  return env.ASSETS.fetch(new Request(new URL("/" + name, origin), { headers: { "Accept-Encoding": "identity" } }));
-}
-
-// A file over Static Assets' 25 MiB per file is stored as <file>.part0, .part1, … (riskapi deploy
-// cloudflare; release.json's part_bytes each, the last one less): one answer streams them in order from
-// part `from`, each part fetched when the one before is read.
-function joined(env, origin, result, from) {
-  let next = from;
-  let reader = null;
-  return new ReadableStream({
-    async pull(controller) {
-      for (;;) {
-        if (reader === null) {
-          if (next === result.parts) return controller.close();
-          const name = `${result.release}/${result.file}.part${next}`;
-          const part = await asset(env, origin, name);
-          if (part.status !== 200) return controller.error(new Error(`${name}: ${part.status}`));
-          reader = part.body.getReader();
-          next += 1;
-        }
-        const { done, value } = await reader.read();
-        if (!done) return controller.enqueue(value);
-        reader = null;
-      }
-    },
-    cancel(reason) {
-      return reader?.cancel(reason);
-    },
-  });
-}
-
 // Every file's ETag is nginx's ("mtime-size" in hex, from the route description), not the asset's: a
 // document a release did not change is the same file (hard-linked, its mtime kept), so it keeps its ETag
 // across releases and a client's If-None-Match still gets a 304 — Static Assets' own differs per release.
@@ -155,32 +134,6 @@ function byteRange(request, size, etag, lastModified) {
   const first = Number(m[1]);
   if (first >= size || (m[2] !== "" && Number(m[2]) < first)) return UNSATISFIABLE;
   return [first, m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1)];
-}
-
-// The bytes first..last of a stream; what comes after is not read.
-function sliced(body, first, last) {
-  const reader = body.getReader();
-  let at = 0;
-  return new ReadableStream({
-    async pull(controller) {
-      for (;;) {
-        if (at > last) {
-          reader.cancel().catch(() => {});
-          return controller.close();
-        }
-        const { done, value } = await reader.read();
-        if (done) return controller.close();
-        const start = at;
-        at += value.length;
-        if (at > first) {
-          return controller.enqueue(value.subarray(Math.max(0, first - start), Math.min(value.length, last + 1 - start)));
-        }
-      }
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
 }
 
 function withLength(body, length) {  // a stream the runtime knows the length of (Content-Length, not chunked)
@@ -217,8 +170,9 @@ export default {
 };
 
 async function respond(request, env, asked) {
-  const missing = !env.KEYS_SECRET ? "KEYS_SECRET" : !env.KEYS ? "KEYS namespace (Workers KV)" : null;
-  if (missing) {  // no key could be checked: say so to the operator, answer nothing else
+  const missing = !env.KEYS_SECRET ? "KEYS_SECRET" : !env.KEYS ? "KEYS namespace (Workers KV)"
+    : !env.RELEASES ? "RELEASES bucket (R2)" : null;
+  if (missing) {  // no key could be checked or no file read: say so to the operator, answer nothing else
     return new Response(NOT_CONFIGURED(missing), { status: 500, headers: { "Content-Type": "application/json" } });
   }
   const platform = platformFor(env.KEYS_SECRET);
@@ -234,56 +188,56 @@ async function respond(request, env, asked) {
     authorization: authorization === null ? "" : authorization.includes(",") ? null : authorization,
     acceptDatetime: request.headers.get("Accept-Datetime") ?? "",
   };
-  const result = await answer(core, release, lookupFor(env), platform);
+  let result;
+  try {
+    result = await answer(core, release, lookupFor(env), platform);
+  } catch (error) {
+    if (!(error instanceof Unavailable)) throw error;
+    // a release this version answers whose manifest R2 lacks: not another release's answer
+    result = finish(json(503, STALE, { "Retry-After": "60" }), release, request.method, false);
+  }
   asked.user = core.user;  // set by the core's key check
   asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
   const head = request.method === "HEAD";
   if (result.file === undefined) {
     return new Response(head ? null : result.body ?? null, { status: result.status, headers: result.headers });
   }
-  // a file in parts is not fetched before it is known which of its bytes are wanted
-  const file = result.parts ? null : await asset(env, url.origin, `${result.release}/${result.file}`);
-  if (file !== null && file.status !== 200) {  // the route description promised a file the assets do not hold
-    return new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
-      headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
-  }
   const headers = new Headers(result.headers);
-  const stored = fileEtag(result);
+  const fileTag = fileEtag(result);
   // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
   // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
   const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-  let chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release) : null;
-  // the runtime encodes in the coding the client prefers: gzip over br where its q is higher (nginx's
-  // twins: br whenever taken). The ETag must name the body sent.
-  if (chosen === "br" && quality(accepted, "gzip") > quality(accepted, "br")) chosen = "gzip";
-  const etag = stored && chosen ? stored.replace(/"$/, `-${chosen}"`) : stored;
-  if (etag) headers.set("ETag", etag);
+  const chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release) : null;
+  const etag = chosen ? fileTag.replace(/"$/, `-${chosen}"`) : fileTag;
+  headers.set("ETag", etag);
   const condition = precondition(request, etag, result.headers["Last-Modified"]);
-  if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5)
+  if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5); nothing read
     headers.delete("Content-Disposition");
     return new Response(null, { status: 304, headers });
   }
   if (condition === 412) return failed(result, 412, "Precondition failed.");
-  const range = byteRange(request, result.size, stored, result.headers["Last-Modified"]);
+  const range = byteRange(request, result.size, fileTag, result.headers["Last-Modified"]);
   if (range === UNSATISFIABLE) {
     return failed(result, 416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` });
   }
-  if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding), from the part they start in
+  const key = (release.store_prefix || "") + objectKey(result, chosen);
+  const lost = () => new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
+    headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
+  if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding): R2 reads only those
     const [first, last] = range;
-    const from = file === null ? Math.floor(first / release.part_bytes) : 0;
-    const skipped = from * (release.part_bytes || 0);
     headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
     headers.set("Content-Length", String(last - first + 1));
     if (head) return new Response(null, { status: 206, headers });
-    const source = file === null ? joined(env, url.origin, result, from) : file.body;
-    return new Response(withLength(sliced(source, first - skipped, last - skipped), last - first + 1),
-      { status: 206, headers });
+    const part = await env.RELEASES.get(key, { range: { offset: first, length: last - first + 1 } });
+    if (part === null) return lost();  // the manifest names an object R2 does not hold
+    return new Response(withLength(part.body, last - first + 1), { status: 206, headers });
   }
-  if (chosen) headers.set("Content-Encoding", chosen);  // the runtime compresses the body
-  else headers.set("Content-Length", String(result.size));
-  // HEAD: the sizes say it all; a file in parts is not read (every part would be fetched to be dropped)
+  // HEAD: the object's size from R2's metadata, its body not read
+  const object = head ? await env.RELEASES.head(key) : await env.RELEASES.get(key);
+  if (object === null) return lost();
+  if (chosen) headers.set("Content-Encoding", chosen);
+  headers.set("Content-Length", String(object.size));
   if (head) return new Response(null, { status: 200, headers });
-  let body = file === null ? joined(env, url.origin, result, 0) : file.body;
-  if (file === null && !chosen) body = withLength(body, result.size);
-  return new Response(body, { status: 200, headers });  // the runtime sends no body for HEAD
+  // sent as stored: the runtime neither compresses it again nor decodes it
+  return new Response(withLength(object.body, object.size), { status: 200, headers, encodeBody: "manual" });
 }

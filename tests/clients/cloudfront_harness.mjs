@@ -3,10 +3,12 @@
 // (viewer-request: method, uri as sent, querystring as an object of names → {value, multiValue},
 // lower-case headers as {value}), runs viewer-request.js as written (the key gate;
 // cloudfront_runtime.mjs: its KeyValueStore over kvs.json), then the origin-request Lambda@Edge
-// (origin-lambda/, as Lambda runs it: Node, its handler) on what the gate handed on, and either sends
-// the answer the Lambda made, or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for the
-// object the Lambda named, with only the conditional headers (CloudFront sends no Authorization to
-// S3); every answer goes through viewer-response.js. Not emulated: CloudFront's cache (every request
+// (origin-lambda/, as Lambda runs it: Node, its handler; the origin a custom one, the S3 server, which
+// the Lambda reads the releases' manifests from, signed with the AWS_* credentials of this process as
+// Lambda gives a function its role's) on what the gate handed on, and either sends the answer the Lambda
+// made, or asks the origin — a real S3 server, here Ceph's RADOS Gateway — for the object the Lambda
+// named, with only the conditional headers (CloudFront sends no Authorization to S3), and runs the same
+// Lambda on the origin response; every answer goes through viewer-response.js. Not emulated: CloudFront's cache (every request
 // is a miss, so the Lambda runs on each), its compression, its header normalisation, and the runtime
 // itself (this is Node's engine, not CloudFront's).
 //   node cloudfront_harness.mjs FUNCTIONS_DIR ORIGIN_URL PORT
@@ -16,17 +18,32 @@ import { loadFunctions } from "./cloudfront_runtime.mjs";
 
 const [folder, origin, port] = process.argv.slice(2);
 const { viewerRequest, viewerResponse } = loadFunctions(folder);
-// the Lambda@Edge of the origin request (origin-lambda/), run as Lambda runs it: Node, its handler
-const originRequest = (await import(pathToFileURL(`${folder}/origin-lambda/index.js`).href)).handler;
+// the Lambda@Edge of the origin request and response (origin-lambda/), run as Lambda runs it: Node, its handler
+const originLambda = (await import(pathToFileURL(`${folder}/origin-lambda/index.js`).href)).handler;
 
 // Lambda@Edge's event of the request the viewer-request function handed on: headers as name → [{key,
 // value}] (CloudFront forwards the gate's x- headers: the origin request policy names them), the query
 // as sent
+const originUrl = new URL(origin);
+const ORIGIN = { custom: { domainName: originUrl.hostname, port: Number(originUrl.port), protocol: "http",
+  path: originUrl.pathname.replace(/\/$/, ""), readTimeout: 30, keepaliveTimeout: 5, customHeaders: {} } };
+
 function lambdaEvent(request, query) {
   const headers = {};
   for (const [name, field] of Object.entries(request.headers)) headers[name] = [{ key: name, value: field.value }];
   return { Records: [{ cf: { config: { eventType: "origin-request" }, request: { method: request.method,
-    uri: request.uri, querystring: query, headers, clientIp: "127.0.0.1" } } }] };
+    uri: request.uri, querystring: query, headers, clientIp: "127.0.0.1", origin: ORIGIN } } }] };
+}
+
+// Lambda@Edge's event of the origin's answer: the request as it went to the origin, the response's
+// status and headers (as name → [{key, value}]), no body
+function responseEvent(sent, got) {
+  const headers = {};
+  for (const [name, value] of Object.entries(got.headers)) {
+    if (!HOP_BY_HOP.has(name)) headers[name] = [{ key: name, value: String(value) }];
+  }
+  return { Records: [{ cf: { config: { eventType: "origin-response" }, request: sent,
+    response: { status: String(got.status), statusDescription: "", headers } } }] };
 }
 
 // A name from the request becomes an own property, even `__proto__` (plain assignment would set the
@@ -86,7 +103,7 @@ const server = http.createServer(async (incoming, out) => {
     if (decided.statusCode !== undefined) {
       return send(out, decided.statusCode, decided.headers, decided.body ? decided.body.data : "");
     }
-    const made = await originRequest(lambdaEvent(decided, question < 0 ? "" : target.slice(question + 1)));
+    const made = await originLambda(lambdaEvent(decided, question < 0 ? "" : target.slice(question + 1)));
     if (made.status !== undefined) {  // an answer of the Lambda: through viewer-response, as CloudFront does
       const response = { statusCode: Number(made.status), headers: {} };
       for (const [name, fields] of Object.entries(made.headers)) own(response.headers, name, { value: fields[0].value });
@@ -100,10 +117,9 @@ const server = http.createServer(async (incoming, out) => {
       if (made.headers[name]) conditional[name] = made.headers[name][0].value;
     }
     const got = await fromOrigin(made.method, made.uri, conditional);
-    const response = { statusCode: got.status, headers: {} };
-    for (const [name, value] of Object.entries(got.headers)) {
-      if (!HOP_BY_HOP.has(name)) own(response.headers, name, { value: String(value) });
-    }
+    const answered = await originLambda(responseEvent(made, got));  // the origin-response trigger
+    const response = { statusCode: Number(answered.status), headers: {} };
+    for (const [name, fields] of Object.entries(answered.headers)) own(response.headers, name, { value: fields[0].value });
     const final = await viewerResponse({ version: "1.0", context: { eventType: "viewer-response" }, viewer,
       request: decided, response });
     send(out, final.statusCode, final.headers, got.body);
