@@ -3,6 +3,7 @@
 // origin-request Lambda@Edge (origin-lambda/, the whole core) on what the gate handed on, each call timed.
 //   node benchmarks/cloudfront_function.mjs FUNCTIONS_DIR CASES_JSON ROUNDS  → one JSON line: per-call µs
 import { readFileSync } from "node:fs";
+import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { loadFunctions } from "../tests/clients/cloudfront_runtime.mjs";
 
@@ -21,11 +22,21 @@ function event(request) {  // CloudFront's viewer-request event of one case
       headers: { authorization: { value: request.authorization }, "accept-encoding": { value: "gzip, br" } } } };
 }
 
+// the bucket's manifests (objects.json, benchmarks/edge.py) from a local origin the Lambda reads once
+const objects = JSON.parse(readFileSync(`${folder}/objects.json`, "utf8"));
+const bucket = http.createServer((asked, answer) => {
+  const found = objects[asked.url.slice(1)];
+  answer.writeHead(found ? 200 : 404, { "Content-Type": "application/json" });
+  answer.end(found ? JSON.stringify(found) : "");
+});
+await new Promise((listening) => bucket.listen(0, "127.0.0.1", listening));
+const ORIGIN = { custom: { domainName: "127.0.0.1", port: bucket.address().port, protocol: "http", path: "" } };
+
 function lambdaEvent(handed, query) {  // Lambda@Edge's origin-request event of what the gate handed on
   const headers = {};
   for (const [name, field] of Object.entries(handed.headers)) headers[name] = [{ key: name, value: field.value }];
   return { Records: [{ cf: { config: { eventType: "origin-request" }, request: { method: handed.method,
-    uri: handed.uri, querystring: query, headers } } }] };
+    uri: handed.uri, querystring: query, headers, origin: ORIGIN } } }] };
 }
 
 const cases = JSON.parse(readFileSync(casesFile, "utf8"));
@@ -46,3 +57,4 @@ for (let round = 0; round < Number(rounds); round++) {
 const at = (values, q) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
 console.log(JSON.stringify({ calls: gated.length, median_us: at(gated, 0.5), p99_us: at(gated, 0.99),
   origin_median_us: at(routed, 0.5), origin_p99_us: at(routed, 0.99) }));
+bucket.close();

@@ -75,6 +75,21 @@ def write_memory_keys(project: Path) -> None:
     (project / "keys.json").write_text(json.dumps({"keys": {e["hash"]: e["user"] for e in entries}, "users": users}))
 
 
+def write_bucket_view(site: Path, project: Path) -> None:
+    """objects.json: the manifest heads and shards of the site's current release as the bucket holds
+    them (riskapi deploy s3), key → JSON: what the edges' lookup (manifests.js `stored`) reads, here
+    from memory (a local run tells nothing of R2's or S3's latency; the edges keep what they read)."""
+    from generator.deploy.edge import served_files
+    from generator.deploy.objects import release_objects
+    from generator.publish import live_release
+    release = live_release(site)
+    folder = site / "releases" / release
+    objects = release_objects(folder, release, served_files(folder))
+    view = {objects.key: json.loads(objects.head)}
+    view.update({key: json.loads(objects.objects[key].source) for key in objects.shards})
+    (project / "objects.json").write_text(json.dumps(view))
+
+
 @contextlib.contextmanager
 def wrangler_dev(project: Path):
     """`wrangler dev` on a Worker project folder, its keys applied to its local Workers KV first
@@ -108,8 +123,7 @@ def wrangler_dev(project: Path):
 
 def measure_workerd(project: Path, cases: list[dict], requests: int) -> dict:
     bench = project.parent / "bench-worker"
-    shutil.copytree(project, bench, ignore=shutil.ignore_patterns("public"))
-    (bench / "public").mkdir()
+    shutil.copytree(project, bench)
     shutil.copy(Path(__file__).parent / "edge_bench_worker.js", bench / "worker.js")
     (bench / "cases.json").write_text(json.dumps(cases))
     with wrangler_dev(bench) as port:
@@ -149,7 +163,6 @@ def main() -> None:
     from generator.build import build
     from generator.cli import main as cli
     from generator.keys import add_key
-    from generator.routes import document_count
     work = Path(tempfile.mkdtemp(prefix="bench-edge-"))
     try:
         site, keys_file, project = work / "site", work / "keys.csv", work / "cloudflare"
@@ -167,6 +180,8 @@ def main() -> None:
         except SystemExit as done:
             assert done.code in (0, None), done.code
         write_memory_keys(project)
+        write_bucket_view(site, project)
+        shutil.copy(project / "objects.json", functions / "objects.json")
         cases = _cases(keys)
         (work / "cases.json").write_text(json.dumps(cases))
         node = subprocess.run([str(NODE_22), str(Path(__file__).parent / "edge_core.mjs"), str(project),
@@ -180,15 +195,8 @@ def main() -> None:
         lambda_bytes = sum(p.stat().st_size for p in (functions / "origin-lambda").iterdir())
         in_workerd = measure_workerd(project, cases, args.requests)
         description = (project / "release.json").stat().st_size
-        public = [p for p in (project / "public").rglob("*") if p.is_file()]
-        largest = max(p.stat().st_size for p in public)
-        release_files = [p for p in (site / "current").rglob("*") if p.is_file()
-                         and p.suffix in (".json", ".csv", ".jsonl") and "nginx" not in p.parts]
-        biggest = max(release_files, key=lambda p: p.stat().st_size)
-        biggest_name, biggest_size = biggest.relative_to(site / "current").as_posix(), biggest.stat().st_size
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    pages = 10  # docs/: reference, explorer and its script, changes, one page per public model
     lines = [
         f"- edge core per request, demo release, {len(cases)} kinds of request (lists with filters and orderings, "
         "one country, model list, export, release, 404, 400, 403), 200 keys:",
@@ -201,27 +209,22 @@ def main() -> None:
         f"over kvs.json: median {in_function['median_us']:.1f} µs, p99 {in_function['p99_us']:.1f} µs "
         f"({in_function['calls']} calls; every lookup a promise, as CloudFront's get() is: the real store's latency "
         "is not in this figure); it runs on every request",
-        f"  - **CloudFront origin Lambda@Edge** (the whole core over release.json), in Node, on what the gate handed "
-        f"on: median {in_function['origin_median_us']:.1f} µs, p99 {in_function['origin_p99_us']:.1f} µs; it runs "
+        f"  - **CloudFront origin Lambda@Edge** (the whole core over release.json and the manifests, read once from a "
+        f"local HTTP origin and kept), in Node, on what the gate handed on: median {in_function['origin_median_us']:.1f} µs, p99 {in_function['origin_p99_us']:.1f} µs; it runs "
         "only where CloudFront's cache holds no answer for the URL, release, grant set and key state",
         "  - nginx beside it: the whole request, key and maps included, costs 2 cores / 60,920 req/s = 33 µs of "
         "machine time with wrk on the same cores (BENCHMARKS.md, \"Serving\"); the edge core is the routing "
         "and key check alone",
-        "- a release against the limits of Cloudflare Static Assets (20,000 files per version Free, 100,000 Paid, "
-        "25 MiB per file):",
-        f"  - 1× (249 countries): {len(public)} files deployed; the largest file of the release is "
-        f"{biggest_name} of {biggest_size / 2 ** 20:.0f} MiB, deployed in {-(-biggest_size // (25 * 2 ** 20))} parts "
-        f"of at most 25 MiB (largest asset: {largest / 2 ** 20:.1f} MiB); route description {description / 1e3:.0f} KB",
-        f"  - 10× (2,490 countries): {document_count(2490, 6, 2) + pages:,} files: over the Free plan, within Paid; "
-        "exports ~10× larger (up to ~620 MiB), in up to 25 parts each",
+        f"- the Worker's bundled description (release.json: settings, route table, states, the list of releases): "
+        f"{description / 1e3:.0f} KB; the releases' files are manifests and objects in R2 (benchmarks.objects)",
         "- CloudFront's KeyValueStore (5 MiB; keys ≤ 512 bytes, values ≤ 1 KB): no entry per file or per user "
         "and release any more; what it holds grows with clients and releases, not documents:",
         f"  - {store['k'][0]} active keys: {store['k'][1] / 1e3:.1f} KB ({store['k'][1] / store['k'][0]:.0f} bytes a key, "
         f"whatever the number of releases kept); audiences {store.get('a', [0, 0])[0]} entries, release states "
         f"{store['r'][0]}; at 1,000 clients ~{1000 * store['k'][1] / store['k'][0] / 1e3:.0f} KB, at 50,000 "
         f"~{50_000 * store['k'][1] / store['k'][0] / 1e6:.1f} MB",
-        f"- CloudFront's origin Lambda@Edge: {lambda_bytes / 1e6:.2f} MB unzipped with one release (its route "
-        "description: every file's size and time), of the 50 MB an origin-request Lambda@Edge may be zipped",
+        f"- CloudFront's origin Lambda@Edge: {lambda_bytes / 1e6:.2f} MB unzipped (code and the bundled description; "
+        "the releases' files are manifests in S3), of the 50 MB an origin-request Lambda@Edge may be zipped",
         "- local workerd throughput is a dev-harness figure (wrangler's proxy in Node in front of workerd), not an "
         "edge figure, and is not reported as one",
     ]

@@ -4,14 +4,19 @@ import { readFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
 
 const [project, casesFile, rounds] = process.argv.slice(2);
-const { answer, inMemory } = await import(`${project}/core.js`);
+const { answer } = await import(`${project}/core.js`);
+const { stored } = await import(`${project}/manifests.js`);
 const release = JSON.parse(readFileSync(`${project}/release.json`, "utf8"));
 const keys = JSON.parse(readFileSync(`${project}/keys.json`, "utf8"));
+// the Worker's lookup: its description, and the manifests as read from the bucket (objects.json) and kept
+const objects = JSON.parse(readFileSync(`${project}/objects.json`, "utf8"));
 const cases = JSON.parse(readFileSync(casesFile, "utf8"));
 // the Worker's own HMAC-SHA256 is WebCrypto (async); Node's is the same digest
 const secret = readFileSync(`${project}/.keys-secret`, "utf8").trim();
 const keyhash = async (text) => createHmac("sha256", secret).update(text).digest("hex");
-const lookup = inMemory(release, keys);
+const releases = stored(release, async (key) => objects[key] ?? null);
+const lookup = (table, key, id) => table === "keys" ? keys.keys[key] : table === "users" ? keys.users[id]?.[key]
+  : releases(table, key, id);
 const platform = { keyhash, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 
 const times = [];

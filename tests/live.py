@@ -266,9 +266,10 @@ def upload_to_local_r2(site: Path, project: Path, port: int, *extra: str) -> str
     """`riskapi deploy s3` of the site into the R2 bucket of the Workers project `project` that
     `wrangler dev` runs on `port`, through wrangler dev's own S3 API (as into R2's, in production)."""
     secret = (project / SECRET_FILE).read_text().strip()
+    bucket = json.loads((project / "wrangler.json").read_text())["r2_buckets"][0]["bucket_name"]
     env = {"AWS_ACCESS_KEY_ID": cloudflare.LOCAL_ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": cloudflare.local_s3_secret(secret),
            "AWS_DEFAULT_REGION": "auto"}
-    done = CliRunner().invoke(cli_main, ["deploy", "s3", "--site", str(site), "--bucket", R2_BUCKET, "--endpoint-url",
+    done = CliRunner().invoke(cli_main, ["deploy", "s3", "--site", str(site), "--bucket", bucket, "--endpoint-url",
                                          f"http://127.0.0.1:{port}{cloudflare.LOCAL_S3_PATH}", *extra], env=env)
     assert done.exit_code == 0, done.output
     return done.output

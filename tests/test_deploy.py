@@ -28,23 +28,27 @@ def _site_and_keys(tmp_path):
     return site, keys, plain
 
 
-def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
+def test_the_project_is_the_worker_and_its_description_and_holds_no_file_of_a_release_and_no_key(tmp_path):
     site, keys, plain = _site_and_keys(tmp_path)
     out = tmp_path / "cloudflare"
-    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out), "--bucket", "risk-r2",
+                     "--prefix", "risk")
     assert result.exit_code == 0, result.output
-    release = site / CURRENT
-    live = release.resolve().name
-    public = sorted(p.relative_to(out / "public" / live).as_posix() for p in (out / "public" / live).rglob("*")
-                    if p.is_file())
-    assert sorted(p.name for p in (out / "public").iterdir()) == sorted([live, "timeline"])
-    assert public == sorted(p.relative_to(release).as_posix() for p in release.rglob("*") if p.is_file()
-                            and p.suffix not in (".gz", ".br") and p.parts[-2:][0] != "nginx"
-                            and p.relative_to(release).parts[0] in ("api", "docs"))
-    assert not any(name.endswith((".gz", ".br", "manifest.json", "routing.json")) for name in public)
+    live = (site / CURRENT).resolve().name
+    # the releases are in R2 (riskapi deploy s3): the project is code, the description and the keys
+    assert sorted(p.name for p in out.iterdir()) == sorted([
+        ".dev.vars", ".keys-secret", "core.js", "keycheck.js", "keys-kv.json", "manifests.js", "package.json",
+        "release.json", "update-keys.mjs", "worker.js", "wrangler.json"])
     config = json.loads((out / "wrangler.json").read_text())
-    assert config["assets"] == {"directory": "./public", "binding": "ASSETS", "run_worker_first": True}
-    assert config["compatibility_date"] == cloudflare.COMPATIBILITY_DATE
+    assert "assets" not in config and config["compatibility_date"] == cloudflare.COMPATIBILITY_DATE
+    r2 = config["r2_buckets"]
+    assert [(b["binding"], b["bucket_name"]) for b in r2] == [("RELEASES", "risk-r2")]
+    assert r2[0]["local_dev"]["experimental_s3_credentials"]["accessKeyId"] == cloudflare.LOCAL_ACCESS_KEY
+    description = json.loads((out / "release.json").read_text())
+    assert description["store_prefix"] == "risk/"  # where deploy s3 --prefix risk put them
+    # of each release only its grant sets' audiences; its files and tables are its manifest in the bucket
+    assert description["tables"][live] == {"audiences": {"acme_aml": "acme_aml"}}
+    assert set(description["tables"]["timeline"]["files"]) >= {"lists/index.json", "timemap.link"}
     # keys only as HMAC-SHA256s under the deployment's secret: no file of the project holds a key
     for path in out.rglob("*"):
         if path.is_file():
@@ -63,8 +67,6 @@ def test_the_project_holds_the_documents_and_pages_and_no_key(tmp_path):
     assert hashlib.sha256(plain[0].encode()).hexdigest() not in (out / "keys-kv.json").read_text()
     assert config["kv_namespaces"] == [{"binding": "KEYS", "id": cloudflare.LOCAL_NAMESPACE}]
     assert "npx wrangler kv namespace create KEYS" in result.output  # without --kv-namespace, it says so
-    # per release, each grant set held → its variant there: no row per client
-    assert json.loads((out / "release.json").read_text())["tables"][live]["audiences"] == {"acme_aml": "acme_aml"}
     assert not (out / "keys.json").exists()
     named = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out), "--kv-namespace", "0f2ac74b")
     assert json.loads((out / "wrangler.json").read_text())["kv_namespaces"] == [{"binding": "KEYS", "id": "0f2ac74b"}]
@@ -126,32 +128,18 @@ def test_a_worker_script_over_the_plan_limit_warns(tmp_path, monkeypatch):
     assert "bytes compressed, over the Free plan's 1,000" in result.output and "Paid" not in result.output
 
 
-def test_a_file_over_the_platform_limit_is_stored_in_parts(tmp_path, monkeypatch):
+def test_releases_over_r2_s_free_storage_warn_and_strict_fails(tmp_path, monkeypatch):
+    from generator.deploy.objects import stored_size
     site, keys, _ = _site_and_keys(tmp_path)
-    # the tiny fixture's public JSON Lines export is 20,406 bytes; Cloudflare's limit is 25 MiB (the demo's: 62 MiB)
-    monkeypatch.setattr(cloudflare, "MAX_FILE_BYTES", 3_000)
-    out = tmp_path / "cloudflare"
-    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(out))
-    assert result.exit_code == 0 and "warning" not in result.output
-    export = site / CURRENT / "api/v1/exports/scores.jsonl"
-    whole = export.read_bytes()
-    count = -(-len(whole) // 3_000)  # ceil: 20,406 bytes → 6 parts of 3,000 and one of 2,406
-    live = (site / CURRENT).resolve().name
-    parts = [out / f"public/{live}/api/v1/exports/scores.jsonl.part{i}" for i in range(count)]
-    assert b"".join(p.read_bytes() for p in parts) == whole
-    assert all(len(p.read_bytes()) <= 3_000 for p in parts)
-    assert not (out / f"public/{live}/api/v1/exports/scores.jsonl").exists()
-    assert not (out / f"public/{live}/api/v1/exports/scores.jsonl.part{count}").exists()
-    info = export.stat()
-    assert json.loads((out / "release.json").read_text())["tables"][live]["files"]["api/v1/exports/scores.jsonl"] == [
-        int(info.st_mtime), info.st_size, count]
-
-
-def test_over_the_file_count_limits_warns_and_strict_fails(tmp_path, monkeypatch):
-    site, keys, _ = _site_and_keys(tmp_path)
-    monkeypatch.setattr(cloudflare, "FREE_FILES", 10)  # the tiny release has ~110 files; Free allows 20,000
+    objects, size = stored_size([(site / CURRENT).resolve()])
+    # the tiny release in the bucket: each distinct body and encoding once (fewer objects than its files:
+    # byte-identical documents are one), a few hundred KB
+    listed = json.loads((site / CURRENT / "manifest.json").read_text())["files"]
+    assert 0 < objects < len(listed) and 100_000 < size < sum(e["size"] for e in listed.values())
+    monkeypatch.setattr(cloudflare, "R2_FREE_BYTES", size - 1)
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "over"))
-    assert result.exit_code == 0 and "over the Free plan's 10 per Worker version" in result.output
+    assert result.exit_code == 0
+    assert f"the 1 releases answered take {size:,} bytes in R2, over the Free plan's {size - 1:,}" in result.output
     strict = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "strict"), "--strict")
     assert strict.exit_code == 1 and "exceeds the platform's limits" in strict.output
 
@@ -161,24 +149,27 @@ def test_a_site_without_a_release_is_one_line(tmp_path):
     assert result.exit_code == 1 and "has no current release; run `riskapi build` first" in result.output
 
 
-def test_kept_releases_go_along_while_the_version_holds_them(tmp_path, monkeypatch):
+def test_kept_releases_are_answered_as_keep_says_and_the_script_does_not_grow_with_their_files(tmp_path):
     site, keys, _ = _site_and_keys(tmp_path)
     first = (site / CURRENT).resolve().name
+    one = tmp_path / "one-release"
+    assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(one)).exit_code == 0
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q", "--force"]).exit_code == 0
     second = (site / CURRENT).resolve().name
     out = tmp_path / "both"
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
     description = json.loads((out / "release.json").read_text())
     assert description["id"] == second and set(description["tables"]) == {first, second, "timeline"}
-    assert {p.name for p in (out / "public").iterdir()} == {first, second, "timeline"}
     assert [state[0] for state in (description["states"][first], description["states"][second])] == ["k", "k"]
-    # a version that holds ~1.5 tiny releases (each ~110 files): the older one is left out, and answers 410
-    files = sum(1 for p in (out / "public" / second).rglob("*") if p.is_file())
-    monkeypatch.setattr(cloudflare, "PAID_FILES", files + files // 2)
-    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "one"))
+    # a second release adds its state, its live period and its audiences' row: ~200 bytes, never its ~110 files
+    grown = (out / "release.json").stat().st_size - (one / "release.json").stat().st_size
+    assert 0 < grown < 1_000, grown
+    # --keep 1: the one live before is kept all the same (where a rollback goes); with a third, the oldest goes
+    assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q", "--force"]).exit_code == 0
+    result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "keep"), "--keep", "1")
     assert result.exit_code == 0 and f"1 older releases left out ({first})" in result.output
-    description = json.loads((tmp_path / "one" / "release.json").read_text())
-    assert set(description["tables"]) == {second, "timeline"} and description["states"][first][0] == "g"
+    description = json.loads((tmp_path / "keep" / "release.json").read_text())
+    assert first not in description["tables"] and description["states"][first][0] == "g"
     assert f"{first} g" in description["gate"]  # the TimeGate says 410 for its instants too
 
 

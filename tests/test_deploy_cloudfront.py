@@ -60,7 +60,7 @@ def test_the_store_holds_keys_by_grant_set_and_nothing_per_file(deployed, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs-update", "kvs.json", "origin-lambda",
                                                      "update-kvs.sh", "viewer-request.js", "viewer-response.js"]
     assert sorted(p.name for p in (out / "origin-lambda").iterdir()) == [
-        "core.js", "index.js", "keycheck.js", "package.json", "release.json"]
+        "core.js", "index.js", "keycheck.js", "manifests.js", "package.json", "release.json"]
     for path in (p for p in out.rglob("*") if p.is_file()):  # no file holds a key, in any letter case
         assert not any(key.lower().encode() in path.read_bytes().lower() for key in plain.values()), path
     # the store holds HMACs under the secret, which only the gate's code holds
@@ -89,9 +89,10 @@ def test_the_store_holds_keys_by_grant_set_and_nothing_per_file(deployed, tmp_pa
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
     store = _store(out)
     assert sorted(key.split(":")[0] for key in store) == ["a", "a", "k", "k", "r", "r", "release"]
-    # the Lambda's release.json holds both releases' tables and the route table
+    # the Lambda's release.json holds both releases' states and the route table; their files and tables
+    # are their manifests in the bucket, which it reads
     description = json.loads((out / "origin-lambda" / "release.json").read_text())
-    assert set(description["tables"]) == {release, current_release(site), "timeline"}
+    assert set(description["tables"]) == {"timeline"} and set(description["states"]) == {release, current_release(site)}
     assert description["routes"]["scope"]["under"] == "/api/v1/releases"
 
 
@@ -120,31 +121,42 @@ def test_a_key_change_changes_key_entries_only(deployed):
     assert all((out / name).read_bytes() == body for name, body in functions.items())
 
 
-def _origin_request(folder, requests: list[dict]) -> list[dict]:
-    """The origin-request Lambda@Edge (origin-lambda/index.js, as deployed) run in Node on each request."""
-    events = json.dumps([{"Records": [{"cf": {"config": {"eventType": "origin-request"}, "request": r}}]}
-                         for r in requests])
+def _lambda(folder, events: list[dict], env: dict) -> list[dict]:
+    """The Lambda@Edge (origin-lambda/index.js, as deployed) run in Node on each event, with `env` (the
+    AWS_* credentials Lambda gives it: its role's)."""
     code = (f"const m = await import({json.dumps((folder / 'index.js').as_uri())});\n"
-            f"for (const e of {events}) console.log(JSON.stringify(await m.handler(e)));")
+            f"for (const e of {json.dumps(events)}) console.log(JSON.stringify(await m.handler(e)));")
     done = subprocess.run([str(NODE_22 / "node"), "--input-type=module", "-e", code], capture_output=True, text=True,
-                          timeout=30)
+                          timeout=30, env={**os.environ, **env})
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def _handed_on(uri: str, query: str = "", live: str = "", auth: str = "ok", grants: str = "public",
-               audience: str = "public", **more: str) -> dict:
-    """A request as the key gate hands it on (Lambda@Edge's form: headers name → [{key, value}])."""
+               audience: str = "public", origin: dict | None = None, **more: str) -> dict:
+    """The origin-request event of a request as the key gate hands it on (Lambda@Edge's form: headers name
+    → [{key, value}]), for the S3-compatible `origin` (a custom origin)."""
     headers = {"x-release": live, "x-auth": auth, "x-grants": grants, "x-audience": audience,
                "x-user": "alice" if auth == "ok" else "", **more}
-    return {"method": "GET", "uri": uri, "querystring": query,
-            "headers": {name: [{"key": name, "value": value}] for name, value in headers.items()}}
+    request = {"method": "GET", "uri": uri, "querystring": query, "origin": origin,
+               "headers": {name: [{"key": name, "value": value}] for name, value in headers.items()}}
+    return {"Records": [{"cf": {"config": {"eventType": "origin-request"}, "request": request}}]}
 
 
-def test_the_origin_lambda_routes_by_the_gate_s_headers_and_never_the_past_for_the_present(deployed):
+def test_the_origin_lambda_routes_by_the_gate_s_headers_and_the_manifests_in_the_bucket(deployed, s3, tmp_path):
     site, _, out, _ = deployed
     release = current_release(site)
-    base = f"/releases/{release}/api/v1/"
+    bucket = "risk-lambda-" + hashlib.sha256(str(tmp_path).encode()).hexdigest()[:8]
+    s3.client().create_bucket(Bucket=bucket)  # private: the Lambda reads the manifests signed
+    uploaded = CliRunner().invoke(main, ["deploy", "s3", "--site", str(site), "--bucket", bucket, "--endpoint-url",
+                                         s3.endpoint, "--prefix", "risk"], env=s3.env())
+    assert uploaded.exit_code == 0, uploaded.output
+    host, port = s3.endpoint.removeprefix("http://").split(":")
+    origin = {"custom": {"domainName": host, "port": int(port), "protocol": "http", "path": f"/{bucket}/risk"}}
+    listed = json.loads((site / CURRENT / "manifest.json").read_text())["files"]
+
+    def body(relative: str, twin: str = "") -> str:  # the object of a file: its SHA-256 and extension (by hand)
+        return f"/objects/{listed[relative]['sha256']}.{relative.rsplit('.', 1)[1]}{twin}"
     asked = [
         _handed_on("/api/v1/riskscores/sovereign/aut", live=release),
         _handed_on("/api/v1/riskscores/sovereign/", "ordering=-country_name", live=release),
@@ -157,19 +169,23 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_never_the_past_for_t
         _handed_on("/api/v1/", live=release, auth="missing", grants=""),  # the root needs no key
         _handed_on("/api/v1/riskscores/sovereign/AUT/", "as_of=2099-01-01&ordering=x", live=release),
         _handed_on("/api/v1/riskscores/sovereign/AUT/", live="20991231T000000Z"),  # published before that release
+        _handed_on("/api/v1/exports/scores.csv", live=release),
+        _handed_on("/api/v1/nothing-here/", live=release),
     ]
-    file, ordered, hidden, granted, audience, missing, invalid, root, gate, stale = _origin_request(
-        out / cloudfront.ORIGIN_LAMBDA, asked)
-    assert file["uri"] == base + "riskscores/sovereign/AUT/index.json" and file["querystring"] == ""
-    assert ordered["uri"] == base + "riskscores/sovereign/ordering=-country_name/index.json"
+    for event in asked:
+        event["Records"][0]["cf"]["request"]["origin"] = origin
+    answers = _lambda(out / cloudfront.ORIGIN_LAMBDA, asked, s3.env())
+    file, ordered, hidden, granted, audience, missing, invalid, root, gate, stale, export, nothing = answers
+    assert file["uri"] == body("api/v1/riskscores/sovereign/AUT/index.json") and file["querystring"] == ""
+    assert ordered["uri"] == body("api/v1/riskscores/sovereign/ordering=-country_name/index.json")
     assert hidden["status"] == "404" and json.loads(hidden["body"]) == {"detail": "Not found."}
-    assert granted["uri"] == base + "riskscores/acme_aml/NGA/index.json"
-    # the variant of the audience the gate found; its gzip twin only over 1 KB (the tiny document is less)
-    size = (site / CURRENT / "api/v1/riskscores/country/AUT/audience=acme_aml/index.json").stat().st_size
-    assert audience["uri"] == base + "riskscores/country/AUT/audience=acme_aml/index.json" + (".gz" if size > 1024 else "")
+    assert granted["uri"] == body("api/v1/riskscores/acme_aml/NGA/index.json")
+    # the variant of the audience the gate found; its gzip encoding only over 1 KB
+    variant = "api/v1/riskscores/country/AUT/audience=acme_aml/index.json"
+    assert audience["uri"] == body(variant, ".gz" if listed[variant]["size"] > 1024 else "")
     assert missing["status"] == "403" and json.loads(missing["body"])["detail"] == "Authentication credentials were not provided."
     assert invalid["status"] == "403" and json.loads(invalid["body"])["detail"] == "Invalid API key."
-    assert root["uri"] == base + "index.json"
+    assert root["uri"] == body("api/v1/index.json")
     # the core's own 302: to the route under the release live then, the other arguments kept
     assert gate["status"] == "302"
     assert gate["headers"]["location"] == [{"key": "Location",
@@ -179,6 +195,29 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_never_the_past_for_t
     assert stale["status"] == "503" and stale["headers"]["retry-after"][0]["value"] == "60"
     assert stale["headers"]["cache-control"][0]["value"] == "no-store"
     assert "ask again in a minute" in json.loads(stale["body"])["detail"]
+    assert nothing["status"] == "404"  # not in the manifest: the API's JSON 404
+    # what one body serving many paths cannot carry goes on to the origin response: the download name
+    # (the release's in it) and an original's TimeGate and TimeMap (an export has past answers too)
+    carried = json.loads(export["headers"]["x-api-response"][0]["value"])
+    site_url, csv = "http://127.0.0.1:8080", "/api/v1/exports/scores.csv"
+    assert carried == {"Content-Disposition": f'attachment; filename="country-risk-scores-{release}.csv"',
+                       "Link": f'<{site_url}/api/v1/timegate/{site_url}{csv}>; rel="timegate", '
+                               f'<{site_url}/api/v1/timemap/{site_url}{csv}>; rel="timemap"; type="application/link-format"'}
+    assert json.loads(ordered["headers"]["x-api-response"][0]["value"])["Link"].startswith(
+        f"<{site_url}/api/v1/timegate/{site_url}/api/v1/riskscores/sovereign/?ordering=-country_name>")
+    # … where the same Lambda adds it to the object's 200 and 206 (a 304 carries none)
+    responses = [{"Records": [{"cf": {"config": {"eventType": "origin-response"}, "request": export,
+                                      "response": {"status": status, "headers": {}}}}]}
+                 for status in ("200", "206", "304")]
+    ok, partial, not_modified = _lambda(out / cloudfront.ORIGIN_LAMBDA, responses, {})
+    disposition = [{"key": "Content-Disposition", "value": carried["Content-Disposition"]}]
+    assert ok["headers"]["content-disposition"] == disposition == partial["headers"]["content-disposition"]
+    assert ok["headers"]["link"] == [{"key": "Link", "value": carried["Link"]}] and "link" not in partial["headers"]
+    assert not_modified["headers"] == {}
+    # a manifest the bucket lacks (a release pruned there first): 503, not another release's answer
+    s3.client().delete_object(Bucket=bucket, Key=f"risk/manifests/{release}.json")
+    [gone] = _lambda(out / cloudfront.ORIGIN_LAMBDA, [asked[0]], s3.env())
+    assert gone["status"] == "503" and "ask again in a minute" in json.loads(gone["body"])["detail"]
 
 
 def test_a_store_over_its_limit_warns_and_strict_fails(deployed, monkeypatch, tmp_path):
@@ -258,20 +297,21 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert scoped[3] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
                          f'rel="timegate", <{site}/api/v1/timemap/{site}{original}>; rel="timemap"; '
                          'type="application/link-format"')
-    # an original's answer names its TimeGate and TimeMap, where the object says it is an original's
+    # an original's own Links come with its object (the origin-response Lambda), not from the gate
     timegate_link = (f'<{site}/api/v1/timegate/{site}/api/v1/>; rel="timegate", <{site}/api/v1/timemap/{site}/api/v1/>; '
                      'rel="timemap"; type="application/link-format"')
-    assert json.loads(handed[0]["x-answer"]) == [release, "private, no-cache", "", "", timegate_link]
-    metadata = {"x-amz-meta-release": {"value": release}, "cache-control": {"value": "private, no-cache"},
-                "x-amz-meta-memento": {"value": "1"}}
-    answer = json.dumps([release, "private, no-cache", "", "", timegate_link])
+    assert json.loads(handed[0]["x-answer"]) == [release, "private, no-cache", "", ""]
+    metadata = {"x-amz-request-id": {"value": "tx0"}, "cache-control": {"value": "private, no-cache"}}
+    answer = json.dumps([release, "private, no-cache", "", ""])
     responses = [
+        # an original's Link and an export's download name: added by the origin-response Lambda
         {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {"x-answer": {"value": answer}}},
          "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/csv; charset=utf-8"},
                                                      "content-disposition": {"value": "attachment"},
+                                                     "link": {"value": timegate_link},
                                                      "x-amz-request-id": {"value": "tx1"}, "server": {"value": "AmazonS3"}}}},
         {"request": {"method": "GET", "uri": "/docs/", "headers": {"x-answer": {"value": answer}}},
-         "response": {"statusCode": 200, "headers": {"x-amz-meta-release": {"value": release},  # no original's
+         "response": {"statusCode": 200, "headers": {"x-amz-request-id": {"value": "tx2"},  # no original's
                                                      "content-type": {"value": "text/html; charset=utf-8"}}}},
         {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {
             "x-answer": {"value": answer}, "if-none-match": {"value": '"abc"'}}},

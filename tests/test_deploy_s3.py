@@ -1,6 +1,7 @@
 """riskapi deploy s3 against a real S3 server: Ceph's RADOS Gateway on 127.0.0.1 (tests/ceph.py)."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 from generator.build import build
 from generator.cli import main
 from generator.deploy.edge import TWINS, served_files
+from generator.deploy.objects import object_key
 from generator.publish import RELEASES, current_release
 
 from .conftest import DEMO_DATA, TINY
@@ -49,43 +51,76 @@ def _objects(client, bucket, prefix):
     return found
 
 
-def test_every_file_is_uploaded_with_its_metadata_and_the_pointer_is_written_last(s3, bucket, tmp_path):
+def _bodies(client, bucket, prefix=""):
+    """What every manifest in the bucket names, by release: path → (key, mtime, size, sha256)."""
+    named = {}
+    for key in sorted(_objects(client, bucket, f"{prefix}manifests/")):
+        head = orjson.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        files = {}
+        for shard in head["shards"]:
+            for path, (mtime, size, sha256) in orjson.loads(
+                    client.get_object(Bucket=bucket, Key=prefix + shard)["Body"].read()).items():
+                files[path] = (object_key(sha256, path), mtime, size, sha256)
+        named[head["release"]] = (head, files)
+    return named
+
+
+def _whole(client, bucket, prefix=""):
+    """The bucket's promise: every object a manifest names is there, and the live release has one."""
+    held = set(_objects(client, bucket, f"{prefix}objects/"))
+    for release, (head, files) in _bodies(client, bucket, prefix).items():
+        assert {prefix + shard for shard in head["shards"]} <= held, release
+        for path, (key, _, size, _) in files.items():
+            assert prefix + key in held, (release, path)
+            if size > head["compressed_over"]:
+                assert {prefix + key + twin for twin in TWINS} <= held, (release, path)
+    pointer = _objects(client, bucket, f"{prefix}current.json")
+    if pointer:
+        assert _pointer(client, bucket, prefix)["release"] in _bodies(client, bucket, prefix)
+
+
+def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_come_after(s3, bucket, tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
     release = current_release(site)
-    result = _deploy(s3, site, bucket, "--prefix", "risk", "--cache-control", "private, max-age=60")
+    result = _deploy(s3, site, bucket, "--prefix", "risk")
     assert result.exit_code == 0, result.output
-    client, base = s3.client(), f"risk/releases/{release}/"
-    objects = _objects(client, bucket, base)
+    client = s3.client()
     release_dir = site / RELEASES / release
     files = served_files(release_dir)
-    twins = [f + t for f in files for t in TWINS if (release_dir / (f + t)).is_file()]
-    assert set(objects) == {base + f for f in files + twins} | {base + "edge/release.json"}
-    assert not any("nginx/" in key or key.endswith("manifest.json") for key in objects)
-    for relative in files + twins:
-        answer = client.get_object(Bucket=bucket, Key=base + relative)
-        body = answer["Body"].read()
-        assert body == (release_dir / relative).read_bytes(), relative
-        original = relative.removesuffix(".gz").removesuffix(".br")
-        assert answer["ContentType"] == TYPES["." + original.rsplit(".", 1)[1]], relative
-        assert answer.get("ContentEncoding") == {".gz": "gzip", ".br": "br"}.get(relative[len(original):]), relative
-        assert answer["CacheControl"] == "private, max-age=60"
-        assert answer["Metadata"]["sha256"] == hashlib.sha256(body).hexdigest()
-        assert answer["Metadata"]["release"] == release
-    assert _pointer(client, bucket, "risk/") == {"release": release, "previous": None}
+    head, named = _bodies(client, bucket, "risk/")[release]
+    assert sorted(named) == sorted(files) and not any("nginx/" in f or f.endswith("manifest.json") for f in named)
+    assert head["tables"]["countries"]["civ"] == "CIV" and head["compressed_over"] == 1024
+    objects = _objects(client, bucket, "risk/objects/")
+    for relative, (key, mtime, size, sha256) in named.items():
+        assert key.startswith(f"objects/{sha256}.")
+        body = (release_dir / relative).read_bytes()
+        assert key == f"objects/{hashlib.sha256(body).hexdigest()}.{relative.rsplit('.', 1)[1]}" and size == len(body)
+        assert mtime == int((release_dir / relative).stat().st_mtime)
+        answer = client.get_object(Bucket=bucket, Key="risk/" + key)
+        assert answer["Body"].read() == body, relative
+        assert answer["ContentType"] == TYPES["." + relative.rsplit(".", 1)[1]] and "ContentEncoding" not in answer
+        for twin, coding in (("", None), (".gz", "gzip"), (".br", "br")):
+            if twin and size > 1024:  # the release's own twins, as nginx serves them
+                encoded = client.get_object(Bucket=bucket, Key=f"risk/{key}{twin}")
+                assert encoded["Body"].read() == (release_dir / (relative + twin)).read_bytes()
+                assert encoded["ContentEncoding"] == coding
+    # byte-identical documents are one object (the tiny release's empty lists under many filters)
+    assert len({entry[0] for entry in named.values()}) < len(named)
+    pointer = _pointer(client, bucket, "risk/")
+    assert (pointer["release"], pointer["previous"], pointer["answered"]) == (release, None, [release])
     switched = _objects(client, bucket, "risk/current.json")["risk/current.json"]["LastModified"]  # in ms
-    assert switched >= max(item["LastModified"] for item in objects.values())
-    again = _deploy(s3, site, bucket, "--prefix", "risk/", "--cache-control", "private, max-age=60")
-    assert again.exit_code == 0, again.output
+    manifest = _objects(client, bucket, f"risk/manifests/{release}.json")[f"risk/manifests/{release}.json"]
+    assert switched >= manifest["LastModified"] >= max(item["LastModified"] for item in objects.values())
     # the list of releases (one per audience, with and without the staged ones), its feeds and the TimeMap
-    timeline = _objects(client, bucket, "risk/releases/timeline/")
-    assert {key.removeprefix("risk/releases/timeline/") for key in timeline} == {
-        name + twin for name in ("lists/index.json", "lists/audience=acme_aml/index.json", "lists/preview/index.json",
-                                 "lists/preview/audience=acme_aml/index.json") for twin in ("", ".gz", ".br")
-    } | {"timemap.link"} | {  # the lists are over 1 KB: twins beside them, as beside a release's files;
-        f"feeds/{audience}feed.{kind}" for audience in ("", "audience=acme_aml/") for kind in ("json", "atom")
-    }  # the feeds of one release are not (750 and 900 bytes)
-    assert f"0 objects uploaded (0.0 MB), {len(objects) + len(timeline)} already there" in again.output
+    # 4 lists (per audience, with and without staged ones: none staged, so the same two by two): 2 bodies
+    # over 1 KB with 2 encodings each = 6; the TimeMap; 4 feeds, the same two by two = 2: 9 objects
+    assert len(pointer["timeline"]) == 2 * 3 + 1 + 2
+    assert {prefix for prefix in pointer["timeline"]} <= set(k.removeprefix("risk/") for k in objects)
+    _whole(client, bucket, "risk/")
+    again = _deploy(s3, site, bucket, "--prefix", "risk/")
+    assert again.exit_code == 0, again.output
+    assert f"0 objects uploaded (0.0 MB), {len(objects)} already there" in again.output
 
 
 def test_a_killed_deploy_leaves_the_live_release_and_the_next_one_finishes_it(s3, bucket, tmp_path):
@@ -93,31 +128,37 @@ def test_a_killed_deploy_leaves_the_live_release_and_the_next_one_finishes_it(s3
     build(TINY, site)
     first = current_release(site)
     assert _deploy(s3, site, bucket).exit_code == 0
-    build(DEMO_DATA, site, guard=None)  # the demo release: ~11,000 objects, time to stop it mid-way
+    build(DEMO_DATA, site, guard=None)  # the demo release: ~7,000 new objects, time to stop it mid-way
     second = current_release(site)
+    client = s3.client()
+    before = len(_objects(client, bucket, "objects/"))
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", "deploy", "s3", "--site", str(site),
                                 "--bucket", bucket, "--endpoint-url", s3.endpoint], env=s3.env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    client = s3.client()
     try:
         deadline = time.monotonic() + 120
-        while len(_objects(client, bucket, f"releases/{second}/")) < 50:
+        while len(_objects(client, bucket, "objects/")) < before + 50:
             assert process.poll() is None, "the deploy ended before it could be stopped"
             assert time.monotonic() < deadline
             time.sleep(0.1)
     finally:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
-    assert _pointer(client, bucket) == {"release": first, "previous": None}  # still the old release
-    uploaded = len(_objects(client, bucket, f"releases/{second}/"))
+    assert _pointer(client, bucket)["release"] == first  # still the old release
+    assert set(_bodies(client, bucket)) == {first}  # no manifest of the new one before its objects
+    _whole(client, bucket)
+    uploaded = len(_objects(client, bucket, "objects/")) - before
     result = _deploy(s3, site, bucket)
     assert result.exit_code == 0, result.output
-    assert _pointer(client, bucket) == {"release": second, "previous": first}
+    assert (_pointer(client, bucket)["release"], _pointer(client, bucket)["previous"]) == (second, first)
     skipped = int(result.output.split(", ")[1].split()[0])
-    assert skipped >= uploaded - 8  # what the killed deploy finished is not sent again (8 were in flight)
+    # what the killed deploy finished is not sent again (8 were in flight), nor the first release's objects
+    # (all but its list of releases and TimeMap, 9 objects: that list changed)
+    assert skipped >= before - 9 + uploaded - 8
+    _whole(client, bucket)
 
 
-def test_old_releases_are_pruned_but_never_the_one_live_before(s3, bucket, tmp_path):
+def test_old_releases_are_pruned_a_deploy_late_and_their_objects_swept(s3, bucket, tmp_path):
     site = tmp_path / "site"
     ids = []
     for _ in range(3):
@@ -125,9 +166,72 @@ def test_old_releases_are_pruned_but_never_the_one_live_before(s3, bucket, tmp_p
         ids.append(current_release(site))
         assert _deploy(s3, site, bucket, "--keep", "1").exit_code == 0
     client = s3.client()
-    kept = {key.split("/")[1] for key in _objects(client, bucket, "releases/")} - {"timeline"}
-    assert kept == {ids[1], ids[2]}  # the newest, and the one live before it
-    assert _pointer(client, bucket) == {"release": ids[2], "previous": ids[1]}
+    # the newest and the one live before; the oldest stays one deploy more, as the edges still on the
+    # deploy before may answer it until they are switched
+    assert set(_bodies(client, bucket)) == set(ids)
+    pointer = _pointer(client, bucket)
+    assert (pointer["release"], pointer["previous"], pointer["answered"]) == (ids[2], ids[1], ids[1:])
+    assert pointer["before"]["answered"] == ids[:2]
+    oldest = {key for key, *_ in _bodies(client, bucket)[ids[0]][1].values()}
+    others = {key for r in ids[1:] for key, *_ in _bodies(client, bucket)[r][1].values()}
+    assert oldest - others  # the oldest has bodies of its own (its release id in its documents)
+    result = _deploy(s3, site, bucket, "--keep", "1")
+    assert result.exit_code == 0 and f"pruned {ids[0]}" in result.output, result.output
+    assert set(_bodies(client, bucket)) == set(ids[1:])
+    held = {key.removeprefix("") for key in _objects(client, bucket, "objects/")}
+    assert not (oldest - others) & held and others <= held  # what only it named went; nothing the others name
+    _whole(client, bucket)
+
+
+def test_an_upload_or_prune_stopped_at_any_point_never_loses_an_object_a_kept_release_names(s3, bucket, tmp_path,
+                                                                                              monkeypatch):
+    """The deploy stopped at its Nth write or delete (a kill there: nothing after it runs), for N drawn at
+    random over every write and delete a deploy makes; after each, the bucket keeps its promise, and the
+    next deploy — after the next build, a promote of a staged one, a rollback — finishes the work."""
+    import random
+
+    from generator.deploy import s3 as s3_deploy
+    from generator.promote import promote
+    from generator.publish import rollback, staged_releases
+    site = tmp_path / "site"
+    build(TINY, site)
+    assert _deploy(s3, site, bucket, "--keep", "1").exit_code == 0
+    client = s3.client()
+    real_put, real_delete = s3_deploy.Bucket.put, s3_deploy.Bucket.delete
+    calls = [0]
+
+    def stopping_at(limit):
+        def counted(real):
+            def call(self, *args, **kwargs):
+                calls[0] += 1
+                if calls[0] == limit:
+                    raise KeyboardInterrupt(f"stopped at write or delete {limit}")
+                return real(self, *args, **kwargs)
+            return call
+        monkeypatch.setattr(s3_deploy.Bucket, "put", counted(real_put))
+        monkeypatch.setattr(s3_deploy.Bucket, "delete", counted(real_delete))
+
+    seed = random.randrange(1 << 30)
+    draw = random.Random(seed)
+    steps = [lambda: build(TINY, site, force=True), lambda: build(TINY, site, force=True, stage=True),
+             lambda: promote(site, staged_releases(site)[-1], guard=None), lambda: rollback(site),
+             lambda: build(TINY, site, force=True)]
+    total = 0
+    for step in steps:
+        step()
+        # stopped at writes or deletes drawn over those of the last whole deploy (one past the end: none)
+        for limit in sorted(draw.sample(range(1, max(total, 3) + 2), 3)):
+            calls[0] = 0
+            stopping_at(limit)
+            with contextlib.suppress(KeyboardInterrupt):
+                s3_deploy.deploy(client, bucket, site, keep=1)
+            _whole(client, bucket)  # (seed {seed}: the draw to try again)
+        calls[0] = 0
+        stopping_at(0)  # counted, never stopped
+        s3_deploy.deploy(client, bucket, site, keep=1)
+        total = calls[0]
+        _whole(client, bucket)
+        assert _pointer(client, bucket)["release"] == current_release(site), seed
 
 
 def test_the_readme_line_works_as_written(s3, bucket, tmp_path):

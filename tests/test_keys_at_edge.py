@@ -22,7 +22,7 @@ from generator.deploy import cloudflare
 from generator.keys import revoke
 
 from .conftest import TINY
-from .live import NODE_TOOLS, apply_keys, free_port, wait_for, wrangler_env
+from .live import NODE_TOOLS, apply_keys, free_port, upload_to_local_r2, wait_for, wrangler_env
 
 pytestmark = pytest.mark.slow  # workerd with 100,000 keys
 
@@ -95,7 +95,9 @@ def test_a_hundred_thousand_keys_live_in_workers_kv_and_a_revocation_reaches_the
     shutil.copytree(project, deployed)
     granted, plain = users[73_450], users[73_451]  # 73,450 is a multiple of ten: acme_aml
     with _wrangler_dev(deployed, state) as port:
-        wait_for(lambda: _status(port, *granted) == 200, seconds=90, what="wrangler dev answering a key")
+        wait_for(lambda: _status(port, *granted) != 0, seconds=90, what="wrangler dev listening")
+        upload_to_local_r2(site, deployed, port)  # the release into its local R2, as deploy s3 fills R2
+        wait_for(lambda: _status(port, *granted) == 200, seconds=30, what="wrangler dev answering a key")
         assert _status(port, *plain) == 404  # a valid key without the custom model's grant
         assert _status(port, granted[0], secrets.token_hex(16)) == 403  # a key never issued
 

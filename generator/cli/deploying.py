@@ -65,7 +65,8 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     for note in project.notes + [problem for problem in [node_problem()] if problem]:
         click.echo(f"note: {note}", err=True)
     _say(ctx, f"wrote a Workers project for release {release} to {out_dir}: {project.releases} releases answered "
-              f"from R2 bucket {bucket}, a script of {project.script_bytes / 1e3:.0f} KB, {project.keys:,} keys for "
+              f"from R2 bucket {bucket} ({project.bucket_objects:,} objects, {project.bucket_bytes / 1e6:.1f} MB), "
+              f"a script of {project.script_bytes / 1e3:.0f} KB, {project.keys:,} keys for "
               f"Workers KV; upload the releases first with riskapi deploy s3 --bucket {bucket} --endpoint-url "
               f"https://ACCOUNT.r2.cloudflarestorage.com (the same --keep); then: cd {out_dir} && npm install && "
               f"npm run keys && npx wrangler deploy (after a key change, npm run keys alone); docs/deploy.md says how "

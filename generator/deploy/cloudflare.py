@@ -34,11 +34,13 @@ from .edge import (
     timeline_files,
     timeline_table,
 )
+from .objects import stored_size
 
 # The Worker's script (its modules and the description bundled in), compressed, per plan (2026).
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
 SCRIPT_FILES = ("keycheck.js", "core.js", "manifests.js", "worker.js", "release.json")
 R2_BINDING, BUCKET = "RELEASES", "country-risk-releases"
+R2_FREE_BYTES = 10 * 10 ** 9  # R2's storage on the Free plan, a month (beyond it, $0.015 per GB-month)
 # wrangler dev serves its local R2 bucket through an S3 API at /cdn-cgi/local/r2/s3 with these
 # credentials (wrangler.json's local_dev), so `riskapi deploy s3` fills it as it fills R2 itself
 LOCAL_S3_PATH, LOCAL_ACCESS_KEY = "/cdn-cgi/local/r2/s3", "riskapi-local"
@@ -63,6 +65,8 @@ NODE_NEEDED = (22, 12)
 class CloudflareProject:
     folder: Path
     releases: int = 0  # answered under /api/v1/releases/{id}/
+    bucket_objects: int = 0  # what the answered releases take in R2 (deploy s3 puts them there)
+    bucket_bytes: int = 0
     warnings: list[str] = field(default_factory=list)
     new_secret: bool = False  # the keys' secret was made by this deploy: `wrangler secret put` it
     script_bytes: int = 0  # the Worker's script as uploaded, gzip-compressed
@@ -102,6 +106,11 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
     if left_out:
         project.notes.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): they answer "
                              "410 (riskapi build --keep keeps more)")
+    project.bucket_objects, project.bucket_bytes = stored_size([edge.folder / r for r in edge.answered])
+    if project.bucket_bytes > R2_FREE_BYTES:
+        project.warnings.append(f"the {len(edge.answered)} releases answered take {project.bucket_bytes:,} bytes in "
+                                f"R2, over the Free plan's {R2_FREE_BYTES:,} (beyond it $0.015 per GB-month; "
+                                "riskapi build --keep, or deploy --keep, keeps fewer)")
     documents, stamp = timeline_files(edge)
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     folders = {release: edge.folder / release for release in edge.answered}

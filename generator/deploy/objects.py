@@ -151,6 +151,23 @@ def routing_tables(routing: dict) -> dict:
             "models": {code: "custom" if custom else "public" for code, custom in routing["models"]}}
 
 
+def stored_size(release_dirs: list[Path]) -> tuple[int, int]:
+    """The objects and bytes the releases' files take in a bucket, from their manifest.json alone (each
+    distinct body and encoding once; the shards and the list of releases, a few hundred KB, not counted)."""
+    from .edge import NOT_SERVED
+    sizes: dict[str, int] = {}
+    for folder in release_dirs:
+        listed = read_manifest(folder)
+        for path, entry in listed.items():
+            if path.startswith(NOT_SERVED) or path.endswith(tuple(TWINS)):
+                continue
+            sizes[object_key(entry["sha256"], path)] = entry["size"]
+            for twin in TWINS:
+                if path + twin in listed:
+                    sizes[object_key(entry["sha256"], path, twin)] = listed[path + twin]["size"]
+    return len(sizes), sum(sizes.values())
+
+
 def named_by(head: dict, shards: list[dict]) -> set[str]:
     """Every object a manifest names: its shards, its files' bodies and their encodings (mark)."""
     names = set(head["shards"])

@@ -69,7 +69,7 @@ class Bucket:
         self.client, self.name, self.prefix = client, name, prefix
 
     def keys(self, under: str) -> set[str]:
-        found = set()
+        found: set[str] = set()
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.name,
                                                                            Prefix=self.prefix + under):
             found.update(item["Key"][len(self.prefix):] for item in page.get("Contents", []))

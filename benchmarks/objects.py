@@ -1,0 +1,217 @@
+"""Object-store benchmark: what a revision costs in the bucket the edges read (S3 for CloudFront, R2 for
+the Worker), as manifests over content-addressed objects (generator/deploy/objects.py).
+
+    python3 -m benchmarks.objects [--revisions 30] [--data data]
+    python3 -m benchmarks.objects --revisions 30 --custom 100 --clients 1000   (the demo + 100 custom models)
+    python3 -m benchmarks.objects --revisions 30 --countries 2490             (synthetic, 10× the countries)
+
+Builds the data, then `--revisions` more releases, each changing one model's observations (every
+value of its first numeric indicator nudged by the revision's number, models in turn), all kept. With
+`--custom N --clients M`, the demo data gets N custom models and M clients holding 1 to 3 of them
+(benchmarks.audiences' seeded draw), and the builds make a variant for each set they hold; with
+`--countries N`, the data is the synthetic generator's at N countries. After each,
+the objects every kept release names are worked out exactly as `riskapi deploy s3` does, against what
+the bucket holds from the revisions before: what a revision uploads (objects, bytes) against the bytes
+of the files it changed (its release folder's files whose bytes differ from the release before, their
+encodings included: what nginx's disk holds anew). The floor, in the same run: those changed bytes.
+Then the bucket's whole size and each platform's limits with their margin, the list prices, and
+`riskapi deploy cloudflare --strict` and `deploy cloudfront --strict` of the last site with a key per
+client (they fail, naming the limit, where one is exceeded).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from .common import record
+
+# Platform limits and list prices (2026, as published; check before you budget)
+R2_FREE_BYTES = 10 * 10 ** 9  # R2's free storage, a month
+R2_STORAGE, R2_WRITES = 0.015, 4.50  # $ per GB-month; $ per million class A operations (writes, lists)
+S3_STORAGE, S3_PUTS = 0.023, 5.00  # S3 Standard: $ per GB-month; $ per million PUT/LIST
+
+
+def _numeric(path: Path) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """A model's observations: the header, every row, and the rows whose value is a number."""
+    with open(path, newline="") as source:
+        rows = list(csv.reader(source))
+    header, body = rows[0], rows[1:]
+    value = header.index("value")
+    return header, body, [row for row in body if row[value].replace(".", "", 1).replace("-", "", 1).isdigit()]
+
+
+def _revise(data: Path, model: str, revision: int) -> None:
+    """Every observation of the model's first numeric indicator moved by a small step: one model's scores
+    change."""
+    path = data / "observations" / f"{model}.csv"
+    header, body, numeric = _numeric(path)
+    value = header.index("value")
+    first = numeric[0][0]
+    for row in numeric:
+        if row[0] == first:
+            row[value] = f"{float(row[value]) * (1 + revision / 1000):.6g}"
+    with open(path, "w", newline="") as out:
+        csv.writer(out, lineterminator="\n").writerows([header, *body])
+
+
+def _changed_bytes(before: Path | None, after: Path) -> int:
+    """The bytes of a release folder's files (encodings included) that differ from the release before."""
+    from generator.publish import read_manifest
+    old = read_manifest(before) if before else {}
+    return sum(entry["size"] for path, entry in read_manifest(after).items()
+               if not path.startswith("nginx/") and old.get(path, {}).get("sha256") != entry["sha256"])
+
+
+def _keys(path: Path, grant_sets: list[list[str]], clients: int) -> None:
+    """A keys file of `clients` users with one key each, holding the grant sets drawn (else none)."""
+    import secrets
+    rows = [f"client{i:05d},{secrets.token_hex(16)},{'+'.join(grant_sets[i]) if i < len(grant_sets) else ''},yes\n"
+            for i in range(clients)]
+    path.write_text("user,key,models,active\n" + "".join(rows))
+    path.chmod(0o600)
+
+
+def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
+    """deploy cloudflare --strict and deploy cloudfront --strict of the site: what each wrote, or why it failed."""
+    from click.testing import CliRunner
+
+    from generator.cli import main as cli
+    said = []
+    for platform, extra in (("cloudflare", ["--kv-namespace", "0f2ac74b"]), ("cloudfront", [])):
+        done = CliRunner().invoke(cli, ["deploy", platform, "--site", str(site), "--keys", str(keys), "--out",
+                                        str(out / platform), "--keep", str(keep), "--strict", "-q", *extra])
+        verdict = "**succeeds**" if done.exit_code == 0 else f"**fails**: {done.output.strip()[-300:]}"
+        if platform == "cloudflare" and done.exit_code == 0:
+            from generator.deploy.cloudflare import SCRIPT_FILES
+            script = len(gzip.compress(b"".join((out / platform / f).read_bytes() for f in SCRIPT_FILES)))
+            entries = len(json.loads((out / platform / "keys-kv.json").read_text()))
+            verdict += (f": the Worker's script {script / 1e3:.0f} KB compressed (Free allows 3 MiB: "
+                        f"{script / 3 / 2 ** 20:.1%}), {entries:,} Workers KV entries")
+        if platform == "cloudfront" and done.exit_code == 0:
+            store = json.loads((out / platform / "kvs.json").read_text())["data"]
+            size = sum(len(e["key"].encode()) + len(e["value"].encode()) for e in store)
+            lam = sum(p.stat().st_size for p in (out / platform / "origin-lambda").iterdir())
+            gate = (out / platform / "viewer-request.js").stat().st_size
+            verdict += (f": KeyValueStore {len(store):,} entries, {size / 1e6:.2f} MB of 5 MiB ({size / 5 / 2 ** 20:.1%}); "
+                        f"key gate {gate:,} bytes of 10 KB; origin Lambda {lam / 1e6:.2f} MB unzipped of 50 MB")
+        said.append(f"- `riskapi deploy {platform} --strict` ({keep} releases kept): {verdict}")
+    return said
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--revisions", type=int, default=30)
+    parser.add_argument("--data", default="data")
+    parser.add_argument("--custom", type=int, default=0, help="custom models added to the demo data")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--countries", type=int, default=0, help="synthetic data at this many countries")
+    args = parser.parse_args()
+    from generator.build import build
+    from generator.deploy.edge import edge_timeline, served_files, timeline_files
+    from generator.deploy.objects import release_objects
+    from generator.deploy.s3 import timeline_objects
+    from generator.publish import RELEASES, current_release
+    work = Path(tempfile.mkdtemp(prefix="bench-objects-"))
+    try:
+        data, site = work / "data", work / "site"
+        grant_sets: list[list[str]] = []
+        if args.custom:
+            from .audiences import prepare
+            prepared, grants, _ = prepare(work, args.custom, args.clients)
+            prepared.rename(data)
+            grant_sets = json.loads(grants.read_text())
+        elif args.countries:
+            from tools.synthetic_data import DemoSpec, write_demo_data
+            write_demo_data(DemoSpec.make(countries=args.countries, last_year=2026), data)
+        else:
+            shutil.copytree(args.data, data)
+        holding = [frozenset(g) for g in grant_sets]
+        models = sorted(p.stem for p in (data / "observations").glob("*.csv") if _numeric(p)[2])
+        known: dict[str, object] = {}  # release → its objects (a release never changes: worked out once)
+        held: dict[str, int] = {}  # the bucket: object key → size
+        rows, previous = [], None
+        started = time.monotonic()
+        for revision in range(args.revisions + 1):
+            if revision:
+                _revise(data, models[(revision - 1) % len(models)], revision)
+            build(data, site, guard=None, keep=args.revisions + 1, force=True, grant_sets=holding)
+            release = current_release(site)
+            edge, _ = edge_timeline(site, keep=args.revisions + 1)
+            wanted: dict[str, int] = {}
+            heads, head = 0, 0
+            for answered in edge.answered:
+                folder = site / RELEASES / answered
+                if answered not in known:
+                    known[answered] = release_objects(folder, answered, served_files(folder))
+                objects = known[answered]
+                heads += len(objects.head)
+                head = len(objects.head) if answered == release else head  # the one manifest written
+                for key, body in objects.objects.items():
+                    if key not in wanted:
+                        wanted[key] = len(body.source) if isinstance(body.source, bytes) else body.source.stat().st_size
+            documents, stamp = timeline_files(edge)
+            for key, body in timeline_objects(documents, stamp).items():
+                wanted[key] = len(body.source) if isinstance(body.source, bytes) else body.source.stat().st_size
+            new = {key: size for key, size in wanted.items() if key not in held}
+            changed = _changed_bytes(site / RELEASES / previous if previous else None, site / RELEASES / release)
+            rows.append((revision, len(new) + 1, sum(new.values()) + head, changed, heads, len(edge.answered)))
+            held = wanted  # what a deploy leaves after its sweep (every release kept: nothing goes)
+            previous = release
+        elapsed = time.monotonic() - started
+        stored = sum(held.values()) + heads
+        disk = sum(p.stat().st_size for p in (site / RELEASES).rglob("*") if p.is_file())
+        distinct_disk = sum({(p.stat().st_ino): p.stat().st_size for p in (site / RELEASES).rglob("*")
+                             if p.is_file()}.values())
+        documents_count = known[release].files
+        _keys(work / "keys.csv", grant_sets, args.clients)
+        strict = _strict(site, work / "keys.csv", work / "deploys", args.revisions + 1)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    revisions = rows[1:]
+    ratios = [uploaded / changed for _, _, uploaded, changed, _, _ in revisions if changed]
+    worst = max(ratios)
+    first = rows[0]
+    source = (f"the demo data with {args.custom} custom models, {args.clients} clients" if args.custom else
+              f"synthetic data, {args.countries:,} countries" if args.countries else f"`{args.data}`")
+    lines = [
+        f"- data: {source} ({documents_count:,} files a release), {args.revisions} revisions after the first "
+        "release, each changing one model's "
+        f"observations (models in turn), every release kept ({rows[-1][5]} answered at the end); "
+        f"{elapsed:.0f} s in all (builds included)",
+        f"- first release: {first[1]:,} objects, {first[2] / 1e6:.1f} MB uploaded (its files, their encodings, "
+        "the manifest's shards, the list of releases)",
+        f"- per revision, uploaded / the bytes of its changed files (encodings included; the floor): median "
+        f"**{sorted(ratios)[len(ratios) // 2]:.3f}×**, worst **{worst:.3f}×** (goal ≤ 1.1×: "
+        f"{'met' if worst <= 1.1 else 'not met'}); objects per revision "
+        f"{min(r[1] for r in revisions):,}–{max(r[1] for r in revisions):,}, bytes "
+        f"{min(r[2] for r in revisions) / 1e6:.1f}–{max(r[2] for r in revisions) / 1e6:.1f} MB",
+        f"- the bucket after {args.revisions + 1} kept releases: {len(held):,} objects, {stored / 1e9:.2f} GB (R2's "
+        f"free 10 GB: {stored / R2_FREE_BYTES:.0%} used); the same releases on nginx's disk "
+        f"{distinct_disk / 1e9:.2f} GB (hard links counted once; {disk / 1e9:.2f} GB counted per release)",
+        f"- list prices: storage ${stored / 1e9 * R2_STORAGE:.3f}/month on R2 (free under 10 GB), "
+        f"${stored / 1e9 * S3_STORAGE:.3f}/month on S3; writes per revision "
+        f"{sum(r[1] for r in revisions) / len(revisions):,.0f} (R2 ${sum(r[1] for r in revisions) / len(revisions) * R2_WRITES / 1e6:.4f}, "
+        f"S3 ${sum(r[1] for r in revisions) / len(revisions) * S3_PUTS / 1e6:.4f})",
+        "",
+        "| revision | objects uploaded | MB uploaded | MB of changed files | × changed |",
+        "|---|---|---|---|---|",
+        *[f"| {r} | {n:,} | {up / 1e6:.2f} | {ch / 1e6:.2f} | {up / ch:.3f} |" for r, n, up, ch, _, _ in revisions[:5]],
+        f"| … ({len(revisions) - 5} more) | | | | |" if len(revisions) > 5 else "",
+        "",
+        *strict,
+    ]
+    flags = (f" --custom {args.custom} --clients {args.clients}" if args.custom else
+             f" --countries {args.countries}" if args.countries else "")
+    title = ("Object storage (revisions, custom models)" if args.custom else
+             "Object storage (revisions, 10× countries)" if args.countries else "Object storage (revisions)")
+    record(title, f"python3 -m benchmarks.objects --revisions {args.revisions}{flags}", lines)
+
+
+if __name__ == "__main__":
+    main()
