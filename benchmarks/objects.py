@@ -161,6 +161,9 @@ def main() -> None:
             new = {key: size for key, size in wanted.items() if key not in held}
             changed = _changed_bytes(site / RELEASES / previous if previous else None, site / RELEASES / release)
             rows.append((revision, len(new) + 1, sum(new.values()) + head, changed, heads, len(edge.answered)))
+            print(f"revision {revision}: {rows[-1][1]:,} objects, {rows[-1][2] / 1e6:.1f} MB uploaded, "
+                  f"{changed / 1e6:.1f} MB changed, {sum(wanted.values()) / 1e9:.2f} GB in the bucket, "
+                  f"{time.monotonic() - started:.0f} s", flush=True)
             held = wanted  # what a deploy leaves after its sweep (every release kept: nothing goes)
             previous = release
         elapsed = time.monotonic() - started
