@@ -142,7 +142,7 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
                 "timeline": sorted(timeline), "before": before}
     store.put(POINTER, orjson.dumps(switched), ContentType="application/json", CacheControl="no-cache")
     report.pruned, report.swept = prune(store, set(releases) | set(before["answered"]),
-                                        set(timeline) | set(before["timeline"]))
+                                        set(timeline) | set(before["timeline"]), releases)
     return report
 
 
@@ -159,9 +159,12 @@ def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted:
             store.put(release.key, release.head, ContentType="application/json")
 
 
-def prune(store: Bucket, answered: set[str], timeline: set[str]) -> tuple[tuple[str, ...], int]:
+def prune(store: Bucket, answered: set[str], timeline: set[str], known: dict[str, ReleaseObjects] | None = None
+          ) -> tuple[tuple[str, ...], int]:
     """Mark and sweep: delete the manifests of releases not `answered`, then every object no manifest
-    left in the bucket names, nor `timeline`. Returns the releases pruned and how many objects went."""
+    left in the bucket names, nor `timeline`. A manifest in the bucket byte-for-byte the one of a release
+    `known` here names what that one names (its shards are not read back). Returns the releases pruned
+    and how many objects went."""
     manifests = {key[len(MANIFESTS):-len(".json")] for key in store.keys(MANIFESTS) if key.endswith(".json")}
     gone = tuple(sorted(manifests - answered, key=release_order))
     store.delete([f"{MANIFESTS}{release}.json" for release in gone])
@@ -172,6 +175,10 @@ def prune(store: Bucket, answered: set[str], timeline: set[str]) -> tuple[tuple[
         if body is None:
             continue
         head = orjson.loads(body)
+        mine = (known or {}).get(head["release"])
+        if mine is not None and mine.head == body:
+            marked |= set(mine.objects)
+            continue
         shards = []
         for shard_key in head["shards"]:
             if shard_key not in shards_read:
