@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from generator.deploy.edge import TWINS, served_files
 from generator.deploy.objects import object_key
 from generator.publish import RELEASES, current_release
 
-from .conftest import DEMO_DATA, TINY
+from .conftest import DEMO_DATA, TINY, make_nga_black
 from .live import free_port
 
 TYPES = {".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8",
@@ -56,12 +57,13 @@ def _bodies(client, bucket, prefix=""):
     named = {}
     for key in sorted(_objects(client, bucket, f"{prefix}manifests/")):
         head = orjson.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
-        files = {}
-        for shard in head["shards"]:
-            for path, (mtime, size, sha256) in orjson.loads(
-                    client.get_object(Bucket=bucket, Key=prefix + shard)["Body"].read()).items():
-                files[path] = (object_key(sha256, path), mtime, size, sha256)
-        named[head["release"]] = (head, files)
+        files: dict = {}
+        for layer in head["layers"]:  # newest first: a path's entry is the first layer's that lists it
+            for shard in layer:
+                for path, entry in orjson.loads(client.get_object(Bucket=bucket, Key=prefix + shard)["Body"].read()
+                                                ).items():
+                    files.setdefault(path, entry and (object_key(entry[2], path), *entry))
+        named[head["release"]] = (head, {path: entry for path, entry in files.items() if entry is not None})
     return named
 
 
@@ -69,7 +71,7 @@ def _whole(client, bucket, prefix=""):
     """The bucket's promise: every object a manifest names is there, and the live release has one."""
     held = set(_objects(client, bucket, f"{prefix}objects/"))
     for release, (head, files) in _bodies(client, bucket, prefix).items():
-        assert {prefix + shard for shard in head["shards"]} <= held, release
+        assert {prefix + shard for layer in head["layers"] for shard in layer} <= held, release
         for path, (key, _, size, _) in files.items():
             assert prefix + key in held, (release, path)
             if size > head["compressed_over"]:
@@ -120,7 +122,40 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
     _whole(client, bucket, "risk/")
     again = _deploy(s3, site, bucket, "--prefix", "risk/")
     assert again.exit_code == 0, again.output
-    assert f"0 objects uploaded (0.0 MB), {len(objects)} already there" in again.output
+    # nothing sent again: every body, and the manifest's shard, which a manifest already there keeps as is
+    assert f"0 objects uploaded (0.0 MB), {len(objects) - len(head['layers'][0])} already there" in again.output
+
+
+def test_a_revision_s_manifest_is_a_layer_of_what_it_changed_over_its_base(s3, bucket, tmp_path):
+    site, data = tmp_path / "site", tmp_path / "data"
+    shutil.copytree(TINY, data)
+    build(data, site)
+    first = current_release(site)
+    assert _deploy(s3, site, bucket).exit_code == 0
+    make_nga_black(data)  # acme_aml: NGA grey → black; its documents, the lists and the country's change
+    build(data, site)
+    second = current_release(site)
+    assert _deploy(s3, site, bucket).exit_code == 0
+    client = s3.client()
+    heads = _bodies(client, bucket)
+    base, revised = heads[first][0], heads[second][0]
+    assert len(base["layers"]) == 1 and revised["layers"][1:] == base["layers"]  # the base's layer, shared
+    old = (site / RELEASES / first / "manifest.json").read_text()
+    new_listed = orjson.loads((site / RELEASES / second / "manifest.json").read_text())["files"]
+    old_listed = orjson.loads(old)["files"]
+    changed = {path for path in served_files(site / RELEASES / second)
+               if new_listed[path]["sha256"] != old_listed.get(path, {}).get("sha256")}
+    top = {}
+    for shard in revised["layers"][0]:
+        top.update(orjson.loads(client.get_object(Bucket=bucket, Key=shard)["Body"].read()))
+    # the top layer lists what changed (a new body, or a new mtime: the build rewrote it) and nothing else
+    assert changed <= set(top) and len(top) < len(heads[second][1]) / 2
+    assert revised["layer_files"] == [len(top), base["layer_files"][0]]
+    # read through its layers, the revision's table is its folder's, file by file
+    assert {path: list(entry[1:]) for path, entry in heads[second][1].items()} == {
+        path: [int((site / RELEASES / second / path).stat().st_mtime), new_listed[path]["size"], new_listed[path]["sha256"]]
+        for path in served_files(site / RELEASES / second)}
+    _whole(client, bucket)
 
 
 def test_a_killed_deploy_leaves_the_live_release_and_the_next_one_finishes_it(s3, bucket, tmp_path):

@@ -4,19 +4,26 @@ the edges (S3 behind CloudFront, R2 behind the Worker), as Git, OCI registries a
     objects/<sha256><ext>          one distinct body, named by the SHA-256 of its bytes; typed by its
                                    extension (what the media type is read from)
     objects/<sha256><ext>.gz|.br   its encodings (a body over 1 KB), named by the body they encode
-    objects/<sha256>.json          a shard of a manifest: file path → [mtime, size, sha256]
-    manifests/<release>.json       a release: its routing tables and its shards, written after every
-                                   object it names
+    objects/<sha256>.json          a shard of a manifest layer: file path → [mtime, size, sha256] (or
+                                   null: not in this release)
+    manifests/<release>.json       a release: its routing tables and its layers of shards, written
+                                   after every object it names
 
 A revision uploads only the bodies no kept release holds yet; byte-identical documents of different
-releases or audiences are one object. Each release's files are split in shards by a hash of the path
-(fnv1a32, which the edges compute too): an edge reads the head and the one shard a request needs, never
-a whole manifest of 100,000s of files."""
+releases or audiences are one object. A release's files table is a stack of layers, newest first, as
+container images are: a revision's manifest is one small layer of what changed against the release it
+was built against (its base), over the base's layers — so a revision of a few thousand files among
+238,000 writes a few hundred KB of manifest, not the whole table again. A file's entry is in the newest
+layer that lists it. When the layers above the bottom one hold more than half as many entries as it, or
+there are MAX_LAYERS, the release gets one full layer instead (compaction). Each layer is split in
+shards by a hash of the path (fnv1a32, which the edges compute too): an edge reads the head and, per
+request, the one shard of each layer the path falls in, never a whole table of 100,000s of files."""
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 import orjson
 
@@ -26,7 +33,9 @@ from ..render.nginx_maps import ROUTING
 OBJECTS, MANIFESTS = "objects/", "manifests/"
 TWINS = {".gz": "gzip", ".br": "br"}
 SHARD_FILES = 1024  # files per shard: a shard stays ~100 KB, read once per isolate or container
-FORMAT = 1
+MAX_LAYERS = 16  # an edge reads a shard of each layer (at once) on a path it has not read yet
+CHURN = 0.5  # layers above the bottom may hold half its entries before the release gets a full layer
+FORMAT = 2
 
 
 class ReleaseDamaged(ValueError):
@@ -55,7 +64,10 @@ class ReleaseObjects:
     release: str
     head: bytes
     objects: dict[str, Body] = field(default_factory=dict)
-    shards: list[str] = field(default_factory=list)
+    shards: list[str] = field(default_factory=list)  # of its newest layer: what it wrote itself
+    entries: dict[str, list] = field(default_factory=dict)  # its files table: path → [mtime, size, sha256]
+    layers: list[list[str]] = field(default_factory=list)  # newest first: each layer's shard keys
+    layer_files: list[int] = field(default_factory=list)  # the entries of each layer
     files: int = 0
     file_bytes: int = 0  # its files' bytes (no encodings): what a revision is measured against
 
@@ -98,11 +110,14 @@ def file_objects(path: str, entry: list, source: Path | bytes, twins: dict[str, 
     return objects
 
 
-def release_objects(release_dir: Path, release: str, files: list[str]) -> ReleaseObjects:
-    """The manifest and objects of one release folder's `files` (those the edges serve). Hashes come from
-    the release's own manifest.json (a file of another size there is refused: the release is damaged)."""
+def release_objects(release_dir: Path, release: str, files: list[str], base: ReleaseObjects | None = None
+                    ) -> ReleaseObjects:
+    """The manifest and objects of one release folder's `files` (those the edges serve): its layer of
+    what changed against `base` (the release it was built against, as the bucket holds it) over base's
+    layers, or one full layer (no base, or too many layers or entries above the bottom one). Hashes come
+    from the release's own manifest.json (a file of another size there is refused: the release is
+    damaged)."""
     listed = read_manifest(release_dir)
-    entries: dict[str, list] = {}
     result = ReleaseObjects(release, b"")
     for relative in files:
         path = release_dir / relative
@@ -112,27 +127,47 @@ def release_objects(release_dir: Path, release: str, files: list[str]) -> Releas
             raise ReleaseDamaged(f"{path}: {info.st_size} bytes, its release's manifest.json says {known['size']}; "
                                  "rebuild the release, nothing was switched")
         sha256 = known["sha256"] if known else hashlib.sha256(path.read_bytes()).hexdigest()
-        entries[relative] = [int(info.st_mtime), info.st_size, sha256]
+        result.entries[relative] = [int(info.st_mtime), info.st_size, sha256]
         twins: dict[str, Body | bytes] = {
             twin: Body("", release_dir / (relative + twin), listed[relative + twin]["sha256"])
             for twin in TWINS if relative + twin in listed}
-        result.objects.update(file_objects(relative, entries[relative], path, twins))
+        result.objects.update(file_objects(relative, result.entries[relative], path, twins))
         result.file_bytes += info.st_size
-    result.files = len(entries)
-    shards = shard(entries)
+    result.files = len(result.entries)
+    layer: dict[str, list | None] = dict(result.entries)
+    result.layers, result.layer_files = [], []
+    if base is not None and base.layers:
+        changed: dict[str, list | None] = {p: e for p, e in result.entries.items() if base.entries.get(p) != e}
+        changed.update({p: None for p in base.entries if p not in result.entries})
+        above = sum(base.layer_files[:-1]) + len(changed)
+        if len(base.layers) < MAX_LAYERS and above <= CHURN * base.layer_files[-1]:
+            layer, result.layers, result.layer_files = changed, list(base.layers), list(base.layer_files)
+    shards = shard(layer)
     result.objects.update({body.key: body for body in shards})
     result.shards = [body.key for body in shards]
+    result.layers.insert(0, result.shards)
+    result.layer_files.insert(0, len(layer))
     routing = orjson.loads((release_dir / ROUTING).read_bytes())
     result.head = orjson.dumps({
-        "format": FORMAT, "release": release, "files": len(entries), "compressed_over": GZIP_MIN_BYTES,
-        "tables": routing_tables(routing), "shards": result.shards})
+        "format": FORMAT, "release": release, "files": result.files, "compressed_over": GZIP_MIN_BYTES,
+        "tables": routing_tables(routing), "layers": result.layers, "layer_files": result.layer_files})
     return result
 
 
-def shard(entries: dict[str, list]) -> list[Body]:
-    """The files table split in shards by fnv1a(path), each a content-addressed JSON object."""
+def as_stored(release_dir: Path, release: str, files: list[str], head: bytes) -> ReleaseObjects:
+    """A release whose manifest the bucket already holds (`head`): its files table from its folder, its
+    layers as written then (never rewritten: an edge may hold that head)."""
+    found = release_objects(release_dir, release, files)
+    stored = orjson.loads(head)
+    found.objects = {key: body for key, body in found.objects.items() if key not in found.shards}
+    found.head, found.shards, found.layers, found.layer_files = head, [], stored["layers"], stored["layer_files"]
+    return found
+
+
+def shard(entries: dict[str, list | None]) -> list[Body]:
+    """A layer split in shards by fnv1a(path), each a content-addressed JSON object."""
     count = max(1, -(-len(entries) // SHARD_FILES))
-    parts: list[dict[str, list]] = [{} for _ in range(count)]
+    parts: list[dict[str, list | None]] = [{} for _ in range(count)]
     for path in sorted(entries):
         parts[fnv1a(path) % count][path] = entries[path]
     bodies = []
@@ -168,12 +203,22 @@ def stored_size(release_dirs: list[Path]) -> tuple[int, int]:
     return len(sizes), sum(sizes.values())
 
 
-def named_by(head: dict, shards: list[dict]) -> set[str]:
-    """Every object a manifest names: its shards, its files' bodies and their encodings (mark)."""
-    names = set(head["shards"])
-    for part in shards:
-        for path, entry in part.items():
-            names.add(object_key(entry[2], path))
-            if entry[1] > head["compressed_over"]:
-                names.update(object_key(entry[2], path, twin) for twin in TWINS)
+def named_by(head: dict, shard_of: Callable[[str], dict]) -> set[str]:
+    """Every object a manifest names (mark): the shards of its layers, and the bodies (and encodings) of
+    the entries visible through them — a path's newest entry; one a newer layer replaced names nothing.
+    `shard_of(key)` gives a shard's contents."""
+    layers = head.get("layers", [head.get("shards", [])])
+    names = {key for layer in layers for key in layer}
+    seen: set[str] = set()
+    for layer in layers:
+        for key in layer:
+            for path, entry in shard_of(key).items():
+                if path in seen:
+                    continue
+                seen.add(path)
+                if entry is None:
+                    continue
+                names.add(object_key(entry[2], path))
+                if entry[1] > head["compressed_over"]:
+                    names.update(object_key(entry[2], path, twin) for twin in TWINS)
     return names

@@ -26,9 +26,21 @@ from typing import Any
 
 import orjson
 
-from ..publish import release_order, twins_of
+from ..publish import built_against, release_order, twins_of
+from ..render.timeline import Timeline
 from .edge import edge_timeline, served_files, timeline_files, timeline_table
-from .objects import MANIFESTS, OBJECTS, TWINS, Body, ReleaseObjects, file_objects, named_by, release_objects
+from .objects import (
+    MANIFESTS,
+    OBJECTS,
+    TWINS,
+    Body,
+    ReleaseObjects,
+    as_stored,
+    file_objects,
+    manifest_key,
+    named_by,
+    release_objects,
+)
 
 CONTENT_TYPES = {  # nginx.conf's `types`
     ".json": "application/json", ".html": "text/html", ".js": "text/javascript", ".csv": "text/csv",
@@ -111,8 +123,7 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
     edge, _ = edge_timeline(site, keep, keep_days=keep_days)
     store = Bucket(client, bucket, prefix)
     report = S3Deploy(edge.current)
-    releases = {release: release_objects(edge.folder / release, release, served_files(edge.folder / release))
-                for release in edge.answered}
+    releases = _releases(store, edge)
     documents, stamp = timeline_files(edge)
     timeline = timeline_objects(documents, stamp)
     wanted = {**timeline, **{key: body for r in releases.values() for key, body in r.objects.items()}}
@@ -146,6 +157,22 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
     return report
 
 
+def _releases(store: Bucket, edge: Timeline) -> dict[str, ReleaseObjects]:
+    """Each release answered as the bucket is to hold it, oldest first: one whose manifest is there
+    already as it was written (an edge may hold that head), else a layer of what changed against the
+    release it was built against where that one is answered too, else a full layer."""
+    found: dict[str, ReleaseObjects] = {}
+    for release in sorted(edge.answered, key=release_order):
+        folder = edge.folder / release
+        files = served_files(folder)
+        head = store.get(manifest_key(release))
+        if head is not None and "layers" in orjson.loads(head):
+            found[release] = as_stored(folder, release, files, head)
+        else:
+            found[release] = release_objects(folder, release, files, found.get(built_against(folder) or ""))
+    return found
+
+
 def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted: dict[str, Body]) -> None:
     """Each release's manifest, once every object it names is in the bucket (listed again: what a failed
     upload did not store is never named)."""
@@ -162,32 +189,28 @@ def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted:
 def prune(store: Bucket, answered: set[str], timeline: set[str], known: dict[str, ReleaseObjects] | None = None
           ) -> tuple[tuple[str, ...], int]:
     """Mark and sweep: delete the manifests of releases not `answered`, then every object no manifest
-    left in the bucket names, nor `timeline`. A manifest in the bucket byte-for-byte the one of a release
-    `known` here names what that one names (its shards are not read back). Returns the releases pruned
+    left in the bucket names, nor `timeline`. Shards this deploy wrote (those of `known`) are not read
+    back; the others are read once each, however many layers name them. Returns the releases pruned
     and how many objects went."""
     manifests = {key[len(MANIFESTS):-len(".json")] for key in store.keys(MANIFESTS) if key.endswith(".json")}
     gone = tuple(sorted(manifests - answered, key=release_order))
     store.delete([f"{MANIFESTS}{release}.json" for release in gone])
     marked = set(timeline)
-    shards_read: dict[str, dict] = {}
+    shards_read: dict[str, dict] = {key: orjson.loads(release.objects[key].read())
+                                    for release in (known or {}).values() for key in release.shards}
+
+    def shard_of(key: str) -> dict:
+        if key not in shards_read:
+            data = store.get(key)
+            if data is None:  # a manifest naming a missing shard: keep everything, say it
+                raise RuntimeError(f"a manifest names {key}, which the bucket lacks; nothing was swept")
+            shards_read[key] = orjson.loads(data)
+        return shards_read[key]
+
     for key in sorted(store.keys(MANIFESTS)):  # what is in the bucket now, whoever wrote it
         body = store.get(key)
-        if body is None:
-            continue
-        head = orjson.loads(body)
-        mine = (known or {}).get(head["release"])
-        if mine is not None and mine.head == body:
-            marked |= set(mine.objects)
-            continue
-        shards = []
-        for shard_key in head["shards"]:
-            if shard_key not in shards_read:
-                data = store.get(shard_key)
-                if data is None:  # a manifest naming a missing shard: keep everything, say it
-                    raise RuntimeError(f"{key} names {shard_key}, which the bucket lacks; nothing was swept")
-                shards_read[shard_key] = orjson.loads(data)
-            shards.append(shards_read[shard_key])
-        marked |= named_by(head, shards)
+        if body is not None:
+            marked |= named_by(orjson.loads(body), shard_of)
     unnamed = sorted(store.keys(OBJECTS) - marked)
     store.delete(unnamed)
     return gone, len(unnamed)

@@ -1,9 +1,10 @@
 // The edge core's lookup over releases kept in a bucket as manifests over content-addressed objects
 // (`riskapi deploy s3`, generator/deploy/objects.py): a Worker reads them from R2, CloudFront's origin
 // Lambda from S3. `read(key)` gives a stored JSON object (or null where there is none). A release's
-// manifest head (its routing tables, its shards) is read once per isolate or container and kept; a
-// shard (file path → [mtime, size, sha256], split by fnv1a32 of the path) when a request first needs
-// it, and kept while at most SHARDS_KEPT are. What the description bundled with the code holds (the
+// manifest head (its routing tables, its layers of shards, newest first) is read once per isolate or
+// container and kept; a shard (file path → [mtime, size, sha256], or null: not in this release; split
+// by fnv1a32 of the path) when a request first needs it — the one of each layer the path falls in, all
+// at once — and kept while at most SHARDS_KEPT are. A file's entry is the newest layer's that lists it. What the description bundled with the code holds (the
 // states, the grant sets' audiences, the files of the list of releases and the TimeMap) is read from it.
 
 const SHARDS_KEPT = 512;  // ~50 MB at most: a shard is ~1,024 files of ~100 bytes
@@ -60,7 +61,18 @@ export function stored(description, read) {
     if (table === "audiences" || release === "timeline") return own(own(own(description.tables, release), table), key);
     const head = await cached(heads, `manifests/${release}.json`, 64);
     if (table !== "files") return own(own(head.tables, table), key);
-    const shard = await cached(shards, head.shards[fnv1a(key) % head.shards.length], SHARDS_KEPT);
-    return own(shard, key);
+    const at = fnv1a(key);
+    let found;
+    try {
+      found = await Promise.all(head.layers.map((layer) => cached(shards, layer[at % layer.length], SHARDS_KEPT)));
+    } catch (error) {
+      heads.delete(`manifests/${release}.json`);  // read the head again next time: it may have been replaced
+      throw error;
+    }
+    for (let i = 0; i < found.length; i++) {
+      const entry = own(found[i], key);
+      if (entry !== undefined) return entry === null ? undefined : entry;
+    }
+    return undefined;
   };
 }
