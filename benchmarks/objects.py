@@ -114,9 +114,9 @@ def main() -> None:
     args = parser.parse_args()
     from generator.build import build
     from generator.deploy.edge import edge_timeline, served_files, timeline_files
-    from generator.deploy.objects import release_objects
+    from generator.deploy.objects import ReleaseObjects, release_objects
     from generator.deploy.s3 import timeline_objects
-    from generator.publish import RELEASES, current_release
+    from generator.publish import RELEASES, built_against, current_release
     work = Path(tempfile.mkdtemp(prefix="bench-objects-"))
     try:
         data, site = work / "data", work / "site"
@@ -133,9 +133,9 @@ def main() -> None:
             shutil.copytree(args.data, data)
         holding = [frozenset(g) for g in grant_sets]
         models = sorted(p.stem for p in (data / "observations").glob("*.csv") if _numeric(p)[2])
-        known: dict[str, object] = {}  # release → its objects (a release never changes: worked out once)
+        known: dict[str, ReleaseObjects] = {}  # release → its objects (a release never changes: worked out once)
         held: dict[str, int] = {}  # the bucket: object key → size
-        rows, previous = [], None
+        rows, previous, lists = [], None, []
         started = time.monotonic()
         for revision in range(args.revisions + 1):
             if revision:
@@ -147,8 +147,9 @@ def main() -> None:
             heads, head = 0, 0
             for answered in edge.answered:
                 folder = site / RELEASES / answered
-                if answered not in known:
-                    known[answered] = release_objects(folder, answered, served_files(folder))
+                if answered not in known:  # a layer over the release it was built against, as deploy s3 writes it
+                    base = known.get(built_against(folder) or "")
+                    known[answered] = release_objects(folder, answered, served_files(folder), base)
                 objects = known[answered]
                 heads += len(objects.head)
                 head = len(objects.head) if answered == release else head  # the one manifest written
@@ -156,13 +157,20 @@ def main() -> None:
                     if key not in wanted:
                         wanted[key] = len(body.source) if isinstance(body.source, bytes) else body.source.stat().st_size
             documents, stamp = timeline_files(edge)
-            for key, body in timeline_objects(documents, stamp).items():
-                wanted[key] = len(body.source) if isinstance(body.source, bytes) else body.source.stat().st_size
+            listing = {key: len(body.source) for key, body in timeline_objects(documents, stamp).items()
+                       if isinstance(body.source, bytes)}
+            wanted.update(listing)
             new = {key: size for key, size in wanted.items() if key not in held}
+            # the files the revision changed: its release folder's, and the list of releases, feeds and
+            # TimeMap (per audience) that now name it — files every server must serve anew
+            listed = sum(size for key, size in listing.items() if key not in held)
             changed = _changed_bytes(site / RELEASES / previous if previous else None, site / RELEASES / release)
+            changed += listed
             rows.append((revision, len(new) + 1, sum(new.values()) + head, changed, heads, len(edge.answered)))
+            lists.append(listed)
             print(f"revision {revision}: {rows[-1][1]:,} objects, {rows[-1][2] / 1e6:.1f} MB uploaded, "
-                  f"{changed / 1e6:.1f} MB changed, {sum(wanted.values()) / 1e9:.2f} GB in the bucket, "
+                  f"{changed / 1e6:.1f} MB changed ({listed / 1e6:.1f} MB of it the list of releases), "
+                  f"{sum(wanted.values()) / 1e9:.2f} GB in the bucket, "
                   f"{time.monotonic() - started:.0f} s", flush=True)
             held = wanted  # what a deploy leaves after its sweep (every release kept: nothing goes)
             previous = release
@@ -189,7 +197,10 @@ def main() -> None:
         f"{elapsed:.0f} s in all (builds included)",
         f"- first release: {first[1]:,} objects, {first[2] / 1e6:.1f} MB uploaded (its files, their encodings, "
         "the manifest's shards, the list of releases)",
-        f"- per revision, uploaded / the bytes of its changed files (encodings included; the floor): median "
+        f"- the files a revision changes: its release folder's (encodings included) and the list of releases, its "
+        f"feeds and the TimeMap of each audience, which now name it ({sum(lists[1:]) / len(lists[1:]) / 1e6:.1f} MB "
+        "a revision on average)",
+        f"- per revision, uploaded / the bytes of its changed files (the floor): median "
         f"**{sorted(ratios)[len(ratios) // 2]:.3f}×**, worst **{worst:.3f}×** (goal ≤ 1.1×: "
         f"{'met' if worst <= 1.1 else 'not met'}); objects per revision "
         f"{min(r[1] for r in revisions):,}–{max(r[1] for r in revisions):,}, bytes "
