@@ -71,7 +71,7 @@ def _changed_bytes(before: Path | None, after: Path) -> int:
 def _keys(path: Path, grant_sets: list[list[str]], clients: int) -> None:
     """A keys file of `clients` users with one key each, holding the grant sets drawn (else none)."""
     import secrets
-    rows = [f"client{i:05d},{secrets.token_hex(16)},{'+'.join(grant_sets[i]) if i < len(grant_sets) else ''},yes\n"
+    rows = [f"client{i:05d},{secrets.token_hex(16)},{';'.join(grant_sets[i]) if i < len(grant_sets) else ''},yes\n"
             for i in range(clients)]
     path.write_text("user,key,models,active\n" + "".join(rows))
     path.chmod(0o600)
