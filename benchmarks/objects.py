@@ -157,8 +157,7 @@ def main() -> None:
                     if key not in wanted:
                         wanted[key] = len(body.source) if isinstance(body.source, bytes) else body.source.stat().st_size
             documents, stamp = timeline_files(edge)
-            listing = {key: len(body.source) for key, body in timeline_objects(documents, stamp).items()
-                       if isinstance(body.source, bytes)}
+            listing = {key: len(body.read()) for key, body in timeline_objects(documents, stamp).items()}
             wanted.update(listing)
             new = {key: size for key, size in wanted.items() if key not in held}
             # the files the revision changed: its release folder's, and the list of releases, feeds and

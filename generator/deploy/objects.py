@@ -110,13 +110,8 @@ def file_objects(path: str, entry: list, source: Path | bytes, twins: dict[str, 
     return objects
 
 
-def release_objects(release_dir: Path, release: str, files: list[str], base: ReleaseObjects | None = None
-                    ) -> ReleaseObjects:
-    """The manifest and objects of one release folder's `files` (those the edges serve): its layer of
-    what changed against `base` (the release it was built against, as the bucket holds it) over base's
-    layers, or one full layer (no base, or too many layers or entries above the bottom one). Hashes come
-    from the release's own manifest.json (a file of another size there is refused: the release is
-    damaged)."""
+def _read_files(release_dir: Path, release: str, files: list[str]) -> ReleaseObjects:
+    """A release's files table and the objects of its bodies, no manifest yet."""
     listed = read_manifest(release_dir)
     result = ReleaseObjects(release, b"")
     for relative in files:
@@ -134,6 +129,17 @@ def release_objects(release_dir: Path, release: str, files: list[str], base: Rel
         result.objects.update(file_objects(relative, result.entries[relative], path, twins))
         result.file_bytes += info.st_size
     result.files = len(result.entries)
+    return result
+
+
+def release_objects(release_dir: Path, release: str, files: list[str], base: ReleaseObjects | None = None
+                    ) -> ReleaseObjects:
+    """The manifest and objects of one release folder's `files` (those the edges serve): its layer of
+    what changed against `base` (the release it was built against, as the bucket holds it) over base's
+    layers, or one full layer (no base, or too many layers or entries above the bottom one). Hashes come
+    from the release's own manifest.json (a file of another size there is refused: the release is
+    damaged)."""
+    result = _read_files(release_dir, release, files)
     layer: dict[str, list | None] = dict(result.entries)
     result.layers, result.layer_files = [], []
     if base is not None and base.layers:
@@ -157,10 +163,9 @@ def release_objects(release_dir: Path, release: str, files: list[str], base: Rel
 def as_stored(release_dir: Path, release: str, files: list[str], head: bytes) -> ReleaseObjects:
     """A release whose manifest the bucket already holds (`head`): its files table from its folder, its
     layers as written then (never rewritten: an edge may hold that head)."""
-    found = release_objects(release_dir, release, files)
+    found = _read_files(release_dir, release, files)  # no layer made: the bucket's stays
     stored = orjson.loads(head)
-    found.objects = {key: body for key, body in found.objects.items() if key not in found.shards}
-    found.head, found.shards, found.layers, found.layer_files = head, [], stored["layers"], stored["layer_files"]
+    found.head, found.layers, found.layer_files = head, stored["layers"], stored["layer_files"]
     return found
 
 
