@@ -8,7 +8,7 @@ import gc
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import orjson
 
@@ -17,11 +17,12 @@ from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .load import Dataset, load_dataset
-from .load.records import ModelData, ModelDefinition, ModelObservations
+from .load.records import ModelData, ModelDefinition, ModelObservations, observation_counts
+from .model_builds import ModelJob, ModelWorkers, StageClock, ValidatedWriter, default_jobs
 from .publish import CHANGES, CURRENT, KEEP_RELEASES, RELEASES, ReleaseWriter
-from .render import render_country_model_scores, render_model_lists, render_shared_documents
-from .render.changes import Sections, current_sections, model_changes, render_release_changes
-from .render.exports import ExportChunks, ExportFile
+from .render import render_shared_documents
+from .render.changes import Sections, model_changes, render_release_changes
+from .render.exports import ExportChunks
 from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
@@ -30,6 +31,8 @@ from .render.release_info import RELEASE_INFO, release_site_url
 from .scoring import CurrentScores, score_model
 from .serve.runtime import check_release
 from .validate import SCHEMA_DIR, DocumentValidator
+
+STAGES = ("load", "score", "render", "validate", "publish")
 
 
 @dataclass
@@ -42,32 +45,15 @@ class BuildReport:
     countries: int = 0
     models: int = 0
     warnings: tuple[Problem, ...] = ()
-    stages: dict[str, float] = field(default_factory=dict)
+    stages: dict[str, float] = field(default_factory=dict)  # seconds of each stage, over every process
+    wall: float = 0.0  # seconds the build took
     published: bool = False  # False: nothing changed against the current release, which stays
     site_url: str = ""  # the address the release links to
     site_url_before: str | None = None  # the site's address before this build, where it changed
 
-    @property
-    def seconds(self) -> float:
-        return sum(self.stages.values())
-
     def note_dataset(self, dataset: Dataset) -> None:
         """What the loaded data holds: its warnings and how many countries and models."""
         self.warnings, self.countries, self.models = dataset.warnings, len(dataset.countries), len(dataset.models)
-
-
-class StageClock:
-    """Adds the time of each call to its stage (load, score, render, validate, publish)."""
-
-    def __init__(self, stages: dict[str, float]):
-        self.stages = stages
-
-    def run(self, stage: str, function: Callable[..., Any], *args: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return function(*args)
-        finally:
-            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - started
 
 
 @contextlib.contextmanager
@@ -110,44 +96,6 @@ def check(data_dir: Path, strict: bool = False) -> tuple[BuildReport, int]:
     return report, scored
 
 
-EXAMPLE_BYTES = 16_384  # of a bulk export, kept to show its first lines
-
-
-class ValidatedWriter:
-    """Validates each document against its route's schema, serialises it and hands it to the release writer;
-    keeps every schema violation (nothing is published if there is one) and the documents the reference shows."""
-
-    def __init__(self, writer: ReleaseWriter, validator: DocumentValidator, clock: StageClock,
-                 example_files: set[str], progress: Callable[[int, int], None] | None, total: int):
-        self.writer, self.validator, self.clock = writer, validator, clock
-        self.example_files, self.progress, self.total = example_files, progress, total
-        self.failures: list[str] = []
-        self.examples: dict[str, object] = {}  # by file: real answers for the HTML reference
-        self.documents = 0
-
-    def add(self, rendered: Iterable[tuple[routes.Route, object]]) -> None:
-        for route, document in rendered:
-            self.add_one(route, document)
-
-    def add_one(self, route: routes.Route, document: object) -> None:
-        """A document (a dict or list), or an export (its parts: no schema, written as they are)."""
-        if isinstance(document, ExportFile):
-            if route.file in self.example_files:  # of an export, its beginning is enough
-                self.examples[route.file] = document.head(EXAMPLE_BYTES)
-            self.clock.run("publish", self.writer.write_parts, route.file, document.parts)
-        else:
-            if route.file in self.example_files:
-                self.examples[route.file] = document
-            errors = self.clock.run("validate", self.validator.errors, route, document) if route.schema else []
-            if errors:
-                self.failures.extend(errors)
-                return
-            self.clock.run("publish", self.writer.write, route.file, self.clock.run("render", orjson.dumps, document))
-        self.documents += 1
-        if self.progress:
-            self.progress(1, self.total)
-
-
 def link_model_pages(dataset: Dataset, site_url: str) -> Dataset:
     """A public model whose models.csv leaves `url` blank links to its methodology page on the site
     (custom models have no public page: theirs stays out of the documents)."""
@@ -158,12 +106,6 @@ def link_model_pages(dataset: Dataset, site_url: str) -> Dataset:
         return dataclasses.replace(definition, model=dataclasses.replace(
             model, url=routes.model_page(site_url, model.code)))
     return dataclasses.replace(dataset, models=tuple(linked(d) for d in dataset.models))
-
-
-def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, int]:
-    """How many observations each model is built from."""
-    return {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
-            for code, by_indicator in observations.items()}
 
 
 def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None, snapshot: ReleaseSnapshot,
@@ -196,7 +138,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
           force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
           guard: ChangeGuard | None = ChangeGuard(), site_url: str | None = None,
-          keep: int | None = None, keep_days: float | None = None, stage: bool = False) -> BuildReport:
+          keep: int | None = None, keep_days: float | None = None, stage: bool = False,
+          jobs: int | None = None) -> BuildReport:
     """Build every document from data_dir and publish them as a new current release of site_dir.
 
     A release identical to the current one is not published (`force` publishes it anyway). With
@@ -210,8 +153,11 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     days and the one a rollback goes to. The site remembers `site_url`, `keep` and `keep_days` (its
     catalogue): None takes what the last build that published was given (else the defaults). With
     `stage`, the release is published staged, not live: answered under its own id to preview keys until
-    `riskapi promote` makes it current."""
-    report = BuildReport()
+    `riskapi promote` makes it current. The models are built in `jobs` processes (None: one per core;
+    the release is the same whatever the number)."""
+    started = time.perf_counter()
+    jobs = default_jobs() if jobs is None else jobs
+    report = BuildReport(stages=dict.fromkeys(STAGES, 0.0))
     clock = StageClock(report.stages)
     history = read_history(site_dir)  # a damaged catalogue stops the build here
     remembered = history.settings
@@ -237,31 +183,25 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         examples = example_routes(dataset)
         audiences = routes.audiences(dataset.custom_models, grant_sets)
         total = routes.document_count(len(countries), len(dataset.models), len(audiences))
-        writer = ReleaseWriter(site_dir, keep, keep_days)
+        writer = ReleaseWriter(site_dir, keep, keep_days, jobs)
         try:
             out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
             current: list[CurrentScores] = []
             score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
             exports = ExportChunks(writer.scratch())
             sections_now: dict[str, Sections] = {}  # for the change document: the sections that moved
-            for definition in dataset.models:
-                code = definition.model.code
-                # Popped: only this model's observations and series are held while it renders.
-                scores = clock.run("score", score_model, countries, ModelData(definition, observations.pop(code)))
-                lists = clock.run("render", render_model_lists, scores, countries)
-                out.add(lists)
-                score_lists[code] = dict(lists)[routes.model_scores(code)]
-                with exports.model(code, definition.model.custom) as export_rows_of:
-                    for country in countries:  # endpoint 4 of every country: also the rows of the bulk exports
-                        document = clock.run("render", render_country_model_scores, scores,
-                                             scores.countries[country.code])
-                        out.add_one(routes.country_model_scores(code, country.code), document)
-                        clock.run("render", export_rows_of, document)
-                        sections_now.setdefault(code, {})[country.code] = current_sections(document)
-                current.append(CurrentScores.of(scores))
-                del scores, lists
+            job = ModelJob(countries, dataset.models, observations, validator, out.example_files, total)
+            with ModelWorkers(job, writer, exports) as workers:
+                for built in workers.models(out):  # the public exports are written in there too
+                    for name, seconds in built.stages.items():
+                        report.stages[name] = report.stages.get(name, 0.0) + seconds
+                    out.failures.extend(built.failures)
+                    out.examples.update(built.examples)
+                    out.documents += built.documents
+                    current.append(built.current)
+                    score_lists[built.code] = built.score_list
+                    sections_now[built.code] = built.sections
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
-            out.add(exports.render())
             del exports
             public = [m.model.code for m in dataset.models if not m.model.custom]
             shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
@@ -301,6 +241,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                     lambda path: path in (CHANGES_PAGE, CHANGES) or routes.names_its_release(path)):
                 writer.abort()
                 report.release = writer.previous
+                report.wall = time.perf_counter() - started
                 return report
             clock.run("publish", refuse_if_nginx_rejects, writer)
             report.release = clock.run("publish", writer.commit, stage,
@@ -312,4 +253,5 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         except BaseException:
             writer.abort()
             raise
+    report.wall = time.perf_counter() - started
     return report

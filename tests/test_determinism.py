@@ -14,17 +14,21 @@ from tools.synthetic_data import DemoSpec, write_demo_data
 from .conftest import TINY
 
 
-def build_in_a_process(site, hash_seed: str) -> str:
-    """`riskapi build` in a process of its own whose str and bytes hashes are seeded with `hash_seed`, so
-    an order that follows a set's or a dict's hashing shows up as different bytes."""
+def build_in_a_process(site, hash_seed: str, jobs: int) -> str:
+    """`riskapi build --jobs N` in a process of its own whose str and bytes hashes are seeded with
+    `hash_seed`, so an order that follows a set's or a dict's hashing shows up as different bytes."""
     done = subprocess.run([sys.executable, "-m", "generator.cli", "-q", "build", "--data", str(TINY), "--site",
-                           str(site)], env={**os.environ, "PYTHONHASHSEED": hash_seed}, capture_output=True, text=True)
+                           str(site), "--jobs", str(jobs)], env={**os.environ, "PYTHONHASHSEED": hash_seed},
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return current_release(site)
 
 
-def test_two_builds_give_identical_bytes(tmp_path):
-    first_id, second_id = build_in_a_process(tmp_path / "a", "1"), build_in_a_process(tmp_path / "b", "2")
+def test_two_builds_give_identical_bytes_with_one_job_or_two(tmp_path):
+    # one job builds the models in the build's process; two fork two processes that each write the files
+    # of the models they take (TINY has three models, so one of them builds two)
+    first_id, second_id = build_in_a_process(tmp_path / "a", "1", 1), build_in_a_process(tmp_path / "b", "2", 2)
+    assert len(list((tmp_path / "a" / CURRENT / "api/v1/exports").glob("*/scores.csv"))) == 3  # models
     first, second = read_manifest(tmp_path / "a" / CURRENT), read_manifest(tmp_path / "b" / CURRENT)
     # The changes page, changes.txt, the API root and the release documents name their own release (a
     # timestamp, and the time it stands for): apart from that they are identical too.

@@ -35,13 +35,14 @@ from .live import free_port, wait_for
 pytestmark = pytest.mark.faults
 
 
-def start_build(data: Path, site: Path) -> subprocess.Popen:
+def start_build(data: Path, site: Path, *options: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "generator.cli", "build", "--data", str(data), "--site",
-                             str(site)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             str(site), *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def write_worker_of(build: subprocess.Popen, site: Path) -> int:
-    """The forked process writing the release, once it writes (a .tmp- release folder with files)."""
+    """A forked process writing the release, once it writes (a .tmp- release folder with files): with one
+    job the write worker, with more a worker building models (the write worker starts after them)."""
     def writing():
         temporary = [p for p in (site / RELEASES).glob(".tmp-*") if any(p.rglob("index.json"))]
         workers = children(build.pid)
@@ -67,17 +68,39 @@ def test_a_build_killed_by_sigkill_leaves_no_lock_and_the_next_build_cleans_up(t
     assert not list((site / RELEASES).glob(".tmp-*"))
 
 
-def test_a_killed_write_worker_is_one_clear_error_and_publishes_nothing(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_killed_worker_is_one_clear_error_and_publishes_nothing(tmp_path, jobs):
     site = tmp_path / "site"
-    build = start_build(DEMO_DATA, site)
+    cli = CliRunner()
+    assert cli.invoke(main, ["-q", "build", "--data", str(TINY), "--site", str(site)]).exit_code == 0
+    live = current_release(site)
+    build = start_build(DEMO_DATA, site, "--jobs", jobs)
     worker = write_worker_of(build, site)
+    others = children(build.pid) - {worker}
     os.kill(worker, signal.SIGKILL)
     output, _ = build.communicate(timeout=120)
     assert build.returncode == 1, output
     assert "Traceback" not in output
-    assert output.strip() == (f"Error: the process writing the release stopped (killed, or out of memory); nothing "
+    assert output.strip() == (f"Error: a process writing the release stopped (killed, or out of memory); nothing "
                               f"was published and {site / CURRENT} is as it was")
-    assert releases(site) == [] and current_release(site) is None
+    assert releases(site) == [live] and current_release(site) == live
+    # the build's other workers ended with it (nothing writes into the discarded folder)
+    assert all(process_state(p) is None or process_state(p)[0] == "Z" for p in others)
+    # and after it: a build with as many jobs, a staged one promoted, a rollback
+    assert cli.invoke(main, ["-q", "build", "--data", str(DEMO_DATA), "--site", str(site), "--jobs", jobs,
+                             "--accept-changes"]).exit_code == 0
+    built = current_release(site)
+    assert built != live and not list((site / RELEASES).glob(".tmp-*"))
+    staged = cli.invoke(main, ["-q", "build", "--data", str(TINY), "--site", str(site), "--jobs", jobs, "--stage",
+                               "--accept-changes"])
+    assert staged.exit_code == 0, staged.output
+    newest = releases(site)[-1]
+    assert current_release(site) == built and newest not in (live, built)
+    promoted = cli.invoke(main, ["-q", "promote", newest, "--site", str(site), "--accept-changes"])
+    assert promoted.exit_code == 0, promoted.output
+    assert current_release(site) == newest
+    assert cli.invoke(main, ["-q", "rollback", "--site", str(site)]).exit_code == 0
+    assert current_release(site) == built
 
 
 # ---- keys -------------------------------------------------------------------------------------

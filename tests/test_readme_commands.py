@@ -38,7 +38,7 @@ COMMAND_LINES = [
     "riskapi releases --site {site}",
     "riskapi releases --site {site} --repair",
     "riskapi rollback --site {site}",
-    "riskapi build --data {data} --site {site} -q --force --stage",
+    "riskapi build --data {data} --site {site} -q --force --stage --jobs 2",
     "riskapi promote {staged} --site {site} --accept-changes --keys {keys}",
     "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
     "riskapi keys add carol --models acme_next --keys {keys} --force",

@@ -48,10 +48,13 @@ from .webhooks import tell_subscribers
 @click.option("--stage", is_flag=True,
               help="Publish the release staged, not live: answered under /api/v1/releases/ID/ to preview keys only, "
                    "until `riskapi promote ID`.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that build the models at once; the release is the same whatever the number "
+                   "[default: one per core].")
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
                   max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str | None,
-                  keys_file: Path, keep: int | None, keep_days: float | None, stage: bool) -> None:
+                  keys_file: Path, keep: int | None, keep_days: float | None, stage: bool, jobs: int | None) -> None:
     """Build every document from the CSVs and publish a new release."""
     from ..keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -63,7 +66,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
                          guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days, stage=stage)
+                         keep_days=keep_days, stage=stage, jobs=jobs)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
@@ -71,7 +74,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
                          guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days, stage=stage)
+                         keep_days=keep_days, stage=stage, jobs=jobs)
 
     report = run()
     _warnings(ctx, report)
@@ -82,7 +85,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     _say(ctx, f"{'staged' if stage else 'published'} release {report.release}: {report.documents} documents, "
               f"{report.bytes / 1e6:.1f} MB "
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
-              f"in {report.seconds:.1f}s")
+              f"in {report.wall:.1f}s")
     if report.changes is not None:
         _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
     if report.site_url_before:

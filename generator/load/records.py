@@ -148,6 +148,12 @@ class Observation:
 ModelObservations = dict[str, dict[str, tuple[Observation, ...]]]
 
 
+def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, int]:
+    """How many observations each model is built from."""
+    return {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
+            for code, by_indicator in observations.items()}
+
+
 @dataclass(frozen=True)
 class ModelDefinition:
     """A model with its sections and indicators (in file order): what scoring and the docs pages read."""

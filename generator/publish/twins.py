@@ -7,7 +7,7 @@ import hashlib
 import os
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import brotli
 
@@ -50,11 +50,14 @@ def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -
     return written
 
 
-def twins_of_written(folder: Path, relative: str, stamp: int) -> list[tuple[str, dict[str, dict]]]:
-    """In the worker: the twins of a file the build wrote itself (ReleaseWriter.write_parts), read a
-    block at a time."""
+def twin_of_written(folder: Path, twin: tuple[str, str], stamp: int) -> list[tuple[str, dict[str, dict]]]:
+    """In the worker: one twin, (relative path, suffix), of a file the build wrote itself
+    (ReleaseWriter.write_parts), read a block at a time: a large file's twins are made at once by
+    two workers."""
+    relative, suffix = twin
     path = folder / relative
-    return [(relative, _write_twins(path, lambda: read_blocks(path), path.stat().st_size, stamp))]
+    forms = [form for form in COMPRESSED_FORMS if form[0] == suffix]
+    return [(relative, _write_twins(path, lambda: read_blocks(path), path.stat().st_size, stamp, forms))]
 
 
 def twins_of(body: bytes) -> dict[str, bytes]:
@@ -68,12 +71,14 @@ def twins_of(body: bytes) -> dict[str, bytes]:
     return found
 
 
-def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, stamp: int) -> dict[str, dict]:
-    """Over 1 KB, each compressed twin of a file whose bytes `blocks()` gives; their manifest entries."""
+def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, stamp: int,
+                 forms: Sequence[tuple[str, Callable[[], Any]]] = COMPRESSED_FORMS) -> dict[str, dict]:
+    """Over 1 KB, each compressed twin (of `forms`) of a file whose bytes `blocks()` gives; their manifest
+    entries."""
     entries: dict[str, dict] = {}
     if size <= GZIP_MIN_BYTES:
         return entries
-    for suffix, compressor in COMPRESSED_FORMS:
+    for suffix, compressor in forms:
         stream, digest, length = compressor(), hashlib.sha256(), 0
         twin = path.with_name(path.name + suffix)
         with open(twin, "wb") as out:

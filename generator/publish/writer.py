@@ -36,7 +36,7 @@ from .site import (
     releases,
     switch_to,
 )
-from .twins import COMPRESSED_FORMS, TWIN_SUFFIXES, twins_of_written, write_with_twins
+from .twins import COMPRESSED_FORMS, TWIN_SUFFIXES, twin_of_written, write_with_twins
 
 KEEP_RELEASES = 5
 # Writing and compressing run in a worker process: in a thread they would wait for the GIL that
@@ -53,7 +53,7 @@ def start_write_worker(lock_fd: int) -> None:
     end_with_parent(signal.SIGKILL)
 
 
-def _discard(pool: ProcessPoolExecutor) -> None:
+def discard(pool: ProcessPoolExecutor) -> None:
     """End a pool whose work is thrown away: its worker killed and reaped through its own handle. (A
     bare waitpid left the pool's thread polling, forever, for a pid that was gone, and Python waits for
     that thread at exit: the build, or the test run, never ended.)"""
@@ -65,80 +65,20 @@ def _discard(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-class ReleaseWriter:
-    """Collect the files of one release in a hidden folder; `commit` publishes, `abort` discards."""
+class ReleaseFiles:
+    """Files added to a release's hidden folder: written with their twins, or hard-linked from the
+    previous release where their bytes did not change; their manifest entries. Written here, in this
+    process: a build's worker process writes its models' files with one (`ReleaseWriter.part`)."""
 
-    def __init__(self, site: Path, keep: int = KEEP_RELEASES, keep_days: float | None = None):
-        self.site = site
-        self.keep = keep
-        self.keep_days = keep_days
-        current = site / CURRENT
-        if current.exists() and not current.is_symlink():  # before the work, not after a whole release
-            raise PublishError(f"{current} is a real folder, not the link to a release: move it away (serve "
-                               f"releases from {site / RELEASES}), then build again")
-        self._lock = SiteLock(site)
-        try:
-            with Catalogue.open(site) as catalogue:  # a damaged catalogue stops the build here: nothing changed
-                catalogue.settle()
-                history = catalogue.history()
-        except BaseException:
-            self._lock.unlock()
-            raise
-        (site / RELEASES).mkdir(exist_ok=True)
-        self._remove_leftovers(history)
-        self._known = set(history.built)  # a new id never takes a pruned release's, even after a clock step
-        self.previous = current_release(site)
-        previous_dir = site / RELEASES / self.previous if self.previous else None
-        self._previous_dir = previous_dir
-        self._previous_files = read_manifest(previous_dir) if previous_dir else {}
-        # Every new file gets one mtime, later than any file of the previous release, so nginx's
-        # ETag (mtime-size) changes whenever bytes change, even for two builds in one second.
-        previous_stamp = _manifest_stamp(previous_dir) if previous_dir else 0
-        self.stamp = max(int(time.time()), previous_stamp + 1)
-        self.id = self._new_id()
-        self.folder = site / RELEASES / f".tmp-{self.id}"
-        self.folder.mkdir()
-        self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
+    def __init__(self, folder: Path, stamp: int, previous_dir: Path | None, previous_files: dict[str, dict]):
+        self.folder, self.stamp = folder, stamp
+        self._previous_dir, self._previous_files = previous_dir, previous_files
         self.files: dict[str, dict] = {}
         self.linked = 0
         self.bytes = 0
         self._made_dirs: set[Path] = set()
-        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            max_workers=WRITE_PROCESSES, mp_context=multiprocessing.get_context("fork"),
-            initializer=start_write_worker, initargs=(self._lock.fileno(),))
-        self._pending: deque[Future] = deque()
         self._batch: list[tuple[str, bytes]] = []
         self._batch_bytes = 0
-
-    def _new_id(self) -> str:
-        """A UTC timestamp; ids sort in build order even for two builds in one second."""
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        latest = max([*releases(self.site), *self._known], default="", key=release_order)
-        if stamp > latest.partition("-")[0]:
-            return stamp
-        base, count = release_order(latest)
-        return f"{base}-{max(count, 1) + 1:02d}"
-
-    def _remove_leftovers(self, history: History) -> None:
-        """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary links,
-        releases the catalogue built whose switch never happened, and releases it pruned whose folder a
-        kill left. Only on the catalogue's word: a folder it does not know stays (riskapi releases)."""
-        for link in self.site.glob(f".{CURRENT}.tmp-*"):
-            link.unlink(missing_ok=True)
-        never = {r for r, staged in history.built.items() if not staged} - history.ever_live
-        for release in set(releases(self.site)) & (never | history.removed):
-            self._remove(release)
-        for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
-            shutil.rmtree(leftover, ignore_errors=True)
-
-    def _remove(self, release: str) -> None:
-        """Pruned in the catalogue first, then renamed out of sight, then deleted: a kill at any step leaves
-        no half-deleted release on offer, and the next build finishes the job."""
-        with Catalogue.open(self.site) as catalogue:
-            catalogue.mark_removed(release)
-        going = self.site / RELEASES / f".gone-{release}"
-        os.rename(self.site / RELEASES / release, going)
-        shutil.rmtree(going, ignore_errors=True)
 
     def write(self, relative: str, data: bytes) -> None:
         """Add one file; a second write to the same path is a bug in the routes, so it raises."""
@@ -175,13 +115,8 @@ class ReleaseWriter:
             if self._link_unchanged(relative, digest, size, target):
                 return
             write_joined(target, parts, self.stamp)
-        self._hand_over(twins_of_written, relative)
-
-    def scratch(self) -> Path:
-        """A folder for the build's own intermediate files, beside the release and never in it;
-        removed when the release is finished or discarded (or, after a crash, by the next build)."""
-        self._scratch.mkdir(exist_ok=True)
-        return self._scratch
+        for suffix in TWIN_SUFFIXES:
+            self._hand_over(twin_of_written, (relative, suffix))
 
     def _submit(self) -> None:
         if not self._batch:
@@ -190,46 +125,17 @@ class ReleaseWriter:
         self._batch, self._batch_bytes = [], 0
 
     def _hand_over(self, work: Callable[..., Any], what: Any) -> None:
-        """Give the worker `work(folder, what, stamp)`, once fewer than MAX_PENDING_BATCHES wait."""
-        while len(self._pending) >= MAX_PENDING_BATCHES:
-            self._collect(self._pending.popleft())
-        if self._pool is None:
-            raise PublishError("the release was finished or discarded: no more files can be added")
-        try:
-            self._pending.append(self._pool.submit(work, self.folder, what, self.stamp))
-        except BrokenProcessPool:
-            raise self._worker_stopped() from None
+        """Run `work(folder, what, stamp)` (write files and their twins) and take its manifest entries."""
+        self._adopt(work(self.folder, what, self.stamp))
 
-    def _collect(self, pending: Future) -> None:
-        try:
-            while not wait([pending], timeout=1.0).done:
-                if not self._pool_alive():
-                    raise self._worker_stopped()
-            written = pending.result()  # re-raises a failed write
-        except BrokenProcessPool:
-            raise self._worker_stopped() from None
+    def _adopt(self, written: list[tuple[str, dict[str, dict]]]) -> None:
         for relative, entries in written:
             for suffix, entry in entries.items():
                 self.files[relative + suffix] = entry
 
-    def _pool_alive(self) -> bool:
-        """Whether the pool can still finish work: its thread that hands work over and its worker run.
-        Under a memory limit that thread can die at its start (`can't start new thread`), and the work
-        it holds would be waited for forever."""
-        pool = self._pool
-        manager = getattr(pool, "_executor_manager_thread", None)
-        processes = getattr(pool, "_processes", None) or {}
-        return (manager is None or manager.is_alive()) and all(p.is_alive() for p in processes.values())
-
-    def _worker_stopped(self) -> PublishError:
-        return PublishError("the process writing the release stopped (killed, or out of memory); nothing was "
-                            f"published and {self.site / CURRENT} is as it was")
-
     def flush(self) -> None:
-        """Wait until every file written so far is on disk (the release can still take more)."""
+        """Every file added so far written."""
         self._submit()
-        while self._pending:
-            self._collect(self._pending.popleft())
 
     def _link_unchanged(self, relative: str, digest: str, size: int, target: Path) -> bool:
         """Hard-link a file whose bytes did not change, so its mtime (and nginx's ETag) stays."""
@@ -252,6 +158,150 @@ class ReleaseWriter:
             return False
         self.linked += 1
         return True
+
+
+class ReleaseWriter(ReleaseFiles):
+    """Collect the files of one release in a hidden folder; `commit` publishes, `abort` discards."""
+
+    def __init__(self, site: Path, keep: int = KEEP_RELEASES, keep_days: float | None = None,
+                 workers: int = WRITE_PROCESSES):
+        self.site = site
+        self.workers = workers  # processes that write, and build models (model_builds.py) if more than one
+        self.keep = keep
+        self.keep_days = keep_days
+        current = site / CURRENT
+        if current.exists() and not current.is_symlink():  # before the work, not after a whole release
+            raise PublishError(f"{current} is a real folder, not the link to a release: move it away (serve "
+                               f"releases from {site / RELEASES}), then build again")
+        self._lock = SiteLock(site)
+        try:
+            with Catalogue.open(site) as catalogue:  # a damaged catalogue stops the build here: nothing changed
+                catalogue.settle()
+                history = catalogue.history()
+        except BaseException:
+            self._lock.unlock()
+            raise
+        (site / RELEASES).mkdir(exist_ok=True)
+        self._remove_leftovers(history)
+        self._known = set(history.built)  # a new id never takes a pruned release's, even after a clock step
+        self.previous = current_release(site)
+        previous_dir = site / RELEASES / self.previous if self.previous else None
+        self._previous_files = read_manifest(previous_dir) if previous_dir else {}
+        # Every new file gets one mtime, later than any file of the previous release, so nginx's
+        # ETag (mtime-size) changes whenever bytes change, even for two builds in one second.
+        previous_stamp = _manifest_stamp(previous_dir) if previous_dir else 0
+        self.stamp = max(int(time.time()), previous_stamp + 1)
+        self.id = self._new_id()
+        super().__init__(site / RELEASES / f".tmp-{self.id}", self.stamp, previous_dir, self._previous_files)
+        self.folder.mkdir()
+        self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
+        self._pool: ProcessPoolExecutor | None = self._worker_pool(workers)
+        self._pending: deque[Future] = deque()
+
+    def _worker_pool(self, workers: int) -> ProcessPoolExecutor:
+        """Forked worker processes that hold no copy of the site lock and end with the build. All fork
+        when the first work is submitted, from this process as it is then (the build's data included,
+        before the pool starts its own thread)."""
+        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=start_write_worker, initargs=(self._lock.fileno(),))
+
+    def submit(self, work: Callable[..., Any], *args: Any) -> Future:
+        """Run `work(*args)` in a worker process (a model's build: model_builds.py)."""
+        if self._pool is None:
+            raise PublishError("the release was finished or discarded: no more files can be added")
+        try:
+            return self._pool.submit(work, *args)
+        except BrokenProcessPool:
+            raise self.worker_stopped() from None
+
+    def _new_id(self) -> str:
+        """A UTC timestamp; ids sort in build order even for two builds in one second."""
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        latest = max([*releases(self.site), *self._known], default="", key=release_order)
+        if stamp > latest.partition("-")[0]:
+            return stamp
+        base, count = release_order(latest)
+        return f"{base}-{max(count, 1) + 1:02d}"
+
+    def _remove_leftovers(self, history: History) -> None:
+        """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary links,
+        releases the catalogue built whose switch never happened, and releases it pruned whose folder a
+        kill left. Only on the catalogue's word: a folder it does not know stays (riskapi releases)."""
+        for link in self.site.glob(f".{CURRENT}.tmp-*"):
+            link.unlink(missing_ok=True)
+        never = {r for r, staged in history.built.items() if not staged} - history.ever_live
+        for release in set(releases(self.site)) & (never | history.removed):
+            self._remove(release)
+        for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
+            shutil.rmtree(leftover, ignore_errors=True)
+
+    def _remove(self, release: str) -> None:
+        """Pruned in the catalogue first, then renamed out of sight, then deleted: a kill at any step leaves
+        no half-deleted release on offer, and the next build finishes the job."""
+        with Catalogue.open(self.site) as catalogue:
+            catalogue.mark_removed(release)
+        going = self.site / RELEASES / f".gone-{release}"
+        os.rename(self.site / RELEASES / release, going)
+        shutil.rmtree(going, ignore_errors=True)
+
+    def scratch(self) -> Path:
+        """A folder for the build's own intermediate files, beside the release and never in it;
+        removed when the release is finished or discarded (or, after a crash, by the next build)."""
+        self._scratch.mkdir(exist_ok=True)
+        return self._scratch
+
+    def _hand_over(self, work: Callable[..., Any], what: Any) -> None:
+        """Give the worker `work(folder, what, stamp)`, once fewer than MAX_PENDING_BATCHES wait."""
+        while len(self._pending) >= MAX_PENDING_BATCHES:
+            self._collect(self._pending.popleft())
+        self._pending.append(self.submit(work, self.folder, what, self.stamp))
+
+    def result(self, pending: Future) -> Any:
+        """What work submitted to the worker processes gave (re-raising what it raised), or one clear
+        error if a worker, or the pool's thread that hands work over, stopped."""
+        try:
+            while not wait([pending], timeout=1.0).done:
+                if not self._pool_alive():
+                    raise self.worker_stopped()
+            return pending.result()
+        except BrokenProcessPool:
+            raise self.worker_stopped() from None
+
+    def _collect(self, pending: Future) -> None:
+        self._adopt(self.result(pending))
+
+    def _pool_alive(self) -> bool:
+        """Whether the pool can still finish work: its thread that hands work over and its worker run.
+        Under a memory limit that thread can die at its start (`can't start new thread`), and the work
+        it holds would be waited for forever."""
+        pool = self._pool
+        manager = getattr(pool, "_executor_manager_thread", None)
+        processes = getattr(pool, "_processes", None) or {}
+        return (manager is None or manager.is_alive()) and all(p.is_alive() for p in processes.values())
+
+    def worker_stopped(self) -> PublishError:
+        return PublishError("a process writing the release stopped (killed, or out of memory); nothing was "
+                            f"published and {self.site / CURRENT} is as it was")
+
+    def flush(self) -> None:
+        """Wait until every file added so far is on disk (the release can still take more)."""
+        self._submit()
+        while self._pending:
+            self._collect(self._pending.popleft())
+
+    def part(self) -> ReleaseFiles:
+        """For a build's worker process: a writer of this release's files that writes in that process
+        (`merge` takes what it wrote). Made in the worker, after the fork: the pool stays the parent's."""
+        return ReleaseFiles(self.folder, self.stamp, self._previous_dir, self._previous_files)
+
+    def merge(self, files: dict[str, dict], linked: int, size: int) -> None:
+        """Take the manifest entries of files a worker wrote with a `part` (each path written once)."""
+        twice = files.keys() & self.files.keys()
+        if twice:
+            raise PublishError(f"two documents were written to {min(twice)}")
+        self.files.update(files)
+        self.linked += linked
+        self.bytes += size
 
     def same_as_previous(self, names_its_release: Callable[[str], bool]) -> bool:
         """Whether this release holds exactly the previous one's files and bytes (twins aside), but for
@@ -309,7 +359,7 @@ class ReleaseWriter:
         try:
             if self._pool is not None:
                 pool, self._pool = self._pool, None
-                _discard(pool)
+                discard(pool)
             self._pending.clear()
             self._batch = []
             shutil.rmtree(self.folder, ignore_errors=True)

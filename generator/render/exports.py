@@ -7,6 +7,7 @@ grow with its models, never with its clients."""
 from __future__ import annotations
 
 import csv
+import io
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,23 +50,21 @@ _FIELD_NAMES = tuple(name for _, name in _FIELDS)
 assert HEADER[4:-2] == tuple(column for column, _ in _FIELDS)
 
 
-def export_rows(document: dict) -> list[tuple]:
-    """The rows of one endpoint 4 document (a model for one country), as tuples in column order
-    (None where a result has no such field)."""
-    model, country = document["model"]["type"], document["entity"]["countryCode"]
-    levels = [("model", "", document["results"])]
-    levels += [("section", s["reference"], s.get("results", [])) for s in document.get("sections", [])]
-    levels += [("indicator", i["reference"], i.get("results", [])) for i in document.get("indicators", [])]
-    rows = []
-    for level, reference, results in levels:
-        for result in results:
-            raw_value = components = None
-            data = result.get("data")
-            if data and data["value"] is not None:
-                raw_value = data["value"][0]
-                components = dict(zip(data["name"][1:], data["value"][1:])) or None
-            rows.append((model, country, level, reference, *map(result.get, _FIELD_NAMES), raw_value, components))
-    return rows
+def _levels(document: dict) -> Iterator[tuple[str, str, list[dict]]]:
+    """(level, reference, results) of an endpoint 4 document: the model, each section, each indicator."""
+    yield "model", "", document["results"]
+    for section in document.get("sections", []):
+        yield "section", section["reference"], section.get("results", [])
+    for indicator in document.get("indicators", []):
+        yield "indicator", indicator["reference"], indicator.get("results", [])
+
+
+def _raw(result: dict) -> tuple[Any, dict | None]:
+    """An indicator result's raw value and its named components (None where there are none)."""
+    data = result.get("data")
+    if not data or data["value"] is None:
+        return None, None
+    return data["value"][0], dict(zip(data["name"][1:], data["value"][1:])) or None
 
 
 def _components_cell(components: dict) -> str:
@@ -81,11 +80,34 @@ def spreadsheet_safe(cell: Any) -> Any:
     return "'" + cell if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell
 
 
-def _csv_row(row: tuple) -> tuple:
-    """A row as the CSV export writes it: the free-text cells (reference, raw value, components)
-    spreadsheet-safe; numbers, codes and categories are never formulas."""
-    components = None if row[-1] is None else spreadsheet_safe(_components_cell(row[-1]))
-    return (*row[:3], spreadsheet_safe(row[3]), *row[4:-2], spreadsheet_safe(row[-2]), components)
+_VALUE_COLUMNS = HEADER[4:-2]  # date … data_quality: the columns read off a result's fields
+
+
+def _rows_of(document: dict, csv_rows: list[tuple], json_rows: list[dict]) -> None:
+    """Append one endpoint 4 document's rows as the CSV export writes them (the free-text cells —
+    reference, raw value, components — spreadsheet-safe; numbers, codes and categories are never
+    formulas) and as the JSON Lines export does (without what has no value, as the API's documents
+    leave it out). One pass for both: the rows are most of a build's rendering."""
+    model, country = document["model"]["type"], document["entity"]["countryCode"]
+    for level, reference, results in _levels(document):
+        safe_reference = spreadsheet_safe(reference)
+        base = {"model": model, "country_code": country, "level": level, "reference": reference}
+        indicators = level == "indicator"  # only an indicator's results hold raw data
+        for result in results:
+            values = list(map(result.get, _FIELD_NAMES))
+            row = base.copy()
+            row.update({name: value for name, value in zip(_VALUE_COLUMNS, values) if value is not None})
+            raw_value, components = _raw(result) if indicators else (None, None)
+            if raw_value is None and components is None:
+                csv_rows.append((model, country, level, safe_reference, *values, None, None))
+            else:
+                csv_rows.append((model, country, level, safe_reference, *values, spreadsheet_safe(raw_value),
+                                 None if components is None else spreadsheet_safe(_components_cell(components))))
+                if raw_value is not None:
+                    row["raw_value"] = raw_value
+                if components is not None:
+                    row["raw_components"] = components
+            json_rows.append(row)
 
 
 @dataclass
@@ -102,31 +124,45 @@ class ExportChunks:
     def model(self, code: str, custom: bool) -> Iterator[Callable[[dict], None]]:
         """A model's rows files, open while its documents are rendered: `add(document)` writes one
         endpoint 4 document's rows (no model's documents are held for the exports)."""
-        self.csv[code], self.jsonl[code] = self.folder / f"{code}.csv", self.folder / f"{code}.jsonl"
+        self.register(code, custom)
         with NamedFile(self.csv[code], text=True) as text, NamedFile(self.jsonl[code]) as lines:
-            writer = csv.writer(text, lineterminator="\n")
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
 
             def add(document: dict) -> None:
-                for row in export_rows(document):
-                    # csv writes None as an empty cell and numbers as Python writes them (as the JSON does)
-                    writer.writerow(_csv_row(row))
-                    # JSON Lines leave out what has no value, as the API's documents do
-                    lines.write(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n")
+                csv_rows: list[tuple] = []
+                json_rows: list[dict] = []
+                _rows_of(document, csv_rows, json_rows)
+                # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
+                # One write per document and format: a call per row cost a fifth of the build's render.
+                buffer.seek(0)
+                buffer.truncate()
+                writer.writerows(csv_rows)
+                text.write(buffer.getvalue())
+                lines.write(b"".join(orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE) for row in json_rows))
             yield add
+
+    def register(self, code: str, custom: bool) -> None:
+        """Know a model's rows files (written here, or by a build's worker process: the same names)."""
+        self.csv[code], self.jsonl[code] = self.folder / f"{code}.csv", self.folder / f"{code}.jsonl"
         if custom:
             self.custom.add(code)
 
-    def render(self) -> Iterator[tuple[routes.Route, "ExportFile"]]:
-        """Both exports of the public models (the same file for every key) and both of each model alone,
-        as the models' files in order (the writer copies them one after the other): every model's rows
-        are written twice at most, whatever the number of audiences."""
-        header = (",".join(HEADER) + "\n").encode()
+    def render_model(self, code: str) -> Iterator[tuple[routes.Route, "ExportFile"]]:
+        """Both exports of one model alone, once its rows are written."""
+        yield routes.export("csv", code), ExportFile([_HEADER_LINE, self.csv[code]])
+        yield routes.export("jsonl", code), ExportFile([self.jsonl[code]])
+
+    def render_public(self) -> Iterator[tuple[routes.Route, "ExportFile"]]:
+        """Both exports of the public models (the same file for every key), as the models' files in order
+        (the writer copies them one after the other): every model's rows are written twice at most (here
+        and in its own exports), whatever the number of audiences."""
         public = [code for code in sorted(self.csv) if code not in self.custom]
-        yield routes.export("csv"), ExportFile([header] + [self.csv[c] for c in public])
+        yield routes.export("csv"), ExportFile([_HEADER_LINE] + [self.csv[c] for c in public])
         yield routes.export("jsonl"), ExportFile([self.jsonl[c] for c in public])
-        for code in sorted(self.csv):
-            yield routes.export("csv", code), ExportFile([header, self.csv[code]])
-            yield routes.export("jsonl", code), ExportFile([self.jsonl[code]])
+
+
+_HEADER_LINE = (",".join(HEADER) + "\n").encode()
 
 
 @dataclass(frozen=True)

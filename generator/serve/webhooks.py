@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import contextlib
 import csv
 import hashlib
 import hmac
@@ -246,8 +247,10 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
 
     def cut_off() -> None:  # the one deadline of the attempt: a blocked connect, send or read ends now
         late.set()
-        if connection.sock is not None:
-            connection.sock.shutdown(socket.SHUT_RDWR)
+        sock = connection.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):  # closed by the attempt itself as the deadline came
+                sock.shutdown(socket.SHUT_RDWR)
     cut = threading.Timer(timeout, cut_off)
     cut.start()
     try:
