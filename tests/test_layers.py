@@ -17,7 +17,7 @@ LAYERS = {
     "load": 1,
     "scoring": 2,
     "render": 3, "validate": 3, "publish": 3, "diff": 3, "catalogue": 3, "keys": 3,
-    "build": 4, "explain": 4, "serve": 4, "deploy": 4, "promote": 4,
+    "build": 4, "model_builds": 4, "explain": 4, "serve": 4, "deploy": 4, "promote": 4,
     "cli": 5, "__main__": 5,
 }
 
