@@ -4,6 +4,7 @@ marker lines, with the hand-written parts (headers, error pages, limits) around 
 scripts/nginx_conf.py writes them there and a test checks they are current."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ PARTS = ("maps", "locations")
 BEGIN, END = "# {routes:%s — generated from generator/routes.py by scripts/nginx_conf.py; do not edit", "# routes:%s}"
 JSON_TYPES = ("json",)  # a file of another type takes its type for nginx's own `return`: errors go elsewhere
 ERROR_LOCATIONS = {403: "/_error/forbidden", 404: "/_error/404"}
+# Every 2xx and 3xx status (RFC 9110 and the registry): a hash map's keys, so no response runs a regex
+ANSWERED = (200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308)
 
 
 @dataclass
@@ -46,6 +49,15 @@ def _location(rule: Rule) -> Location:
     if rule.status:
         location.lines.append(f"return {rule.status};")
         return location
+    # What the response's headers need of the route, said here once (the server block resets them)
+    # rather than worked out again from $uri by regular expressions for every response.
+    if rule.timegate:
+        location.lines.append("set $timegate_route 1;")
+    if rule.page:
+        location.lines.append("set $page_route 1;")
+    if rule.download:
+        model = "$model" if rule.segments[0].kind == "model" else ""
+        location.lines.append(f'set $download_name "{routes.download_name("$scope", "$format", model)}";')
     if rule.answer:  # the key check, then the TimeGate or TimeMap of a URI (runtime/timegate.conf: njs)
         location.lines += ["if ($auth_failure) { return 403 $auth_failure; }", f"rewrite ^ /_{rule.answer}_uri last;"]
         return location
@@ -86,7 +98,7 @@ def _scoped_location() -> Location:
     regex = f"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(?<scoped_rest>/[A-Za-z0-9_./-]*)?$"
     return Location(f'~ "{regex}"', [
         "types { }   # its errors are JSON whatever the path asks for (…/scores.csv)",
-        "default_type application/json;",
+        'default_type "application/json; charset=utf-8";',
         "if ($auth_failure) { return 403 $auth_failure; }",
         "if ($scope_refusal = gone) {",
         f"    return 410 '{{\"detail\":\"Release $scoped_id is no longer kept; {listed}\"}}';",
@@ -96,6 +108,75 @@ def _scoped_location() -> Location:
         "}",
         "rewrite ^ $scoped_route last;"],
         "Every kept release under its id: each route as that release answered it (410 once pruned)")
+
+
+def _literal_prefix(regex: str) -> tuple[str, str]:
+    """What every path a location's regular expression matches starts with, and the rest of the
+    expression after it (a literal followed by `?`, `*` or `{` is not certain, so it is left out)."""
+    body = regex.strip('"').removeprefix("^")
+    if body.startswith("(?:"):  # spellings of one route: what they all start with
+        inner = body[3:body.index(")$")] if body.endswith(")$") else ""
+        if inner and "(" not in inner:
+            return os.path.commonprefix([_literal_prefix("^" + branch)[0] for branch in inner.split("|")]), body
+        return "", body
+    prefix, at = [], 0
+    while at < len(body):
+        if body[at] == "\\" and body[at + 1:at + 2] in ("." , "/", "-"):
+            prefix.append(body[at + 1])
+            at += 2
+        elif body[at].isalnum() or body[at] in "/_-":
+            prefix.append(body[at])
+            at += 1
+        else:
+            break
+    if body[at:at + 1] in ("?", "*", "{") and prefix:
+        prefix.pop()
+        at -= 1
+    return "".join(prefix), body[at:]
+
+
+def _block_of(prefix: str) -> str | None:
+    """The prefix location a path with this literal beginning is grouped under: the API's first
+    folder (/api/v1/riskscores/), or the first folder of any other path (/docs/)."""
+    depth = routes.API.count("/") + 2 if prefix.startswith(routes.API + "/") else 2
+    parts = prefix.split("/")
+    return "/".join(parts[:depth]) + "/" if len(parts) > depth else None
+
+
+def grouped(locations: list[Location]) -> list[Location]:
+    """The regex locations under a common folder nested in one `location ^~ /folder/`, so a request
+    tries the few regular expressions of its folder instead of every route's in turn (nginx tries a
+    server's regex locations one by one, in order). The same location answers every path as before:
+    one whose paths may fall under a folder and outside it (`^/api/v1/releases/?$`) is in both places."""
+    regexes = {id(loc): _literal_prefix(loc.match[2:]) for loc in locations if loc.match.startswith("~ ")}
+    members: dict[str, list[Location]] = {}
+    for location in locations:
+        if id(location) in regexes and (block := _block_of(regexes[id(location)][0])):
+            members.setdefault(block, []).append(location)
+    blocks = {block: found for block, found in members.items() if len(found) > 1}
+
+    def also_under(location: Location, block: str) -> bool:  # may match a path under block, not only
+        prefix, rest = regexes[id(location)]
+        return block.startswith(prefix) and not prefix.startswith(block) and (rest != "/?$" or block == prefix + "/")
+    inside = {id(loc) for found in blocks.values() for loc in found}
+    result, placed = [], set()
+    for location in locations:
+        if id(location) not in inside:
+            result.append(location)
+            continue
+        block = next(b for b, found in blocks.items() if location in found)
+        if block in placed:
+            continue
+        placed.add(block)
+        nested = [loc for loc in locations if loc in blocks[block] or id(loc) in regexes and id(loc) not in inside
+                  and also_under(loc, block)]
+        lines = []
+        for member in nested:
+            lines += [*([f"# {member.comment}"] if member.comment else []), f"location {member.match} {{",
+                      *(f"    {line}" for line in member.lines), "}"]
+        result.append(Location(f"^~ {block}", [*lines, "return 404;"],
+                               f"Under {block}: its routes' regular expressions only"))
+    return result
 
 
 def render(part: str) -> str:
@@ -111,20 +192,13 @@ def render(part: str) -> str:
             locations.append(_scoped_location())
         locations.append(_location(rule))
     locations.append(Location("/", ["return 404;"], "Any other path"))
-    # an export's download name, from the file served ($uri, under its release's folder)
-    downloads = []
-    for rule in rules:
-        if rule.download:
-            pattern = routes.file_pattern(rule).replace("(?P<model>", "(?P<one>").replace("(?P<", "(?<")
-            model = "$one" if rule.segments[0].kind == "model" else ""
-            downloads.append((f"^200:/[^/]+/{pattern}$", routes.download_name("$scope", "$format", model)))
     return template_environment().get_template("nginx-routes.conf.j2").render(
         part=part, under=routes.RELEASES_UNDER, release_id=routes.RELEASE_ID, prefix=routes.API,
         timemap=routes.rule_named("timemap").template, timegate=routes.timegate_prefix(),
         timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
-        pages=routes.PAGES[1:], downloads=downloads, challenge=routes.CHALLENGE, locations=locations)
+        answered=ANSWERED, challenge=routes.CHALLENGE, locations=grouped(locations))
 
 
 def write_into(conf: Path) -> str:
