@@ -16,9 +16,9 @@ from . import routes
 from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
-from .load import Dataset, load_dataset
+from .load import Dataset, LoadedModels, load_dataset, load_models
 from .load.records import ModelData, ModelDefinition, ModelObservations, observation_counts
-from .model_builds import ModelJob, ModelWorkers, StageClock, ValidatedWriter, default_jobs
+from .model_builds import ModelJob, ModelWorkers, ObservationProblems, StageClock, ValidatedWriter, default_jobs
 from .publish import CHANGES, CURRENT, KEEP_RELEASES, RELEASES, ReleaseWriter
 from .render import render_shared_documents
 from .render.changes import Sections, model_changes, render_release_changes
@@ -29,7 +29,7 @@ from .render.openapi import build_openapi
 from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
 from .render.release_info import RELEASE_INFO, release_site_url
 from .scoring import CurrentScores, score_model
-from .serve.runtime import check_release
+from .serve.runtime import ReleaseCheck
 from .validate import SCHEMA_DIR, DocumentValidator
 
 STAGES = ("load", "score", "render", "validate", "publish")
@@ -76,9 +76,25 @@ def cyclic_gc_paused() -> Iterator[None]:
 def load_checked(data_dir: Path, strict: bool) -> tuple[Dataset, dict[str, ModelObservations]]:
     """The load stage, shared by `build` and `check`: with `strict`, warnings are errors."""
     dataset, observations = load_dataset(data_dir)
+    refuse_warnings(data_dir, dataset, strict)
+    return dataset, observations
+
+
+def refuse_warnings(data_dir: Path, dataset: Dataset, strict: bool) -> None:
     if strict and dataset.warnings:
         raise DataError(list(dataset.warnings), heading=f"{data_dir} has warnings, and --strict makes them errors")
-    return dataset, observations
+
+
+def load_for(data_dir: Path, strict: bool, jobs: int) -> tuple[Dataset, dict[str, ModelObservations] | None,
+                                                               LoadedModels | None]:
+    """The load stage of a build: everything here with one job; with more, all but the observations,
+    which the process that builds a model reads (none holds them all, and they are read at once). A
+    folder with a problem, or warnings under --strict, is read here whole, to say everything at once."""
+    if jobs > 1:
+        loaded = load_models(data_dir)
+        if len(loaded.models) > 1 and not loaded.log.total and not (strict and loaded.log.warnings):
+            return loaded.dataset(), None, loaded
+    return *load_checked(data_dir, strict), None
 
 
 def check(data_dir: Path, strict: bool = False) -> tuple[BuildReport, int]:
@@ -124,10 +140,9 @@ def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None,
             f"--max-class-changes {max_class_changes}\n" + format_diff(changes, previous_id, "this build"))
 
 
-def refuse_if_nginx_rejects(writer: ReleaseWriter) -> None:
+def refuse_if_nginx_rejects(check: ReleaseCheck, writer: ReleaseWriter) -> None:
     """Never publish what the reference server rejects: `nginx -t` on the release's configuration."""
-    writer.flush()
-    rejected = check_release(writer.folder)
+    rejected = check.result()
     if rejected:
         raise PublishError(f"nginx rejects this release's configuration, so it was not published "
                            f"({writer.site / CURRENT} is as it was):\n{rejected}")
@@ -174,33 +189,48 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     if keep_days is None and KEEP_DAYS in remembered:
         keep_days = float(remembered[KEEP_DAYS])
     with cyclic_gc_paused():
-        dataset, observations = clock.run("load", load_checked, data_dir, strict)
+        dataset, observations, loaded = clock.run("load", load_for, data_dir, strict, jobs)
         report.note_dataset(dataset)
         dataset = link_model_pages(dataset, site_url)
         countries = dataset.countries
-        observed = observation_counts(observations)  # for the guard of the next build
+        # for the guard of the next build (the workers count what they read)
+        observed = observation_counts(observations) if observations is not None else {}
+        observed_warnings: dict[str, tuple[Problem, ...]] = {}
         validator = DocumentValidator(schema_dir)
         examples = example_routes(dataset)
         audiences = routes.audiences(dataset.custom_models, grant_sets)
         total = routes.document_count(len(countries), len(dataset.models), len(audiences))
         writer = ReleaseWriter(site_dir, keep, keep_days, jobs)
+        nginx_check: ReleaseCheck | None = None
         try:
+            # The release's nginx maps first, so nginx reads them (nginx -t) while the rest is built
+            writer.write_now(render_release_maps(dataset, audiences, site_url))
+            nginx_check = ReleaseCheck(writer.folder)
             out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
             current: list[CurrentScores] = []
             score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
             exports = ExportChunks(writer.scratch())
             sections_now: dict[str, Sections] = {}  # for the change document: the sections that moved
-            job = ModelJob(countries, dataset.models, observations, validator, out.example_files, total)
-            with ModelWorkers(job, writer, exports) as workers:
-                for built in workers.models(out):  # the public exports are written in there too
-                    for name, seconds in built.stages.items():
-                        report.stages[name] = report.stages.get(name, 0.0) + seconds
-                    out.failures.extend(built.failures)
-                    out.examples.update(built.examples)
-                    out.documents += built.documents
-                    current.append(built.current)
-                    score_lists[built.code] = built.score_list
-                    sections_now[built.code] = built.sections
+            job = ModelJob(countries, dataset.models, observations, loaded, validator, out.example_files, total)
+            try:
+                with ModelWorkers(job, writer, exports) as workers:
+                    for built in workers.models(out):  # the public exports are written in there too
+                        for name, seconds in built.stages.items():
+                            report.stages[name] = report.stages.get(name, 0.0) + seconds
+                        out.failures.extend(built.failures)
+                        out.examples.update(built.examples)
+                        out.documents += built.documents
+                        current.append(built.current)
+                        score_lists[built.code] = built.score_list
+                        sections_now[built.code] = built.sections
+                        if loaded is not None:
+                            observed[built.code], observed_warnings[built.code] = built.observed, built.warnings
+            except ObservationProblems:
+                load_checked(data_dir, strict)  # the folder read again, here: raises every problem at once
+                raise
+            if loaded is not None:  # the warnings of the observations, where one job would have said them
+                report.warnings = loaded.warnings_with(observed_warnings)
+                refuse_warnings(data_dir, loaded.dataset(report.warnings), strict)
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
             del exports
             public = [m.model.code for m in dataset.models if not m.model.custom]
@@ -230,8 +260,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             if out.failures:
                 raise ValidationFailed(out.failures)
 
-            extras = {**render_release_maps(dataset, audiences, site_url),
-                      **clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url, changes),
+            extras = {**clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url, changes),
                       CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode(),
                       DATA_COUNTS: orjson.dumps({"observations": observed})}
             for path, body in extras.items():
@@ -243,7 +272,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 report.release = writer.previous
                 report.wall = time.perf_counter() - started
                 return report
-            clock.run("publish", refuse_if_nginx_rejects, writer)
+            clock.run("publish", refuse_if_nginx_rejects, nginx_check, writer)
             report.release = clock.run("publish", writer.commit, stage,
                                        tuple(routes.audience_name(a) for a in audiences)).id
             report.published = True
@@ -253,5 +282,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         except BaseException:
             writer.abort()
             raise
+        finally:
+            if nginx_check is not None:
+                nginx_check.stop()
     report.wall = time.perf_counter() - started
     return report

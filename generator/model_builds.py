@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterable, Iterator
 import orjson
 
 from . import routes
+from .errors import Problem
+from .load import LoadedModels
 from .load.records import Country, ModelData, ModelDefinition, ModelObservations, observation_counts
 from .publish.writer import ReleaseFiles, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists
@@ -23,7 +25,8 @@ from .render.exports import ExportChunks, ExportFile
 from .scoring import CurrentScores, score_model
 from .validate import DocumentValidator
 
-__all__ = ["ModelBuild", "ModelJob", "ModelWorkers", "StageClock", "ValidatedWriter", "default_jobs"]
+__all__ = ["ModelBuild", "ModelJob", "ModelWorkers", "ObservationProblems", "StageClock", "ValidatedWriter",
+           "default_jobs"]
 EXAMPLE_BYTES = 16_384  # of a bulk export, kept to show its first lines
 
 
@@ -87,14 +90,22 @@ class ValidatedWriter:
 
 @dataclass
 class ModelJob:
-    """What every model's build needs; worker processes inherit it when they fork."""
+    """What every model's build needs; worker processes inherit it when they fork. The observations
+    are read here (`observations`, by model: each dropped once its model is built) or, by the build's
+    worker processes, each model's in the process that builds it (`loaded`: the rest of the folder)."""
 
     countries: tuple[Country, ...]
     definitions: tuple[ModelDefinition, ...]
-    observations: dict[str, ModelObservations]  # by model; a model's are dropped once it is built
+    observations: dict[str, ModelObservations] | None
+    loaded: LoadedModels | None
     validator: DocumentValidator
     example_files: set[str]
     total: int  # documents in the release, for the progress bar
+
+
+class ObservationProblems(Exception):
+    """A model's observations file has problems (its worker found them): the build reads the whole data
+    folder again to say every problem at once, as a build with one job does."""
 
 
 @dataclass
@@ -113,6 +124,9 @@ class ModelBuild:
     files: dict[str, dict] = field(default_factory=dict)
     linked: int = 0
     bytes: int = 0
+    # Read by a worker process: the warnings of its observations, and how many there are (the guard's)
+    warnings: tuple[Problem, ...] = ()
+    observed: int = 0
 
 
 def default_jobs() -> int:
@@ -120,14 +134,15 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def build_model(job: ModelJob, definition: ModelDefinition, writer: ReleaseFiles, exports: ExportChunks,
-                progress: Callable[[int, int], None] | None) -> ModelBuild:
+def build_model(job: ModelJob, definition: ModelDefinition, observations: ModelObservations, writer: ReleaseFiles,
+                exports: ExportChunks, progress: Callable[[int, int], None] | None,
+                stages: dict[str, float] | None = None) -> ModelBuild:
     """Score one model, and render, validate and write its documents and its export rows."""
-    stages: dict[str, float] = {}
+    stages = {} if stages is None else stages
     clock = StageClock(stages)
     out = ValidatedWriter(writer, job.validator, clock, job.example_files, progress, job.total)
     model = definition.model
-    scores = clock.run("score", score_model, job.countries, ModelData(definition, job.observations[model.code]))
+    scores = clock.run("score", score_model, job.countries, ModelData(definition, observations))
     lists = clock.run("render", render_model_lists, scores, job.countries)
     out.add(lists)
     sections: Sections = {}
@@ -146,13 +161,23 @@ _JOB: tuple[ModelJob, ReleaseWriter, ExportChunks] | None = None  # set in the p
 
 
 def _build_in_worker(index: int) -> ModelBuild:
-    """In a worker process: one model, its files written here (with their twins) into the release."""
+    """In a worker process: one model, its observations read here and its files written here (with their
+    twins) into the release."""
     assert _JOB is not None, "a model worker runs only in a process forked by ModelWorkers"
     job, writer, exports = _JOB
+    assert job.loaded is not None, "the workers read the observations"
+    definition, log = job.definitions[index], job.loaded.log  # this process's copy of the log
+    problems, warned = log.total, len(log.warnings)
+    started = time.perf_counter()
+    observations = job.loaded.observations(definition)
+    if log.total > problems:
+        raise ObservationProblems(definition.model.code)
     part = writer.part()
-    built = build_model(job, job.definitions[index], part, exports, None)
+    built = build_model(job, definition, observations, part, exports, None,
+                        {"load": time.perf_counter() - started})
     part.flush()
     built.files, built.linked, built.bytes = part.files, part.linked, part.bytes
+    built.warnings, built.observed = tuple(log.warnings[warned:]), observation_counts({"": observations})[""]
     return built
 
 
@@ -163,7 +188,8 @@ class ModelWorkers:
 
     def __init__(self, job: ModelJob, writer: ReleaseWriter, exports: ExportChunks):
         self.job, self.writer, self.exports = job, writer, exports
-        self.parallel = writer.workers > 1 and len(job.definitions) > 1
+        self.parallel = job.observations is None  # the workers read them
+        assert not self.parallel or writer.workers > 1, "reading observations in workers needs workers"
 
     def __enter__(self) -> "ModelWorkers":
         global _JOB
@@ -173,7 +199,8 @@ class ModelWorkers:
     def __exit__(self, *_: object) -> None:
         global _JOB
         _JOB = None
-        self.job.observations.clear()
+        if self.job.observations is not None:
+            self.job.observations.clear()
 
     def models(self, out: ValidatedWriter) -> Iterator[ModelBuild]:
         """Every model's build, in the models' order, and the public models' exports once their rows are
@@ -182,16 +209,19 @@ class ModelWorkers:
         made here and their twins by the workers while the last models are built)."""
         job, definitions = self.job, self.job.definitions
         if not self.parallel:
+            assert job.observations is not None
             for definition in definitions:
-                built = build_model(job, definition, self.writer, self.exports, out.progress)
-                del job.observations[definition.model.code]  # only this model's observations were held
+                # popped: only this model's observations are held while it is built
+                built = build_model(job, definition, job.observations.pop(definition.model.code), self.writer,
+                                    self.exports, out.progress)
                 yield built
             out.add(self.exports.render_public())
             return
         for definition in definitions:
             self.exports.register(definition.model.code, definition.model.custom)
-        sizes = observation_counts(job.observations)
-        largest_first = sorted(range(len(definitions)), key=lambda i: -sizes[definitions[i].model.code])
+        assert job.loaded is not None
+        sizes = [job.loaded.observations_bytes(definition) for definition in definitions]
+        largest_first = sorted(range(len(definitions)), key=lambda i: -sizes[i])
         futures = {index: self.writer.submit(_build_in_worker, index) for index in largest_first}
         for index, definition in enumerate(definitions):
             if not definition.model.custom:

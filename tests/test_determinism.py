@@ -67,3 +67,31 @@ def test_serialised_documents_have_no_whitespace_or_nan(tmp_path):
     raw = (tmp_path / CURRENT / "api/v1/riskscores/sdg/CIV/index.json").read_bytes()
     assert b"NaN" not in raw and b"Infinity" not in raw
     assert raw == orjson.dumps(orjson.loads(raw))
+
+
+def test_with_two_jobs_the_warnings_and_problems_are_those_of_one(data_copy, tmp_path):
+    """With more than one job each model's observations are read by the process that builds it; the
+    warnings still come in the order one job gives them, and --strict or a bad observation stop the build
+    with the very same message."""
+    from generator.errors import DataError
+    from tests.conftest import replace_in
+    # a warning of sovereign's own checks (models.csv order: read after sdg's observations) ...
+    replace_in(data_copy / "indicators.csv", "0.6667,annual", "0.6,annual")
+    replace_in(data_copy / "indicators.csv", "0.3333,annual", "0.4,annual")
+    # ... and one of sdg's observations: electricity applies to low incomes only now
+    replace_in(data_copy / "indicators.csv", "1,annual,%,,2025-03-31,1,\n", "1,annual,%,,2025-03-31,1,income: Low income\n")
+    reports = [build(data_copy, tmp_path / f"site{jobs}", jobs=jobs) for jobs in (1, 2)]
+    shown = [[str(w).replace(f"{data_copy}/", "") for w in report.warnings] for report in reports]
+    assert shown[0] == shown[1] and len(shown[0]) == 3, shown
+    assert [w.split(":")[0] for w in shown[1]] == ["observations/sdg.csv", "indicators.csv", "indicators.csv"]
+
+    def refusal(jobs: int, strict: bool) -> str:
+        try:
+            build(data_copy, tmp_path / f"refused{jobs}", strict=strict, jobs=jobs)
+        except DataError as error:
+            return error.format_message()
+        raise AssertionError("not refused")
+    assert refusal(1, True) == refusal(2, True) and "--strict makes them errors" in refusal(2, True)
+    replace_in(data_copy / "observations" / "sdg.csv", "life_expectancy,AUT,2024,82.0", "life_expectancy,AUT,2024,eighty")
+    assert refusal(1, False) == refusal(2, False) and "'eighty' is not a number" in refusal(2, False)
+    assert not (tmp_path / "refused2" / "current").exists()  # nothing was published

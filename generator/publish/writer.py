@@ -290,9 +290,18 @@ class ReleaseWriter(ReleaseFiles):
             self._collect(self._pending.popleft())
 
     def part(self) -> ReleaseFiles:
-        """For a build's worker process: a writer of this release's files that writes in that process
-        (`merge` takes what it wrote). Made in the worker, after the fork: the pool stays the parent's."""
+        """A writer of this release's files that writes in the process it runs in (`merge` takes what it
+        wrote): a build's worker process, or this one for files wanted on disk at once."""
         return ReleaseFiles(self.folder, self.stamp, self._previous_dir, self._previous_files)
+
+    def write_now(self, files: dict[str, bytes]) -> None:
+        """Write files (with their twins) here and now, not through the worker processes: on disk when
+        this returns (the release's nginx maps, which nginx reads while the rest is built)."""
+        part = self.part()
+        for relative, data in files.items():
+            part.write(relative, data)
+        part.flush()
+        self.merge(part.files, part.linked, part.bytes)
 
     def merge(self, files: dict[str, dict], linked: int, size: int) -> None:
         """Take the manifest entries of files a worker wrote with a `part` (each path written once)."""

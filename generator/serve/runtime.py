@@ -384,18 +384,51 @@ def _made(folder: Path) -> Path:
     return folder
 
 
+class ReleaseCheck:
+    """`nginx -t` on a release's own configuration (its maps, with no keys), started at once and asked
+    later (`result`), so a build goes on while nginx reads it; a build that stops early `stop`s it.
+    Where nginx is not installed there is no reference server to ask: the result is None."""
+
+    def __init__(self, release_dir: Path):
+        self._process: subprocess.Popen | None = None
+        try:
+            nginx_binary()
+        except ServeError:
+            return
+        self._base = tempfile.mkdtemp(prefix="riskapi-check-")
+        try:
+            runtime = NginxRuntime(ServeSettings(site=release_dir.parent, keys=Path(self._base) / "no-keys.csv"),
+                                   Path(self._base))
+            folder = Path(self._base) / "conf"
+            for needed in ("logs", "temp"):
+                (Path(self._base) / needed).mkdir()
+            timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
+            runtime.render_into(folder, timeline, [], with_documents=False)
+            self._process = subprocess.Popen(runtime._command("-t", "-q", conf=folder / "nginx.conf"),
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        except BaseException:
+            shutil.rmtree(self._base, ignore_errors=True)
+            raise
+
+    def result(self) -> str | None:
+        """None if nginx accepts the configuration, else nginx's words (any quoted value of the key map left
+        out: it may be a key)."""
+        if self._process is None:
+            return None
+        try:
+            _, errors = self._process.communicate()
+            return None if self._process.returncode == 0 else redact_keys(errors.strip())
+        finally:
+            self._process = None
+            shutil.rmtree(self._base, ignore_errors=True)
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self.result()
+
+
 def check_release(release_dir: Path) -> str | None:
     """nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
     accepts it; None too where nginx is not installed (there is no reference server to ask)."""
-    try:
-        nginx_binary()
-    except ServeError:
-        return None
-    with tempfile.TemporaryDirectory(prefix="riskapi-check-") as base:
-        runtime = NginxRuntime(ServeSettings(site=release_dir.parent, keys=Path(base) / "no-keys.csv"), Path(base))
-        folder = Path(base) / "conf"
-        for needed in ("logs", "temp"):
-            (Path(base) / needed).mkdir()
-        timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
-        runtime.render_into(folder, timeline, [], with_documents=False)
-        return runtime.test(folder)
+    return ReleaseCheck(release_dir).result()
