@@ -8,6 +8,7 @@ Loopback only; every wrk run is bounded by --seconds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -55,15 +56,32 @@ def lua_script(requests: list[tuple[str, str | None]]) -> str:
             "  return wrk.format('GET', r[1], h)\nend\n")
 
 
-def wrk(port: int, script: Path, seconds: int, connections: int) -> dict:
+def cpu_seconds(pids: set[int]) -> float:
+    """User and system CPU the processes used so far (their /proc stat, in clock ticks)."""
+    ticks = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wrk(port: int, script: Path, seconds: int, connections: int, server: int | None = None) -> dict:
+    """One wrk run; with `server` (an nginx master's pid), the CPU its workers spent per request too:
+    what the server itself pays, which wrk on the same two cores does not blur."""
+    from generator.processes import children
+    workers = children(server) if server else set()
+    before = cpu_seconds(workers)
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
                           f"http://127.0.0.1:{port}"], capture_output=True, text=True, timeout=seconds + 30).stdout
+    served = int(re.search(r"(\d+) requests in", out)[1])
+    cpu_us = (cpu_seconds(workers) - before) * 1e6 / served if workers else None
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
     latency = {p: _ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out)[1]) for p in ("50", "99")}
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     sockets = re.search(r"Socket errors: (.*)", out)
     return {"rate": rate, "p50": latency["50"], "p99": latency["99"], "non2xx": int(errors[1]) if errors else 0,
-            "socket_errors": sockets[1] if sockets else ""}
+            "socket_errors": sockets[1] if sockets else "", "cpu_us": cpu_us}
 
 
 def _ms(text: str) -> float:
@@ -151,10 +169,12 @@ def main() -> None:
             scripts[name].write_text(lua_script(requests))
         ports = {"ceiling": floor_port, "static": floor_port, "api": api.settings.port,
                  "unlogged": unlogged.settings.port, "peer": peer_port}
+        masters = {"static": floor.pid, "api": api.master_pid, "unlogged": unlogged.master_pid}
         results = {name: [] for name in scripts}
         for _ in range(args.runs):  # interleaved so every target sees the same machine noise
             for name in scripts:
-                results[name].append(wrk(ports[name], scripts[name], args.seconds, args.connections))
+                results[name].append(wrk(ports[name], scripts[name], args.seconds, args.connections,
+                                         masters.get(name)))
         rate = {name: summary([r["rate"] for r in rs]) for name, rs in results.items()}
         p99 = {name: summary([r["p99"] for r in rs]) for name, rs in results.items()}
         p50 = {name: summary([r["p50"] for r in rs]) for name, rs in results.items()}
@@ -181,6 +201,11 @@ def main() -> None:
                   f"- API p99 at {args.connections} connections: {p99['api']['median']:.2f} ms (goal < 10 ms: "
                   f"{'met' if p99['api']['median'] < 10 else 'not met'})",
                   f"- non-2xx answers from the API: {forbidden} (the planted 403s: 1 in {len(MIX)})"]
+        cpu = {name: summary([r["cpu_us"] for r in results[name]]) for name in masters}
+        lines += [f"- nginx's own CPU per request (its workers' user + system time over the requests served; "
+                  f"wrk left out): the floor {cpu['static']['median']:.1f} µs, the API {cpu['api']['median']:.1f} µs "
+                  f"({cpu['api']['median'] / cpu['static']['median']:.2f}×), without its access log "
+                  f"{cpu['unlogged']['median']:.1f} µs"]
         record("Serving", f"python3 -m benchmarks.serving --runs {args.runs} --seconds {args.seconds}", lines)
     finally:
         for process in processes:
