@@ -1,6 +1,7 @@
 """Each model's share of a build: score → render → validate → write its endpoint 3 and 4 documents and
-its export rows. In the build's own process (one job), or in worker processes forked after the load
-(`riskapi build --jobs N`), each writing its models' files, twins included, into the release itself.
+its export rows. In the build's own process (one job), or in worker processes forked after the rest of the
+data folder is read (`riskapi build --jobs N`), each reading its model's observations and writing its
+model's files, twins included, into the release itself.
 
 The release is the same, file for file and byte for byte, whatever the number of jobs: a model's
 documents depend on its own data only, every file has the release's one mtime, and the parent takes
