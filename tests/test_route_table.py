@@ -147,3 +147,52 @@ def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
     # path parameter may hold: docs/api.md documents them)
     assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {
         "openapi", "timegate", "route-timemap"}
+
+
+def _chosen(locations, path: str):
+    """The location nginx answers `path` with (ngx_http_core_find_location): an exact match; else the
+    longest prefix, whose nested regular expressions are tried in order and which answers itself when it
+    is `^~` or none matches; else the server's regular expressions in order; else the longest prefix."""
+    def regex(location):
+        return re.compile(location.match[2:].strip('"').replace("(?<", "(?P<"))
+    exact = [loc for loc in locations if loc.match == f"= {path}"]
+    if exact:
+        return exact[0]
+    prefixes = [loc for loc in locations if not loc.match.startswith(("= ", "~ "))
+                and path.startswith(loc.match.removeprefix("^~ "))]
+    longest = max(prefixes, key=lambda loc: len(loc.match.removeprefix("^~ ")))
+    for nested in longest.nested:
+        if regex(nested).search(path):
+            return nested
+    if longest.match.startswith("^~ "):
+        return longest
+    return next((loc for loc in locations if loc.match.startswith("~ ") and regex(loc).search(path)), longest)
+
+
+def test_nested_locations_answer_every_path_as_the_routes_in_order_would():
+    """nginx.conf nests the regex locations of a folder in `location ^~ /folder/` (a request tries its
+    folder's few regexes, not every route's): every path — each route's, each without its final "/",
+    and the near misses around the folders — is answered by the same location as the flat list in the
+    route table's order would, or by a folder's 404 where the flat list has none but the catch-all."""
+    from generator.render import nginx_routes
+    flat = []
+    for rule in routes.RULES:
+        if rule.name == "releases":
+            flat.append(nginx_routes._scoped_location())
+        flat.append(nginx_routes._location(rule))
+    flat.append(nginx_routes.Location("/", ["return 404;"]))
+    grouped = nginx_routes.grouped(flat)
+    assert [loc.match for loc in grouped if loc.nested] == [
+        "^~ /api/v1/releases/", "^~ /api/v1/exports/", "^~ /api/v1/configuration/", "^~ /api/v1/riskscores/",
+        "^~ /docs/"]
+    paths = {_example(rule) for rule in routes.RULES} | {"/api/v1/releases/20261126T101500Z/riskscores/aml/AUT/"}
+    paths |= {p.rstrip("/") for p in paths} | {p + "x" for p in paths} | {p + "/x/" for p in paths}
+    paths |= {"/api/v1", "/api/v1/", "/api/v1/releases", "/api/v1/releases/", "/api/v1/releasesx", "/docs",
+              "/docs/", "/docsx", "/api/v1/riskscores/", "/api/v1/riskscores/country/", "/api/v1/exports/",
+              "/api/v1/configuration/", "/api/v1/riskscores/country/AUT/", "/api/v1/riskscores/Aml/AUT/"}
+    for path in sorted(paths - {""}):
+        before, after = _chosen(flat, path), _chosen(grouped, path)
+        if before.match == "/":  # no route: a 404 from the catch-all, or from the folder's location
+            assert after.match == "/" or after.lines == ["return 404;"], path
+        else:
+            assert after.match == before.match and after.lines == before.lines, path

@@ -26,6 +26,7 @@ class Location:
     match: str
     lines: list[str] = field(default_factory=list)
     comment: str = ""
+    nested: list["Location"] = field(default_factory=list)  # tried before the location's own lines
 
 
 def _variable(rule: Rule, name: str) -> str:
@@ -170,12 +171,8 @@ def grouped(locations: list[Location]) -> list[Location]:
         placed.add(block)
         nested = [loc for loc in locations if loc in blocks[block] or id(loc) in regexes and id(loc) not in inside
                   and also_under(loc, block)]
-        lines = []
-        for member in nested:
-            lines += [*([f"# {member.comment}"] if member.comment else []), f"location {member.match} {{",
-                      *(f"    {line}" for line in member.lines), "}"]
-        result.append(Location(f"^~ {block}", [*lines, "return 404;"],
-                               f"Under {block}: its routes' regular expressions only"))
+        result.append(Location(f"^~ {block}", ["return 404;"], f"Under {block}: its routes' regular expressions only",
+                               nested))
     return result
 
 
