@@ -19,16 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .common import fmt, record, run_json, summary
-
-
-def _pss_mb(pid: int) -> float:
-    """A process's proportional set size: its pages, each shared one divided among its sharers."""
-    try:
-        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    except OSError:
-        return 0.0
-    return sum(int(line.split()[1]) for line in text.splitlines() if line.startswith("Pss:")) / 1024
+from .common import fmt, pss_kib, record, run_json, summary
 
 
 def _family(pid: int) -> set[int]:
@@ -53,7 +44,7 @@ def measure_build(data: str, jobs: int) -> None:
 
     def sample() -> None:
         while not done.wait(0.25):
-            peak_all[0] = max(peak_all[0], sum(_pss_mb(pid) for pid in _family(os.getpid())))
+            peak_all[0] = max(peak_all[0], pss_kib(_family(os.getpid())) / 1024)
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:

@@ -43,3 +43,16 @@ def record(section: str, command: str, lines: list[str]) -> None:
     sections[section] = "\n".join(block)
     RESULTS.write_text(head.rstrip() + "\n\n" + "\n".join(s.rstrip() + "\n" for s in sections.values()))
     print("\n".join(block))
+
+
+def pss_kib(pids: set[int]) -> int:
+    """Proportional set size of processes (a process gone meanwhile counts nothing): pages shared since
+    a fork count once in all, which a sum of RSS would count once per process."""
+    total = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in text.splitlines() if line.startswith("Pss:"))
+    return total

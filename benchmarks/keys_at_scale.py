@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import ROOT, record
+from .common import ROOT, pss_kib, record
 
 
 def write_keys(path: Path, count: int) -> str:
@@ -26,17 +26,6 @@ def write_keys(path: Path, count: int) -> str:
         f"client{i:06d},{key},{'acme_aml' if i % 10 == 0 else ''},yes\n" for i, key in enumerate(keys)))
     os.chmod(path, 0o600)
     return f"apikey client000000:{keys[0]}"
-
-
-def pss_kib(pids: set[int]) -> int:
-    """Proportional set size: the workers share the master's pages (fork), which a sum of RSS would
-    count once per process."""
-    total = 0
-    for pid in pids:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                total += int(line.split()[1])
-    return total
 
 
 def measure(base: Path, site: Path, count: int, reloads: int, requests: int) -> dict:

@@ -8,7 +8,6 @@ Loopback only; every wrk run is bounded by --seconds.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
 import shutil
@@ -58,11 +57,12 @@ def lua_script(requests: list[tuple[str, str | None]]) -> str:
 
 def cpu_seconds(pids: set[int]) -> float:
     """User and system CPU the processes used so far (their /proc stat, in clock ticks)."""
+    from generator.processes import stat_fields
     ticks = 0
     for pid in pids:
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
+        fields = stat_fields(pid)
+        if fields is not None:
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
 
 

@@ -76,13 +76,13 @@ def cyclic_gc_paused() -> Iterator[None]:
 def load_checked(data_dir: Path, strict: bool) -> tuple[Dataset, dict[str, ModelObservations]]:
     """The load stage, shared by `build` and `check`: with `strict`, warnings are errors."""
     dataset, observations = load_dataset(data_dir)
-    refuse_warnings(data_dir, dataset, strict)
+    refuse_warnings(data_dir, dataset.warnings, strict)
     return dataset, observations
 
 
-def refuse_warnings(data_dir: Path, dataset: Dataset, strict: bool) -> None:
-    if strict and dataset.warnings:
-        raise DataError(list(dataset.warnings), heading=f"{data_dir} has warnings, and --strict makes them errors")
+def refuse_warnings(data_dir: Path, warnings: Sequence[Problem], strict: bool) -> None:
+    if strict and warnings:
+        raise DataError(list(warnings), heading=f"{data_dir} has warnings, and --strict makes them errors")
 
 
 def load_for(data_dir: Path, strict: bool, jobs: int) -> tuple[Dataset, dict[str, ModelObservations] | None,
@@ -230,7 +230,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 raise
             if loaded is not None:  # the warnings of the observations, where one job would have said them
                 report.warnings = loaded.warnings_with(observed_warnings)
-                refuse_warnings(data_dir, loaded.dataset(report.warnings), strict)
+                refuse_warnings(data_dir, report.warnings, strict)
             out.add(clock.run("render", render_shared_documents, countries, current, audiences))
             del exports
             public = [m.model.code for m in dataset.models if not m.model.custom]

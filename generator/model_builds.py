@@ -18,7 +18,7 @@ import orjson
 from . import routes
 from .errors import Problem
 from .load import LoadedModels
-from .load.records import Country, ModelData, ModelDefinition, ModelObservations, observation_counts
+from .load.records import Country, ModelData, ModelDefinition, ModelObservations, observation_count
 from .publish.writer import ReleaseFiles, ReleaseWriter
 from .render import render_country_model_scores, render_model_lists
 from .render.changes import Sections, current_sections
@@ -64,9 +64,9 @@ class ValidatedWriter:
     def add_one(self, route: routes.Route, document: object) -> None:
         """A document (a dict or list), or an export (its parts: no schema, written as they are)."""
         if isinstance(document, ExportFile):
+            if route.file in self.example_files:  # of an export, its beginning is enough
+                self.examples[route.file] = document.head(EXAMPLE_BYTES)
             self.clock.run("publish", self.writer.write_parts, route.file, document.parts)
-            self.written_elsewhere(route, document)
-            return
         else:
             if route.file in self.example_files:
                 self.examples[route.file] = document
@@ -75,15 +75,6 @@ class ValidatedWriter:
                 self.failures.extend(errors)
                 return
             self.clock.run("publish", self.writer.write, route.file, self.clock.run("render", orjson.dumps, document))
-        self.documents += 1
-        if self.progress:
-            self.progress(1, self.total)
-
-    def written_elsewhere(self, route: routes.Route, export: ExportFile) -> None:
-        """Count an export written by a worker process (or just now), and keep its beginning if the
-        reference shows it."""
-        if route.file in self.example_files:
-            self.examples[route.file] = export.head(EXAMPLE_BYTES)
         self.documents += 1
         if self.progress:
             self.progress(1, self.total)
@@ -178,7 +169,7 @@ def _build_in_worker(index: int) -> ModelBuild:
                         {"load": time.perf_counter() - started})
     part.flush()
     built.files, built.linked, built.bytes = part.files, part.linked, part.bytes
-    built.warnings, built.observed = tuple(log.warnings[warned:]), observation_counts({"": observations})[""]
+    built.warnings, built.observed = tuple(log.warnings[warned:]), observation_count(observations)
     return built
 
 

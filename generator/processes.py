@@ -21,13 +21,18 @@ def end_with_parent(signal_number: int = signal.SIGKILL) -> None:
         os.kill(os.getpid(), signal_number)
 
 
-def process_state(pid: int) -> tuple[str, int] | None:
-    """(state letter, parent pid) of a running process from /proc; None once it is gone."""
+def stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the process's name (from the state letter on); None once it is gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # the name may hold spaces
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # the name may hold spaces
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return None
-    return fields[0], int(fields[1])
+
+
+def process_state(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid) of a running process from /proc; None once it is gone."""
+    fields = stat_fields(pid)
+    return None if fields is None else (fields[0], int(fields[1]))
 
 
 def children(pid: int) -> set[int]:

@@ -77,6 +77,7 @@ def test_a_killed_worker_is_one_clear_error_and_publishes_nothing(tmp_path, jobs
     build = start_build(DEMO_DATA, site, "--jobs", jobs)
     worker = write_worker_of(build, site)
     others = children(build.pid) - {worker}
+    assert len(others) == int(jobs) - 1  # with two jobs, the other model worker (the pool forks them at once)
     os.kill(worker, signal.SIGKILL)
     output, _ = build.communicate(timeout=120)
     assert build.returncode == 1, output

@@ -75,9 +75,9 @@ class LoadedModels:
             merged += [*warnings[start:end], *observed.get(definition.model.code, ())]
         return tuple(merged + (warnings[ranges[-1][1]:] if ranges else []))
 
-    def dataset(self, warnings: Sequence[Problem] | None = None) -> Dataset:
+    def dataset(self) -> Dataset:
         return Dataset(tuple(sorted(self.countries.values(), key=lambda c: c.code)), self.models,
-                       tuple(self.log.warnings if warnings is None else warnings))
+                       tuple(self.log.warnings))
 
 
 def load_models(data_dir: Path | str,

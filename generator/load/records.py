@@ -148,10 +148,14 @@ class Observation:
 ModelObservations = dict[str, dict[str, tuple[Observation, ...]]]
 
 
+def observation_count(observations: ModelObservations) -> int:
+    """How many observations one model is built from."""
+    return sum(len(series) for per_country in observations.values() for series in per_country.values())
+
+
 def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, int]:
     """How many observations each model is built from."""
-    return {code: sum(len(series) for per_country in by_indicator.values() for series in per_country.values())
-            for code, by_indicator in observations.items()}
+    return {code: observation_count(by_indicator) for code, by_indicator in observations.items()}
 
 
 @dataclass(frozen=True)

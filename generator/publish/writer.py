@@ -53,7 +53,7 @@ def start_write_worker(lock_fd: int) -> None:
     end_with_parent(signal.SIGKILL)
 
 
-def discard(pool: ProcessPoolExecutor) -> None:
+def _discard(pool: ProcessPoolExecutor) -> None:
     """End a pool whose work is thrown away: its worker killed and reaped through its own handle. (A
     bare waitpid left the pool's thread polling, forever, for a pid that was gone, and Python waits for
     that thread at exit: the build, or the test run, never ended.)"""
@@ -67,8 +67,8 @@ def discard(pool: ProcessPoolExecutor) -> None:
 
 class ReleaseFiles:
     """Files added to a release's hidden folder: written with their twins, or hard-linked from the
-    previous release where their bytes did not change; their manifest entries. Written here, in this
-    process: a build's worker process writes its models' files with one (`ReleaseWriter.part`)."""
+    previous release where their bytes did not change; their manifest entries. Written in the process
+    it runs in: a build's worker process writes its models' files with one (`ReleaseWriter.part`)."""
 
     def __init__(self, folder: Path, stamp: int, previous_dir: Path | None, previous_files: dict[str, dict]):
         self.folder, self.stamp = folder, stamp
@@ -186,13 +186,12 @@ class ReleaseWriter(ReleaseFiles):
         self._known = set(history.built)  # a new id never takes a pruned release's, even after a clock step
         self.previous = current_release(site)
         previous_dir = site / RELEASES / self.previous if self.previous else None
-        self._previous_files = read_manifest(previous_dir) if previous_dir else {}
         # Every new file gets one mtime, later than any file of the previous release, so nginx's
         # ETag (mtime-size) changes whenever bytes change, even for two builds in one second.
         previous_stamp = _manifest_stamp(previous_dir) if previous_dir else 0
-        self.stamp = max(int(time.time()), previous_stamp + 1)
         self.id = self._new_id()
-        super().__init__(site / RELEASES / f".tmp-{self.id}", self.stamp, previous_dir, self._previous_files)
+        super().__init__(site / RELEASES / f".tmp-{self.id}", max(int(time.time()), previous_stamp + 1),
+                         previous_dir, read_manifest(previous_dir) if previous_dir else {})
         self.folder.mkdir()
         self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
         self._pool: ProcessPoolExecutor | None = self._worker_pool(workers)
@@ -368,7 +367,7 @@ class ReleaseWriter(ReleaseFiles):
         try:
             if self._pool is not None:
                 pool, self._pool = self._pool, None
-                discard(pool)
+                _discard(pool)
             self._pending.clear()
             self._batch = []
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -188,8 +188,17 @@ class NginxRuntime:
     def test(self, folder: Path) -> str | None:
         """`nginx -t` on the configuration in `folder`: None if nginx accepts it, else nginx's words
         (with any quoted value of the key map left out: it may be a key)."""
-        result = subprocess.run(self._command("-t", "-q", conf=folder / "nginx.conf"), capture_output=True, text=True)
-        return None if result.returncode == 0 else redact_keys(result.stderr.strip())
+        return self.test_result(self.start_test(folder))
+
+    def start_test(self, folder: Path) -> subprocess.Popen:
+        """`nginx -t` on the configuration in `folder`, started: `test_result` says what it found."""
+        return subprocess.Popen(self._command("-t", "-q", conf=folder / "nginx.conf"), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+
+    @staticmethod
+    def test_result(started: subprocess.Popen) -> str | None:
+        _, errors = started.communicate()
+        return None if started.returncode == 0 else redact_keys(errors.strip())
 
     def _find_unservable(self, current: str) -> None:
         """Test the current release and each kept one alone (no keys): those nginx rejects are left out
@@ -404,8 +413,7 @@ class ReleaseCheck:
                 (Path(self._base) / needed).mkdir()
             timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
             runtime.render_into(folder, timeline, [], with_documents=False)
-            self._process = subprocess.Popen(runtime._command("-t", "-q", conf=folder / "nginx.conf"),
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            self._process = runtime.start_test(folder)
         except BaseException:
             shutil.rmtree(self._base, ignore_errors=True)
             raise
@@ -416,8 +424,7 @@ class ReleaseCheck:
         if self._process is None:
             return None
         try:
-            _, errors = self._process.communicate()
-            return None if self._process.returncode == 0 else redact_keys(errors.strip())
+            return NginxRuntime.test_result(self._process)
         finally:
             self._process = None
             shutil.rmtree(self._base, ignore_errors=True)
