@@ -254,7 +254,8 @@ def apply_keys(project: Path, env: dict, state: Path) -> str:
     """`npm run keys:local` of a Workers project: its keys into wrangler dev's own Workers KV store,
     kept in `state` (outside the project folder, which each deploy replaces)."""
     done = subprocess.run([str(NODE_22 / "node"), "update-keys.mjs", "--local", "--persist-to", str(state)],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+                          cwd=project, env=env, capture_output=True, text=True,
+                          timeout=1200)  # 100,000 keys took 5 to over 10 minutes on this machine: its test bounds it
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
