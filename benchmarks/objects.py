@@ -78,29 +78,42 @@ def _keys(path: Path, grant_sets: list[list[str]], clients: int) -> None:
 
 
 def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
-    """deploy cloudflare --strict and deploy cloudfront --strict of the site: what each wrote, or why it failed."""
+    """deploy cloudflare --strict and deploy cloudfront --strict of the site: what each wrote, or why it
+    failed; where Cloudflare's Free plan fails, again held to the Paid plan's limits (--plan paid)."""
     from click.testing import CliRunner
 
     from generator.cli import main as cli
-    said = []
-    for platform, extra in (("cloudflare", ["--kv-namespace", "0f2ac74b"]), ("cloudfront", [])):
+    from generator.deploy.cloudflare import SCRIPT_FILES
+
+    def deploy(platform: str, *extra: str) -> tuple[bool, str]:
         done = CliRunner().invoke(cli, ["deploy", platform, "--site", str(site), "--keys", str(keys), "--out",
                                         str(out / platform), "--keep", str(keep), "--strict", "-q", *extra])
-        verdict = "**succeeds**" if done.exit_code == 0 else f"**fails**: {done.output.strip()[-300:]}"
-        if platform == "cloudflare" and done.exit_code == 0:
-            from generator.deploy.cloudflare import SCRIPT_FILES
+        if done.exit_code:
+            return False, f"**fails**: {done.output.strip()[-300:]}"
+        verdict = "**succeeds**"
+        if platform == "cloudflare":
             script = len(gzip.compress(b"".join((out / platform / f).read_bytes() for f in SCRIPT_FILES)))
             entries = len(json.loads((out / platform / "keys-kv.json").read_text()))
             verdict += (f": the Worker's script {script / 1e3:.0f} KB compressed (Free allows 3 MiB: "
                         f"{script / 3 / 2 ** 20:.1%}), {entries:,} Workers KV entries")
-        if platform == "cloudfront" and done.exit_code == 0:
+            verdict += "".join(f"; {line.strip()}" for line in done.output.splitlines() if "in R2" in line)
+        else:
             store = json.loads((out / platform / "kvs.json").read_text())["data"]
             size = sum(len(e["key"].encode()) + len(e["value"].encode()) for e in store)
             lam = sum(p.stat().st_size for p in (out / platform / "origin-lambda").iterdir())
             gate = (out / platform / "viewer-request.js").stat().st_size
             verdict += (f": KeyValueStore {len(store):,} entries, {size / 1e6:.2f} MB of 5 MiB ({size / 5 / 2 ** 20:.1%}); "
                         f"key gate {gate:,} bytes of 10 KB; origin Lambda {lam / 1e6:.2f} MB unzipped of 50 MB")
-        said.append(f"- `riskapi deploy {platform} --strict` ({keep} releases kept): {verdict}")
+        return True, verdict
+
+    said = []
+    fits, verdict = deploy("cloudflare", "--kv-namespace", "0f2ac74b")
+    said.append(f"- `riskapi deploy cloudflare --strict` ({keep} releases kept): {verdict}")
+    if not fits:
+        _, verdict = deploy("cloudflare", "--kv-namespace", "0f2ac74b", "--plan", "paid")
+        said.append(f"- `riskapi deploy cloudflare --strict --plan paid` ({keep} releases kept): {verdict}")
+    _, verdict = deploy("cloudfront")
+    said.append(f"- `riskapi deploy cloudfront --strict` ({keep} releases kept): {verdict}")
     return said
 
 
@@ -135,7 +148,7 @@ def main() -> None:
         models = sorted(p.stem for p in (data / "observations").glob("*.csv") if _numeric(p)[2])
         known: dict[str, ReleaseObjects] = {}  # release → its objects (a release never changes: worked out once)
         held: dict[str, int] = {}  # the bucket: object key → size
-        rows, previous, lists = [], None, []
+        rows, previous, lists, buckets = [], None, [], []
         started = time.monotonic()
         for revision in range(args.revisions + 1):
             if revision:
@@ -172,6 +185,7 @@ def main() -> None:
                   f"{sum(wanted.values()) / 1e9:.2f} GB in the bucket, "
                   f"{time.monotonic() - started:.0f} s", flush=True)
             held = wanted  # what a deploy leaves after its sweep (every release kept: nothing goes)
+            buckets.append(sum(held.values()) + heads)
             previous = release
         elapsed = time.monotonic() - started
         stored = sum(held.values()) + heads
@@ -184,6 +198,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     revisions = rows[1:]
+    projected = (buckets[-1] + (30 - args.revisions) * (buckets[-1] - buckets[0]) / args.revisions
+                 if 0 < args.revisions < 30 else 0)
     ratios = [uploaded / changed for _, _, uploaded, changed, _, _ in revisions if changed]
     worst = max(ratios)
     first = rows[0]
@@ -207,6 +223,9 @@ def main() -> None:
         f"- the bucket after {args.revisions + 1} kept releases: {len(held):,} objects, {stored / 1e9:.2f} GB (R2's "
         f"free 10 GB: {stored / R2_FREE_BYTES:.0%} used); the same releases on nginx's disk "
         f"{distinct_disk / 1e9:.2f} GB (hard links counted once; {disk / 1e9:.2f} GB counted per release)",
+        *([f"- at 30 revisions (31 kept), from the {args.revisions} measured (what a revision adds to the bucket, "
+           f"on average, times 30; each changes one of the {len(models)} models in turn): the bucket ≈ "
+           f"{projected / 1e9:.1f} GB (R2's free 10 GB: {projected / R2_FREE_BYTES:.0%})"] if projected else []),
         f"- list prices: storage ${stored / 1e9 * R2_STORAGE:.3f}/month on R2 (free under 10 GB), "
         f"${stored / 1e9 * S3_STORAGE:.3f}/month on S3; writes per revision "
         f"{sum(r[1] for r in revisions) / len(revisions):,.0f} (R2 ${sum(r[1] for r in revisions) / len(revisions) * R2_WRITES / 1e6:.4f}, "

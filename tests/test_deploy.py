@@ -126,6 +126,10 @@ def test_a_worker_script_over_the_plan_limit_warns(tmp_path, monkeypatch):
     result = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "cf"), "--strict")
     assert result.exit_code == 1
     assert "bytes compressed, over the Free plan's 1,000" in result.output and "Paid" not in result.output
+    # held to the Paid plan's 10 MiB, the same script fits
+    paid = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "paid"), "--strict",
+                   "--plan", "paid")
+    assert paid.exit_code == 0 and "warning" not in paid.output
 
 
 def test_releases_over_r2_s_free_storage_warn_and_strict_fails(tmp_path, monkeypatch):
@@ -142,6 +146,13 @@ def test_releases_over_r2_s_free_storage_warn_and_strict_fails(tmp_path, monkeyp
     assert f"the 1 releases answered take {size:,} bytes in R2, over the Free plan's {size - 1:,}" in result.output
     strict = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "strict"), "--strict")
     assert strict.exit_code == 1 and "exceeds the platform's limits" in strict.output
+    # on the Paid plan the storage beyond the included bytes is a cost: a note, and --strict succeeds;
+    # one byte beyond costs $0.00 a month at $0.015 per GB-month
+    paid = _deploy("--site", str(site), "--keys", str(keys), "--out", str(tmp_path / "paid"), "--strict",
+                   "--plan", "paid")
+    assert paid.exit_code == 0 and "warning" not in paid.output
+    assert (f"note: the 1 releases answered take {size:,} bytes in R2, over the Free plan's {size - 1:,}: the 0.0 GB "
+            "beyond it cost $0.00 a month ($0.015 per GB-month)") in paid.output
 
 
 def test_a_site_without_a_release_is_one_line(tmp_path):

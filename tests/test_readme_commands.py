@@ -52,7 +52,7 @@ COMMAND_LINES = [
     "riskapi subscribers remove erin http://127.0.0.1:9/hook --keys {keys}",
     "riskapi notify --release {first} --site {site} --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test --kv-namespace 0f2ac74b "
-    "--bucket risk-test-releases --prefix risk/ --cache-control 'private, no-cache' --keep 5 --keep-days 30 --strict",
+    "--bucket risk-test-releases --prefix risk/ --cache-control 'private, no-cache' --keep 5 --keep-days 30 --strict --plan paid",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
     "--keep 5 --keep-days 30 --strict",
     "riskapi status --site {site}",

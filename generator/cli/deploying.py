@@ -47,10 +47,13 @@ def deploy() -> None:
 @click.option("--prefix", default="", help="The folder in the bucket, as given to deploy s3 --prefix.")
 @_keep_options
 @click.option("--strict", is_flag=True, help="Fail when the release exceeds a limit of the platform.")
+@click.option("--plan", type=click.Choice(["free", "paid"]), default="free", show_default=True,
+              help="The Cloudflare plan whose limits apply: on paid, R2 storage beyond the included 10 GB is a "
+                   "cost, not a limit, and the Worker's script may be 10 MiB.")
 @click.pass_context
 def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_dir: Path, name: str, cache_control: str,
                       kv_namespace: str | None, bucket: str, prefix: str, keep: int, keep_days: float | None,
-                      strict: bool) -> None:
+                      strict: bool, plan: str) -> None:
     """Write a Cloudflare Workers project (the edge Worker over the releases in R2, keys as hashes) of the site's
     releases."""
     from ..deploy.cloudflare import node_problem, write_project
@@ -60,7 +63,7 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
     project = write_project(site_dir, keys_read.keys, out_dir, name, cache_control, kv_namespace, bucket,
-                            _folder(prefix), keep, keep_days)
+                            _folder(prefix), keep, keep_days, plan)
     _platform_limits(project.warnings, strict)
     for note in project.notes + [problem for problem in [node_problem()] if problem]:
         click.echo(f"note: {note}", err=True)

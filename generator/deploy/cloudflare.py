@@ -40,7 +40,9 @@ from .objects import stored_size
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
 SCRIPT_FILES = ("keycheck.js", "core.js", "manifests.js", "worker.js", "release.json")
 R2_BINDING, BUCKET = "RELEASES", "country-risk-releases"
-R2_FREE_BYTES = 10 * 10 ** 9  # R2's storage on the Free plan, a month (beyond it, $0.015 per GB-month)
+# R2's storage included in every plan, a month: the Free plan's limit; on Paid, billed beyond it
+R2_FREE_BYTES = 10 * 10 ** 9
+R2_GB_MONTH = 0.015  # $ per GB-month beyond R2_FREE_BYTES (list price, 2026)
 # wrangler dev serves its local R2 bucket through an S3 API at /cdn-cgi/local/r2/s3 with these
 # credentials (wrangler.json's local_dev), so `riskapi deploy s3` fills it as it fills R2 itself
 LOCAL_S3_PATH, LOCAL_ACCESS_KEY = "/cdn-cgi/local/r2/s3", "riskapi-local"
@@ -79,17 +81,19 @@ OPERATORS_OWN = ("node_modules", ".wrangler")  # in a project folder: the operat
 
 def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_control: str,
                   kv_namespace: str | None = None, bucket: str = BUCKET, prefix: str = "", keep: int | None = None,
-                  keep_days: float | None = None) -> CloudflareProject:
+                  keep_days: float | None = None, plan: str = "free") -> CloudflareProject:
     """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
     release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/ (as
     `keep` and `keep_days` say: give deploy s3 the same). The keys' secret (edge.SECRET_FILE) is kept
     from the previous project, and so are what the operator put there (OPERATORS_OWN: the installed
-    packages, wrangler's local state), so `npm install` is run once."""
+    packages, wrangler's local state), so `npm install` is run once. `plan` ("free" or "paid") is whose
+    limits the warnings hold it to: on Paid, R2's storage beyond the included 10 GB is a cost (a note),
+    and the script's limit is 10 MiB."""
     project = CloudflareProject(out)
     with folder_replacing(out, keep=OPERATORS_OWN) as folder:
         _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
-                    keep_days)
+                    keep_days, plan)
     return project
 
 
@@ -100,7 +104,7 @@ def local_s3_secret(secret: str) -> str:
 
 def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey], out: Path, name: str,
                 cache_control: str, kv_namespace: str | None, bucket: str, prefix: str, keep: int | None,
-                keep_days: float | None) -> None:
+                keep_days: float | None, plan: str) -> None:
     edge, left_out = edge_timeline(site, keep, keep_days=keep_days)
     project.releases = len(edge.answered)
     if left_out:
@@ -108,9 +112,15 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
                              "410 (riskapi build --keep keeps more)")
     project.bucket_objects, project.bucket_bytes = stored_size([edge.folder / r for r in edge.answered])
     if project.bucket_bytes > R2_FREE_BYTES:
-        project.warnings.append(f"the {len(edge.answered)} releases answered take {project.bucket_bytes:,} bytes in "
-                                f"R2, over the Free plan's {R2_FREE_BYTES:,} (beyond it $0.015 per GB-month; "
-                                "riskapi build --keep, or deploy --keep, keeps fewer)")
+        beyond = (project.bucket_bytes - R2_FREE_BYTES) / 1e9
+        said = (f"the {len(edge.answered)} releases answered take {project.bucket_bytes:,} bytes in R2, over the "
+                f"Free plan's {R2_FREE_BYTES:,}")
+        if plan == "paid":
+            project.notes.append(f"{said}: the {beyond:,.1f} GB beyond it cost ${beyond * R2_GB_MONTH:,.2f} a month "
+                                 f"(${R2_GB_MONTH} per GB-month)")
+        else:
+            project.warnings.append(f"{said} (beyond it ${R2_GB_MONTH} per GB-month: --plan paid; riskapi build "
+                                    "--keep, or deploy --keep, keeps fewer)")
     documents, stamp = timeline_files(edge)
     secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
     folders = {release: edge.folder / release for release in edge.answered}
@@ -148,14 +158,14 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
             shutil.copyfile(out / applied, folder / applied)
     project.keys = len(entries)
     project.script_bytes = len(gzip.compress(b"".join(files[f] for f in SCRIPT_FILES)))
-    for plan, limit in SCRIPT_LIMITS:
-        if project.script_bytes > limit:
+    for held_to, limit in SCRIPT_LIMITS:
+        if project.script_bytes > limit and (plan == "free" or held_to == "Paid"):
             project.warnings.append(f"the Worker's script (core, Worker and route description) is "
-                                    f"{project.script_bytes:,} bytes compressed, over the {plan} plan's {limit:,}")
+                                    f"{project.script_bytes:,} bytes compressed, over the {held_to} plan's {limit:,}")
     largest = max((len(value.encode()) for value in values.values()), default=0)
     if largest > KV_VALUE_BYTES:
         project.warnings.append(f"a key's entry is {largest:,} bytes, over Workers KV's {KV_VALUE_BYTES:,} per value")
-    if len(entries) > KV_FREE_WRITES:
+    if len(entries) > KV_FREE_WRITES and plan == "free":
         project.notes.append(f"{len(entries):,} keys: a first `npm run keys` writes each one, over the Free plan's "
                              f"{KV_FREE_WRITES:,} Workers KV writes a day (later runs write only what changed)")
     if kv_namespace is None:
