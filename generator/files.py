@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
@@ -49,6 +50,32 @@ def sync_tree(folder: Path) -> None:
             os.sync()
     finally:
         os.close(descriptor)
+
+
+class Writeback:
+    """Puts a folder's file system's written pages on disk while a build goes on writing (sync_tree every
+    `every` seconds, in a thread: the call waits for the disk, not for Python), so the sync that a release
+    waits for before it is named finds little left. Started once the build's processes have forked."""
+
+    def __init__(self, folder: Path, every: float = 0.5):
+        self.folder, self.every = folder, every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="writeback", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            with suppress(OSError):  # the folder renamed or removed under it: the final sync says what fails
+                sync_tree(self.folder)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def _syncfs(descriptor: int) -> int:

@@ -177,6 +177,33 @@ def test_a_release_discarded_while_its_worker_is_busy_lets_the_process_end(tmp_p
     assert not list((site / RELEASES).glob(".tmp-*"))
 
 
+def _writeback_threads() -> list:
+    import threading
+    return [thread for thread in threading.enumerate() if thread.name == "writeback"]
+
+
+def test_the_release_s_pages_go_to_disk_while_it_is_written_and_that_ends_with_it(tmp_path):
+    """The writeback thread (files.Writeback) runs once the writer's processes have forked, and ends with
+    the release, published or discarded: none is left behind to sync a folder that is gone."""
+    site = tmp_path / "site"
+    build(TINY, site)
+    assert _writeback_threads() == []  # the build's ended with it
+    for publish in (True, False):
+        writer = ReleaseWriter(site)
+        try:
+            assert _writeback_threads() == []  # not before the processes fork
+            # new bytes each time (a file the previous release holds is linked, not handed over)
+            writer.write("api/v1/x/index.json", b"[" + b"0," * GZIP_MIN_BYTES + (b"1]" if publish else b"2]"))
+            writer.flush()  # handed to the write process: the pool forked
+            assert [thread.is_alive() for thread in _writeback_threads()] == [True]
+            if publish:
+                writer.commit()
+        finally:
+            if not publish:
+                writer.abort()
+        assert _writeback_threads() == []
+
+
 def test_a_file_written_in_parts_is_the_parts_joined_with_its_twins_and_linked_when_unchanged(tmp_path):
     # an export is written from its models' chunks, never joined in memory: on disk it is the chunks in
     # order, the manifest has the joined bytes' hash, and its twins (made by the worker from the file)

@@ -20,7 +20,7 @@ import orjson
 
 from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
-from ..files import sync_folder, sync_tree, write_file, write_joined
+from ..files import Writeback, sync_folder, sync_tree, write_file, write_joined
 from ..processes import end_with_parent
 from .site import (
     CURRENT,
@@ -196,6 +196,7 @@ class ReleaseWriter(ReleaseFiles):
         self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
         self._pool: ProcessPoolExecutor | None = self._worker_pool(workers)
         self._pending: deque[Future] = deque()
+        self._writeback = Writeback(self.folder)
 
     def _worker_pool(self, workers: int) -> ProcessPoolExecutor:
         """Forked worker processes that hold no copy of the site lock and end with the build. All fork
@@ -209,9 +210,11 @@ class ReleaseWriter(ReleaseFiles):
         if self._pool is None:
             raise PublishError("the release was finished or discarded: no more files can be added")
         try:
-            return self._pool.submit(work, *args)
+            pending = self._pool.submit(work, *args)
         except BrokenProcessPool:
             raise self.worker_stopped() from None
+        self._writeback.start()  # after the pool's first submit: its processes have forked (a thread never does)
+        return pending
 
     def _new_id(self) -> str:
         """A UTC timestamp; ids sort in build order even for two builds in one second."""
@@ -345,6 +348,7 @@ class ReleaseWriter(ReleaseFiles):
         on a whole release and a catalogue that says what was live (catalogue.py)."""
         try:
             self.finish()
+            self._writeback.stop()
             sync_tree(self.folder)
             final = self.site / RELEASES / self.id
             with Catalogue.open(self.site) as catalogue:
@@ -356,6 +360,7 @@ class ReleaseWriter(ReleaseFiles):
                     switch_to(self.site, self.id)
             self._prune()
         finally:
+            self._writeback.stop()
             self._lock.unlock()
         return Release(self.id, final, len(self.files), self.bytes)
 
@@ -365,6 +370,7 @@ class ReleaseWriter(ReleaseFiles):
         The write worker is killed, not waited for: what it writes is being thrown away, and a worker
         that died (a memory limit, an OOM kill) or cannot answer would make a wait hang."""
         try:
+            self._writeback.stop()
             if self._pool is not None:
                 pool, self._pool = self._pool, None
                 _discard(pool)
