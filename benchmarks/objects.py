@@ -24,7 +24,9 @@ import argparse
 import csv
 import gzip
 import json
+import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -66,6 +68,19 @@ def _changed_bytes(before: Path | None, after: Path) -> int:
     old = read_manifest(before) if before else {}
     return sum(entry["size"] for path, entry in read_manifest(after).items()
                if not path.startswith("nginx/") and old.get(path, {}).get("sha256") != entry["sha256"])
+
+
+def _disk_bytes(folder: Path) -> tuple[int, int]:
+    """The bytes of the files under a folder counted per path, and with hard links counted once: one
+    walk (31 releases of 238,000 files are millions of entries)."""
+    per_path, by_inode = 0, {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            info = os.lstat(os.path.join(root, name))
+            if stat.S_ISREG(info.st_mode):
+                per_path += info.st_size
+                by_inode[info.st_ino] = info.st_size
+    return per_path, sum(by_inode.values())
 
 
 def _keys(path: Path, grant_sets: list[list[str]], clients: int) -> None:
@@ -189,9 +204,7 @@ def main() -> None:
             previous = release
         elapsed = time.monotonic() - started
         stored = sum(held.values()) + heads
-        disk = sum(p.stat().st_size for p in (site / RELEASES).rglob("*") if p.is_file())
-        distinct_disk = sum({(p.stat().st_ino): p.stat().st_size for p in (site / RELEASES).rglob("*")
-                             if p.is_file()}.values())
+        disk, distinct_disk = _disk_bytes(site / RELEASES)
         documents_count = known[release].files
         _keys(work / "keys.csv", grant_sets, args.clients)
         strict = _strict(site, work / "keys.csv", work / "deploys", args.revisions + 1)
