@@ -67,7 +67,7 @@ def main() -> None:
               f"- the floor (the same bytes serialised, written and compressed, 2 threads) grows "
               f"{last['floor'] / base['floor']:.2f}× at {last_factor}×; the build / floor ratio goes from "
               f"{base['wall'] / base['floor']:.2f} to {last['wall'] / last['floor']:.2f} ("
-              + ("flat within 5 %: the build grows as writing its bytes does on this machine"
+              + ("not rising beyond 5 %: the build grows no faster than writing its bytes does on this machine"
                  if last['wall'] / last['floor'] <= 1.05 * base['wall'] / base['floor'] else
                  "rising: the build's cost per byte grows faster than the floor's") + ")",
               f"- peak memory at {last_factor}×: {last['peak_mb']:.0f} MB the largest process, "
