@@ -63,9 +63,14 @@ class Writeback:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="writeback", daemon=True)
-            self._thread.start()
+        if self._thread is None and not self._stop.is_set():
+            thread = threading.Thread(target=self._run, name="writeback", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:  # no thread to be had (a memory limit): the final sync does it all
+                self._stop.set()
+                return
+            self._thread = thread
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
