@@ -325,3 +325,20 @@ def test_new_files_are_stamped_later_than_the_previous_release(tmp_path, data_co
     doc = "api/v1/riskscores/acme_aml/AUT/index.json"
     old, new = (site / RELEASES / first / doc).stat(), (site / RELEASES / second / doc).stat()
     assert int(new.st_mtime) > int(old.st_mtime)
+
+
+def test_a_writeback_thread_that_cannot_start_leaves_the_sync_to_the_last_one(tmp_path, monkeypatch):
+    """Under a memory limit no thread may be had (CI, ulimit -v): the early writeback is skipped and
+    stopping it raises nothing (a join of a thread never started did: 'cannot join thread')."""
+    import threading
+
+    from generator.files import Writeback
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    writeback = Writeback(tmp_path)
+    writeback.start()
+    writeback.start()  # asked again after the first submit: still nothing, no second attempt
+    writeback.stop()
+    assert _writeback_threads() == []
