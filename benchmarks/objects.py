@@ -31,11 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from generator.deploy.cloudflare import R2_FREE_BYTES, R2_GB_MONTH, SCRIPT_FILES, SCRIPT_LIMITS
+
 from .common import record
 
 # Platform limits and list prices (2026, as published; check before you budget)
-R2_FREE_BYTES = 10 * 10 ** 9  # R2's free storage, a month
-R2_STORAGE, R2_WRITES = 0.015, 4.50  # $ per GB-month; $ per million class A operations (writes, lists)
+R2_WRITES = 4.50  # $ per million class A operations (writes, lists); storage: deploy.cloudflare's
 S3_STORAGE, S3_PUTS = 0.023, 5.00  # S3 Standard: $ per GB-month; $ per million PUT/LIST
 
 
@@ -98,8 +99,6 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
     from click.testing import CliRunner
 
     from generator.cli import main as cli
-    from generator.deploy.cloudflare import SCRIPT_FILES
-
     def deploy(platform: str, *extra: str) -> tuple[bool, str]:
         done = CliRunner().invoke(cli, ["deploy", platform, "--site", str(site), "--keys", str(keys), "--out",
                                         str(out / platform), "--keep", str(keep), "--strict", "-q", *extra])
@@ -110,7 +109,7 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
             script = len(gzip.compress(b"".join((out / platform / f).read_bytes() for f in SCRIPT_FILES)))
             entries = len(json.loads((out / platform / "keys-kv.json").read_text()))
             verdict += (f": the Worker's script {script / 1e3:.0f} KB compressed (Free allows 3 MiB: "
-                        f"{script / 3 / 2 ** 20:.1%}), {entries:,} Workers KV entries")
+                        f"{script / dict(SCRIPT_LIMITS)['Free']:.1%}), {entries:,} Workers KV entries")
             verdict += "".join(f"; {line.strip()}" for line in done.output.splitlines() if "in R2" in line)
         else:
             store = json.loads((out / platform / "kvs.json").read_text())["data"]
@@ -239,7 +238,7 @@ def main() -> None:
         *([f"- at 30 revisions (31 kept), from the {args.revisions} measured (what a revision adds to the bucket, "
            f"on average, times 30; each changes one of the {len(models)} models in turn): the bucket ≈ "
            f"{projected / 1e9:.1f} GB (R2's free 10 GB: {projected / R2_FREE_BYTES:.0%})"] if projected else []),
-        f"- list prices: storage ${stored / 1e9 * R2_STORAGE:.3f}/month on R2 (free under 10 GB), "
+        f"- list prices: storage ${stored / 1e9 * R2_GB_MONTH:.3f}/month on R2 (free under 10 GB), "
         f"${stored / 1e9 * S3_STORAGE:.3f}/month on S3; writes per revision "
         f"{sum(r[1] for r in revisions) / len(revisions):,.0f} (R2 ${sum(r[1] for r in revisions) / len(revisions) * R2_WRITES / 1e6:.4f}, "
         f"S3 ${sum(r[1] for r in revisions) / len(revisions) * S3_PUTS / 1e6:.4f})",
