@@ -174,7 +174,7 @@ def main() -> None:
             heads, head = 0, 0
             for answered in edge.answered:
                 folder = site / RELEASES / answered
-                if answered not in known:  # a layer over the release it was built against, as deploy s3 writes it
+                if answered not in known:  # shards over the ranges of the release it was built against, as deploy s3 writes them
                     base = known.get(built_against(folder) or "")
                     known[answered] = release_objects(folder, answered, served_files(folder), base)
                 objects = known[answered]

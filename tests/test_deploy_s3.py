@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from generator.build import build
 from generator.cli import main
+from generator.deploy import objects
 from generator.deploy.edge import TWINS, served_files
 from generator.deploy.objects import object_key
 from generator.publish import RELEASES, current_release
@@ -58,12 +59,11 @@ def _bodies(client, bucket, prefix=""):
     for key in sorted(_objects(client, bucket, f"{prefix}manifests/")):
         head = orjson.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
         files: dict = {}
-        for layer in head["layers"]:  # newest first: a path's entry is the first layer's that lists it
-            for shard in layer:
-                for path, entry in orjson.loads(client.get_object(Bucket=bucket, Key=prefix + shard)["Body"].read()
-                                                ).items():
-                    files.setdefault(path, entry and (object_key(entry[2], path), *entry))
-        named[head["release"]] = (head, {path: entry for path, entry in files.items() if entry is not None})
+        for shard in head["shards"]:
+            for path, entry in orjson.loads(client.get_object(Bucket=bucket, Key=prefix + shard)["Body"].read()).items():
+                assert path not in files, path  # the shards' ranges do not overlap
+                files[path] = (object_key(entry[2], path), *entry)
+        named[head["release"]] = (head, files)
     return named
 
 
@@ -71,7 +71,7 @@ def _whole(client, bucket, prefix=""):
     """The bucket's promise: every object a manifest names is there, and the live release has one."""
     held = set(_objects(client, bucket, f"{prefix}objects/"))
     for release, (head, files) in _bodies(client, bucket, prefix).items():
-        assert {prefix + shard for layer in head["layers"] for shard in layer} <= held, release
+        assert {prefix + shard for shard in head["shards"]} <= held, release
         for path, (key, _, size, _) in files.items():
             assert prefix + key in held, (release, path)
             if size > head["compressed_over"]:
@@ -122,11 +122,15 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
     _whole(client, bucket, "risk/")
     again = _deploy(s3, site, bucket, "--prefix", "risk/")
     assert again.exit_code == 0, again.output
-    # nothing sent again: every body, and the manifest's shard, which a manifest already there keeps as is
-    assert f"0 objects uploaded (0.0 MB), {len(objects) - len(head['layers'][0])} already there" in again.output
+    # nothing sent again: every body, and the manifest's shards, which a manifest already there keeps as is
+    assert f"0 objects uploaded (0.0 MB), {len(objects) - len(head['shards'])} already there" in again.output
 
 
-def test_a_revision_s_manifest_is_a_layer_of_what_it_changed_over_its_base(s3, bucket, tmp_path):
+def test_a_revision_s_manifest_keeps_its_base_s_ranges_and_rewrites_only_the_shards_it_changed(
+        s3, bucket, tmp_path, monkeypatch):
+    # the tiny release's 69 files in shards of 4 (the deploy runs in this process), so the change below
+    # falls in some ranges and misses others
+    monkeypatch.setattr(objects, "SHARD_FILES", 4)
     site, data = tmp_path / "site", tmp_path / "data"
     shutil.copytree(TINY, data)
     build(data, site)
@@ -135,26 +139,24 @@ def test_a_revision_s_manifest_is_a_layer_of_what_it_changed_over_its_base(s3, b
     make_nga_black(data)  # acme_aml: NGA grey → black; its documents, the lists and the country's change
     build(data, site)
     second = current_release(site)
-    assert _deploy(s3, site, bucket).exit_code == 0
+    result = _deploy(s3, site, bucket)
+    assert result.exit_code == 0, result.output
     client = s3.client()
     heads = _bodies(client, bucket)
-    base, revised = heads[first][0], heads[second][0]
-    assert len(base["layers"]) == 1 and revised["layers"][1:] == base["layers"]  # the base's layer, shared
-    old = (site / RELEASES / first / "manifest.json").read_text()
-    new_listed = orjson.loads((site / RELEASES / second / "manifest.json").read_text())["files"]
-    old_listed = orjson.loads(old)["files"]
-    changed = {path for path in served_files(site / RELEASES / second)
-               if new_listed[path]["sha256"] != old_listed.get(path, {}).get("sha256")}
-    top = {}
-    for shard in revised["layers"][0]:
-        top.update(orjson.loads(client.get_object(Bucket=bucket, Key=shard)["Body"].read()))
-    # the top layer lists what changed (a new body, or a new mtime: the build rewrote it) and nothing else
-    assert changed <= set(top) and len(top) < len(heads[second][1]) / 2
-    assert revised["layer_files"] == [len(top), base["layer_files"][0]]
-    # read through its layers, the revision's table is its folder's, file by file
-    assert {path: list(entry[1:]) for path, entry in heads[second][1].items()} == {
-        path: [int((site / RELEASES / second / path).stat().st_mtime), new_listed[path]["size"], new_listed[path]["sha256"]]
+    (base, old), (revised, new) = heads[first], heads[second]
+    assert len(base["shards"]) == -(-len(old) // 4) and base["bounds"][0] == ""
+    assert revised["bounds"] == base["bounds"]  # the same files: the base's ranges, kept
+    # read through its shards, the revision's table is its folder's, file by file
+    listed = orjson.loads((site / RELEASES / second / "manifest.json").read_text())["files"]
+    assert {path: list(entry[1:]) for path, entry in new.items()} == {
+        path: [int((site / RELEASES / second / path).stat().st_mtime), listed[path]["size"], listed[path]["sha256"]]
         for path in served_files(site / RELEASES / second)}
+    # a shard is new exactly where a file of its range changed (a new body, or a new mtime: rewritten)
+    changed = {path for path in new if new[path] != old.get(path)}
+    touched = {at for at, bound in enumerate(revised["bounds"])
+               if any(bound <= path < ([*revised["bounds"], "~"][at + 1]) for path in changed)}
+    assert {at for at, key in enumerate(revised["shards"]) if key != base["shards"][at]} == touched
+    assert 0 < len(touched) < len(revised["shards"])  # the others are the base's own objects, not sent again
     _whole(client, bucket)
 
 

@@ -4,22 +4,22 @@ the edges (S3 behind CloudFront, R2 behind the Worker), as Git, OCI registries a
     objects/<sha256><ext>          one distinct body, named by the SHA-256 of its bytes; typed by its
                                    extension (what the media type is read from)
     objects/<sha256><ext>.gz|.br   its encodings (a body over 1 KB), named by the body they encode
-    objects/<sha256>.json          a shard of a manifest layer: file path → [mtime, size, sha256] (or
-                                   null: not in this release)
-    manifests/<release>.json       a release: its routing tables and its layers of shards, written
-                                   after every object it names
+    objects/<sha256>.json          a shard of a manifest: the files of one range of paths, path →
+                                   [mtime, size, sha256]
+    manifests/<release>.json       a release: its routing tables, and its shards with the first path of
+                                   each range (`bounds`), written after every object it names
 
 A revision uploads only the bodies no kept release holds yet; byte-identical documents of different
-releases or audiences are one object. A release's files table is a stack of layers, newest first, as
-container images are: a revision's manifest is one small layer of what changed against the release it
-was built against (its base), over the base's layers — so a revision of a few thousand files among
-238,000 writes a few hundred KB of manifest, not the whole table again. A file's entry is in the newest
-layer that lists it. When the layers above the bottom one hold more than half as many entries as it, or
-there are MAX_LAYERS, the release gets one full layer instead (compaction). Each layer is split in
-shards by a hash of the path (fnv1a32, which the edges compute too): an edge reads the head and, per
-request, the one shard of each layer the path falls in, never a whole table of 100,000s of files."""
+releases or audiences are one object. A release's files table is split in shards of consecutive paths
+(in sorted order, ~SHARD_FILES each), as a B-tree's leaves are: a revision keeps the ranges of the
+release it was built against (its base), so a shard none of whose files changed has the same bytes, the
+same key, and is not uploaded again — a revision of a few thousand files among 238,000 writes the
+handful of shards its paths fall in and a new head, never the whole table. A range that grew past twice
+SHARD_FILES is split; an emptied one goes. An edge reads the head once and, per request, the one shard
+whose range holds the path (a binary search over `bounds`, which start with "": every path has one)."""
 from __future__ import annotations
 
+import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -33,9 +33,7 @@ from ..render.nginx_maps import ROUTING
 OBJECTS, MANIFESTS = "objects/", "manifests/"
 TWINS = {".gz": "gzip", ".br": "br"}
 SHARD_FILES = 1024  # files per shard: a shard stays ~100 KB, read once per isolate or container
-MAX_LAYERS = 16  # an edge reads a shard of each layer (at once) on a path it has not read yet
-CHURN = 0.5  # layers above the bottom may hold half its entries before the release gets a full layer
-FORMAT = 2
+FORMAT = 3  # an edge answers 503 for a head of another format (manifests.js), never a wrong lookup
 
 
 class ReleaseDamaged(ValueError):
@@ -64,10 +62,9 @@ class ReleaseObjects:
     release: str
     head: bytes
     objects: dict[str, Body] = field(default_factory=dict)
-    shards: list[str] = field(default_factory=list)  # of its newest layer: what it wrote itself
     entries: dict[str, list] = field(default_factory=dict)  # its files table: path → [mtime, size, sha256]
-    layers: list[list[str]] = field(default_factory=list)  # newest first: each layer's shard keys
-    layer_files: list[int] = field(default_factory=list)  # the entries of each layer
+    shards: list[str] = field(default_factory=list)  # its head's shard keys, one per range of paths
+    bounds: list[str] = field(default_factory=list)  # the first path of each shard's range ("" first)
     files: int = 0
     file_bytes: int = 0  # its files' bytes (no encodings): what a revision is measured against
 
@@ -85,12 +82,10 @@ def object_key(sha256: str, path: str, twin: str = "") -> str:
     return f"{OBJECTS}{sha256}{PurePosixPath(path).suffix}{twin}"
 
 
-def fnv1a(text: str) -> int:
-    """32-bit FNV-1a of the UTF-8 bytes: the shard of a path (manifests.js computes the same)."""
-    value = 0x811C9DC5
-    for byte in text.encode():
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return value
+def path_order(path: str) -> bytes:
+    """Paths in the order JavaScript's `<` puts them (by UTF-16 code unit), which the edges' binary
+    search over a head's bounds relies on."""
+    return path.encode("utf-16-be")
 
 
 def file_objects(path: str, entry: list, source: Path | bytes, twins: dict[str, Body | bytes]) -> dict[str, Body]:
@@ -134,53 +129,61 @@ def _read_files(release_dir: Path, release: str, files: list[str]) -> ReleaseObj
 
 def release_objects(release_dir: Path, release: str, files: list[str], base: ReleaseObjects | None = None
                     ) -> ReleaseObjects:
-    """The manifest and objects of one release folder's `files` (those the edges serve): its layer of
-    what changed against `base` (the release it was built against, as the bucket holds it) over base's
-    layers, or one full layer (no base, or too many layers or entries above the bottom one). Hashes come
-    from the release's own manifest.json (a file of another size there is refused: the release is
-    damaged)."""
+    """The manifest and objects of one release folder's `files` (those the edges serve), its shards
+    over the ranges of `base` (the release it was built against, as the bucket holds it), or over
+    fresh ranges when there is none. Hashes come from the release's own manifest.json (a file of
+    another size there is refused: the release is damaged)."""
     result = _read_files(release_dir, release, files)
-    layer: dict[str, list | None] = dict(result.entries)
-    result.layers, result.layer_files = [], []
-    if base is not None and base.layers:
-        changed: dict[str, list | None] = {p: e for p, e in result.entries.items() if base.entries.get(p) != e}
-        changed.update({p: None for p in base.entries if p not in result.entries})
-        above = sum(base.layer_files[:-1]) + len(changed)
-        if len(base.layers) < MAX_LAYERS and above <= CHURN * base.layer_files[-1]:
-            layer, result.layers, result.layer_files = changed, list(base.layers), list(base.layer_files)
-    shards = shard(layer)
-    result.objects.update({body.key: body for body in shards})
-    result.shards = [body.key for body in shards]
-    result.layers.insert(0, result.shards)
-    result.layer_files.insert(0, len(layer))
+    result.bounds, bodies = shard(result.entries, base.bounds if base is not None else [])
+    result.shards = [body.key for body in bodies]
+    result.objects.update({body.key: body for body in bodies})
     routing = orjson.loads((release_dir / ROUTING).read_bytes())
     result.head = orjson.dumps({
         "format": FORMAT, "release": release, "files": result.files, "compressed_over": GZIP_MIN_BYTES,
-        "tables": routing_tables(routing), "layers": result.layers, "layer_files": result.layer_files})
+        "tables": routing_tables(routing), "bounds": result.bounds, "shards": result.shards})
     return result
 
 
 def as_stored(release_dir: Path, release: str, files: list[str], head: bytes) -> ReleaseObjects:
-    """A release whose manifest the bucket already holds (`head`): its files table from its folder, its
-    layers as written then (never rewritten: an edge may hold that head)."""
-    found = _read_files(release_dir, release, files)  # no layer made: the bucket's stays
+    """A release whose manifest the bucket already holds (`head`, of this FORMAT): its files table from
+    its folder, its shards as written then (never rewritten: an edge may hold that head)."""
+    found = _read_files(release_dir, release, files)  # no shard made: the bucket's stay
     stored = orjson.loads(head)
-    found.head, found.layers, found.layer_files = head, stored["layers"], stored["layer_files"]
+    found.head, found.bounds, found.shards = head, stored["bounds"], stored["shards"]
     return found
 
 
-def shard(entries: dict[str, list | None]) -> list[Body]:
-    """A layer split in shards by fnv1a(path), each a content-addressed JSON object."""
-    count = max(1, -(-len(entries) // SHARD_FILES))
-    parts: list[dict[str, list | None]] = [{} for _ in range(count)]
-    for path in sorted(entries):
-        parts[fnv1a(path) % count][path] = entries[path]
+def is_current(head: bytes | None) -> bool:
+    """Whether a manifest in the bucket is of this FORMAT (an older one is written anew)."""
+    return head is not None and orjson.loads(head).get("format") == FORMAT
+
+
+def shard(entries: dict[str, list], bounds: list[str]) -> tuple[list[str], list[Body]]:
+    """The files table split in ranges of consecutive paths, each a content-addressed JSON object, and
+    the first path of each range. `bounds` (a base's) are kept where their ranges still hold files: a
+    range of more than twice SHARD_FILES is split in SHARD_FILES, an empty one goes, the first is "".
+    Without bounds, every SHARD_FILES paths start a range."""
+    paths = sorted(entries, key=path_order)
+    if bounds:
+        keys = [path_order(bound) for bound in bounds]
+        kept: list[list[str]] = [[] for _ in bounds]
+        for path in paths:
+            kept[bisect.bisect_right(keys, path_order(path)) - 1].append(path)
+        ranges = [piece for part in kept if part
+                  for piece in (_pieces(part) if len(part) > 2 * SHARD_FILES else [part])]
+    else:
+        ranges = _pieces(paths)
+    ranges = ranges or [[]]  # a release without files still has a shard: an edge's lookup finds nothing
     bodies = []
-    for part in parts:
-        data = orjson.dumps(part)
+    for part in ranges:
+        data = orjson.dumps({path: entries[path] for path in part})
         sha256 = hashlib.sha256(data).hexdigest()
         bodies.append(Body(f"{OBJECTS}{sha256}.json", data, sha256))
-    return bodies
+    return [""] + [part[0] for part in ranges[1:]], bodies
+
+
+def _pieces(paths: list[str]) -> list[list[str]]:
+    return [paths[at:at + SHARD_FILES] for at in range(0, len(paths), SHARD_FILES)]
 
 
 def routing_tables(routing: dict) -> dict:
@@ -209,9 +212,10 @@ def stored_size(release_dirs: list[Path]) -> tuple[int, int]:
 
 
 def named_by(head: dict, shard_of: Callable[[str], dict]) -> set[str]:
-    """Every object a manifest names (mark): the shards of its layers, and the bodies (and encodings) of
-    the entries visible through them — a path's newest entry; one a newer layer replaced names nothing.
-    `shard_of(key)` gives a shard's contents."""
+    """Every object a manifest names (mark): its shards, and the bodies (and encodings) of their
+    entries. A head of FORMAT 2 (a stack of layers of shards, newest first, where a path's newest entry
+    counts and null means "not in this release") is read too: the bucket may hold one until the deploy
+    after the one that wrote this format's heads. `shard_of(key)` gives a shard's contents."""
     layers = head.get("layers", [head.get("shards", [])])
     names = {key for layer in layers for key in layer}
     seen: set[str] = set()

@@ -37,6 +37,7 @@ from .objects import (
     ReleaseObjects,
     as_stored,
     file_objects,
+    is_current,
     manifest_key,
     named_by,
     release_objects,
@@ -159,14 +160,15 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
 
 def _releases(store: Bucket, edge: Timeline) -> dict[str, ReleaseObjects]:
     """Each release answered as the bucket is to hold it, oldest first: one whose manifest is there
-    already as it was written (an edge may hold that head), else a layer of what changed against the
-    release it was built against where that one is answered too, else a full layer."""
+    already (of this format) as it was written (an edge may hold that head), else shards over the ranges
+    of the release it was built against where that one is answered too (the shards its changes miss are
+    the base's own objects), else over fresh ranges."""
     found: dict[str, ReleaseObjects] = {}
     for release in sorted(edge.answered, key=release_order):
         folder = edge.folder / release
         files = served_files(folder)
         head = store.get(manifest_key(release))
-        if head is not None and "layers" in orjson.loads(head):
+        if head is not None and is_current(head):
             found[release] = as_stored(folder, release, files, head)
         else:
             found[release] = release_objects(folder, release, files, found.get(built_against(folder) or ""))
@@ -189,15 +191,16 @@ def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted:
 def prune(store: Bucket, answered: set[str], timeline: set[str], known: dict[str, ReleaseObjects] | None = None
           ) -> tuple[tuple[str, ...], int]:
     """Mark and sweep: delete the manifests of releases not `answered`, then every object no manifest
-    left in the bucket names, nor `timeline`. Shards this deploy wrote (those of `known`) are not read
-    back; the others are read once each, however many layers name them. Returns the releases pruned
-    and how many objects went."""
+    left in the bucket names, nor `timeline`. Shards this deploy made (those of `known` it holds the
+    bytes of) are not read back; the others are read once each, however many manifests name them.
+    Returns the releases pruned and how many objects went."""
     manifests = {key[len(MANIFESTS):-len(".json")] for key in store.keys(MANIFESTS) if key.endswith(".json")}
     gone = tuple(sorted(manifests - answered, key=release_order))
     store.delete([f"{MANIFESTS}{release}.json" for release in gone])
     marked = set(timeline)
     shards_read: dict[str, dict] = {key: orjson.loads(release.objects[key].read())
-                                    for release in (known or {}).values() for key in release.shards}
+                                    for release in (known or {}).values() for key in release.shards
+                                    if key in release.objects}
 
     def shard_of(key: str) -> dict:
         if key not in shards_read:

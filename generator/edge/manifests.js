@@ -1,11 +1,12 @@
 // The edge core's lookup over releases kept in a bucket as manifests over content-addressed objects
 // (`riskapi deploy s3`, generator/deploy/objects.py): a Worker reads them from R2, CloudFront's origin
 // Lambda from S3. `read(key)` gives a stored JSON object (or null where there is none). A release's
-// manifest head (its routing tables, its layers of shards, newest first) is read once per isolate or
-// container and kept; a shard (file path → [mtime, size, sha256], or null: not in this release; split
-// by fnv1a32 of the path) when a request first needs it — the one of each layer the path falls in, all
-// at once — and kept while at most SHARDS_KEPT are. A file's entry is the newest layer's that lists it. What the description bundled with the code holds (the
-// states, the grant sets' audiences, the files of the list of releases and the TimeMap) is read from it.
+// manifest head (its routing tables, and its shards with the first path of each one's range of sorted
+// paths) is read once per isolate or container and kept; a shard (file path → [mtime, size, sha256])
+// when a request first needs it — the one whose range holds the path, by a binary search over the
+// head's bounds — and kept while at most SHARDS_KEPT are. What the description bundled with the code
+// holds (the states, the grant sets' audiences, the files of the list of releases and the TimeMap) is
+// read from it.
 
 const SHARDS_KEPT = 512;  // ~50 MB at most: a shard is ~1,024 files of ~100 bytes
 
@@ -18,12 +19,15 @@ function own(object, key) {
     ? object[key] : undefined;
 }
 
-// 32-bit FNV-1a of the UTF-8 bytes (objects.fnv1a)
-export function fnv1a(text) {
-  const bytes = new TextEncoder().encode(text);
-  let value = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) value = Math.imul(value ^ bytes[i], 0x01000193) >>> 0;
-  return value;
+// The shard whose range holds `path`: the last bound at or before it (bounds[0] is "", sorted as
+// JavaScript's `<` sorts: objects.path_order)
+export function shardOf(head, path) {
+  let low = 0, high = head.bounds.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (head.bounds[middle] <= path) low = middle; else high = middle - 1;
+  }
+  return head.shards[low];
 }
 
 // The key of a file answer's body, or of its encoding ("gzip" → .gz, "br" → .br): objects.object_key.
@@ -61,18 +65,17 @@ export function stored(description, read) {
     if (table === "audiences" || release === "timeline") return own(own(own(description.tables, release), table), key);
     const head = await cached(heads, `manifests/${release}.json`, 64);
     if (table !== "files") return own(own(head.tables, table), key);
-    const at = fnv1a(key);
+    if (head.format !== description.manifest_format) {  // a bucket not yet deployed to by this version
+      heads.delete(`manifests/${release}.json`);
+      throw new Unavailable(`manifests/${release}.json is of format ${head.format}, not ${description.manifest_format}`);
+    }
     let found;
     try {
-      found = await Promise.all(head.layers.map((layer) => cached(shards, layer[at % layer.length], SHARDS_KEPT)));
+      found = await cached(shards, shardOf(head, key), SHARDS_KEPT);
     } catch (error) {
       heads.delete(`manifests/${release}.json`);  // read the head again next time: it may have been replaced
       throw error;
     }
-    for (let i = 0; i < found.length; i++) {
-      const entry = own(found[i], key);
-      if (entry !== undefined) return entry === null ? undefined : entry;
-    }
-    return undefined;
+    return own(found, key);
   };
 }
