@@ -49,6 +49,9 @@ def test_a_revision_keeps_its_base_s_ranges_splits_a_grown_one_and_drops_an_empt
     bounds, bodies = objects.shard(_table("c", "c1", "c2", "d", "e"), base_bounds)
     assert _ranges(bodies) == [["c", "c1", "c2", "d"], ["e"]] and bounds == ["", "e"]
     assert bodies[1].key == base[2].key
+    # a range whose first path went keeps its bound (the head changes no more than it must)
+    bounds, bodies = objects.shard(_table("a", "b", "d", "e"), base_bounds)
+    assert _ranges(bodies) == [["a", "b"], ["d"], ["e"]] and bounds == ["", "c", "e"]
     # a release without files still has one (empty) shard
     assert _ranges(objects.shard({}, base_bounds)[1]) == [[]]
 

@@ -160,26 +160,31 @@ def is_current(head: bytes | None) -> bool:
 
 def shard(entries: dict[str, list], bounds: list[str]) -> tuple[list[str], list[Body]]:
     """The files table split in ranges of consecutive paths, each a content-addressed JSON object, and
-    the first path of each range. `bounds` (a base's) are kept where their ranges still hold files: a
-    range of more than twice SHARD_FILES is split in SHARD_FILES, an empty one goes, the first is "".
-    Without bounds, every SHARD_FILES paths start a range."""
+    the first path of each range (its bound). `bounds` (a base's) are kept where their ranges still hold
+    files: a range of more than twice SHARD_FILES is split in pieces of SHARD_FILES, an empty one goes,
+    the first bound is "". Without bounds, every SHARD_FILES paths start a range."""
     paths = sorted(entries, key=path_order)
+    ranges: list[tuple[str, list[str]]] = []  # (bound, paths)
     if bounds:
         keys = [path_order(bound) for bound in bounds]
         kept: list[list[str]] = [[] for _ in bounds]
         for path in paths:
             kept[bisect.bisect_right(keys, path_order(path)) - 1].append(path)
-        ranges = [piece for part in kept if part
-                  for piece in (_pieces(part) if len(part) > 2 * SHARD_FILES else [part])]
+        for bound, part in zip(bounds, kept):
+            if len(part) > 2 * SHARD_FILES:
+                pieces = _pieces(part)
+                ranges += [(bound, pieces[0]), *((piece[0], piece) for piece in pieces[1:])]
+            elif part:
+                ranges.append((bound, part))
     else:
-        ranges = _pieces(paths)
-    ranges = ranges or [[]]  # a release without files still has a shard: an edge's lookup finds nothing
+        ranges = [(piece[0], piece) for piece in _pieces(paths)]
+    ranges = ranges or [("", [])]  # a release without files still has a shard: an edge's lookup finds nothing
     bodies = []
-    for part in ranges:
+    for _, part in ranges:
         data = orjson.dumps({path: entries[path] for path in part})
         sha256 = hashlib.sha256(data).hexdigest()
         bodies.append(Body(f"{OBJECTS}{sha256}.json", data, sha256))
-    return [""] + [part[0] for part in ranges[1:]], bodies
+    return [""] + [bound for bound, _ in ranges[1:]], bodies
 
 
 def _pieces(paths: list[str]) -> list[list[str]]:
