@@ -204,57 +204,61 @@ def main() -> None:
         elapsed = time.monotonic() - started
         stored = sum(held.values()) + heads
         disk, distinct_disk = _disk_bytes(site / RELEASES)
+        print(f"nginx's disk: {distinct_disk / 1e9:.2f} GB, hard links once ({disk / 1e9:.2f} GB per path)", flush=True)
         documents_count = known[release].files
         _keys(work / "keys.csv", grant_sets, args.clients)
         strict = _strict(site, work / "keys.csv", work / "deploys", args.revisions + 1)
+        revisions = rows[1:]
+        projected = (buckets[-1] + (30 - args.revisions) * (buckets[-1] - buckets[0]) / args.revisions
+                     if 0 < args.revisions < 30 else 0)
+        ratios = [uploaded / changed for _, _, uploaded, changed, _, _ in revisions if changed]
+        worst = max(ratios)
+        first = rows[0]
+        source = (f"the demo data with {args.custom} custom models, {args.clients} clients" if args.custom else
+                  f"synthetic data, {args.countries:,} countries" if args.countries else f"`{args.data}`")
+        lines = [
+            f"- data: {source} ({documents_count:,} files a release), {args.revisions} revisions after the first "
+            "release, each changing one model's "
+            f"observations (models in turn), every release kept ({rows[-1][5]} answered at the end); "
+            f"{elapsed:.0f} s in all (builds included)",
+            f"- first release: {first[1]:,} objects, {first[2] / 1e6:.1f} MB uploaded (its files, their encodings, "
+            "the manifest's shards, the list of releases)",
+            f"- the files a revision changes: its release folder's (encodings included) and the list of releases, its "
+            f"feeds and the TimeMap of each audience, which now name it ({sum(lists[1:]) / len(lists[1:]) / 1e6:.1f} MB "
+            "a revision on average)",
+            f"- per revision, uploaded / the bytes of its changed files (the floor): median "
+            f"**{sorted(ratios)[len(ratios) // 2]:.3f}×**, worst **{worst:.3f}×** (goal ≤ 1.1×: "
+            f"{'met' if worst <= 1.1 else 'not met'}); objects per revision "
+            f"{min(r[1] for r in revisions):,}–{max(r[1] for r in revisions):,}, bytes "
+            f"{min(r[2] for r in revisions) / 1e6:.1f}–{max(r[2] for r in revisions) / 1e6:.1f} MB",
+            f"- the bucket after {args.revisions + 1} kept releases: {len(held):,} objects, {stored / 1e9:.2f} GB (R2's "
+            f"free 10 GB: {stored / R2_FREE_BYTES:.0%} used); the same releases on nginx's disk "
+            f"{distinct_disk / 1e9:.2f} GB (hard links counted once; {disk / 1e9:.2f} GB counted per release)",
+            *([f"- at 30 revisions (31 kept), from the {args.revisions} measured (what a revision adds to the bucket, "
+               f"on average, times 30; each changes one of the {len(models)} models in turn): the bucket ≈ "
+               f"{projected / 1e9:.1f} GB (R2's free 10 GB: {projected / R2_FREE_BYTES:.0%})"] if projected else []),
+            f"- list prices: storage ${stored / 1e9 * R2_GB_MONTH:.3f}/month on R2 (free under 10 GB), "
+            f"${stored / 1e9 * S3_STORAGE:.3f}/month on S3; writes per revision "
+            f"{sum(r[1] for r in revisions) / len(revisions):,.0f} (R2 ${sum(r[1] for r in revisions) / len(revisions) * R2_WRITES / 1e6:.4f}, "
+            f"S3 ${sum(r[1] for r in revisions) / len(revisions) * S3_PUTS / 1e6:.4f})",
+            "",
+            "| revision | objects uploaded | MB uploaded | MB of changed files | × changed |",
+            "|---|---|---|---|---|",
+            *[f"| {r} | {n:,} | {up / 1e6:.2f} | {ch / 1e6:.2f} | {up / ch:.3f} |" for r, n, up, ch, _, _ in revisions[:5]],
+            f"| … ({len(revisions) - 5} more) | | | | |" if len(revisions) > 5 else "",
+            "",
+            *strict,
+        ]
+        flags = (f" --custom {args.custom} --clients {args.clients}" if args.custom else
+                 f" --countries {args.countries}" if args.countries else "")
+        title = ("Object storage (revisions, custom models)" if args.custom else
+                 "Object storage (revisions, 10× countries)" if args.countries else "Object storage (revisions)")
+        record(title, f"python3 -m benchmarks.objects --revisions {args.revisions}{flags}", lines)
     finally:
+        # after the record: removing millions of paths takes long on a slow disk, and a run stopped
+        # then has its results written already
+        print(f"removing {work}", flush=True)
         shutil.rmtree(work, ignore_errors=True)
-    revisions = rows[1:]
-    projected = (buckets[-1] + (30 - args.revisions) * (buckets[-1] - buckets[0]) / args.revisions
-                 if 0 < args.revisions < 30 else 0)
-    ratios = [uploaded / changed for _, _, uploaded, changed, _, _ in revisions if changed]
-    worst = max(ratios)
-    first = rows[0]
-    source = (f"the demo data with {args.custom} custom models, {args.clients} clients" if args.custom else
-              f"synthetic data, {args.countries:,} countries" if args.countries else f"`{args.data}`")
-    lines = [
-        f"- data: {source} ({documents_count:,} files a release), {args.revisions} revisions after the first "
-        "release, each changing one model's "
-        f"observations (models in turn), every release kept ({rows[-1][5]} answered at the end); "
-        f"{elapsed:.0f} s in all (builds included)",
-        f"- first release: {first[1]:,} objects, {first[2] / 1e6:.1f} MB uploaded (its files, their encodings, "
-        "the manifest's shards, the list of releases)",
-        f"- the files a revision changes: its release folder's (encodings included) and the list of releases, its "
-        f"feeds and the TimeMap of each audience, which now name it ({sum(lists[1:]) / len(lists[1:]) / 1e6:.1f} MB "
-        "a revision on average)",
-        f"- per revision, uploaded / the bytes of its changed files (the floor): median "
-        f"**{sorted(ratios)[len(ratios) // 2]:.3f}×**, worst **{worst:.3f}×** (goal ≤ 1.1×: "
-        f"{'met' if worst <= 1.1 else 'not met'}); objects per revision "
-        f"{min(r[1] for r in revisions):,}–{max(r[1] for r in revisions):,}, bytes "
-        f"{min(r[2] for r in revisions) / 1e6:.1f}–{max(r[2] for r in revisions) / 1e6:.1f} MB",
-        f"- the bucket after {args.revisions + 1} kept releases: {len(held):,} objects, {stored / 1e9:.2f} GB (R2's "
-        f"free 10 GB: {stored / R2_FREE_BYTES:.0%} used); the same releases on nginx's disk "
-        f"{distinct_disk / 1e9:.2f} GB (hard links counted once; {disk / 1e9:.2f} GB counted per release)",
-        *([f"- at 30 revisions (31 kept), from the {args.revisions} measured (what a revision adds to the bucket, "
-           f"on average, times 30; each changes one of the {len(models)} models in turn): the bucket ≈ "
-           f"{projected / 1e9:.1f} GB (R2's free 10 GB: {projected / R2_FREE_BYTES:.0%})"] if projected else []),
-        f"- list prices: storage ${stored / 1e9 * R2_GB_MONTH:.3f}/month on R2 (free under 10 GB), "
-        f"${stored / 1e9 * S3_STORAGE:.3f}/month on S3; writes per revision "
-        f"{sum(r[1] for r in revisions) / len(revisions):,.0f} (R2 ${sum(r[1] for r in revisions) / len(revisions) * R2_WRITES / 1e6:.4f}, "
-        f"S3 ${sum(r[1] for r in revisions) / len(revisions) * S3_PUTS / 1e6:.4f})",
-        "",
-        "| revision | objects uploaded | MB uploaded | MB of changed files | × changed |",
-        "|---|---|---|---|---|",
-        *[f"| {r} | {n:,} | {up / 1e6:.2f} | {ch / 1e6:.2f} | {up / ch:.3f} |" for r, n, up, ch, _, _ in revisions[:5]],
-        f"| … ({len(revisions) - 5} more) | | | | |" if len(revisions) > 5 else "",
-        "",
-        *strict,
-    ]
-    flags = (f" --custom {args.custom} --clients {args.clients}" if args.custom else
-             f" --countries {args.countries}" if args.countries else "")
-    title = ("Object storage (revisions, custom models)" if args.custom else
-             "Object storage (revisions, 10× countries)" if args.countries else "Object storage (revisions)")
-    record(title, f"python3 -m benchmarks.objects --revisions {args.revisions}{flags}", lines)
 
 
 if __name__ == "__main__":
