@@ -18,7 +18,7 @@ from typing import Callable
 import orjson
 
 from ..catalogue import read_history
-from ..edge import EDGE_SOURCE
+from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
 from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order
@@ -27,7 +27,6 @@ from ..render.release_info import read_release_info, release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..routes import DEFAULT_SITE_URL, audience_name, edge_table
-from .objects import FORMAT as MANIFEST_FORMAT
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV

@@ -27,13 +27,13 @@ from typing import Callable
 
 import orjson
 
+from ..edge import MANIFEST_FORMAT as FORMAT
 from ..publish import GZIP_MIN_BYTES, read_manifest, twins_of
 from ..render.nginx_maps import ROUTING
 
 OBJECTS, MANIFESTS = "objects/", "manifests/"
 TWINS = {".gz": "gzip", ".br": "br"}
 SHARD_FILES = 1024  # files per shard: a shard stays ~100 KB, read once per isolate or container
-FORMAT = 3  # an edge answers 503 for a head of another format (manifests.js), never a wrong lookup
 
 
 class ReleaseDamaged(ValueError):
