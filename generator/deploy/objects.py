@@ -23,7 +23,7 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import Callable, TypeGuard
 
 import orjson
 
@@ -153,7 +153,7 @@ def as_stored(release_dir: Path, release: str, files: list[str], head: bytes) ->
     return found
 
 
-def is_current(head: bytes | None) -> bool:
+def is_current(head: bytes | None) -> TypeGuard[bytes]:
     """Whether a manifest in the bucket is of this FORMAT (an older one is written anew)."""
     return head is not None and orjson.loads(head).get("format") == FORMAT
 
@@ -163,13 +163,14 @@ def shard(entries: dict[str, list], bounds: list[str]) -> tuple[list[str], list[
     the first path of each range (its bound). `bounds` (a base's) are kept where their ranges still hold
     files: a range of more than twice SHARD_FILES is split in pieces of SHARD_FILES, an empty one goes,
     the first bound is "". Without bounds, every SHARD_FILES paths start a range."""
-    paths = sorted(entries, key=path_order)
+    ordered = sorted((path_order(path), path) for path in entries)
+    paths = [path for _, path in ordered]
     ranges: list[tuple[str, list[str]]] = []  # (bound, paths)
     if bounds:
         keys = [path_order(bound) for bound in bounds]
         kept: list[list[str]] = [[] for _ in bounds]
-        for path in paths:
-            kept[bisect.bisect_right(keys, path_order(path)) - 1].append(path)
+        for key, path in ordered:
+            kept[bisect.bisect_right(keys, key) - 1].append(path)
         for bound, part in zip(bounds, kept):
             if len(part) > 2 * SHARD_FILES:
                 pieces = _pieces(part)

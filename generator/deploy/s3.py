@@ -168,7 +168,7 @@ def _releases(store: Bucket, edge: Timeline) -> dict[str, ReleaseObjects]:
         folder = edge.folder / release
         files = served_files(folder)
         head = store.get(manifest_key(release))
-        if head is not None and is_current(head):
+        if is_current(head):
             found[release] = as_stored(folder, release, files, head)
         else:
             found[release] = release_objects(folder, release, files, found.get(built_against(folder) or ""))
