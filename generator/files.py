@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 import threading
+import zlib
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator
@@ -124,20 +125,21 @@ def read_blocks(path: Path) -> Iterator[bytes]:
             yield block
 
 
-def write_joined(path: Path, parts: list[bytes | Path], stamp: int) -> tuple[str, int]:
+def write_joined(path: Path, parts: list[bytes | Path], stamp: int) -> tuple[str, int, int]:
     """Write parts one after another — bytes, or files copied a block at a time, so a large file is
-    never whole in memory — and set the mtime; return the sha256 and size of what was written. An
-    OSError names the path."""
-    digest, size = hashlib.sha256(), 0
+    never whole in memory — and set the mtime; return the sha256, size and CRC-32 (a gzip trailer's)
+    of what was written. An OSError names the path."""
+    digest, size, crc = hashlib.sha256(), 0, 0
     with naming(path), open(path, "wb") as out:
         for part in parts:
             for block in read_blocks(part) if isinstance(part, Path) else (part,):
                 digest.update(block)
+                crc = zlib.crc32(block, crc)
                 size += len(block)
                 out.write(block)
     with naming(path):
         os.utime(path, (stamp, stamp))
-    return digest.hexdigest(), size
+    return digest.hexdigest(), size, crc
 
 
 class NamedFile:

@@ -66,7 +66,8 @@ class ValidatedWriter:
         if isinstance(document, ExportFile):
             if route.file in self.example_files:  # of an export, its beginning is enough
                 self.examples[route.file] = document.head(EXAMPLE_BYTES)
-            self.clock.run("publish", self.writer.write_parts, route.file, document.parts)
+            self.clock.run("publish", self.writer.write_parts, route.file, document.parts,
+                           document.gzip_parts)
         else:
             if route.file in self.example_files:
                 self.examples[route.file] = document

@@ -230,6 +230,38 @@ def test_a_file_written_in_parts_is_the_parts_joined_with_its_twins_and_linked_w
     assert path.stat().st_ino == first  # unchanged: hard-linked from the release before
 
 
+def test_a_gzip_twin_joined_from_its_parts_is_one_gzip_stream_of_the_file(tmp_path):
+    # each model's rows are compressed once as they are written (GzipPartFile), and an export's gzip twin
+    # is joined from its parts' compressed bytes: one gzip member (not several, which some clients read
+    # only the first of) that decodes to the whole file, with its CRC and size in the trailer
+    import zlib
+
+    from generator.publish.twins import GzipPartFile, gzip_part
+    site = tmp_path / "site"
+    rows, deflated = tmp_path / "sdg.csv", tmp_path / "sdg.csv.deflate"
+    with GzipPartFile(rows, deflated) as out:
+        for _ in range(3):  # written a block at a time, as the rows of each country
+            out.write(b"sdg,CIV\n" * 100)
+    head, middle = b"model,country\n", b"aml,AUT\n" * 200
+    joined = head + middle + b"sdg,CIV\n" * 300  # 14 + 1,600 + 2,400 bytes
+    assert rows.read_bytes() == b"sdg,CIV\n" * 300 and len(joined) == 4014
+    writer = ReleaseWriter(site)
+    writer.write_parts("api/v1/exports/scores.csv", [head, middle, rows],
+                       [gzip_part(head), gzip_part(middle), deflated])
+    writer.write_parts("api/v1/exports/small.csv", [head], [gzip_part(head)])  # 14 bytes: no twins
+    release = writer.commit()
+    twin = release.path / "api/v1/exports/scores.csv.gz"
+    stream = zlib.decompressobj(31)  # a gzip decoder that stops at the end of the first member
+    assert stream.decompress(twin.read_bytes()) == joined
+    assert stream.eof and stream.unused_data == b""
+    assert twin.read_bytes()[-8:] == zlib.crc32(joined).to_bytes(4, "little") + (4014).to_bytes(4, "little")
+    manifest = read_manifest(release.path)
+    assert manifest["api/v1/exports/scores.csv.gz"] == {
+        "size": twin.stat().st_size, "sha256": hashlib.sha256(twin.read_bytes()).hexdigest()}
+    assert "api/v1/exports/scores.csv.br" in manifest  # brotli's twin made from the file, as before
+    assert "api/v1/exports/small.csv" in manifest and "api/v1/exports/small.csv.gz" not in manifest
+
+
 def test_second_write_to_same_path_is_an_error(tmp_path):
     writer = ReleaseWriter(tmp_path / "site")
     try:

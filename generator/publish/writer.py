@@ -36,7 +36,15 @@ from .site import (
     releases,
     switch_to,
 )
-from .twins import COMPRESSED_FORMS, TWIN_SUFFIXES, twin_of_written, write_with_twins
+from .twins import (
+    COMPRESSED_FORMS,
+    GZIP,
+    GZIP_MIN_BYTES,
+    TWIN_SUFFIXES,
+    twin_of_written,
+    write_joined_gzip,
+    write_with_twins,
+)
 
 KEEP_RELEASES = 5
 # Writing and compressing run in a worker process: in a thread they would wait for the GIL that
@@ -98,15 +106,17 @@ class ReleaseFiles:
         if self._batch_bytes >= WRITE_BATCH_BYTES:
             self._submit()
 
-    def write_parts(self, relative: str, parts: list[bytes | Path]) -> None:
+    def write_parts(self, relative: str, parts: list[bytes | Path],
+                    gzip_parts: list[bytes | Path] | None = None) -> None:
         """Add one large file given as consecutive parts, bytes or files (a bulk export: its models'
         rows): copied from here a block at a time, so the file is never whole in memory nor sent to
-        the worker, which makes its twins from the file."""
+        the worker, which makes its twins from the file. With `gzip_parts` (each part's `gzip_part`,
+        in order) its gzip twin is joined from them here, not compressed again."""
         if relative in self.files:
             raise PublishError(f"two documents were written to {relative}")
         target = self.folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        digest, size = write_joined(target, parts, self.stamp)
+        digest, size, crc = write_joined(target, parts, self.stamp)
         self.files[relative] = {"size": size, "sha256": digest}
         self.bytes += size
         before = self._previous_files.get(relative)
@@ -115,7 +125,12 @@ class ReleaseFiles:
             if self._link_unchanged(relative, digest, size, target):
                 return
             write_joined(target, parts, self.stamp)
-        for suffix in TWIN_SUFFIXES:
+        suffixes = TWIN_SUFFIXES
+        if gzip_parts is not None and size > GZIP_MIN_BYTES:
+            twin = target.with_name(target.name + GZIP)
+            self.files[relative + GZIP] = write_joined_gzip(twin, gzip_parts, crc, size, self.stamp)
+            suffixes = tuple(suffix for suffix in suffixes if suffix != GZIP)
+        for suffix in suffixes:
             self._hand_over(twin_of_written, (relative, suffix))
 
     def _submit(self) -> None:

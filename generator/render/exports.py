@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from .. import routes
-from ..files import NamedFile
+from ..publish.twins import GzipPartFile, gzip_part
 
 COLUMNS = (
     ("model", "the model's code"),
@@ -122,10 +122,16 @@ def _json_lines(rows: list[dict]) -> bytes:
     return listed[1:-1].replace(b"}," + _ROW_START, b"}\n" + _ROW_START) + b"\n"
 
 
+def gzip_part_of(rows: Path) -> Path:
+    """Where a rows file's bytes, compressed as a part of a joined gzip twin, are written beside it."""
+    return rows.with_name(rows.name + ".deflate")
+
+
 @dataclass
 class ExportChunks:
     """Each model's rows, rendered once as CSV and as JSON Lines into files of `folder`, copied into the
-    exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is held)."""
+    exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is held), and
+    compressed once as they are written: the parts of the gzip twins of its export and the public one."""
 
     folder: Path
     csv: dict[str, Path] = field(default_factory=dict)
@@ -137,7 +143,9 @@ class ExportChunks:
         """A model's rows files, open while its documents are rendered: `add(document)` writes one
         endpoint 4 document's rows (no model's documents are held for the exports)."""
         self.register(code, custom)
-        with NamedFile(self.csv[code], text=True) as text, NamedFile(self.jsonl[code]) as lines:
+        csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
+        with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as text, \
+                GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as lines:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
 
@@ -150,7 +158,7 @@ class ExportChunks:
                 buffer.seek(0)
                 buffer.truncate()
                 writer.writerows(csv_rows)
-                text.write(buffer.getvalue())
+                text.write(buffer.getvalue().encode())
                 lines.write(_json_lines(json_rows))
             yield add
 
@@ -162,16 +170,16 @@ class ExportChunks:
 
     def render_model(self, code: str) -> Iterator[tuple[routes.Route, "ExportFile"]]:
         """Both exports of one model alone, once its rows are written."""
-        yield routes.export("csv", code), ExportFile([_HEADER_LINE, self.csv[code]])
-        yield routes.export("jsonl", code), ExportFile([self.jsonl[code]])
+        yield routes.export("csv", code), ExportFile.of_rows([_HEADER_LINE], [self.csv[code]])
+        yield routes.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]])
 
     def render_public(self) -> Iterator[tuple[routes.Route, "ExportFile"]]:
         """Both exports of the public models (the same file for every key), as the models' files in order
         (the writer copies them one after the other): every model's rows are written twice at most (here
         and in its own exports), whatever the number of audiences."""
         public = [code for code in sorted(self.csv) if code not in self.custom]
-        yield routes.export("csv"), ExportFile([_HEADER_LINE] + [self.csv[c] for c in public])
-        yield routes.export("jsonl"), ExportFile([self.jsonl[c] for c in public])
+        yield routes.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])
+        yield routes.export("jsonl"), ExportFile.of_rows([], [self.jsonl[c] for c in public])
 
 
 _HEADER_LINE = (",".join(HEADER) + "\n").encode()
@@ -182,6 +190,12 @@ class ExportFile:
     """An export as consecutive parts, bytes or files, written one after the other (ReleaseWriter.write_parts)."""
 
     parts: list[bytes | Path]
+    gzip_parts: list[bytes | Path] | None = None  # each part as a part of a joined gzip twin (twins.py)
+
+    @classmethod
+    def of_rows(cls, heads: list[bytes], rows: list[Path]) -> "ExportFile":
+        """Lines given as bytes, then rows files an ExportChunks wrote (each with its gzip part beside it)."""
+        return cls([*heads, *rows], [*map(gzip_part, heads), *map(gzip_part_of, rows)])
 
     def head(self, size: int) -> bytes:
         """Its first `size` bytes (an example for the reference)."""

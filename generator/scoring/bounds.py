@@ -7,7 +7,7 @@ from typing import cast
 from ..load.records import Bounds, ModelData, Observation, Value
 from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
 from .numbers import model_rating, result_quality, risk_class, round3
-from .results import CountryScores, IndicatorResult, ModelResult, SdgMarks, SectionResult
+from .results import CountryScores, IndicatorResult, ModelResult, SdgMarks, SectionResult, missing_result
 
 GOAL_MIN_SHARE = 0.50
 MODEL_MIN_SHARE = 0.80
@@ -150,8 +150,7 @@ class BoundsMethod:
             for indicator in members:
                 observation = year.inputs[indicator.reference]
                 if observation is None:
-                    indicators[indicator.reference] = IndicatorResult(
-                        year.year, year.type, None, None, None, None, None, None, UNAVAILABLE)
+                    indicators[indicator.reference] = missing_result(year.year, year.type, UNAVAILABLE)
                     continue
                 bounds = indicator.bounds
                 assert bounds is not None  # every indicator of a bounds model has its bounds (load/)

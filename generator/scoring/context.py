@@ -53,8 +53,10 @@ def section_coverage(country: CountryContext, year: YearInputs
         yield section, members, applicable, [i for i in applicable if inputs[i.reference] is not None]
 
 
+@lru_cache(maxsize=65536)
 def share(available: int, applicable: int) -> float:
-    """Rounded share of applicable indicators that have a value (0 when none applies)."""
+    """Rounded share of applicable indicators that have a value (0 when none applies); the pairs of
+    counts recur for every country and year."""
     return round3(available / applicable) if applicable else 0.0
 
 

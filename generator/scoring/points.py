@@ -7,7 +7,7 @@ from ..load.records import Indicator, ModelData, Value
 from ..load.thresholds import by_lower_bound, lower_bound
 from .context import CountryContext, YearInputs, YearScores, percent, section_coverage, share
 from .numbers import model_rating, result_quality, risk_class, round3
-from .results import CountryScores, IndicatorResult, ModelResult, SectionResult
+from .results import CountryScores, IndicatorResult, ModelResult, SectionResult, missing_result
 
 SECTION_MIN_SHARE = 0.30
 MODEL_MIN_SHARE = 0.30
@@ -64,8 +64,7 @@ class PointsMethod:
             for indicator in members:
                 observation = year.inputs[indicator.reference]
                 if observation is None:
-                    indicators[indicator.reference] = IndicatorResult(year.year, year.type, None, None, None, None,
-                                                                      None, None)
+                    indicators[indicator.reference] = missing_result(year.year, year.type)
                     continue
                 points = self.tables[indicator.reference].points_for(observation.value)
                 assert points is not None  # a checked table has a row for every value (load/thresholds.py)
