@@ -107,6 +107,8 @@ def render_section_result(result: SectionResult, section: Section, scores: Model
 
 
 def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores) -> dict:
+    if result.observation is None:
+        return _missing_result(result, indicator.short_name, scores.data.model.scoring == ScoringMethod.POINTS)
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
     if result.score is not None and result.risk_class is not None:  # one is None where the other is
         doc.update(RISK_CLASS_FIELDS[result.risk_class])
@@ -119,6 +121,22 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
         _add_rank(doc, scores, INDICATOR, indicator.reference, result)
         doc["weight"] = result.weight
     doc["data"] = render_raw_data(result, indicator)
+    return doc
+
+
+# An indicator without a value has the same result in every country's document for a year (seven in
+# ten indicator results of the demo): rendered once and shared by those documents, which nothing changes
+# once rendered (they are validated, serialised and read for the export rows). A country's documents
+# need a few hundred (the demo's largest model 488 in all; more than 16,384 would take 180 indicators).
+@functools.lru_cache(maxsize=16384)
+def _missing_result(result: IndicatorResult, short_name: str, points: bool) -> dict:
+    """render_indicator_result of a result without an observation."""
+    doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": None}
+    if points:
+        doc["riskPoints"] = doc["riskPointsMax"] = None
+    if result.sdg is not None:
+        doc.update(_sdg(result.sdg))
+    doc["data"] = {"name": [short_name], "value": None}
     return doc
 
 

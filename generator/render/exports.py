@@ -83,23 +83,40 @@ def spreadsheet_safe(cell: Any) -> Any:
 _VALUE_COLUMNS = HEADER[4:-2]  # date … data_quality: the columns read off a result's fields
 
 
-def _rows_of(document: dict, csv_rows: list[tuple], json_rows: list[dict]) -> None:
+SharedCells = dict[int, tuple[dict, tuple, dict]]  # id(result) → (result, its CSV cells, its JSON fields)
+
+
+def _rows_of(document: dict, csv_rows: list[tuple], json_rows: list[dict], shared: SharedCells) -> None:
     """Append one endpoint 4 document's rows as the CSV export writes them (the free-text cells —
     reference, raw value, components — spreadsheet-safe; numbers, codes and categories are never
     formulas) and as the JSON Lines export does (without what has no value, as the API's documents
-    leave it out). One pass for both: the rows are most of a build's rendering."""
+    leave it out). One pass for both: the rows are most of a build's rendering.
+
+    A result without a score is one dict shared by many documents (documents.py): its cells are read
+    once into `shared`, which holds the dict, so its id stays its own while they are kept."""
     model, country = document["model"]["type"], document["entity"]["countryCode"]
     for level, reference, results in _levels(document):
         safe_reference = spreadsheet_safe(reference)
         base = {"model": model, "country_code": country, "level": level, "reference": reference}
         indicators = level == "indicator"  # only an indicator's results hold raw data
         for result in results:
+            known = shared.get(id(result))
+            if known is not None and known[0] is result:
+                csv_rows.append((model, country, level, safe_reference, *known[1]))
+                row = base.copy()
+                row.update(known[2])
+                json_rows.append(row)
+                continue
             values = list(map(result.get, _FIELD_NAMES))
+            fields = {name: value for name, value in zip(_VALUE_COLUMNS, values) if value is not None}
             row = base.copy()
-            row.update({name: value for name, value in zip(_VALUE_COLUMNS, values) if value is not None})
+            row.update(fields)
             raw_value, components = _raw(result) if indicators else (None, None)
             if raw_value is None and components is None:
-                csv_rows.append((model, country, level, safe_reference, *values, None, None))
+                cells = (*values, None, None)
+                csv_rows.append((model, country, level, safe_reference, *cells))
+                if result.get("score") is None:
+                    shared[id(result)] = (result, cells, fields)
             else:
                 csv_rows.append((model, country, level, safe_reference, *values, spreadsheet_safe(raw_value),
                                  None if components is None else spreadsheet_safe(_components_cell(components))))
@@ -149,10 +166,12 @@ class ExportChunks:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
 
+            shared: SharedCells = {}  # for this model's documents only: held while they are rendered
+
             def add(document: dict) -> None:
                 csv_rows: list[tuple] = []
                 json_rows: list[dict] = []
-                _rows_of(document, csv_rows, json_rows)
+                _rows_of(document, csv_rows, json_rows, shared)
                 # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
                 # One write per document and format: a call per row cost a fifth of the build's render.
                 buffer.seek(0)
