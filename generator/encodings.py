@@ -6,6 +6,7 @@ may send UTF-8 bytes raw. nginx's map keys already ignore ASCII letter case.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from itertools import product
@@ -23,21 +24,28 @@ SAFE_SETS = (
 )
 
 
-def client_encodings(value: str) -> list[str]:
-    """The raw query-string forms of `value` that real clients send, one per nginx map key."""
+@functools.lru_cache(maxsize=4096)
+def client_encodings(value: str) -> tuple[str, ...]:
+    """The raw query-string forms of `value` that real clients send, one per nginx map key (asked for
+    each country name by the load's checks and again by the nginx maps: worked out once)."""
     forms: dict[str, str] = {}
     for text in dict.fromkeys((value, value.upper(), value.lower())):  # nginx folds ASCII letters only
-        for safe, space, upper_hex, raw_utf8 in product(SAFE_SETS, ("%20", "+"), (True, False), (False, True)):
-            encoded = quote(text, safe=safe + " ")
-            if "&" in encoded or "#" in encoded or "+" in text and space == "+":
-                continue  # a raw & or # cannot be sent; + for space makes a literal + ambiguous
-            encoded = encoded.replace(" ", space)
-            if not upper_hex:
-                encoded = _lower_escapes(encoded)
-            if raw_utf8:
-                encoded = _raw_non_ascii(text, encoded, upper_hex)
-            forms.setdefault(ascii_folded(encoded), encoded)
-    return sorted(forms.values())
+        for safe in SAFE_SETS:
+            quoted = quote(text, safe=safe + " ")
+            if "&" in quoted or "#" in quoted:
+                continue  # a raw & or # cannot be sent
+            # (raw UTF-8 only where there is non-ASCII text, lower-case escapes only where there are escapes)
+            raw_forms = (False,) if text.isascii() else (False, True)
+            for space, upper_hex, raw_utf8 in product(("%20", "+"), (True, False), raw_forms):
+                if "+" in text and space == "+":
+                    continue  # + for space makes a literal + ambiguous
+                encoded = quoted.replace(" ", space)
+                if not upper_hex and "%" in encoded:
+                    encoded = _lower_escapes(encoded)
+                if raw_utf8:
+                    encoded = _raw_non_ascii(text, encoded, upper_hex)
+                forms.setdefault(ascii_folded(encoded), encoded)
+    return tuple(sorted(forms.values()))
 
 
 def _lower_escapes(text: str) -> str:
