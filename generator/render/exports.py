@@ -161,8 +161,8 @@ class ExportChunks:
         endpoint 4 document's rows (no model's documents are held for the exports)."""
         self.register(code, custom)
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
-        with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as text, \
-                GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as lines:
+        with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as csv_file, \
+                GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
 
@@ -177,8 +177,8 @@ class ExportChunks:
                 buffer.seek(0)
                 buffer.truncate()
                 writer.writerows(csv_rows)
-                text.write(buffer.getvalue().encode())
-                lines.write(_json_lines(json_rows))
+                csv_file.write(buffer.getvalue().encode())
+                jsonl_file.write(_json_lines(json_rows))
             yield add
 
     def register(self, code: str, custom: bool) -> None:
