@@ -212,6 +212,16 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
             if listening is not None:
                 try:
                     listening(port)
+                except UnreachableUpload:
+                    # wrangler dev stopped answering for a moment in the middle of an upload (seen once
+                    # in hundreds of starts, on two busy cores: the objects were in, the manifest was
+                    # refused): the upload, which sends only what the bucket lacks, is tried again
+                    # while the server runs, until the deadline
+                    if process.poll() is None and time.monotonic() + 1 < deadline:
+                        time.sleep(1)
+                        continue
+                    runtime.stop()
+                    raise
                 except BaseException:
                     runtime.stop()
                     raise
@@ -265,6 +275,10 @@ def apply_keys(project: Path, env: dict, state: Path) -> str:
 R2_BUCKET = "risk-releases"
 
 
+class UnreachableUpload(AssertionError):
+    """An upload to wrangler dev's S3 API that found no server on its port (riskapi says "cannot reach")."""
+
+
 def upload_to_local_r2(site: Path, project: Path, port: int, *extra: str) -> str:
     """`riskapi deploy s3` of the site into the R2 bucket of the Workers project `project` that
     `wrangler dev` runs on `port`, through wrangler dev's own S3 API (as into R2's, in production)."""
@@ -274,6 +288,8 @@ def upload_to_local_r2(site: Path, project: Path, port: int, *extra: str) -> str
            "AWS_DEFAULT_REGION": "auto"}
     done = CliRunner().invoke(cli_main, ["deploy", "s3", "--site", str(site), "--bucket", bucket, "--endpoint-url",
                                          f"http://127.0.0.1:{port}{cloudflare.LOCAL_S3_PATH}", *extra], env=env)
+    if done.exit_code != 0 and "Error: cannot reach http://127.0.0.1:" in done.output:
+        raise UnreachableUpload(done.output)
     assert done.exit_code == 0, done.output
     return done.output
 
