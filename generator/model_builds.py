@@ -139,11 +139,11 @@ def build_model(job: ModelJob, definition: ModelDefinition, observations: ModelO
     lists = clock.run("render", render_model_lists, scores, job.countries)
     out.add(lists)
     sections: Sections = {}
-    with exports.model(model.code, model.custom) as export_rows_of:
+    with exports.model(model.code, model.custom) as export_rows:
         for country in job.countries:  # endpoint 4 of every country: also the rows of the bulk exports
             document = clock.run("render", render_country_model_scores, scores, scores.countries[country.code])
             out.add_one(routes.country_model_scores(model.code, country.code), document)
-            clock.run("render", export_rows_of, document)
+            clock.run("publish", export_rows.write, clock.run("render", export_rows.render, document))
             sections[country.code] = current_sections(document)
     out.add(exports.render_model(model.code))
     return ModelBuild(model.code, CurrentScores.of(scores), dict(lists)[routes.model_scores(model.code)], sections,

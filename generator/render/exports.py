@@ -11,7 +11,7 @@ import io
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import orjson
 
@@ -156,30 +156,14 @@ class ExportChunks:
     custom: set[str] = field(default_factory=set)
 
     @contextmanager
-    def model(self, code: str, custom: bool) -> Iterator[Callable[[dict], None]]:
-        """A model's rows files, open while its documents are rendered: `add(document)` writes one
-        endpoint 4 document's rows (no model's documents are held for the exports)."""
+    def model(self, code: str, custom: bool) -> Iterator["ModelRows"]:
+        """A model's rows files, open while its documents are rendered (no model's documents are held
+        for the exports)."""
         self.register(code, custom)
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
         with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as csv_file, \
                 GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
-            buffer = io.StringIO()
-            writer = csv.writer(buffer, lineterminator="\n")
-
-            shared: SharedCells = {}  # for this model's documents only: held while they are rendered
-
-            def add(document: dict) -> None:
-                csv_rows: list[tuple] = []
-                json_rows: list[dict] = []
-                _rows_of(document, csv_rows, json_rows, shared)
-                # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
-                # One write per document and format: a call per row cost a fifth of the build's render.
-                buffer.seek(0)
-                buffer.truncate()
-                writer.writerows(csv_rows)
-                csv_file.write(buffer.getvalue().encode())
-                jsonl_file.write(_json_lines(json_rows))
-            yield add
+            yield ModelRows(csv_file, jsonl_file)
 
     def register(self, code: str, custom: bool) -> None:
         """Know a model's rows files (written here, or by a build's worker process: the same names)."""
@@ -202,6 +186,33 @@ class ExportChunks:
 
 
 _HEADER_LINE = (",".join(HEADER) + "\n").encode()
+
+
+class ModelRows:
+    """One model's export rows as they are written: `render(document)` gives an endpoint 4 document's
+    rows as CSV and as JSON Lines, `write(rows)` appends them to the model's files (and compresses them
+    into their gzip parts), a document at a time."""
+
+    def __init__(self, csv_file: GzipPartFile, jsonl_file: GzipPartFile):
+        self._csv_file, self._jsonl_file = csv_file, jsonl_file
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer, lineterminator="\n")
+        self._shared: SharedCells = {}  # for this model's documents only: held while they are rendered
+
+    def render(self, document: dict) -> tuple[bytes, bytes]:
+        csv_rows: list[tuple] = []
+        json_rows: list[dict] = []
+        _rows_of(document, csv_rows, json_rows, self._shared)
+        # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
+        # One write per document and format: a call per row cost a fifth of the build's render.
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._writer.writerows(csv_rows)
+        return self._buffer.getvalue().encode(), _json_lines(json_rows)
+
+    def write(self, rows: tuple[bytes, bytes]) -> None:
+        self._csv_file.write(rows[0])
+        self._jsonl_file.write(rows[1])
 
 
 @dataclass(frozen=True)
