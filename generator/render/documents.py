@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 
-from ..load.records import Country, Indicator, Model, ModelData, ScoringMethod, Section, Value
+from ..load.records import Country, Indicator, Model, ModelData, Observation, ScoringMethod, Section, Value
 from ..scoring.bounds import COLOR_MEANING, TREND_MEANING, reference_scores
 from ..scoring.numbers import DATA_QUALITY, RATING_LETTERS, RISK_CLASSES
 from ..scoring.ranks import INDICATOR, MODEL, SECTION
@@ -107,20 +107,27 @@ def render_section_result(result: SectionResult, section: Section, scores: Model
 
 
 def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores) -> dict:
+    points = scores.data.model.scoring == ScoringMethod.POINTS
     if result.observation is None:
-        return _missing_result(result, indicator.short_name, scores.data.model.scoring == ScoringMethod.POINTS)
+        return _without_value(result, indicator.short_name, points)
+    doc = _indicator_fields(result, points)
+    if result.score is not None:
+        _add_rank(doc, scores, INDICATOR, indicator.reference, result)
+        doc["weight"] = result.weight
+    doc["data"] = render_raw_data(result.observation, indicator.short_name)
+    return doc
+
+
+def _indicator_fields(result: IndicatorResult, points: bool) -> dict:
+    """An indicator result's fields before its rank: date, type, score, class, points, sdg marks."""
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
     if result.score is not None and result.risk_class is not None:  # one is None where the other is
         doc.update(RISK_CLASS_FIELDS[result.risk_class])
-    if scores.data.model.scoring == ScoringMethod.POINTS:  # docs/api.md: null points when the value is missing
+    if points:  # docs/api.md: null points when the value is missing
         doc["riskPoints"] = result.risk_points
         doc["riskPointsMax"] = result.risk_points_max
     if result.sdg is not None:
         doc.update(_sdg(result.sdg))
-    if result.score is not None:
-        _add_rank(doc, scores, INDICATOR, indicator.reference, result)
-        doc["weight"] = result.weight
-    doc["data"] = render_raw_data(result, indicator)
     return doc
 
 
@@ -129,14 +136,10 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
 # once rendered (they are validated, serialised and read for the export rows). A country's documents
 # need a few hundred (the demo's largest model 488 in all; more than 16,384 would take 180 indicators).
 @functools.lru_cache(maxsize=16384)
-def _missing_result(result: IndicatorResult, short_name: str, points: bool) -> dict:
-    """render_indicator_result of a result without an observation."""
-    doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": None}
-    if points:
-        doc["riskPoints"] = doc["riskPointsMax"] = None
-    if result.sdg is not None:
-        doc.update(_sdg(result.sdg))
-    doc["data"] = {"name": [short_name], "value": None}
+def _without_value(result: IndicatorResult, short_name: str, points: bool) -> dict:
+    """render_indicator_result of a result without an observation (no score: no rank, no weight)."""
+    doc = _indicator_fields(result, points)
+    doc["data"] = render_raw_data(None, short_name)
     return doc
 
 
@@ -147,13 +150,12 @@ def _display(value: Value | None) -> str | float | None:
     return value
 
 
-def render_raw_data(result: IndicatorResult, indicator: Indicator) -> dict:
-    observation = result.observation
+def render_raw_data(observation: Observation | None, short_name: str) -> dict:
     if observation is None:
-        return {"name": [indicator.short_name], "value": None}
+        return {"name": [short_name], "value": None}
     if not observation.components:  # the common case, without building lists twice
-        return {"name": [indicator.short_name], "value": [_display(observation.value)]}
-    names = [indicator.short_name] + [name for name, _ in observation.components]
+        return {"name": [short_name], "value": [_display(observation.value)]}
+    names = [short_name] + [name for name, _ in observation.components]
     values = [_display(observation.value)] + [_display(value) for _, value in observation.components]
     return {"name": names, "value": values}
 

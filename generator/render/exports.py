@@ -101,7 +101,7 @@ def _rows_of(document: dict, csv_rows: list[tuple], json_rows: list[dict], share
         indicators = level == "indicator"  # only an indicator's results hold raw data
         for result in results:
             known = shared.get(id(result))
-            if known is not None and known[0] is result:
+            if known is not None:  # the very dict: `shared` holds it, so no other object has its id
                 csv_rows.append((model, country, level, safe_reference, *known[1]))
                 row = base.copy()
                 row.update(known[2])
