@@ -307,7 +307,10 @@ def test_nginx_ends_when_serve_is_killed(served):
 def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(served):
     place, port = served, free_port()
     serve = start_serve(place, port)
-    master = int((place / "nginx" / "nginx.pid").read_text())
+    # nginx listens before it writes its pid file (serve only waits for the port): wait for the number
+    pid_file = place / "nginx" / "nginx.pid"
+    master = int(wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), seconds=10,
+                          what="nginx's pid in its pid file"))
     workers = wait_for(lambda: children(master), seconds=10, what="nginx workers")
     time.sleep(1.2)  # serve's loop has seen the workers (it looks every 0.5 s)
     os.kill(master, signal.SIGKILL)
