@@ -30,12 +30,12 @@ def client_encodings(value: str) -> tuple[str, ...]:
     each country name by the load's checks and again by the nginx maps: worked out once)."""
     forms: dict[str, str] = {}
     for text in dict.fromkeys((value, value.upper(), value.lower())):  # nginx folds ASCII letters only
+        # (raw UTF-8 only where there is non-ASCII text, lower-case escapes only where there are escapes)
+        raw_forms = (False,) if text.isascii() else (False, True)
         for safe in SAFE_SETS:
             quoted = quote(text, safe=safe + " ")
             if "&" in quoted or "#" in quoted:
                 continue  # a raw & or # cannot be sent
-            # (raw UTF-8 only where there is non-ASCII text, lower-case escapes only where there are escapes)
-            raw_forms = (False,) if text.isascii() else (False, True)
             for space, upper_hex, raw_utf8 in product(("%20", "+"), (True, False), raw_forms):
                 if "+" in text and space == "+":
                     continue  # + for space makes a literal + ambiguous

@@ -73,19 +73,24 @@ class GzipPartFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
+        if exc[0] is not None:  # already failing: both closed without hiding that error
+            self._file.__exit__(*exc)
+            self._part.__exit__(*exc)
+            return
+        with self._file, self._part:  # both closed, even when the last of the part fails to be written
             self._part.write(self._stream.flush(zlib.Z_SYNC_FLUSH))
-        self._file.__exit__(*exc)
-        self._part.__exit__(*exc)
 
 
-def write_joined_gzip(twin: Path, parts: list[bytes | Path], crc: int, size: int, stamp: int) -> dict:
-    """The gzip twin of a file written from parts (`write_joined`: its CRC-32 and size), joined from
-    those parts' `gzip_part`s (bytes, or files a GzipPartFile wrote) in the same order; its manifest
-    entry."""
+def write_joined_gzip(path: Path, parts: list[bytes | Path], crc: int, size: int, stamp: int) -> dict[str, dict]:
+    """Over 1 KB, the gzip twin of the file at `path`, written from parts (`write_joined`: its CRC-32
+    and size), joined from those parts' `gzip_part`s (bytes, or files a GzipPartFile wrote) in the same
+    order; its manifest entry by suffix, as _write_twins gives them."""
+    if size <= GZIP_MIN_BYTES:
+        return {}
     trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
-    digest, length = write_joined(twin, [_GZIP_HEADER, *parts, _LAST_BLOCK, trailer], stamp)[:2]
-    return {"size": length, "sha256": digest}
+    digest, length = write_joined(path.with_name(path.name + GZIP), [_GZIP_HEADER, *parts, _LAST_BLOCK, trailer],
+                                  stamp)[:2]
+    return {GZIP: {"size": length, "sha256": digest}}
 
 
 def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:

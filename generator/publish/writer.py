@@ -39,7 +39,6 @@ from .site import (
 from .twins import (
     COMPRESSED_FORMS,
     GZIP,
-    GZIP_MIN_BYTES,
     TWIN_SUFFIXES,
     twin_of_written,
     write_joined_gzip,
@@ -126,9 +125,8 @@ class ReleaseFiles:
                 return
             write_joined(target, parts, self.stamp)
         suffixes = TWIN_SUFFIXES
-        if gzip_parts is not None and size > GZIP_MIN_BYTES:
-            twin = target.with_name(target.name + GZIP)
-            self.files[relative + GZIP] = write_joined_gzip(twin, gzip_parts, crc, size, self.stamp)
+        if gzip_parts is not None:
+            self._adopt([(relative, write_joined_gzip(target, gzip_parts, crc, size, self.stamp))])
             suffixes = tuple(suffix for suffix in suffixes if suffix != GZIP)
         for suffix in suffixes:
             self._hand_over(twin_of_written, (relative, suffix))

@@ -220,7 +220,7 @@ class ExportFile:
     """An export as consecutive parts, bytes or files, written one after the other (ReleaseWriter.write_parts)."""
 
     parts: list[bytes | Path]
-    gzip_parts: list[bytes | Path] | None = None  # each part as a part of a joined gzip twin (twins.py)
+    gzip_parts: list[bytes | Path]  # each part as a part of a joined gzip twin (twins.py)
 
     @classmethod
     def of_rows(cls, heads: list[bytes], rows: list[Path]) -> "ExportFile":
