@@ -17,7 +17,6 @@ from generator import catalogue
 from generator.build import build
 from generator.catalogue import CATALOGUE, JOURNAL, Catalogue, read_history
 from generator.cli import main
-from generator.errors import CatalogueError
 from generator.promote import promote
 from generator.publish import RELEASES, current_release, kept_releases, releases, rollback
 
@@ -111,20 +110,47 @@ def test_a_missing_catalogue_is_not_silently_made_anew(tmp_path):
     then_stage_promote_rollback(site)
 
 
-def test_a_running_serve_keeps_serving_when_the_catalogue_is_damaged_and_follows_the_repair(tmp_path):
+CATALOGUE_FAULTS = {
+    "garbage": lambda path: path.write_bytes(b"garbage" * 1000),
+    "truncated": lambda path: path.write_bytes(b""),
+    "deleted": lambda path: path.unlink(),
+    "a corrupted page": lambda path: path.write_bytes(path.read_bytes()[:4096] + b"\xff" * 4096
+                                                      + path.read_bytes()[8192:]),
+}
+
+
+@pytest.mark.parametrize("fault", CATALOGUE_FAULTS, ids=list(CATALOGUE_FAULTS))
+def test_a_running_serve_applies_a_revocation_whatever_the_catalogue_and_follows_the_repair(tmp_path, fault):
     with serving_copy_of(TINY, tmp_path) as server:
         live = current_release(server.site)
-        (server.site / CATALOGUE).write_bytes(b"garbage" * 1000)
+        build(server.data, server.site, force=True)
+        server.runtime.refresh()
+        newest = current_release(server.site)
         for suffix in ("-wal", "-shm"):
             (server.site / f"{CATALOGUE}{suffix}").unlink(missing_ok=True)
-        with pytest.raises(CatalogueError):
-            server.runtime.refresh()  # not applied: nginx keeps the configuration it runs
-        answer = server.get("/api/v1/releases/", user="bob")
-        assert answer.status == 200 and json.loads(answer.body)["current"] == live
+        CATALOGUE_FAULTS[fault](server.site / CATALOGUE)
         assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 200
+        assert run("keys", "revoke", "bob", "--keys", server.keys_file).exit_code == 0
+        server.runtime.refresh()  # the history cannot be read: the configuration it runs, with the new keys
+        assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 403  # the revocation landed
+        answer = server.get("/api/v1/releases/", user="alice")
+        assert answer.status == 200 and [r["id"] for r in json.loads(answer.body)["releases"]] == [newest, live]
+        assert server.get(f"/api/v1/releases/{live}/riskscores/sovereign/", user="alice").status == 200
+        rejected = server.runtime.status.state["rejected"][0]
+        assert rejected["what"] == "history" and str(server.site / CATALOGUE) in rejected["reason"]
+        # the next build, promote and rollback are refused until the repair, which they name
+        for command in (["build", "--data", server.data, "--force"], ["rollback"]):
+            refused = run(*command, "--site", server.site)
+            assert refused.exit_code == 1 and "riskapi releases --repair" in refused.output, refused.output
         assert run("releases", "--repair", "--site", server.site).exit_code == 0
         server.runtime.refresh()
-        assert [r["id"] for r in json.loads(server.get("/api/v1/releases/", user="bob").body)["releases"]] == [live]
+        assert [r["id"] for r in json.loads(server.get("/api/v1/releases/", user="alice").body)["releases"]] == [
+            newest, live]
+        assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 403  # and stays revoked
+        then_stage_promote_rollback(server.site, server.data)
+        server.runtime.refresh()
+        assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 403
+        assert json.loads(server.get("/api/v1/releases/", user="alice").body)["current"] == current_release(server.site)
 
 
 def test_serve_starts_on_a_damaged_catalogue_with_the_current_release_alone(place):
@@ -206,14 +232,15 @@ def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path
     b = build(TINY, site, force=True).release
     c = build(TINY, site, force=True).release  # its clock read a month before b went live
     periods = [(p.release, p.start_text, p.end_text) for p in read_history(site).periods]
-    # c gets b's instant + 1 ms: July 1st, 00:00:00.001, never May
-    assert periods == [(a, "2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z"),
-                       (b, "2026-07-01T00:00:00Z", "2026-07-01T00:00:00.001Z"),
-                       (c, "2026-07-01T00:00:00.001Z", None)]
-    # the step: dated 2026-07-01T00:00:00.001Z, clock 2026-05-01T00:00:00Z — May's 31 days and June's 30,
-    # 61 × 86,400 s = 5,270,400 s, and the 1 ms
-    note = ("note: the clock read 5270400.001 s before the previous switch when "
-            f"{c} went live (publish, clock 2026-05-01T00:00:00Z): it is dated 2026-07-01T00:00:00.001Z, after it")
+    # each switch the next whole second after its clock and the last switch: a June 1st 00:00:01, b July
+    # 1st 00:00:01, c the second after b, July 1st 00:00:02, never May
+    assert periods == [(a, "2026-06-01T00:00:01Z", "2026-07-01T00:00:01Z"),
+                       (b, "2026-07-01T00:00:01Z", "2026-07-01T00:00:02Z"),
+                       (c, "2026-07-01T00:00:02Z", None)]
+    # the step: the clock read 2026-05-01T00:00:00Z, at b's switch 2026-07-01T00:00:00Z — May's 31 days and
+    # June's 30, 61 × 86,400 s = 5,270,400 s
+    note = ("note: the clock read 5270400.000 s earlier than at the previous switch when "
+            f"{c} went live (publish, clock 2026-05-01T00:00:00Z): it is dated 2026-07-01T00:00:02Z, after it")
     assert note in run("releases", "--site", site).output.splitlines()
     assert note in run("status", "--site", site).output.splitlines()
     monkeypatch.undo()
@@ -226,14 +253,14 @@ def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeyp
                   ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-05-01T00:00:00Z")])
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock))
     with serving_copy_of(TINY, tmp_path) as server:
-        first = current_release(server.site)  # 2026-06-01T00:00:00Z
-        b = build(server.data, server.site, force=True).release   # 2026-07-01T00:00:00Z
-        c = build(server.data, server.site, force=True).release   # clock May, dated 2026-07-01T00:00:00.001Z
+        first = current_release(server.site)  # clock 2026-06-01T00:00:00Z: dated 00:00:01Z
+        b = build(server.data, server.site, force=True).release   # 2026-07-01T00:00:01Z
+        c = build(server.data, server.site, force=True).release   # clock May, dated 2026-07-01T00:00:02Z
         monkeypatch.undo()
         server.runtime.refresh()
-        # June: the first release (live until July); July 1st 00:00:00: b (its second, the TimeGate reads
-        # whole seconds); a second later: c
-        for as_of, live in (("2026-06-15", first), ("2026-07-01T00:00:00Z", b), ("2026-07-01T00:00:01Z", c)):
+        # June: the first release (live until July 1st 00:00:01); then b for a second; then c
+        for as_of, live in (("2026-06-15", first), ("2026-07-01T00:00:00Z", first), ("2026-07-01T00:00:01Z", b),
+                            ("2026-07-01T00:00:02Z", c)):
             answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={as_of}", user="bob")
             assert answer.header("location") == f"/api/v1/releases/{live}/riskscores/sovereign/", as_of
         timemap = server.get("/api/v1/releases/timemap", user="bob").body.decode()
@@ -351,12 +378,14 @@ def test_a_build_keeps_the_site_address_and_says_when_it_changes(tmp_path):
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
 def faulty_history(request, tmp_path_factory):
-    """One site through the faults above, hand-worked instants (the clock patched):
-        A live 2026-06-01T00:00:00Z; B 2026-07-01T00:00:00Z; C's clock read 2026-05-01 (stepped back):
-        dated 2026-07-01T00:00:00.001Z; S staged and its promote killed before the swap (never live; its
-        void intent read the clock's 2026-08-01T00:00:00Z, and a void row still orders instants); D's
-        clock read 2026-08-01T00:00:00Z too: dated 2026-08-01T00:00:00.001Z, built with --keep 2
-        --keep-days 0: A and B pruned (C stays: where a rollback goes; S stays: staged).
+    """One site through the faults above, hand-worked instants (the clock patched; a switch is dated the
+    next whole second after its clock's reading and the last switch):
+        A's clock read 2026-06-01T00:00:00Z: live from 00:00:01Z; B's 2026-07-01T00:00:00Z: from 00:00:01Z;
+        C's clock read 2026-05-01 (stepped back): dated the second after B, 2026-07-01T00:00:02Z; S staged
+        and its promote killed before the swap (never live; its void intent read 2026-08-01T00:00:00Z in
+        the killed child, dated 2026-08-01T00:00:01Z, and a void row still orders instants); D's clock
+        read 2026-08-01T00:00:00Z too: dated the second after the void row, 2026-08-01T00:00:02Z, built
+        with --keep 2 --keep-days 0: A and B pruned (C stays: where a rollback goes; S stays: staged).
     served by nginx, or deployed to the Worker (workerd) or S3 + CloudFront (the harness)."""
     monkeypatch = pytest.MonkeyPatch()
     clock = iter([catalogue.parse_instant(t) for t in ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z",
@@ -385,13 +414,15 @@ def test_every_server_answers_the_catalogue_s_history(faulty_history):
     server, ids = faulty_history
     listed = json.loads(server.get("/api/v1/releases/", user="bob").body)
     assert [(r["id"], r["liveFrom"], r["liveUntil"]) for r in listed["releases"]] == [
-        (ids["d"], "2026-08-01T00:00:00.001Z", None),
-        (ids["c"], "2026-07-01T00:00:00.001Z", "2026-08-01T00:00:00.001Z")]
+        (ids["d"], "2026-08-01T00:00:02Z", None),
+        (ids["c"], "2026-07-01T00:00:02Z", "2026-08-01T00:00:02Z")]
     for pruned in ("a", "b"):
         assert server.get(f"/api/v1/releases/{ids[pruned]}/", user="bob").status == 410
     assert server.get(f"/api/v1/releases/{ids['s']}/", user="bob").status == 404  # never live: as never built
+    # A until 07-01T00:00:01Z, B (pruned) for one second, C until 08-01T00:00:02Z, then D
     for as_of, expected in (("2026-05-15", 404), ("2026-06-15", 410), ("2026-07-01T00:00:00Z", 410),
-                            ("2026-07-01T00:00:01Z", "c"), ("2026-08-01", "c"), ("2026-08-01T00:00:01Z", "d")):
+                            ("2026-07-01T00:00:01Z", 410), ("2026-07-01T00:00:01.999Z", 410),
+                            ("2026-07-01T00:00:02Z", "c"), ("2026-08-01T00:00:01Z", "c"), ("2026-08-01T00:00:02Z", "d")):
         answer = server.get(f"/api/v1/riskscores/sovereign/?as_of={as_of}", user="bob")
         if isinstance(expected, int):
             assert answer.status == expected, (as_of, answer.body)

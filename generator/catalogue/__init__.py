@@ -8,8 +8,9 @@ happened, wherever it sits (`_settle`; a writer stores what it settled). Replaye
 publish or promote pushes its release, a rollback pops back to its target, so the release under the top is
 the one live before the current one — never one that was never live, never the one just rolled back from.
 
-Instants are monotonic: a switch takes `max(clock, last instant + 1 ms)`, and the clock it read is kept,
-so a clock stepped back is told (`History.clock_steps`), never a period that ends before it starts. Every
+Instants are whole seconds and monotonic: a switch takes the next whole second after both the clock, read
+once it holds the catalogue's lock, and the last switch; the clock it read is kept, so a clock stepped back
+is told (`History.clock_steps`), never a period that ends before it starts. Every
 view of the history — the releases list, the TimeMap and TimeGate of each server, the feeds, the change
 documents, the edges' tables — is derived from `History.periods`, the one ordered list of live periods.
 

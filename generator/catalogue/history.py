@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from .instants import rfc3339
+from .instants import SECOND, rfc3339, whole_second
 
 PUBLISH, ROLLBACK, PROMOTE, STAGE = "publish", "rollback", "promote", "stage"
 SWITCHES = (PUBLISH, ROLLBACK, PROMOTE)
@@ -50,9 +50,14 @@ class History:
     @functools.cached_property
     def periods(self) -> list[LivePeriod]:
         """When each release was live, oldest first: each switch makes its release live from its instant
-        until the next one's. A release rolled back to has a period for each time."""
-        return [LivePeriod(s.release, s.at, following.at if following else None)
-                for s, following in zip(self.switches, [*self.switches[1:], None])]
+        until the next one's. A release rolled back to has a period for each time. Instants are whole
+        seconds, as HTTP-dates carry them (instants.py); one recorded in milliseconds by an earlier version
+        is rounded up to its second, and kept a second after the one before."""
+        starts: list[int] = []
+        for switch in self.switches:
+            starts.append(max(whole_second(switch.at), starts[-1] + SECOND) if starts else whole_second(switch.at))
+        return [LivePeriod(s.release, start, following)
+                for s, start, following in zip(self.switches, starts, [*starts[1:], None])]
 
     @functools.cached_property
     def stack(self) -> list[str]:
@@ -88,11 +93,13 @@ class History:
 
     @functools.cached_property
     def clock_steps(self) -> list[tuple[Switch, int]]:
-        """Switches whose clock read earlier than the instant they were given, with the step (ms)."""
-        return [(s, s.at - s.clock) for s in self.switches if s.clock < s.at - 1]
+        """Switches whose clock read earlier than it did at the switch before them, with the step (ms)."""
+        return [(s, before.clock - s.clock) for before, s in zip(self.switches, self.switches[1:])
+                if s.clock < before.clock]
 
     def clock_notes(self) -> list[str]:
-        return [f"the clock read {step / 1000:.3f} s before the previous switch when {switch.release} went live "
+        return [f"the clock read {step / 1000:.3f} s earlier than at the previous switch when {switch.release} went "
+                f"live "
                 f"({switch.action}, clock {rfc3339(switch.clock)}): it is dated {rfc3339(switch.at)}, after it"
                 for switch, step in self.clock_steps]
 

@@ -1,4 +1,8 @@
-"""Instants as the catalogue keeps them: milliseconds since 1970 (UTC), written as RFC 3339."""
+"""Instants as the catalogue keeps them: milliseconds since 1970 (UTC), written as RFC 3339.
+
+A switch of `current` is dated in whole seconds (`switch_instant`): HTTP-dates (Memento-Datetime, a
+TimeMap's `datetime`, Accept-Datetime) carry whole seconds, so an instant the API writes can be asked back
+as it is written and answer what it names."""
 from __future__ import annotations
 
 import datetime
@@ -7,6 +11,21 @@ import time
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+SECOND = 1000
+
+
+def switch_instant(clock: int, last: int | None) -> int:
+    """A switch's instant: the first whole second after both the clock's reading (taken under the
+    catalogue's lock, so never before the switch can be served) and the last switch, so periods never
+    overlap or run backwards, each at least a second long."""
+    return (max(clock, last if last is not None else clock) // SECOND + 1) * SECOND
+
+
+def whole_second(ms: int) -> int:
+    """An instant rounded up to its whole second (instants recorded in milliseconds by earlier versions)."""
+    return -(-ms // SECOND) * SECOND
 
 
 def rfc3339(ms: int) -> str:

@@ -15,6 +15,7 @@ from ..files import sync_folder
 from ..layout import current_release, releases
 from . import instants
 from .history import History, Switch, settle_intents
+from .identity import SITE_ID, check_present, check_site, new_site_id
 from .instants import built_at_ms
 from .journal import REPAIR_HINT, import_journal
 
@@ -73,13 +74,23 @@ def _connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=30, isolation_level=None)
 
 
+ENVIRONMENT = ("readonly", "read-only", "unable to open", "full", "permission", "access")  # not the file's fault
+
+
 def _damaged(path: Path, reason: str | sqlite3.Error) -> CatalogueError:
-    """What is wrong with the catalogue, for the operator: damage (repair it), or a disk that cannot take a
-    write (a full or read-only file system: nothing to repair)."""
-    if isinstance(reason, sqlite3.OperationalError) and "malformed" not in str(reason):
+    """What is wrong with the catalogue, for the operator: a disk that cannot take a write (a full or
+    read-only file system, no permission: nothing to repair), another process holding its lock for longer
+    than the wait (a backup), or else damage (repair it)."""
+    text = str(reason).lower()
+    if isinstance(reason, sqlite3.OperationalError):
+        if "locked" in text or "busy" in text:
+            return CatalogueError(f"{path}: the release catalogue is locked by another process (a backup, or a "
+                                  "riskapi command still running) for longer than 30 s; nothing was changed: run "
+                                  "it again once that has finished")
         full = shutil.disk_usage(path.parent).free < (1 << 20)
-        return CatalogueError(f"{path}: {'No space left on device' if full else reason} (the release catalogue "
-                              "cannot be opened or written); nothing was changed")
+        if full or any(word in text for word in ENVIRONMENT):
+            return CatalogueError(f"{path}: {'No space left on device' if full else reason} (the release catalogue "
+                                  "cannot be opened or written); nothing was changed")
     return CatalogueError(f"the release catalogue {path} cannot be read ({reason}); nothing was changed. "
                           f"{REPAIR_HINT}")
 
@@ -115,6 +126,8 @@ class Catalogue:
                 failure = _damaged(path, f"its schema is version {version}; this riskapi reads {SCHEMA_VERSION}")
             elif check != [("ok",)]:
                 failure = _damaged(path, "; ".join(row[0] for row in check[:3]))
+            else:
+                failure = check_site(site, path, connection)
         except sqlite3.DatabaseError as error:
             failure = _damaged(path, error)
         if failure is not None:
@@ -146,6 +159,7 @@ class Catalogue:
             connection.execute("PRAGMA journal_mode = WAL")  # kept in the file: readers never wait for a writer
             connection.execute("PRAGMA synchronous = FULL")
             connection.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+            connection.execute("INSERT INTO setting (name, value) VALUES (?, ?)", (SITE_ID, new_site_id(site)))
             if (site / JOURNAL).is_file():
                 import_journal(cls(site, connection), site / JOURNAL, current_release(site),
                                set(releases(site)))
@@ -191,19 +205,26 @@ class Catalogue:
     # ---- reading
 
     def history(self) -> History:
-        """The catalogue reconciled with where `current` points (nothing written)."""
-        try:
-            releases = self.db.execute("SELECT id, staged, removed_at FROM release").fetchall()
-            switches = [Switch(*row) for row in self.db.execute(
-                "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
-            settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
-        except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, error) from None
-        current = current_release(self.site)
+        """The catalogue reconciled with where `current` points (nothing written); a CatalogueError when it
+        does not tell the site's present (identity.check_present). `current` is read before and after the
+        catalogue, and the read made again if a switch moved it meanwhile: a catalogue and a link read at
+        one moment always agree."""
+        for _ in range(5):
+            current = current_release(self.site)
+            try:
+                releases = self.db.execute("SELECT id, staged, removed_at FROM release").fetchall()
+                switches = [Switch(*row) for row in self.db.execute(
+                    "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
+                settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
+            except sqlite3.DatabaseError as error:
+                raise _damaged(self.path, error) from None
+            if current_release(self.site) == current:
+                break
         settled = settle_intents(switches, current)
+        done = tuple(s for s in switches if settled.get(s.seq, s.state) == "done")
+        check_present(self.path, self.site, current, done)
         return History(current, {r: bool(staged) for r, staged, _ in releases},
-                       frozenset(r for r, _, removed in releases if removed is not None),
-                       tuple(s for s in switches if settled.get(s.seq, s.state) == "done"), settings)
+                       frozenset(r for r, _, removed in releases if removed is not None), done, settings)
 
     # ---- writing
 
@@ -223,14 +244,20 @@ class Catalogue:
             db.execute("INSERT OR IGNORE INTO release (id, built_at, staged, audiences) VALUES (?, ?, ?, ?)",
                        (release, built_at_ms(release), int(staged), ",".join(audiences)))
 
-    def intend(self, action: str, release: str, clock: int | None = None) -> int:
-        """The intent of a switch, before `current` is swapped; its instant max(clock, last + 1 ms)."""
-        clock = instants.now_ms() if clock is None else clock
+    def intend(self, action: str, release: str, recovered: int | None = None) -> int:
+        """The intent of a switch, before `current` is swapped. Its instant is read once the transaction
+        holds the lock (a wait for another writer never back-dates it): the next whole second after the
+        clock and the last switch (instants.switch_instant). `recovered`: an instant known from elsewhere
+        (a repair), kept as it is unless the last switch is as late."""
         with self.transaction() as db:
+            reading = instants.now_ms() if recovered is None else recovered
             last = db.execute("SELECT max(at) FROM switch").fetchone()[0]
-            at = clock if last is None else max(clock, last + 1)
+            if recovered is None:
+                at = instants.switch_instant(reading, last)
+            else:
+                at = max(instants.whole_second(recovered), instants.switch_instant(last, last) if last else 0)
             inserted = db.execute("INSERT INTO switch (action, release, at, clock, state) "
-                                  "VALUES (?, ?, ?, ?, 'intent')", (action, release, at, clock))
+                                  "VALUES (?, ?, ?, ?, 'intent')", (action, release, at, reading))
         assert inserted.lastrowid is not None  # an INSERT's row
         return inserted.lastrowid
 

@@ -15,6 +15,7 @@ import click
 
 from ..build import BuildReport
 from ..keys import KeysFile
+from ..layout import RELEASES
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
                            default="data", show_default=True, envvar="RISKAPI_DATA",
@@ -88,13 +89,30 @@ def out_of_memory(error: Exception) -> bool:
     MemoryError, a thread that cannot get its stack, orjson's allocation failure)."""
     return isinstance(error, MemoryError) or (
         isinstance(error, (RuntimeError, ValueError)) and any(
-            words in str(error) for words in ("can't start new thread", "memory allocation failed")))
+            words in str(error).lower() for words in ("can't start new thread", "memory allocation failed",
+                                                      "not enough memory")))
 
 
 def describe_os_error(error: OSError) -> str:
-    """`site/releases: No space left on device`: the path and the reason, without the errno noise."""
+    """`site/releases: No space left on device`: the path and the reason, without the errno noise; a file of
+    a release that a prune removed while the command read it, said as such."""
     reason = error.strerror or str(error)
-    return f"{error.filename}: {reason}" if error.filename is not None else reason
+    if error.filename is None:
+        return reason
+    pruned = pruned_meanwhile(error)
+    if pruned:
+        return (f"{error.filename}: {reason}: release {pruned} was removed (pruned by a build) while this command "
+                "read it; nothing was changed: run it again")
+    return f"{error.filename}: {reason}"
+
+
+def pruned_meanwhile(error: OSError) -> str | None:
+    """The release whose folder went while it was read (a prune), where `error` is a file of it not found."""
+    if not isinstance(error, FileNotFoundError) or not isinstance(error.filename, (str, os.PathLike)):
+        return None
+    path = Path(os.fsdecode(error.filename))
+    folder = next((p for p in [path, *path.parents] if p.parent.name == RELEASES), None)
+    return folder.name if folder is not None and not folder.exists() else None
 
 
 def _traceback_if_verbose(ctx: click.Context) -> None:

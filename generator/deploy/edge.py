@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import re
 import secrets
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +20,7 @@ from ..catalogue import read_history
 from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
 from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
-from ..publish import GZIP_MIN_BYTES, live_release, live_since, release_order
+from ..publish import GZIP_MIN_BYTES, live_release, live_within, release_order
 from ..render.nginx_maps import ROUTING
 from ..render.release_info import read_release_info, release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
@@ -86,7 +85,7 @@ def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], boo
     timeline = site_timeline(site, live_release(site), history=history)
     before = [r for r in history.stack[:-1] if r in timeline.answered][-1:]  # where a rollback goes: always kept
     if keep_days is not None:
-        recent = live_since(site, time.time() - keep_days * 86_400, history) & set(timeline.answered)
+        recent = live_within(site, keep_days, history) & set(timeline.answered)
         before += sorted(recent - {timeline.current, *before}, key=release_order, reverse=True)
     answered, left_out = [timeline.current], []
     others = sorted(set(timeline.answered) - {timeline.current, *before}, key=release_order, reverse=True)

@@ -25,7 +25,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { asciiLower, json, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, user } from "./keycheck.js";
+import { asciiLower, json, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf, user } from "./keycheck.js";
 
 export { json, normalise };
 
@@ -80,6 +80,8 @@ function argument(query, name) {
 // ---- the TimeGate (RFC 7089): which release was live at an instant, and the 302 to it ------------
 const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
+const RFC850_DATE = /^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, ([0-9]{2})-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
+const ASCTIME_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ( [1-9]|[0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})$/;
 const RFC3339 = /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?(?:([Zz])|([+ -])([0-9]{2}):([0-9]{2})))?$/;
 const BAD_ACCEPT_DATETIME = "Invalid Accept-Datetime: send an HTTP-date, such as Tue, 24 Nov 2026 09:00:00 GMT.";
 const BAD_AS_OF = "Invalid value for as_of: use an RFC 3339 date (2026-11-24, its 00:00:00Z) or date-time " +
@@ -96,12 +98,27 @@ function utcMillis(year, month, day, hour, minute, second, fraction, offsetMinut
   return t.getTime() - offsetMinutes * 60000;
 }
 
-// Accept-Datetime: an HTTP-date (IMF-fixdate, RFC 9110 §5.6.7) in milliseconds, or null.
-export function acceptDatetimeMillis(text) {
-  const m = HTTP_DATE.exec(text.trim());
+// Accept-Datetime: an HTTP-date in milliseconds, or null. RFC 9110 §5.6.7: IMF-fixdate, and the obsolete
+// forms a recipient must also accept, rfc850-date (a two-digit year: the latest such year not more than
+// 50 years ahead) and asctime-date.
+export function acceptDatetimeMillis(text, now) {
+  const trimmed = text.trim();
+  let m = HTTP_DATE.exec(trimmed);
+  if (m) {
+    return utcMillis(Number(m[3]), MONTHS.indexOf(m[2]) / 3 + 1, Number(m[1]), Number(m[4]), Number(m[5]),
+      Number(m[6]), 0, 0);
+  }
+  m = RFC850_DATE.exec(trimmed);
+  if (m) {
+    const thisYear = new Date(now === undefined ? Date.now() : now).getUTCFullYear();
+    let year = thisYear - (thisYear % 100) + Number(m[3]);
+    if (year > thisYear + 50) year -= 100;
+    return utcMillis(year, MONTHS.indexOf(m[2]) / 3 + 1, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]), 0, 0);
+  }
+  m = ASCTIME_DATE.exec(trimmed);
   if (!m) return null;
-  return utcMillis(Number(m[3]), MONTHS.indexOf(m[2]) / 3 + 1, Number(m[1]), Number(m[4]), Number(m[5]),
-    Number(m[6]), 0, 0);
+  return utcMillis(Number(m[6]), MONTHS.indexOf(m[1]) / 3 + 1, Number(m[2]), Number(m[3]), Number(m[4]),
+    Number(m[5]), 0, 0);
 }
 
 // ?as_of=, as sent (percent-escapes kept; a `+` of an offset may arrive as a space): an RFC 3339 date,
@@ -162,7 +179,7 @@ function mementoPath(rest, scope, release) {
   for (let i = 0; i < scope.aliases.length; i++) {
     if (sameRoute(rest, scope.aliases[i][1])) scoped = scope.aliases[i][0];
   }
-  return `${scope.under}/${release}${encodeURI(scoped)}`;
+  return `${scope.under}/${release}${uriOf(scoped, false)}`;
 }
 
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
@@ -177,8 +194,8 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   if (!found.release) return found;
   const kept = query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of");
   const memento = mementoPath(path.slice(api.length), table.scope, found.release);
-  const location = memento + (kept.length ? "?" + kept.join("&") : "");
-  const original = encodeURI(path) + (kept.length ? "?" + kept.join("&") : "");
+  const location = memento + (kept.length ? "?" + uriOf(kept.join("&"), true) : "");
+  const original = uriOf(path, false) + (kept.length ? "?" + kept.join("&") : "");
   return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
     headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
     "Link": `${mementoLinks(original, table.scope, site)}, <${site}${location}>; rel="memento"` } };
@@ -235,7 +252,7 @@ export async function timemapOf(request, target, release, lookup, platform) {
     const answered = await route(asked, own, scope, within(lookup, ids[i]), platform);
     if (answered.status === 200) mementos.push(ids[i]);
   }
-  const uri = encodeURI(own) + (query ? "?" + query : "");
+  const uri = uriOf(own, false) + (query ? "?" + uriOf(query, true) : "");
   const date = (id) => new Date(firstLive[id]).toUTCString();
   const links = [`<${site}${uri}>; rel="original"`, `<${site}${table.scope.timegate}${site}${uri}>; rel="timegate"`,
     `<${site}${table.scope.timemaps}${site}${uri}>; rel="self"; type="application/link-format"` +
@@ -243,7 +260,7 @@ export async function timemapOf(request, target, release, lookup, platform) {
   for (let i = 0; i < mementos.length; i++) {
     const rel = [i === 0 ? "first" : "", i === mementos.length - 1 ? "last" : "", "memento"].filter((w) => w).join(" ");
     links.push(`<${site}${mementoPath(own.slice(release.prefix.length), table.scope, mementos[i])}` +
-      `${query ? "?" + query : ""}>; rel="${rel}"; datetime="${date(mementos[i])}"`);
+      `${query ? "?" + uriOf(query, true) : ""}>; rel="${rel}"; datetime="${date(mementos[i])}"`);
   }
   return { status: 200, body: links.join(",\n") + "\n",
     headers: { "Content-Type": "application/link-format; charset=utf-8" } };

@@ -91,13 +91,32 @@ export function routeOfScoped(rest, scope) {
   return scope.prefix + rest;
 }
 
+// The one encoder of what a request sent that an answer echoes in a header or a link-format body
+// (Location, Link, a TimeMap): every character a URI may not hold (RFC 3986) percent-encoded as UTF-8,
+// so nothing a client sends can end a <URI> or add a link. `sent`: the text as sent, its escapes kept
+// (a `%` that begins none is encoded); else a decoded path, whose `%`, `?` and `#` are text.
+export function uriOf(text, sent) {
+  const unsafe = sent ? /%(?![0-9A-Fa-f]{2})|[\x00-\x20"#<>[\\\]^`{|}\x7F]/g : /[\x00-\x20"#%<>?[\\\]^`{|}\x7F]/g;
+  return text.replace(unsafe, (c) => (c.charCodeAt(0) < 16 ? "%0" : "%") + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/[^\x00-\x7F]+/g, utf8Escapes);
+}
+
+function utf8Escapes(run) {  // non-ASCII text as UTF-8 escapes; a lone surrogate as U+FFFD's
+  try {
+    return encodeURIComponent(run);
+  } catch (lone) {
+    return "%EF%BF%BD";
+  }
+}
+
 // An original's TimeGate and TimeMap (`uri`: its path and query, as sent).
 export function timeLinks(uri, scope, site) {
-  return `<${site}${scope.timegate}${site}${uri}>; rel="timegate", <${site}${scope.timemaps}${site}${uri}>; ` +
+  const own = uriOf(uri, true);
+  return `<${site}${scope.timegate}${site}${own}>; rel="timegate", <${site}${scope.timemaps}${site}${own}>; ` +
     "rel=\"timemap\"; type=\"application/link-format\"";
 }
 
-// A memento's Links: its original (`uri`), and the original's TimeGate and TimeMap.
+// A memento's Links: its original (`uri`, as sent), and the original's TimeGate and TimeMap.
 export function mementoLinks(uri, scope, site) {
-  return `<${site}${uri}>; rel="original", ${timeLinks(uri, scope, site)}`;
+  return `<${site}${uriOf(uri, true)}>; rel="original", ${timeLinks(uri, scope, site)}`;
 }

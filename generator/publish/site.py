@@ -50,22 +50,26 @@ def live_release(site: Path) -> str:
     return release
 
 
+def manifest(release_dir: Path) -> dict | None:
+    """A release's manifest; None where it has none — or no longer has one: a prune may remove a release at
+    any moment, and every reader of a release folder takes that as the release being gone."""
+    try:
+        return orjson.loads((release_dir / MANIFEST).read_bytes())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def read_manifest(release_dir: Path) -> dict[str, dict]:
-    path = release_dir / MANIFEST
-    if not path.is_file():
-        return {}
-    return orjson.loads(path.read_bytes())["files"]
+    return (manifest(release_dir) or {"files": {}})["files"]
 
 
 def built_against(release_dir: Path) -> str | None:
     """The release that was current when this one was built (its changes are counted against it)."""
-    path = release_dir / MANIFEST
-    return orjson.loads(path.read_bytes()).get("previous") if path.is_file() else None
+    return (manifest(release_dir) or {}).get("previous")
 
 
 def _manifest_stamp(release_dir: Path) -> int:
-    path = release_dir / MANIFEST
-    return orjson.loads(path.read_bytes()).get("stamp", 0) if path.is_file() else 0
+    return (manifest(release_dir) or {}).get("stamp", 0)
 
 
 def switch_to(site: Path, release_id: str) -> None:
@@ -105,10 +109,11 @@ class SiteLock:
 
 def missing_files(release_dir: Path) -> int | None:
     """How many files of a release's manifest are absent or of another size; None without a manifest."""
-    if not (release_dir / MANIFEST).is_file():
+    found = manifest(release_dir)
+    if found is None:
         return None
     missing = 0
-    for relative, entry in read_manifest(release_dir).items():
+    for relative, entry in found["files"].items():
         try:
             if os.stat(release_dir / relative).st_size != entry["size"]:
                 missing += 1
@@ -131,10 +136,13 @@ def live_periods(site: Path, history: History | None = None) -> list[LivePeriod]
     return _history(site, history).periods
 
 
-def live_since(site: Path, since: float, history: History | None = None) -> set[str]:
-    """The releases live at some instant at or after `since` (a Unix time)."""
-    cutoff = int(since * 1000)
-    return {p.release for p in live_periods(site, history) if p.end is None or p.end >= cutoff}
+def live_within(site: Path, days: float, history: History | None = None) -> set[str]:
+    """The releases live at some instant in the last `days` days: before now, or before the last switch
+    where that is later (switches a second apart are dated ahead of the clock: instants.switch_instant)."""
+    periods = live_periods(site, history)
+    latest = max([time.time_ns() // 1_000_000, *(p.start for p in periods)])
+    cutoff = latest - int(days * 86_400_000)
+    return {p.release for p in periods if p.end is None or p.end >= cutoff}
 
 
 def staged_releases(site: Path, history: History | None = None) -> list[str]:
@@ -217,7 +225,7 @@ def repair_catalogue(site: Path) -> list[str]:
         with Catalogue.make_empty(site) as catalogue:
             for release in chain:
                 catalogue.add_release(release)
-                seq = catalogue.intend(PUBLISH, release, clock=built_at_ms(release))
+                seq = catalogue.intend(PUBLISH, release, recovered=built_at_ms(release))
                 catalogue.confirm(seq)
                 if release not in on_disk:
                     catalogue.mark_removed(release)

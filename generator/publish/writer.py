@@ -30,7 +30,7 @@ from .site import (
     SiteLock,
     _manifest_stamp,
     current_release,
-    live_since,
+    live_within,
     read_manifest,
     release_order,
     releases,
@@ -404,7 +404,7 @@ class ReleaseWriter(ReleaseFiles):
         current = history.current
         kept = {current, self.previous, *history.stack[-2:], *history.staged}
         if self.keep_days is not None:
-            kept |= live_since(self.site, time.time() - self.keep_days * 86_400, history)
+            kept |= live_within(self.site, self.keep_days, history)
         for old in releases(self.site)[:-self.keep] if self.keep else releases(self.site):
             if old in history.built and old not in kept:
                 self._remove(old)

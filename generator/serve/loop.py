@@ -97,12 +97,18 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
                     elif rejection["what"] == "release catalogue":
                         say(f"error: {rejection['reason']} (serving release {runtime.served_release} alone, without "
                             "its history)")
+                    elif rejection["what"] == "history":
+                        say(f"error: release {rejection['name']} and its history not re-rendered, still serving "
+                            f"release {runtime.served_release} as before; the keys are applied: {rejection['reason']}")
                     else:
                         say(f"error: the keys file was not applied (still serving the keys before it; release "
                             f"{runtime.served_release} is applied): {rejection['reason']}")
             except RiskApiError as error:
                 say(f"error: not reloaded, still serving release {runtime.served_release} as before: "
                     f"{error.format_message()}")
+            except Exception as error:  # noqa: BLE001 — whatever it is, nginx goes on serving: say it, go on
+                say(f"error: not reloaded, still serving release {runtime.served_release} as before: "
+                    f"{type(error).__name__}: {error}")
             rereading.clear()
             tell_problems()
             time.sleep(poll_seconds)

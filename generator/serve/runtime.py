@@ -87,6 +87,15 @@ def check_readable_by_workers(path: Path) -> None:
                              f"allow it with: chmod o+rx {folder}")
 
 
+@dataclass(frozen=True)
+class Configuration:
+    """A rendered configuration but its keys: the files of runtime/ (and the release it serves), and what
+    the key map needs of each release answered (its custom models and audiences)."""
+    release: str
+    texts: dict[str, bytes]
+    infos: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
+
+
 class NginxRuntime:
     """A private nginx prefix serving one site: conf (a link to configs/<n>/: nginx.conf, runtime/,
     release/), logs/, temp/.
@@ -106,6 +115,7 @@ class NginxRuntime:
         self.served: tuple | None = None
         self.seen: tuple | None = None  # the last state looked at, applied or not
         self._keys: tuple[list[ApiKey], list[str]] | None = None  # the keys applied, and their file's problems
+        self._configuration: Configuration | None = None  # the running configuration but its keys
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
         self._catalogue_seen = CatalogueWatch(settings.site)
         self.status = ServeStatus(settings.site, settings.address, self.prefix / "logs" / "access.log")
@@ -130,10 +140,10 @@ class NginxRuntime:
             self.status.rejected("release catalogue", str(catalogue_path(self.settings.site)), error.format_message())
             return Timeline((self.settings.site / RELEASES).resolve(), release, (release,))
 
-    def render_into(self, folder: Path, timeline: Timeline, keys: list[ApiKey], with_documents: bool = True) -> None:
-        """Write a whole configuration for the releases of `timeline` and these keys into a new `folder`
-        (and the timeline's documents, which nginx's workers read, into timeline/ of the prefix; not
-        `with_documents`: a configuration only checked, never served)."""
+    def configuration(self, timeline: Timeline, with_documents: bool = True) -> Configuration:
+        """A whole configuration for the releases of `timeline` but its keys (and the timeline's documents,
+        which nginx's workers read, written into timeline/ of the prefix; not `with_documents`: a
+        configuration only checked, never served). Every release folder it needs is read here, once."""
         settings = self.settings
         values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
                       logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
@@ -142,7 +152,6 @@ class NginxRuntime:
                       listen=settings.address, root=timeline.folder,
                       brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None,
                       js_module=JS_MODULE if JS_MODULE.exists() else None,
-                      timegate_js=folder / "runtime" / "timegate.js",
                       site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL)
         environment = template_environment()
         try:
@@ -150,18 +159,24 @@ class NginxRuntime:
                      for name in ("main.conf", "http.conf", "server.conf", "timegate.conf")}
         except ValueError as error:  # a path nginx cannot be given (nginx_quoted)
             raise ServeError(str(error)) from None
-        (folder / "runtime").mkdir(parents=True)
-        os.chmod(folder, 0o700)
         routings = [(release, orjson.loads((timeline.folder / release / ROUTING).read_bytes()))
                     for release in timeline.answered]
+        infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
         timeline_root = self.write_timeline(timeline) if with_documents else self.prefix / "timeline"
         texts.update(render_scoped_maps(timeline, routings, timeline_root))
         texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(),
                                                                  "RELEASES_DIR": str(timeline.folder)})
-        for name, text in texts.items():
-            write_atomic(folder / "runtime" / name, text.encode())
-        infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
-        write_atomic(folder / "runtime" / "keys.conf", render_key_map(keys, infos).encode(), mode=0o600)
+        return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos)
+
+    @staticmethod
+    def write_config(folder: Path, configuration: Configuration, keys: list[ApiKey]) -> None:
+        """Write `configuration` with these keys into a new `folder`: what it writes depends on nothing but
+        the two (no release folder, no catalogue), so keys can always be applied on the last good one."""
+        (folder / "runtime").mkdir(parents=True)
+        os.chmod(folder, 0o700)
+        for name, text in configuration.texts.items():
+            write_atomic(folder / "runtime" / name, text)
+        write_atomic(folder / "runtime" / "keys.conf", render_key_map(keys, configuration.infos).encode(), mode=0o600)
         write_atomic(folder / "nginx.conf", NGINX_CONF.read_bytes())
 
     def write_timeline(self, timeline: Timeline) -> Path:
@@ -215,20 +230,24 @@ class NginxRuntime:
                     self._unservable.add(release)
                     self.status.rejected("release", release, rejected)
 
-    def _try(self, release: str, keys: list[ApiKey]) -> tuple[Path, str | None]:
+    def _try(self, release: str, keys: list[ApiKey]) -> tuple[Path, str | None, Configuration]:
         """Render and test a configuration with `release` current (the kept releases answered beside it,
         but those nginx rejected) and `keys` in a new folder of configs/."""
         release_dir = (self.settings.site / RELEASES / release).resolve()
-        timeline = self._timeline(release)
+        check_readable_by_workers(release_dir)
+        configuration = self.configuration(self._timeline(release))
+        folder, rejected = self._write_and_test(configuration, keys)
+        return folder, rejected, configuration
+
+    def _write_and_test(self, configuration: Configuration, keys: list[ApiKey]) -> tuple[Path, str | None]:
         for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
             folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.prefix, 0o711)
         os.chmod(self.configs, 0o700)
-        folder = Path(tempfile.mkdtemp(prefix=f"{release}-", dir=self.configs))
-        folder.rmdir()  # render_into makes it, with its own mode
+        folder = Path(tempfile.mkdtemp(prefix=f"{configuration.release}-", dir=self.configs))
+        folder.rmdir()  # write_config makes it, with its own mode
         try:
-            check_readable_by_workers(release_dir)
-            self.render_into(folder, timeline, keys)
+            self.write_config(folder, configuration, keys)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -263,21 +282,42 @@ class NginxRuntime:
                 raise  # nothing else changed: the running configuration stays
             self.status.rejected("keys file", str(self.settings.keys), error.format_message())
             (keys, problems), keys_digest = self._keys, self.served[1]
-        folder, rejected = self._try(release, keys)
-        applied = (release, keys_digest, catalogue)
-        if rejected:
-            self._find_unservable(release)  # each release tested alone: the ones nginx cannot take are left out
-            if release in self._unservable and self.served and self.served[0] != release:
-                folder, rejected = self._try(self.served[0], keys)
-                applied = (self.served[0], keys_digest, catalogue)
-            elif release not in self._unservable:
-                folder, rejected = self._try(release, keys)  # without the kept releases nginx rejected
-            if rejected or release in self._unservable and not self.served:
-                raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
+        try:
+            folder, applied_release, configuration = self._render_releases(release, keys)
+        except (CatalogueError, OSError, ValueError) as error:
+            # The history cannot be read, or a release folder went as it was read (a prune): the last good
+            # configuration goes on with the new keys, so a revocation never waits on the history.
+            if self._configuration is None:
+                raise
+            reason = error.format_message() if isinstance(error, CatalogueError) else f"{type(error).__name__}: {error}"
+            self.status.rejected("history", release, reason)
+            configuration = self._configuration
+            folder, rejected = self._write_and_test(configuration, keys)
+            if rejected:
+                raise ServeError(f"nginx rejected the keys on the configuration it runs:\n{rejected}") from None
+            applied_release = configuration.release
         self._switch(folder)
+        self._configuration = configuration
         self._keys = (keys, problems)
-        self.status.applied(applied[0], keys_digest, problems)
-        return applied
+        self.status.applied(applied_release, keys_digest, problems)
+        return (applied_release, keys_digest, catalogue)
+
+    def _render_releases(self, release: str, keys: list[ApiKey]) -> tuple[Path, str, Configuration]:
+        """A tested configuration with `release` current, or with the one served now where nginx rejects
+        `release`; the folder it is in, the release it serves, and the configuration."""
+        folder, rejected, configuration = self._try(release, keys)
+        if not rejected:
+            return folder, release, configuration
+        self._find_unservable(release)  # each release tested alone: the ones nginx cannot take are left out
+        applied = release
+        if release in self._unservable and self.served and self.served[0] != release:
+            applied = self.served[0]
+            folder, rejected, configuration = self._try(applied, keys)
+        elif release not in self._unservable:
+            folder, rejected, configuration = self._try(release, keys)  # without the kept releases nginx rejected
+        if rejected or release in self._unservable and not self.served:
+            raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
+        return folder, applied, configuration
 
     def _command(self, *extra: str, conf: Path | None = None) -> list[str]:
         return [nginx_binary(), "-p", str(self.prefix), "-c", str(conf or self.conf / "nginx.conf"), "-e", "stderr",
@@ -412,7 +452,7 @@ class ReleaseCheck:
             for needed in ("logs", "temp"):
                 (Path(self._base) / needed).mkdir()
             timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
-            runtime.render_into(folder, timeline, [], with_documents=False)
+            runtime.write_config(folder, runtime.configuration(timeline, with_documents=False), [])
             self._process = runtime.start_test(folder)
         except BaseException:
             shutil.rmtree(self._base, ignore_errors=True)
