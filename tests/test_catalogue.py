@@ -101,12 +101,48 @@ def test_a_missing_catalogue_is_not_silently_made_anew(tmp_path):
     assert result.exit_code == 1 and "is missing" in result.output and "--repair" in result.output
     assert releases(site) == [first, second, staged]  # the staged release was not taken for a leftover
     repaired = run("releases", "--repair", "--site", site)
-    assert f"not recovered: {staged}" in repaired.output
+    assert f"staged again: {staged} (built with --stage, as its manifest says)" in repaired.output
     listed = run("releases", "--site", site).output
-    assert f"{staged}" in listed and "unknown to the catalogue: never served, never deleted" in listed
-    for _ in range(6):  # retention: a folder the catalogue does not know is never deleted
+    assert f"staged: riskapi promote {staged} makes it live" in listed
+    assert staged in read_history(site).staged
+    for _ in range(3):  # retention: a staged release is never pruned
         build(TINY, site, force=True, keep=1)
     assert staged in releases(site) and first not in releases(site)
+    then_stage_promote_rollback(site)
+
+
+def test_a_repaired_site_keeps_a_reviewed_staged_release_for_its_preview_keys_and_promote(place):
+    """A release staged for review survives the loss of the catalogue as staged (its manifest says so):
+    preview keys still see it, others get 404, and `riskapi promote` makes it live without a rebuild."""
+    site, keys = place / "site", place / "keys.csv"
+    first, second = two_releases(site)
+    staged = build(TINY, site, force=True, stage=True).release
+    (site / CATALOGUE).unlink()
+    assert run("releases", "--repair", "--site", site).exit_code == 0
+    from generator.keys import add_key
+    from generator.serve.runtime import NginxRuntime, ServeSettings
+    reviewer = add_key(keys, "reviewer", preview=True).key
+    client = add_key(keys, "client").key
+    runtime = NginxRuntime(ServeSettings(site=site, keys=keys, port=free_port(), workers="1"), place / "nginx")
+    runtime.start()
+    try:
+        import urllib.error
+        import urllib.request
+
+        def status(user, key):
+            request = urllib.request.Request(f"http://127.0.0.1:{runtime.settings.port}/api/v1/releases/{staged}/",
+                                             headers={"Authorization": f"apikey {user}:{key}"})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    return answer.status
+            except urllib.error.HTTPError as error:
+                return error.code
+        assert (status("reviewer", reviewer), status("client", client)) == (200, 404)
+    finally:
+        runtime.stop()
+    assert run("promote", staged, "--site", site, "--keys", keys).exit_code == 0
+    assert current_release(site) == staged and read_history(site).rollback_target == second
+    assert_history_true(site)
     then_stage_promote_rollback(site)
 
 

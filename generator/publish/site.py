@@ -203,7 +203,9 @@ def repair_catalogue(site: Path) -> list[str]:
     was live then. So the releases live before the current one are the chain of those, from `current` back;
     each is taken to have gone live when it was built (the real instants, rollbacks and promotes are not in
     the folders), and a release the chain names whose folder is gone was pruned (410). A release off the
-    chain was staged, rolled back from or never live: it is left unknown (never served, never deleted)."""
+    chain was staged, rolled back from or never live: one whose manifest says it was built staged is staged
+    again, with its audiences, for review and promote; any other is left unknown (never served, never
+    deleted)."""
     with SiteLock(site):
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         for suffix in ("", "-wal", "-shm"):
@@ -222,6 +224,8 @@ def repair_catalogue(site: Path) -> list[str]:
                 break
             release = built_against(folder)
         chain.reverse()
+        off_chain = [r for r in on_disk if r not in chain]
+        staged = [r for r in off_chain if (manifest(site / RELEASES / r) or {}).get("staged")]
         with Catalogue.make_empty(site) as catalogue:
             for release in chain:
                 catalogue.add_release(release)
@@ -229,12 +233,18 @@ def repair_catalogue(site: Path) -> list[str]:
                 catalogue.confirm(seq)
                 if release not in on_disk:
                     catalogue.mark_removed(release)
+            for release in staged:
+                audiences = (manifest(site / RELEASES / release) or {}).get("audiences", [])
+                catalogue.add_release(release, staged=True, audiences=tuple(audiences))
         if chain:
             notes.append(f"{len(chain)} live period(s) recovered ({', '.join(chain)}), each from its release's "
                          "build time: when each really went live, and any rollback or promote, is not recoverable")
-        off_chain = [r for r in on_disk if r not in chain]
+        if staged:
+            notes.append(f"staged again: {', '.join(staged)} (built with --stage, as its manifest says): preview "
+                         "keys see it, and riskapi promote makes it live")
+        off_chain = [r for r in off_chain if r not in staged]
         if off_chain:
-            notes.append(f"not recovered: {', '.join(off_chain)} — staged, rolled back from or never live; left "
+            notes.append(f"not recovered: {', '.join(off_chain)} — rolled back from or never live; left "
                          "unknown (never served, never deleted): build again with --stage to review one, or "
                          "remove its folder by hand")
         return notes

@@ -339,16 +339,18 @@ class ReleaseWriter(ReleaseFiles):
     def previous_dir(self) -> Path | None:
         return self._previous_dir
 
-    def finish(self) -> None:
-        """Wait for every write and write the manifest; the release is complete but not yet live."""
+    def finish(self, stage: bool = False, audiences: tuple[str, ...] = ()) -> None:
+        """Wait for every write and write the manifest; the release is complete but not yet live. The
+        manifest says what the catalogue is told of the release (staged, its audiences), so a repair can
+        tell it again (site.repair_catalogue)."""
         if self._pool is None:
             return
         self.flush()
         self._pool.shutdown()
         self._pool = None
         shutil.rmtree(self._scratch, ignore_errors=True)
-        manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp,
-                    "files": dict(sorted(self.files.items()))}
+        manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp, "staged": stage,
+                    "audiences": list(audiences), "files": dict(sorted(self.files.items()))}
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
     def commit(self, stage: bool = False, audiences: tuple[str, ...] = ()) -> Release:
@@ -360,7 +362,7 @@ class ReleaseWriter(ReleaseFiles):
         names the release, and its confirmation after: a power cut or a kill at any point leaves `current`
         on a whole release and a catalogue that says what was live (catalogue.py)."""
         try:
-            self.finish()
+            self.finish(stage, audiences)
             self._writeback.stop()
             sync_tree(self.folder)
             final = self.site / RELEASES / self.id
