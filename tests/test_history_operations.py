@@ -23,7 +23,7 @@ from generator.build import build
 from generator.catalogue import CATALOGUE, Catalogue, catalogue_path, now_ms, read_history
 from generator.cli import main
 from generator.promote import promote
-from generator.publish import RELEASES, current_release, releases, rollback
+from generator.publish import current_release, releases, rollback
 
 from .conftest import TINY
 from .live import free_port, serving_copy_of, start_server, wait_for
