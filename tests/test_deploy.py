@@ -220,3 +220,45 @@ def test_the_keys_script_says_in_one_line_when_node_is_too_old(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Node 20.19.2 is too old for wrangler 4 (it needs 22.12 or newer)" in lines[0]
     assert "npm install -g --prefix ~/.local/node22 node@22" in lines[0]
+
+
+def test_a_revocation_reaches_both_edges_key_stores_while_the_catalogue_cannot_be_read(tmp_path):
+    """issue 43: the catalogue garbage, a deploy cannot render the releases — but it still takes every
+    revoked key out of the key store already deployed (nothing else changes), and says so; after the repair
+    a whole deploy goes on without the revoked key."""
+    from generator.catalogue import CATALOGUE
+    from generator.deploy.edge import keyed_hash
+    from generator.keys import revoke
+    site, keys, plain = _site_and_keys(tmp_path)
+    worker, cloudfront = tmp_path / "cloudflare", tmp_path / "cloudfront"
+    commands = {worker: ["deploy", "cloudflare"], cloudfront: ["deploy", "cloudfront"]}
+    stores = {worker: worker / "keys-kv.json", cloudfront: cloudfront / "kvs.json"}
+
+    def hashed(out):  # the keys' entries of a store, as (user, …) by key name
+        rows = json.loads(stores[out].read_bytes())
+        rows = rows["data"] if isinstance(rows, dict) else rows
+        return {row["key"] for row in rows if row["key"].startswith("k:")}
+    for out, command in commands.items():
+        assert CliRunner().invoke(main, [*command, "--site", str(site), "--keys", str(keys), "--out", str(out)]
+                                  ).exit_code == 0
+    secrets_ = {out: (out / ".keys-secret").read_text().strip() for out in commands}
+    bob = {out: f"k:{keyed_hash(secrets_[out], plain[1])}" for out in commands}
+    alice = {out: f"k:{keyed_hash(secrets_[out], plain[0])}" for out in commands}
+    assert all({bob[out], alice[out]} <= hashed(out) for out in commands)
+    (site / CATALOGUE).write_bytes(b"garbage" * 1000)
+    revoke(keys, "bob")
+    for out, command in commands.items():
+        before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file() and "kv" not in str(p)}
+        result = CliRunner().invoke(main, [*command, "--site", str(site), "--keys", str(keys), "--out", str(out)])
+        assert result.exit_code == 1 and "Only the keys were deployed: 1 revoked key(s) taken out of" in result.output
+        assert "riskapi releases --repair" in result.output
+        assert bob[out] not in hashed(out) and alice[out] in hashed(out)
+        after = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file() and "kv" not in str(p)}
+        assert after == before  # the releases and code as deployed before
+    updates = sorted((cloudfront / "kvs-update").glob("*.json"))  # update-kvs.sh deletes bob's entry
+    assert [json.loads(p.read_bytes()) for p in updates] == [{"Deletes": [{"Key": bob[cloudfront]}]}]
+    assert CliRunner().invoke(main, ["releases", "--repair", "--site", str(site)]).exit_code == 0
+    for out, command in commands.items():
+        result = CliRunner().invoke(main, [*command, "--site", str(site), "--keys", str(keys), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert bob[out] not in hashed(out) and alice[out] in hashed(out)

@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from ..edge import CORE, KEYCHECK, MANIFESTS_JS
+from ..errors import CatalogueError
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
 from .edge import (
@@ -31,6 +32,7 @@ from .edge import (
     edge_description,
     edge_timeline,
     key_entries,
+    revocations_only,
     timeline_files,
     timeline_table,
 )
@@ -91,9 +93,12 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_co
     limits the warnings hold it to: on Paid, R2's storage beyond the included 10 GB is a cost (a note),
     and the script's limit is 10 MiB."""
     project = CloudflareProject(out)
-    with folder_replacing(out, keep=OPERATORS_OWN) as folder:
-        _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
-                    keep_days, plan)
+    try:
+        with folder_replacing(out, keep=OPERATORS_OWN) as folder:
+            _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
+                        keep_days, plan)
+    except CatalogueError as error:  # a revocation never waits on the history
+        raise revocations_only(out, out / KV_ENTRIES, keys, "k:", error) from None
     return project
 
 

@@ -21,12 +21,14 @@ bytes and values of at most 1 KB; a Lambda@Edge on the origin request may be 50 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from ..edge import CORE, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, script
+from ..errors import CatalogueError
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
 from ..render.timeline import edge_states, immutable
@@ -36,6 +38,7 @@ from .edge import (
     edge_description,
     edge_timeline,
     key_entries,
+    revocations_only,
     site_url_of,
     timeline_files,
     timeline_table,
@@ -131,8 +134,16 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
     new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
     viewer-request function carries the deployment's secret the store's keys are hashed with."""
     project = CloudFrontProject(out)
-    with folder_replacing(out) as folder:
-        _write_into(folder, project, site, keys, out, cache_control, keep, keep_days)
+    try:
+        with folder_replacing(out) as folder:
+            _write_into(folder, project, site, keys, out, cache_control, keep, keep_days)
+    except CatalogueError as error:  # a revocation never waits on the history
+        store = out / "kvs.json"
+        before = _read_store(store) if store.is_file() else {}
+        refused = revocations_only(out, store, keys, "k:", error)
+        if before:
+            _write_batches(out, before, list(_read_store(store).items()))
+        raise refused from None
     return project
 
 
@@ -171,12 +182,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
         write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
     write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
     previous = out / "kvs.json"
-    batches = update_batches(_read_store(previous) if previous.is_file() else {}, entries)
-    (folder / UPDATES).mkdir()
-    for number, batch in enumerate(batches, start=1):
-        write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
-    write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
-    project.update_batches = len(batches)
+    project.update_batches = _write_batches(folder, _read_store(previous) if previous.is_file() else {}, entries)
     # the origin-request Lambda@Edge: its handler, the edge core, and what it routes by
     lambda_folder = folder / ORIGIN_LAMBDA
     lambda_folder.mkdir()
@@ -192,6 +198,17 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
                                 f"{MAX_LAMBDA_BYTES / 2 ** 20:.0f} MiB (riskapi build --keep keeps fewer releases)")
     earlier = out / ORIGIN_LAMBDA / "release.json"
     project.lambda_changed = not earlier.is_file() or earlier.read_bytes() != description
+
+
+def _write_batches(folder: Path, before: dict[str, str], entries: list[tuple[str, str]]) -> int:
+    """kvs-update/ (in place of any there) and update-kvs.sh: the store from `before` to `entries`."""
+    batches = update_batches(before, entries)
+    shutil.rmtree(folder / UPDATES, ignore_errors=True)
+    (folder / UPDATES).mkdir()
+    for number, batch in enumerate(batches, start=1):
+        write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
+    write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
+    return len(batches)
 
 
 def _read_store(path: Path) -> dict[str, str]:

@@ -18,6 +18,7 @@ import orjson
 
 from ..catalogue import read_history
 from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
+from ..errors import CatalogueError
 from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 from ..publish import GZIP_MIN_BYTES, live_release, live_within, release_order
@@ -132,6 +133,27 @@ def deployment_secret(folder: Path, earlier: Path | None = None) -> tuple[str, b
     secret = secrets.token_hex(32)
     write_atomic(folder / SECRET_FILE, (secret + "\n").encode(), mode=0o600)
     return secret, True
+
+
+def revocations_only(out: Path, store: Path, keys: list[ApiKey], prefix: str, error: CatalogueError) -> CatalogueError:
+    """When the catalogue cannot be read, a deploy still lands every revocation: the key store of the
+    project already in `out` (`store`: its entries, as JSON `[{key, value}]` under `data` or alone) is
+    written again without the entries (`prefix` + keyed hash) of keys the keys file no longer has active.
+    That needs nothing but the keys file and the project's own secret; new keys and grant changes wait
+    for the catalogue's repair (they would need its releases). Returns the error to raise, saying so."""
+    secret_file = out / SECRET_FILE
+    if not store.is_file() or not secret_file.is_file():
+        return error
+    secret = secret_file.read_text().strip()
+    active = {f"{prefix}{keyed_hash(secret, ascii_lower(k.key))}" for k in keys if k.active}
+    document = orjson.loads(store.read_bytes())
+    rows = document["data"] if isinstance(document, dict) else document
+    kept = [row for row in rows if not row["key"].startswith(prefix) or row["key"] in active]
+    if isinstance(document, dict):
+        document["data"] = kept
+    write_atomic(store, orjson.dumps(document if isinstance(document, dict) else kept), mode=0o600)
+    return CatalogueError(f"{error.format_message()} Only the keys were deployed: {len(rows) - len(kept)} revoked "
+                          f"key(s) taken out of {store}; new keys and grant changes wait for the repair")
 
 
 def hashed_keys(keys: list[ApiKey], releases: dict[str, Path], secret: str) -> dict:
