@@ -88,21 +88,22 @@ def test_live_periods_stay_true_through_two_rollbacks(tmp_path, monkeypatch):
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(instants)))
     for _ in range(3):
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
-    a, b, c = releases(tmp_path)  # live at :00, :01, :02
-    assert run("rollback", "--site", tmp_path).exit_code == 0  # :03 back to b
-    assert run("rollback", "--site", tmp_path).exit_code == 0  # :04 back to a
+    # each switch is dated the next whole second after its clock's reading: live at :01, :02, :03
+    a, b, c = releases(tmp_path)
+    assert run("rollback", "--site", tmp_path).exit_code == 0  # :04 back to b
+    assert run("rollback", "--site", tmp_path).exit_code == 0  # :05 back to a
     periods = [(p.release, p.start_text, p.end_text) for p in live_periods(tmp_path)]
-    assert periods == [(a, "2026-11-24T10:00:00Z", "2026-11-24T10:00:01Z"),
-                       (b, "2026-11-24T10:00:01Z", "2026-11-24T10:00:02Z"),
-                       (c, "2026-11-24T10:00:02Z", "2026-11-24T10:00:03Z"),
-                       (b, "2026-11-24T10:00:03Z", "2026-11-24T10:00:04Z"),
-                       (a, "2026-11-24T10:00:04Z", None)]
+    assert periods == [(a, "2026-11-24T10:00:01Z", "2026-11-24T10:00:02Z"),
+                       (b, "2026-11-24T10:00:02Z", "2026-11-24T10:00:03Z"),
+                       (c, "2026-11-24T10:00:03Z", "2026-11-24T10:00:04Z"),
+                       (b, "2026-11-24T10:00:04Z", "2026-11-24T10:00:05Z"),
+                       (a, "2026-11-24T10:00:05Z", None)]
     listing = run("releases", "--site", tmp_path).output.splitlines()
     assert listing[:3] == [f"* {a}  {_files(tmp_path, a)} files",
-                           "    live 2026-11-24T10:00:00Z → 2026-11-24T10:00:01Z",
-                           "    live 2026-11-24T10:00:04Z → now"]
+                           "    live 2026-11-24T10:00:01Z → 2026-11-24T10:00:02Z",
+                           "    live 2026-11-24T10:00:05Z → now"]
     assert listing[-2:] == [f"  {c}  {_files(tmp_path, c)} files  (rolled back from)",
-                            "    live 2026-11-24T10:00:02Z → 2026-11-24T10:00:03Z"]
+                            "    live 2026-11-24T10:00:03Z → 2026-11-24T10:00:04Z"]
 
 
 def _files(site, release_id) -> int:
