@@ -50,6 +50,8 @@ class BuildReport:
     published: bool = False  # False: nothing changed against the current release, which stays
     site_url: str = ""  # the address the release links to
     site_url_before: str | None = None  # the site's address before this build, where it changed
+    pruned: tuple[str, ...] = ()  # the releases the retention removed
+    keep: int = 0  # the retention it was given (--keep, or the site's)
 
     def note_dataset(self, dataset: Dataset) -> None:
         """What the loaded data holds: its warnings and how many countries and models."""
@@ -273,8 +275,8 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
                 report.wall = time.perf_counter() - started
                 return report
             clock.run("publish", refuse_if_nginx_rejects, nginx_check, writer)
-            report.release = clock.run("publish", writer.commit, stage,
-                                       tuple(routes.audience_name(a) for a in audiences)).id
+            committed = clock.run("publish", writer.commit, stage, tuple(routes.audience_name(a) for a in audiences))
+            report.release, report.pruned, report.keep = committed.id, committed.pruned, keep
             report.published = True
             with Catalogue.open(site_dir) as catalogue:
                 catalogue.remember({SITE_URL: site_url, KEEP: str(keep),

@@ -4,11 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 port="${PORT:-8080}"
 # Check the port before anything changes (the demo key is rotated below).
-if python3 -c "import socket, sys; s = socket.socket(); s.settimeout(0.5); sys.exit(s.connect_ex(('127.0.0.1', $port)) != 0)"; then
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   echo "port $port on 127.0.0.1 is busy: stop what listens there, or choose another one: PORT=8081 scripts/demo.sh" >&2
   exit 1
 fi
 scripts/install.sh
+export PATH="$PWD/.venv/bin:$PATH"   # riskapi, in the environment install.sh made
 base="http://127.0.0.1:$port"
 riskapi build --data data --site site --site-url "$base"
 key=$(riskapi keys add demo --models acme_aml --replace --keys keys/keys.csv)

@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
-# Install what the project needs on a fresh Debian machine: nginx (as root) and the Python package.
+# Install what the project needs on a fresh Debian machine: nginx and its modules (as root), and the Python
+# package with its tools into a virtual environment of its own, .venv/ (never the system's Python: Debian's
+# is externally managed, PEP 668). Other scripts then run .venv/bin/riskapi and .venv/bin/python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+. scripts/apt.sh   # apt_install
+
 # nginx, its brotli_static module (docs/api.md: brotli where the module exists) and its njs module (the
 # TimeGate: Accept-Datetime and ?as_of= look up instants in njs).
 modules=/usr/lib/nginx/modules
-packages="nginx libnginx-mod-http-brotli-static libnginx-mod-http-js"
 if { ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; } \
    || [ ! -e "$modules/ngx_http_brotli_static_module.so" ] || [ ! -e "$modules/ngx_http_js_module.so" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
-  else
-    echo "nginx or one of its modules is missing: run 'sudo apt-get install -y $packages'" >&2
+  apt_install nginx libnginx-mod-http-brotli-static libnginx-mod-http-js
+fi
+
+# Python 3.11 or newer, with venv (Debian's python3-venv; pip comes with it into the environment).
+python=${PYTHON:-python3}
+if ! command -v "$python" >/dev/null 2>&1; then
+  apt_install python3 python3-venv
+fi
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "$("$python" --version 2>&1) is too old: riskapi needs Python 3.11 or newer (PYTHON=python3.12 $0)" >&2
+  exit 1
+fi
+venv=.venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pip' >/dev/null 2>&1; then
+  rm -rf "$venv"
+  if ! "$python" -m venv "$venv" >/dev/null 2>&1; then
+    rm -rf "$venv"
+    apt_install python3-venv  # Debian ships venv's ensurepip apart
+    "$python" -m venv "$venv"
   fi
 fi
-python3 -m pip install -q --disable-pip-version-check -e ".[dev]"
+echo "installing riskapi and its tools into $venv/ (a minute or two the first time)" >&2
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]"

@@ -3,28 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
+export PATH="$PWD/.venv/bin:$PATH"   # riskapi, python3 and the tools of the environment install.sh made
 
-# need WHAT PROGRAM... -- APT-ARGUMENTS: install from Debian (as root) unless every PROGRAM is there.
-updated=no
-need() {
-  local what=$1 missing=no
-  shift
-  while [ "$1" != "--" ]; do
-    command -v "$1" >/dev/null 2>&1 || missing=yes
-    shift
-  done
-  shift
-  [ "$missing" = no ] && return 0
-  if [ "$(id -u)" != 0 ]; then
-    echo "$what is missing: run 'sudo apt-get install -y $*'" >&2
-    exit 1
-  fi
-  if [ "$updated" = no ]; then
-    apt-get update -qq
-    updated=yes
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+. scripts/apt.sh   # need, apt_install
 
 # The page tests drive Debian's headless Chromium through Debian's chromedriver.
 need Chromium chromium chromedriver -- chromium chromium-driver

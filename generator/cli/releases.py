@@ -88,6 +88,9 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
               f"in {report.wall:.1f}s")
     if report.changes is not None:
         _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
+    if report.pruned:
+        _say(ctx, f"pruned {len(report.pruned)} release(s), kept the newest {report.keep} and every one the retention "
+                  f"keeps (riskapi build --keep, --keep-days): {', '.join(report.pruned)}")
     if report.site_url_before:
         _say(ctx, f"note: the site's address changed from {report.site_url_before} to {report.site_url}: every "
                   "link of this release starts with it (--site-url), and later builds keep it")

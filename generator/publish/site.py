@@ -36,6 +36,7 @@ class Release:
     path: Path
     files: int
     bytes: int
+    pruned: tuple[str, ...] = ()  # the releases the retention removed after it was published
 
 
 def no_release(site: Path) -> ServeError:

@@ -373,11 +373,11 @@ class ReleaseWriter(ReleaseFiles):
             if not stage:
                 with switching(self.site, PUBLISH, self.id):
                     switch_to(self.site, self.id)
-            self._prune()
+            pruned = self._prune()
         finally:
             self._writeback.stop()
             self._lock.unlock()
-        return Release(self.id, final, len(self.files), self.bytes)
+        return Release(self.id, final, len(self.files), self.bytes, pruned)
 
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was.
@@ -396,7 +396,7 @@ class ReleaseWriter(ReleaseFiles):
         finally:
             self._lock.unlock()
 
-    def _prune(self) -> None:
+    def _prune(self) -> tuple[str, ...]:
         """Retention on proof: of the releases older than the newest `keep`, remove those the catalogue says
         were built and are not current, not staged, not where a rollback goes (the one live before the
         current one, however old) and not live within the last `keep_days` days. A folder the catalogue
@@ -407,6 +407,9 @@ class ReleaseWriter(ReleaseFiles):
         kept = {current, self.previous, *history.stack[-2:], *history.staged}
         if self.keep_days is not None:
             kept |= live_within(self.site, self.keep_days, history)
+        pruned = []
         for old in releases(self.site)[:-self.keep] if self.keep else releases(self.site):
             if old in history.built and old not in kept:
                 self._remove(old)
+                pruned.append(old)
+        return tuple(pruned)
