@@ -1,7 +1,10 @@
 """Shared fixtures: paths, and the tiny fixture dataset built once per session."""
 from __future__ import annotations
 
+import atexit
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,28 @@ from generator.scoring import score_model
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "tests" / "fixtures" / "tiny"
 GOLDEN = ROOT / "tests" / "golden" / "tiny"
-DEMO_DATA = ROOT / "data"
+
+
+def committed_demo_data() -> Path:
+    """The demo data as committed. docs/data.md walks the data team through editing data/ and rebuilding;
+    the demo data's tests check the data as shipped, so where data/ has local edits they read a copy of
+    the committed one (git archive), removed when the tests end."""
+    try:
+        edited = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "data"], capture_output=True,
+                                text=True, check=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ROOT / "data"  # not a checkout (an unpacked source): data/ is as shipped
+    if not edited:
+        return ROOT / "data"
+    copy = Path(tempfile.mkdtemp(prefix="riskapi-demo-data-"))
+    atexit.register(shutil.rmtree, copy, ignore_errors=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD", "data"], capture_output=True, check=True,
+                             timeout=120).stdout
+    subprocess.run(["tar", "-x", "-C", str(copy)], input=archive, check=True, timeout=120)
+    return copy / "data"
+
+
+DEMO_DATA = committed_demo_data()
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +154,61 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if not at_the_edge(item)]
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    """--quick says what it left out, by file, and where the rest runs."""
+    if not config.getoption("--quick"):
+        return
+    left_out = terminalreporter.stats.get("deselected", [])
+    by_file: dict[str, int] = {}
+    for item in left_out:
+        name = getattr(item, "nodeid", str(item)).split("::")[0]
+        by_file[name] = by_file.get(name, 0) + 1
+    terminalreporter.write_line(f"--quick left out {len(left_out)} tests (workerd, the CloudFront harness and its S3 "
+                                "server, 100,000 keys; scripts/test.sh runs them): "
+                                + ", ".join(f"{name} {count}" for name, count in sorted(by_file.items())))
+
+
+class Heartbeat:
+    """A line for each test still running after a minute, and each minute after: a long test (100,000 keys,
+    workerd starting) never leaves the terminal silent. In the process that reports (under xdist, the
+    controller: workers' starts and ends reach it as events)."""
+
+    EVERY = 60.0
+
+    def __init__(self, reporter):
+        import threading
+        self.reporter, self.running, self.lock = reporter, {}, threading.Lock()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        self.thread.start()
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        import time
+        with self.lock:
+            self.running[nodeid] = time.monotonic()
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        with self.lock:
+            self.running.pop(nodeid, None)
+
+    def _beat(self) -> None:
+        import time
+        while not self.stopped.wait(self.EVERY):
+            now = time.monotonic()
+            with self.lock:
+                long_running = [(nodeid, now - started) for nodeid, started in self.running.items()
+                                if now - started >= self.EVERY]
+            for nodeid, seconds in long_running:
+                self.reporter.write_line(f"… still running after {seconds / 60:.0f} min: {nodeid}")
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config):
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Heartbeat(reporter), "riskapi-heartbeat")
+
+
 @pytest.fixture
 def place():
     """A folder nginx workers may enter, removed afterwards: for tests that start nginx themselves."""
@@ -146,6 +225,9 @@ def pytest_unconfigure(config):
     import os
     import sys
     import threading
+    heartbeat = config.pluginmanager.get_plugin("riskapi-heartbeat")
+    if heartbeat is not None:
+        heartbeat.stopped.set()
     stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     for thread in stuck:
         thread.join(timeout=10)

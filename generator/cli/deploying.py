@@ -1,7 +1,10 @@
 """riskapi deploy: a site's releases where a CDN or static host serves them (Cloudflare, S3, CloudFront)."""
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -24,6 +27,39 @@ _keep_options = options(
     click.option("--keep-days", type=click.FloatRange(min=0), default=None,
                  help="Also every release of the site live in the last D days; give both deploys the same."),
 )
+
+
+STEPS = {"upload": "uploading {total:,} objects the bucket lacks", "manifests": "writing {total} release manifest(s)",
+         "switch": "switching current.json", "prune": "pruning what no kept release names"}
+
+
+@contextlib.contextmanager
+def deploy_progress(ctx: click.Context) -> Iterator[Callable[[str, int, int], None]]:
+    """What a deploy is doing: a progress bar of its uploads on a terminal, else a line as each step starts
+    (and every tenth of the uploads); nothing with -q."""
+    quiet = ctx.obj["quiet"]
+    bar: Any = None
+    shown = [-1]
+
+    def progress(step: str, done: int, total: int) -> None:
+        if quiet:
+            return
+        nonlocal bar
+        if step == "upload" and total and sys.stderr.isatty():
+            if bar is None:
+                bar = click.progressbar(length=total, label=STEPS[step].format(total=total), file=sys.stderr)
+                bar.__enter__()
+            bar.update(done - bar.pos)
+            return
+        tenth = done * 10 // total if total else 0
+        if done == 0 or (step == "upload" and tenth != shown[0]):
+            shown[0] = tenth
+            click.echo(STEPS[step].format(total=total) + (f": {done:,} done" if done else "…"), err=True)
+    try:
+        yield progress
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
 
 
 @main.group()
@@ -140,7 +176,8 @@ def deploy_s3(ctx: click.Context, site_dir: Path, bucket: str, endpoint_url: str
     with explaining(bucket, endpoint_url):
         # a session of its own: the credentials of this run's environment, never ones read earlier
         client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
-        report = s3.deploy(client, bucket, site_dir, prefix, keep, keep_days)
+        with deploy_progress(ctx) as progress:
+            report = s3.deploy(client, bucket, site_dir, prefix, keep, keep_days, progress)
     _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "
               f"({report.bytes / 1e6:.1f} MB), {report.skipped} already there"
               + (f"; pruned {', '.join(report.pruned)}" if report.pruned else "")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -116,11 +116,15 @@ def timeline_objects(documents: dict[str, bytes], stamp: int) -> dict[str, Body]
     return objects
 
 
+Progress = Callable[[str, int, int], None]  # (step, done, total): each step starts at 0, uploads count objects
+
+
 def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = KEEP,
-           keep_days: float | None = None) -> S3Deploy:
+           keep_days: float | None = None, progress: Progress | None = None) -> S3Deploy:
     """Upload the site's releases an edge answers (edge.edge_timeline) as manifests over objects, and the
     objects of their list and TimeMap; then switch current.json; then prune. Objects carry no header of a
-    path (Cache-Control, a download name): the edges add those."""
+    path (Cache-Control, a download name): the edges add those. `progress` hears of each step and upload."""
+    tell = progress or (lambda step, done, total: None)
     edge, _ = edge_timeline(site, keep, keep_days=keep_days)
     store = Bucket(client, bucket, prefix)
     report = S3Deploy(edge.current)
@@ -139,13 +143,17 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
         store.put(key, data, **object_headers(key))
         return len(data)
 
+    tell("upload", 0, len(missing))
     with ThreadPoolExecutor(UPLOADERS) as pool:
         for key, written in zip(missing, pool.map(put, missing)):  # an error stops before any manifest
             report.uploaded += 1
             report.bytes += written
             if key not in shards and not key.endswith(tuple(TWINS)):
                 report.changed_bytes += written
+            tell("upload", report.uploaded, len(missing))
+    tell("manifests", 0, len(releases))
     _write_manifests(store, releases, wanted)
+    tell("switch", 0, 1)
     pointer = read_pointer(client, bucket, prefix) or {}
     report.previous = pointer.get("release")
     before = {"answered": pointer.get("answered", []), "timeline": pointer.get("timeline", [])}
@@ -153,6 +161,7 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
                 else pointer.get("previous"), "answered": sorted(releases, key=release_order),
                 "timeline": sorted(timeline), "before": before}
     store.put(POINTER, orjson.dumps(switched), ContentType="application/json", CacheControl="no-cache")
+    tell("prune", 0, 1)
     report.pruned, report.swept = prune(store, set(releases) | set(before["answered"]),
                                         set(timeline) | set(before["timeline"]), releases)
     return report
