@@ -3,6 +3,8 @@ files), then publish it: synced, known to the catalogue, moved into place, made 
 switch recorded before and confirmed after); prune on the catalogue's word."""
 from __future__ import annotations
 
+import contextlib
+
 import datetime
 import hashlib
 import multiprocessing
@@ -64,9 +66,18 @@ def _discard(pool: ProcessPoolExecutor) -> None:
     """End a pool whose work is thrown away: its worker killed and reaped through its own handle. (A
     bare waitpid left the pool's thread polling, forever, for a pid that was gone, and Python waits for
     that thread at exit: the build, or the test run, never ended.)"""
+    calls = getattr(pool, "_call_queue", None)
+    if calls is not None:
+        # Its feeder thread may be blocked writing a batch into the pipe of the worker killed below, and
+        # Python 3.11.2 (Debian 12's) joins that thread at exit: not waited for, and its pipe's last reader
+        # closed so the write fails and the thread ends.
+        calls.cancel_join_thread()
     processes = list((getattr(pool, "_processes", None) or {}).values())
     for process in processes:
         process.kill()
+    if calls is not None:
+        with contextlib.suppress(OSError):
+            calls._reader.close()
     for process in processes:
         process.join()  # nothing writes into the release's folder after this
     pool.shutdown(wait=False, cancel_futures=True)
