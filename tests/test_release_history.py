@@ -294,8 +294,17 @@ def test_a_memento_client_finds_the_memento_through_the_documented_timegate_pref
         def send(self, request, **kwargs):
             request.url = here + request.url.removeprefix(site)
             return super().send(request, **kwargs)
+    elsewhere = []
+
+    class NowhereElse(requests.adapters.HTTPAdapter):  # every other host: intercepted, never reached
+        def send(self, request, **kwargs):
+            elsewhere.append((request.url, request.headers.get("Authorization")))
+            raise requests.exceptions.ConnectionError(f"intercepted: {request.url}")
     session = requests.Session()
-    session.mount(site, ToTheServerUnderTest())
+    session.mount("http://", NowhereElse())
+    session.mount("https://", NowhereElse())
+    session.mount(site, ToTheServerUnderTest())  # the longest prefix wins
+    session.mount(here, requests.adapters.HTTPAdapter())  # redirects followed from the server under test
     session.headers["Authorization"] = f"apikey alice:{server.keys['alice']}"
     client = MementoClient(timegate_uri=f"{site}/api/v1/timegate/", session=session)
     original = f"{site}/api/v1/riskscores/sovereign/AUT/"
@@ -305,6 +314,7 @@ def test_a_memento_client_finds_the_memento_through_the_documented_timegate_pref
     assert closest["datetime"] == datetime.datetime(2026, 3, 1)  # A went live at 2026-03-01T00:00:00Z
     now = client.get_memento_info(original, datetime.datetime(2026, 7, 1))  # B is live since 1 June
     assert now["mementos"]["closest"]["uri"][0].endswith(f"/api/v1/releases/{second}/riskscores/sovereign/AUT/")
+    assert elsewhere == []  # the documented set-up sends nothing, least of all the key, to another host
 
 
 def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(a_and_b):

@@ -1,0 +1,110 @@
+"""Every fenced example of docs/api.md and docs/operate.md runs as written against the demo (issue 44): a
+folder laid out as `scripts/demo.sh` leaves the checkout (data/, site/ built from it, keys/keys.csv with the
+demo key) and served by `riskapi serve`, so staging, promotes and key changes are picked up as the docs say.
+
+Each `bash` block runs in bash with `set -euo pipefail`, in that folder, with the demo key in `KEY` (as the
+docs ask the reader to export it) and `riskapi` on the PATH; the address is the served one (the docs write
+the demo's 127.0.0.1:8080, the test takes a free port), and curl fails on an HTTP error (`--fail-with-body`,
+tried again while a just-published release is being picked up). A `python` block is the file the text names
+(`receiver.py`). Any other block is output or a layout, and holds no command."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.build import build
+from generator.keys import add_key
+
+from .conftest import DEMO_DATA, ROOT
+from .live import free_port, wait_for, worker_readable_folder
+
+PAGES = ("docs/api.md", "docs/operate.md")
+FENCE = re.compile(r"^```(?P<language>\w*)\n(?P<text>.*?)^```", re.M | re.S)
+COMMANDS = re.compile(r"^\s*(?:curl|riskapi|python3?|npx|export)\b", re.M)
+BIN = Path(sys.executable).parent
+
+pytestmark = pytest.mark.slow  # two builds of the demo data
+
+
+def examples(page: str) -> list[tuple[str, str, int]]:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    return [(m["language"], m["text"], text.count("\n", 0, m.start()) + 1) for m in FENCE.finditer(text)]
+
+
+ALL = [(page, *example) for page in PAGES for example in examples(page)]
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """The demo's folder, built and served on a free port; stopped and removed afterwards."""
+    base = worker_readable_folder("riskapi-docs-")
+    port = free_port()
+    shutil.copytree(DEMO_DATA, base / "data")
+    build(base / "data", base / "site", site_url=f"http://127.0.0.1:{port}")
+    key = add_key(base / "keys" / "keys.csv", "demo", ("acme_aml",)).key
+    (base / "node_modules").symlink_to(ROOT / "tests" / "clients" / "node_modules")  # npx finds its tools
+    serve = subprocess.Popen([str(BIN / "riskapi"), "serve", "--site", "site", "--keys", "keys/keys.csv", "--port",
+                              str(port)], cwd=base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert serve.stdout.readline().startswith("serving release"), "riskapi serve did not start"
+        yield base, port, key
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def as_served(text: str, port: int, receiver_port: int) -> str:
+    """The example with the demo's address (127.0.0.1:8080) and the receiver's (port 8000) as served here."""
+    return (text.replace("127.0.0.1:8080", f"127.0.0.1:{port}").replace("127.0.0.1:8000", f"127.0.0.1:{receiver_port}")
+            .replace('("127.0.0.1", 8000)', f'("127.0.0.1", {receiver_port})'))
+
+
+def test_the_pages_have_examples_and_every_command_is_in_a_runnable_block():
+    assert sum(language == "bash" for _, language, _, _ in ALL) >= 6
+    for page, language, text, line in ALL:
+        if language not in ("bash", "python"):
+            assert not COMMANDS.search(text), f"{page}:{line}: a command in a block that is not `bash`"
+
+
+@pytest.mark.timeout(1800)  # two builds of the demo data, and each block bounded below
+def test_every_example_runs_as_written_on_the_demo_in_the_order_of_the_pages(demo):
+    """One test, the blocks in order: a page's later examples use what its earlier ones made (the receiver
+    file, the staged release)."""
+    base, port, key = demo
+    receiver_port = free_port()
+    environment = {**os.environ, "KEY": key, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    ran = 0
+    for page, language, text, line in ALL:
+        if language == "python":
+            compile(text, f"{page}:{line}", "exec")
+            (base / "receiver.py").write_text(as_served(text, port, receiver_port))
+            continue
+        if language != "bash":
+            continue
+        script = ("set -euo pipefail\n"
+                  "curl() { command curl --fail-with-body --max-time 30 --retry 10 --retry-delay 1 --retry-max-time 60 "
+                  '--retry-all-errors "$@"; }\n' + as_served(text, port, receiver_port))
+        try:
+            done = subprocess.run(["bash", "-c", script], cwd=base, env=environment, capture_output=True,
+                                  text=True, timeout=300)
+        except subprocess.TimeoutExpired as late:
+            raise AssertionError(f"{page}:{line} ran over 300 s\n{text}\n{late.stdout}\n{late.stderr}") from None
+        assert done.returncode == 0, (f"{page}:{line}\n{text}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n"
+                                      f"{done.stderr[-3000:]}")
+        current = (base / "site" / "current").resolve().name
+        if "receiver.py" in text:  # the receiver verified the signed event and printed its release
+            assert current in done.stdout, done.stdout
+        if "riskapi promote" in text:  # serve picks the promoted release up before the next example
+            wait_for(lambda current=current: current in subprocess.run(["curl", "-s", f"http://127.0.0.1:{port}/api/v1/"],
+                                                       capture_output=True, text=True).stdout,
+                     seconds=60, what="serve answering the promoted release")
+        ran += 1
+    assert ran >= 6
