@@ -4,7 +4,6 @@ switch recorded before and confirmed after); prune on the catalogue's word."""
 from __future__ import annotations
 
 import contextlib
-
 import datetime
 import hashlib
 import multiprocessing
