@@ -395,3 +395,33 @@ def test_the_store_update_is_a_script_of_batches_chained_by_etag(deployed, tmp_p
     unset = subprocess.run([str(out / "update-kvs.sh")], env={k: v for k, v in os.environ.items() if k != "KVS_ARN"},
                            capture_output=True, text=True, timeout=60)
     assert unset.returncode != 0 and "set KVS_ARN to the ARN of the KeyValueStore" in unset.stderr
+
+
+@pytest.mark.slow
+def test_the_local_s3_and_cloudfront_recipe_serves_the_site_and_stops_what_it_started(tmp_path):
+    """docs/deploy.md's recipe, as written: python3 -m tests.local_cloudfront serves the site through the
+    CloudFront parts over a local S3 until SIGTERM, then stops Ceph and the harness."""
+    import signal
+    import urllib.request
+
+    from .live import free_port
+    site, keys = tmp_path / "site", tmp_path / "keys.csv"
+    build(TINY, site)
+    key = add_key(keys, "alice").key
+    port = free_port()
+    recipe = subprocess.Popen([sys.executable, "-m", "tests.local_cloudfront", "--site", str(site), "--keys", str(keys),
+                               "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        said = recipe.stdout.readline()
+        assert said.startswith(f"serving the site through CloudFront's functions on http://127.0.0.1:{port}/"), said
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/riskscores/sovereign/",
+                                         headers={"Authorization": f"apikey alice:{key}"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status == 200 and answer.headers["X-Release"] == current_release(site)
+        ceph = said.split("on http://127.0.0.1:")[2].split(";")[0]
+    finally:
+        recipe.send_signal(signal.SIGTERM)
+        assert recipe.wait(timeout=90) == 0
+    for stopped in (port, int(ceph)):  # the harness and the S3 server are gone
+        with pytest.raises(OSError):
+            urllib.request.urlopen(f"http://127.0.0.1:{stopped}/", timeout=5)
