@@ -27,6 +27,6 @@ for script in generator/edge/*.js generator/edge/*.mjs; do
 done
 tests/clients/node_modules/.bin/tsc --noEmit --allowJs --checkJs --target es2022 --module es2022 \
   --moduleResolution bundler --lib es2022 generator/edge/core.js
-# Two processes (pytest-xdist; each starts the servers its tests need): the suite in about 7 minutes
-# here instead of 11.
+# Two processes (pytest-xdist; each starts the servers its tests need): the suite in 10–13 minutes here
+# (2 cores); a test still running after a minute is named each minute (tests/conftest.py, Heartbeat).
 python3 -m pytest -n 2 "$@"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import subprocess
 import tempfile
@@ -149,19 +150,26 @@ def pytest_collection_modifyitems(config, items):
         return (item.get_closest_marker("slow") is not None or bool(EDGE_FIXTURES & set(item.fixturenames))
                 or any(isinstance(value, str) and value in SERVERS[1:] for value in params.values()))
     left_out = [item for item in items if at_the_edge(item)]
+    record = os.environ.get(QUICK_RECORD)
+    if record:  # for the summary, which under xdist runs in a process that collects nothing
+        Path(record).write_text("\n".join(item.nodeid for item in left_out))
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if not at_the_edge(item)]
 
 
+QUICK_RECORD = "RISKAPI_QUICK_LEFT_OUT"  # where the collecting processes write what --quick leaves out
+
+
 def pytest_terminal_summary(terminalreporter, config):
     """--quick says what it left out, by file, and where the rest runs."""
-    if not config.getoption("--quick"):
+    record = os.environ.get(QUICK_RECORD)
+    if not config.getoption("--quick") or not record or not Path(record).is_file():
         return
-    left_out = terminalreporter.stats.get("deselected", [])
+    left_out = [line for line in Path(record).read_text().splitlines() if line]
     by_file: dict[str, int] = {}
-    for item in left_out:
-        name = getattr(item, "nodeid", str(item)).split("::")[0]
+    for nodeid in left_out:
+        name = nodeid.split("::")[0]
         by_file[name] = by_file.get(name, 0) + 1
     terminalreporter.write_line(f"--quick left out {len(left_out)} tests (workerd, the CloudFront harness and its S3 "
                                 "server, 100,000 keys; scripts/test.sh runs them): "
@@ -204,6 +212,11 @@ class Heartbeat:
 
 @pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
 def pytest_configure(config):
+    if config.getoption("--quick") and not hasattr(config, "workerinput"):
+        handle, record = tempfile.mkstemp(prefix="riskapi-quick-")
+        os.close(handle)
+        atexit.register(Path(record).unlink, missing_ok=True)
+        os.environ[QUICK_RECORD] = record  # xdist's workers start with this process's environment
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None and not hasattr(config, "workerinput"):
         config.pluginmanager.register(Heartbeat(reporter), "riskapi-heartbeat")
