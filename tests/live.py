@@ -11,6 +11,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -160,6 +161,45 @@ def serving_copy_of(data: Path, folder: Path):
     finally:
         server.runtime.stop()
         shutil.rmtree(server.base, ignore_errors=True)
+
+
+@dataclass
+class ServeProcess:
+    """`riskapi serve` as an operator runs it (its own process), on a free port, with a key of `alice`."""
+    process: subprocess.Popen
+    port: int
+    key: str
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        """GET with alice's key: the status and the body."""
+        import urllib.error
+        import urllib.request
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
+                                         headers={"Authorization": f"apikey alice:{self.key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+
+@contextlib.contextmanager
+def serve_process(site: Path, keys: Path):
+    """`riskapi serve` of `site` started and answering (its first line read), stopped with SIGTERM after;
+    what it said afterwards is in `.said`."""
+    key = add_key(keys, "alice").key
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
+                                str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    serve = ServeProcess(process, port, key)
+    try:
+        first = process.stdout.readline()
+        assert first.startswith("serving release"), first
+        yield serve
+    finally:
+        process.send_signal(signal.SIGTERM)
+        serve.said = process.communicate(timeout=30)[0]
 
 
 # ---------------------------------------------------------------- the same release at the edge

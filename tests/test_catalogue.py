@@ -21,7 +21,7 @@ from generator.promote import promote
 from generator.publish import RELEASES, current_release, kept_releases, releases, rollback
 
 from .conftest import TINY
-from .live import free_port, serving_copy_of, wait_for
+from .live import free_port, serve_process, serving_copy_of, wait_for
 
 
 def run(*args):
@@ -306,28 +306,13 @@ def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeyp
 # ---- retention on proof; a prune seen by a running serve at once ----------------------------------------
 
 def test_a_prune_is_served_by_a_running_serve(place):
-    site, keys = place / "site", place / "keys.csv"
+    site = place / "site"
     build(TINY, site)
     for _ in range(3):
         build(TINY, site, force=True)
     kept = releases(site)
-    key = run("keys", "add", "alice", "--keys", keys).output.strip()
-    port = free_port()
-    serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
-                              str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-    import urllib.error
-    import urllib.request
-
-    def get(path):
-        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"apikey alice:{key}"})
-        try:
-            with urllib.request.urlopen(request, timeout=5) as answer:
-                return answer.status, answer.read()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read()
-    try:
-        assert serve.stdout.readline().startswith("serving release")
+    with serve_process(site, place / "keys.csv") as serve:
+        get = serve.get
         assert [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == kept[::-1]
         assert run("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "--keep-days", "0",
                    "-q").exit_code == 0
@@ -338,14 +323,11 @@ def test_a_prune_is_served_by_a_running_serve(place):
         # A bound for a slow machine, not a speed test (that is benchmarks/).
         wait_for(lambda: [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == now[::-1]
                  and all(get(f"/api/v1/releases/{release}/")[0] == 410 for release in pruned),
-                 seconds=15, what="the list without the pruned releases, and each pruned release gone")
+                 seconds=60, what="the list without the pruned releases, and each pruned release gone")
         periods = read_history(site).periods
         inside = next(p for p in periods if p.release == pruned[0])
         status, body = get(f"/api/v1/riskscores/sovereign/?as_of={catalogue.rfc3339(inside.start)}")
         assert status == 410 and pruned[0] in json.loads(body)["detail"]
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        serve.wait(timeout=20)
 
 
 def test_a_staged_release_older_than_the_current_one_is_never_pruned(tmp_path):

@@ -7,14 +7,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 from click.testing import CliRunner
@@ -26,7 +22,7 @@ from generator.promote import promote
 from generator.publish import current_release, releases, rollback
 
 from .conftest import TINY
-from .live import free_port, serving_copy_of, start_server, wait_for
+from .live import serve_process, serving_copy_of, start_server, wait_for
 from .test_catalogue import assert_history_true, then_stage_promote_rollback
 
 
@@ -124,37 +120,20 @@ def test_a_switch_waiting_for_the_catalogue_s_lock_is_dated_after_the_wait(tmp_p
 # ---- prunes under a running serve ------------------------------------------------------------------------
 
 def test_back_to_back_prunes_never_stop_a_running_serve(place):
-    site, keys = place / "site", place / "keys.csv"
+    site = place / "site"
     build(TINY, site)
-    key = run("keys", "add", "alice", "--keys", keys).output.strip()
-    port = free_port()
-    serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
-                              str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
-
-    def get(path):
-        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"apikey alice:{key}"})
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return answer.status, answer.read()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read()
-    try:
-        assert serve.stdout.readline().startswith("serving release")
+    with serve_process(site, place / "keys.csv") as serve:
         for _ in range(12):  # each prunes what serve may be rendering its configuration from
             assert run("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "-q").exit_code == 0
-            assert serve.poll() is None, "serve stopped"
+            assert serve.process.poll() is None, "serve stopped"
         assert len(releases(site)) == 2
         then_stage_promote_rollback(site)
         live = current_release(site)
-        wait_for(lambda: json.loads(get("/api/v1/releases/")[1]).get("current") == live, seconds=30,
+        wait_for(lambda: json.loads(serve.get("/api/v1/releases/")[1]).get("current") == live, seconds=30,
                  what="serve answering the current release")
-        assert get("/api/v1/riskscores/sovereign/")[0] == 200
-        assert serve.poll() is None
-    finally:
-        serve.send_signal(signal.SIGTERM)
-        said = serve.communicate(timeout=30)[0]
-    assert "Traceback" not in said and "internal error" not in said, said
+        assert serve.get("/api/v1/riskscores/sovereign/")[0] == 200
+        assert serve.process.poll() is None
+    assert "Traceback" not in serve.said and "internal error" not in serve.said, serve.said
 
 
 # ---- Memento: every memento of every TimeMap, asked back at its own datetime ------------------------------
