@@ -19,6 +19,7 @@ from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyCla
 from .load import Dataset, LoadedModels, load_dataset, load_models
 from .load.records import ModelData, ModelDefinition, ModelObservations, observation_counts
 from .model_builds import ModelJob, ModelWorkers, ObservationProblems, StageClock, ValidatedWriter, default_jobs
+from .nginx_config import ReleaseCheck
 from .publish import CHANGES, CURRENT, KEEP_RELEASES, RELEASES, ReleaseWriter
 from .render import render_shared_documents
 from .render.changes import Sections, model_changes, render_release_changes
@@ -29,7 +30,6 @@ from .render.openapi import build_openapi
 from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
 from .render.release_info import RELEASE_INFO, release_site_url
 from .scoring import CurrentScores, score_model
-from .serve.runtime import ReleaseCheck
 from .validate import SCHEMA_DIR, DocumentValidator
 
 STAGES = ("load", "score", "render", "validate", "publish")

@@ -10,8 +10,8 @@ from .build import refuse_if_suspicious
 from .catalogue import PROMOTE, switching
 from .diff import ChangeGuard, diff_releases, read_snapshot
 from .errors import PublishError
+from .nginx_config import check_release
 from .publish import RELEASES, SiteLock, built_against, current_release, missing_files, staged_releases, switch_to
-from .serve.runtime import check_release
 
 
 def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard()) -> str | None:

@@ -12,7 +12,7 @@ from generator.build import build
 from generator.cli import main
 from generator.keys import ApiKey
 from generator.publish import CURRENT
-from generator.serve.key_map import render_key_map
+from generator.render.key_map import render_key_map
 from tools.synthetic_data import add_model_copy
 
 from .conftest import GOLDEN, TINY

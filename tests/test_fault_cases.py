@@ -22,8 +22,8 @@ from generator.catalogue import PUBLISH, Catalogue, switching
 from generator.cli import main
 from generator.errors import DataError, PublishError
 from generator.keys import load_keys, read_keys
+from generator.nginx_config import check_release
 from generator.publish import CURRENT, RELEASES, current_release, switch_to
-from generator.serve.runtime import check_release
 from generator.serve.status import read_statuses
 
 from .conftest import TINY

@@ -336,7 +336,7 @@ def test_brotli_negotiation(live):
 def test_nginx_serves_the_twins_it_has(nginx_server):
     # nginx chooses among the release's own twins: brotli first when both are accepted, and plain
     # under 1 KB (no twin). Cloudflare encodes every answer itself, in the client's first choice.
-    from generator.serve.runtime import BROTLI_MODULE
+    from generator.nginx_config import BROTLI_MODULE
     assert BROTLI_MODULE.exists(), "scripts/install.sh installs libnginx-mod-http-brotli-static"
     live = nginx_server
     assert live.get(f"{API}/riskscores/sdg/CIV/", headers={"Accept-Encoding": "gzip, deflate, br"}).header(

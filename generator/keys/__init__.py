@@ -1,6 +1,6 @@
 """API keys, which every server checks: the keys file (file.py), a key's strength (strength.py), and what a
 key may see — its grant set, the audience a release serves it, whether it may preview (audiences.py).
-nginx's key map is serve/key_map.py; the edges' key entries deploy/edge.py."""
+nginx's key map is render/key_map.py; the edges' key entries deploy/edge.py."""
 from .audiences import grant_set_audiences, missing_variant, previewers, release_audience, served_audiences, user_grants
 from .file import (
                         HEADER,

@@ -1,4 +1,5 @@
-"""Run nginx on the current release: render a private prefix, check it, start, reload on change, stop."""
+"""Run nginx on the current release: render a private prefix (nginx_config.py), check it, start, reload on
+change, stop."""
 from __future__ import annotations
 
 import hashlib
@@ -10,53 +11,30 @@ import stat
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from ..catalogue import catalogue_path, read_history
-from ..edge import NGINX_TIMEGATE, script
 from ..errors import CatalogueError, KeysError, ServeError
 from ..files import link_atomic, write_atomic
 from ..keys import ApiKey, load_keys
+from ..nginx_config import (
+    Configuration,
+    ServeSettings,
+    check_release,
+    check_result,
+    nginx_command,
+    render_configuration,
+    start_check,
+    write_config,
+)
 from ..processes import children, end_with_parent
 from ..publish import RELEASES, current_release, kept_releases, no_release, staged_releases
-from ..render.nginx_maps import ROUTING, render_scoped_maps
-from ..render.release_info import read_release_info, release_site_url
-from ..render.templates import template_environment
-from ..render.timeline import Timeline, immutable, site_timeline
+from ..render.timeline import Timeline, site_timeline
 from ..render.timeline import documents as timeline_documents
-from ..resources import NGINX_CONF
-from ..routes import DEFAULT_SITE_URL, edge_table
 from .catalogue_watch import CatalogueWatch
-from .key_map import render_key_map
-from .status import ServeStatus, redact_keys
+from .status import ServeStatus
 
-INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
-# Debian's package libnginx-mod-http-brotli-static; used where it is installed (docs/api.md).
-BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
-# Debian's libnginx-mod-http-js: njs runs the TimeGate (Accept-Datetime, ?as_of=); without it those 501.
-JS_MODULE = Path("/usr/lib/nginx/modules/ngx_http_js_module.so")
 KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for requests on older configurations
-
-
-@dataclass(frozen=True)
-class ServeSettings:
-    site: Path
-    keys: Path
-    host: str = "127.0.0.1"
-    port: int = 8080
-    cache_control: str = "private, no-cache"
-    rate_limit: str | None = None  # per client, as nginx writes it (`10r/s`, `600r/m`); None: off
-    burst: int = 20
-    workers: str = "auto"
-    foreground: bool = True
-
-    @property
-    def address(self) -> str:
-        """host:port as nginx and URLs write it (an IPv6 address in brackets)."""
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
 def nginx_rate(text: str) -> str:
@@ -69,13 +47,6 @@ def nginx_rate(text: str) -> str:
     return f"{int(count)}r/{unit}"
 
 
-def nginx_binary() -> str:
-    found = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-    if not found:
-        raise ServeError(f"nginx is not installed; {INSTALL_HINT}")
-    return found
-
-
 def check_readable_by_workers(path: Path) -> None:
     """nginx workers run as an unprivileged user when started as root: every folder must let them in."""
     if os.geteuid() != 0:
@@ -85,15 +56,6 @@ def check_readable_by_workers(path: Path) -> None:
         if not mode & stat.S_IXOTH:
             raise ServeError(f"nginx workers cannot enter {folder} (they run as an unprivileged user); "
                              f"allow it with: chmod o+rx {folder}")
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """A rendered configuration but its keys: the files of runtime/ (and the release it serves), and what
-    the key map needs of each release answered (its custom models and audiences)."""
-    release: str
-    texts: dict[str, bytes]
-    infos: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
 
 
 class NginxRuntime:
@@ -140,44 +102,10 @@ class NginxRuntime:
             self.status.rejected("release catalogue", str(catalogue_path(self.settings.site)), error.format_message())
             return Timeline((self.settings.site / RELEASES).resolve(), release, (release,))
 
-    def configuration(self, timeline: Timeline, with_documents: bool = True) -> Configuration:
-        """A whole configuration for the releases of `timeline` but its keys (and the timeline's documents,
-        which nginx's workers read, written into timeline/ of the prefix; not `with_documents`: a
-        configuration only checked, never served). Every release folder it needs is read here, once."""
-        settings = self.settings
-        values = dict(foreground=settings.foreground, workers=settings.workers, pid=self.prefix / "nginx.pid",
-                      logs=self.prefix / "logs", temp=self.prefix / "temp", cache_control=settings.cache_control,
-                      immutable_cache_control=immutable(settings.cache_control),
-                      rate_limit=settings.rate_limit, burst=settings.burst,
-                      listen=settings.address, root=timeline.folder,
-                      brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None,
-                      js_module=JS_MODULE if JS_MODULE.exists() else None,
-                      site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL)
-        environment = template_environment()
-        try:
-            texts = {name: environment.get_template(f"{name}.j2").render(**values)
-                     for name in ("main.conf", "http.conf", "server.conf", "timegate.conf")}
-        except ValueError as error:  # a path nginx cannot be given (nginx_quoted)
-            raise ServeError(str(error)) from None
-        routings = [(release, orjson.loads((timeline.folder / release / ROUTING).read_bytes()))
-                    for release in timeline.answered]
-        infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
-        timeline_root = self.write_timeline(timeline) if with_documents else self.prefix / "timeline"
-        texts.update(render_scoped_maps(timeline, routings, timeline_root))
-        texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(),
-                                                                 "RELEASES_DIR": str(timeline.folder)})
-        return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos)
-
-    @staticmethod
-    def write_config(folder: Path, configuration: Configuration, keys: list[ApiKey]) -> None:
-        """Write `configuration` with these keys into a new `folder`: what it writes depends on nothing but
-        the two (no release folder, no catalogue), so keys can always be applied on the last good one."""
-        (folder / "runtime").mkdir(parents=True)
-        os.chmod(folder, 0o700)
-        for name, text in configuration.texts.items():
-            write_atomic(folder / "runtime" / name, text)
-        write_atomic(folder / "runtime" / "keys.conf", render_key_map(keys, configuration.infos).encode(), mode=0o600)
-        write_atomic(folder / "nginx.conf", NGINX_CONF.read_bytes())
+    def configuration(self, timeline: Timeline) -> Configuration:
+        """A whole configuration for the releases of `timeline` but its keys; the timeline's documents, which
+        nginx's workers read, written into timeline/ of the prefix."""
+        return render_configuration(self.settings, self.prefix, timeline, self.write_timeline(timeline))
 
     def write_timeline(self, timeline: Timeline) -> Path:
         """The list of releases and the TimeMap of `timeline`, in a folder of the prefix's timeline/ named
@@ -203,17 +131,7 @@ class NginxRuntime:
     def test(self, folder: Path) -> str | None:
         """`nginx -t` on the configuration in `folder`: None if nginx accepts it, else nginx's words
         (with any quoted value of the key map left out: it may be a key)."""
-        return self.test_result(self.start_test(folder))
-
-    def start_test(self, folder: Path) -> subprocess.Popen:
-        """`nginx -t` on the configuration in `folder`, started: `test_result` says what it found."""
-        return subprocess.Popen(self._command("-t", "-q", conf=folder / "nginx.conf"), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
-
-    @staticmethod
-    def test_result(started: subprocess.Popen) -> str | None:
-        _, errors = started.communicate()
-        return None if started.returncode == 0 else redact_keys(errors.strip())
+        return check_result(start_check(self.prefix, folder))
 
     def _find_unservable(self, current: str) -> None:
         """Test the current release and each kept one alone (no keys): those nginx rejects are left out
@@ -247,7 +165,7 @@ class NginxRuntime:
         folder = Path(tempfile.mkdtemp(prefix=f"{configuration.release}-", dir=self.configs))
         folder.rmdir()  # write_config makes it, with its own mode
         try:
-            self.write_config(folder, configuration, keys)
+            write_config(folder, configuration, keys)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -319,10 +237,6 @@ class NginxRuntime:
             raise ServeError(f"nginx rejected the configuration of release {release}:\n{rejected}")
         return folder, applied, configuration
 
-    def _command(self, *extra: str, conf: Path | None = None) -> list[str]:
-        return [nginx_binary(), "-p", str(self.prefix), "-c", str(conf or self.conf / "nginx.conf"), "-e", "stderr",
-                *extra]
-
     # ------------------------------------------------------------------ process
 
     def start(self, timeout: float = 10.0) -> None:
@@ -332,7 +246,8 @@ class NginxRuntime:
         # In the foreground nginx ends with riskapi however riskapi ends (a kill -9 included), so it
         # never goes on serving an old release with the old keys on its own.
         ends_with_us = (lambda: end_with_parent(signal.SIGTERM)) if self.settings.foreground else None
-        self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, start_new_session=True,
+        self.process = subprocess.Popen(nginx_command(self.prefix, self.conf / "nginx.conf"), stdin=subprocess.DEVNULL,
+                                        start_new_session=True,
                                         preexec_fn=ends_with_us)
         deadline = time.monotonic() + timeout
         while not self._accepting():
@@ -431,51 +346,3 @@ def _made(folder: Path) -> Path:
     """A folder nginx's workers may read, made with its parents where missing."""
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     return folder
-
-
-class ReleaseCheck:
-    """`nginx -t` on a release's own configuration (its maps, with no keys), started at once and asked
-    later (`result`), so a build goes on while nginx reads it; a build that stops early `stop`s it.
-    Where nginx is not installed there is no reference server to ask: the result is None."""
-
-    def __init__(self, release_dir: Path):
-        self._process: subprocess.Popen | None = None
-        try:
-            nginx_binary()
-        except ServeError:
-            return
-        self._base = tempfile.mkdtemp(prefix="riskapi-check-")
-        try:
-            runtime = NginxRuntime(ServeSettings(site=release_dir.parent, keys=Path(self._base) / "no-keys.csv"),
-                                   Path(self._base))
-            folder = Path(self._base) / "conf"
-            for needed in ("logs", "temp"):
-                (Path(self._base) / needed).mkdir()
-            timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
-            runtime.write_config(folder, runtime.configuration(timeline, with_documents=False), [])
-            self._process = runtime.start_test(folder)
-        except BaseException:
-            shutil.rmtree(self._base, ignore_errors=True)
-            raise
-
-    def result(self) -> str | None:
-        """None if nginx accepts the configuration, else nginx's words (any quoted value of the key map left
-        out: it may be a key)."""
-        if self._process is None:
-            return None
-        try:
-            return NginxRuntime.test_result(self._process)
-        finally:
-            self._process = None
-            shutil.rmtree(self._base, ignore_errors=True)
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self.result()
-
-
-def check_release(release_dir: Path) -> str | None:
-    """nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
-    accepts it; None too where nginx is not installed (there is no reference server to ask)."""
-    return ReleaseCheck(release_dir).result()

@@ -2,7 +2,7 @@
 
 Each serve keeps one small JSON file in the site folder (`.serving/<address>.json`, outside every
 release, so never served): the release and keys it serves, the keys file's problem lines, and the
-latest changes nginx rejected, with nginx's reason (never a key: see redact_keys)."""
+latest changes nginx rejected, with nginx's reason (never a key: nginx_config.redact_keys)."""
 from __future__ import annotations
 
 import datetime
@@ -19,12 +19,6 @@ from ..processes import process_state
 
 SERVING = ".serving"
 KEPT_REJECTIONS = 10
-_QUOTED = re.compile(r'"[^"]*"')
-
-
-def redact_keys(message: str) -> str:
-    """nginx's words with every quoted value on a line about the key map left out: it may be a key."""
-    return "\n".join(_QUOTED.sub('"…"', line) if "keys.conf" in line else line for line in message.splitlines())
 
 
 def _now() -> str:

@@ -5,7 +5,7 @@ import base64
 
 from .. import routes
 from ..keys import ApiKey, grant_set_audiences, previewers
-from ..render.templates import template_environment
+from .templates import template_environment
 
 
 def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]) -> str:
