@@ -5,15 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .release_ids import release_order
+
 RELEASES = "releases"
 CURRENT = "current"
-
-
-def release_order(release_id: str) -> tuple[str, int]:
-    """The sort key of a release id: its UTC second, then its count within that second as a number
-    (`…Z-100` comes after `…Z-99`, as text it would sort before it)."""
-    base, _, count = release_id.partition("-")
-    return base, int(count) if count.isdigit() else 0
 
 
 def releases(site: Path) -> list[str]:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from . import release_ids
 from .encodings import client_encodings
 
 API = "/api/v1"
@@ -27,7 +28,7 @@ SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_na
 
 # ---------------------------------------------------------------- the URL grammar: what every server routes by
 
-RELEASE_ID = r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?"  # a release's UTC build time (publish/site.py names them so)
+RELEASE_ID = release_ids.PATTERN  # a release's UTC build time (release_ids.py makes and reads them)
 NAME = r"[a-z][a-z0-9_]*"
 
 

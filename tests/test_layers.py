@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "generator"
 # Layer of each top-level module or sub-package of generator/: a module may import only its own
 # layer or lower ones, and never in a cycle.
 LAYERS = {
-    "errors": 0, "routes": 0, "encodings": 0, "words": 0, "layout": 0, "resources": 0, "files": 0, "processes": 0, "edge": 0,
+    "errors": 0, "release_ids": 0, "routes": 0, "encodings": 0, "words": 0, "layout": 0, "resources": 0, "files": 0, "processes": 0, "edge": 0,
     "load": 1,
     "scoring": 2,
     "render": 3, "validate": 3, "publish": 3, "diff": 3, "catalogue": 3, "keys": 3,
@@ -101,3 +101,15 @@ def test_the_walker_sees_relative_and_function_level_imports():
     assert {"generator.load", "generator.render"} <= imports_of(PACKAGE / "build.py")
     assert "generator.keys" in imports_of(PACKAGE / "cli" / "keys.py")
     assert not any(line.startswith("from ..serve") for line in (PACKAGE / "cli" / "keys.py").read_text().splitlines())
+
+
+def test_the_release_id_format_has_one_owner():
+    """release_ids.py makes, reads and orders release ids; no other file of generator/ (Python, JavaScript,
+    templates) writes their format: the grammar of every server takes release_ids.PATTERN."""
+    import re
+    format_written = re.compile(r"\[0-9\]\{8\}T|%Y%m%dT|\\d\{8\}T")
+    found = [str(path.relative_to(PACKAGE)) for path in sorted(PACKAGE.rglob("*"))
+             if path.is_file() and path.suffix in (".py", ".js", ".mjs", ".j2") and path.name != "release_ids.py"
+             and format_written.search(path.read_text(encoding="utf-8", errors="replace"))]
+    assert found == []
+    assert format_written.search((PACKAGE / "release_ids.py").read_text())  # the check can find it

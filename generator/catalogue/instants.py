@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime
 import time
 
+from ..release_ids import built_at_ms
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -48,8 +50,3 @@ def built_at(release_id: str) -> str:
     """A release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
     RFC 3339 time (`2026-11-23T12:11:17Z`)."""
     return rfc3339(built_at_ms(release_id))
-
-
-def built_at_ms(release_id: str) -> int:
-    stamp = datetime.datetime.strptime(release_id.removeprefix(".tmp-")[:15], "%Y%m%dT%H%M%S")
-    return int(stamp.replace(tzinfo=datetime.timezone.utc).timestamp()) * 1000

@@ -25,6 +25,7 @@ from ..catalogue import (
 from ..errors import PublishError, ServeError
 from ..files import link_atomic
 from ..layout import CURRENT, RELEASES, current_release, release_order, releases
+from ..release_ids import STAMP
 
 MANIFEST = "manifest.json"
 CHANGES = "changes.txt"  # what the release changed against the one current before it
@@ -208,7 +209,7 @@ def repair_catalogue(site: Path) -> list[str]:
     again, with its audiences, for review and promote; any other is left unknown (never served, never
     deleted)."""
     with SiteLock(site):
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        stamp = time.strftime(STAMP, time.gmtime())
         for suffix in ("", "-wal", "-shm"):
             old = site / f"{CATALOGUE}{suffix}"
             if old.exists():

@@ -23,6 +23,7 @@ from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import Writeback, sync_folder, sync_tree, write_file, write_joined
 from ..processes import end_with_parent
+from ..release_ids import new_release_id
 from .site import (
     CURRENT,
     MANIFEST,
@@ -33,7 +34,6 @@ from .site import (
     current_release,
     live_within,
     read_manifest,
-    release_order,
     releases,
     switch_to,
 )
@@ -240,13 +240,8 @@ class ReleaseWriter(ReleaseFiles):
         return pending
 
     def _new_id(self) -> str:
-        """A UTC timestamp; ids sort in build order even for two builds in one second."""
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        latest = max([*releases(self.site), *self._known], default="", key=release_order)
-        if stamp > latest.partition("-")[0]:
-            return stamp
-        base, count = release_order(latest)
-        return f"{base}-{max(count, 1) + 1:02d}"
+        """Its UTC build second, after every release on disk or known to the catalogue (release_ids.py)."""
+        return new_release_id(datetime.datetime.now(datetime.timezone.utc), [*releases(self.site), *self._known])
 
     def _remove_leftovers(self, history: History) -> None:
         """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary links,

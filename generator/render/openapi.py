@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import routes
+from .. import release_ids, routes
 from .exports import COLUMNS
 from .pages import abridge
 
@@ -39,7 +39,7 @@ TAGS = {"configuration": "The models and countries", "riskscores": "Risk scores"
         "releases": "Every kept release: the list, the TimeMap, and each route as a past release answered it"}
 RELEASE = {"name": "release", "in": "path", "required": True,
            "description": "A release id (its UTC build time, as in X-Release); GET /releases/ lists those kept",
-           "schema": {"type": "string", "pattern": "^[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$"}}
+           "schema": {"type": "string", "pattern": release_ids.SCHEMA_PATTERN}}
 AS_OF = {"name": "as_of", "in": "query", "required": False,
          "description": "An instant, as an RFC 3339 date (its 00:00:00Z) or date-time: answered with a 302 to this "
                         "route under the release that was live then (the header Accept-Datetime, an HTTP-date, does "
