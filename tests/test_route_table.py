@@ -14,7 +14,7 @@ import unittest.mock
 import orjson
 import pytest
 
-from generator import routes
+from generator import nginx_config, routes
 from generator.build import build
 from generator.edge import CORE, KEYCHECK
 from generator.keys import add_key
@@ -22,7 +22,6 @@ from generator.publish import CURRENT, current_release
 from generator.render.nginx_routes import write_into
 from generator.resources import NGINX_CONF
 from generator.routes import Rule, Segment
-from generator.serve import runtime as serve_runtime
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.serve.usage import route_of
 
@@ -99,7 +98,7 @@ def fixture_servers(s3):
     shutil.copyfile(NGINX_CONF, conf)
     with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)):
         conf.write_text(write_into(conf))
-        with unittest.mock.patch.object(serve_runtime, "NGINX_CONF", conf):
+        with unittest.mock.patch.object(nginx_config, "NGINX_CONF", conf):
             port = free_port()
             runtime = NginxRuntime(ServeSettings(site=site, keys=keys_file, port=port, workers="1"), base / "nginx")
             runtime.start()
