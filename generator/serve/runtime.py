@@ -223,6 +223,12 @@ class NginxRuntime:
     def _render_releases(self, release: str, keys: list[ApiKey]) -> tuple[Path, str, Configuration]:
         """A tested configuration with `release` current, or with the one served now where nginx rejects
         `release`; the folder it is in, the release it serves, and the configuration."""
+        if release in self._unservable and self.served and self.served[0] != release:
+            # known to be rejected: straight to the release served now (a revocation waits on no nginx -t of it)
+            folder, rejected, configuration = self._try(self.served[0], keys)
+            if rejected:
+                raise ServeError(f"nginx rejected the configuration of release {self.served[0]}:\n{rejected}")
+            return folder, self.served[0], configuration
         folder, rejected, configuration = self._try(release, keys)
         if not rejected:
             return folder, release, configuration
