@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -184,14 +186,12 @@ class Heartbeat:
     EVERY = 60.0
 
     def __init__(self, reporter):
-        import threading
         self.reporter, self.running, self.lock = reporter, {}, threading.Lock()
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
         self.thread.start()
 
     def pytest_runtest_logstart(self, nodeid, location):
-        import time
         with self.lock:
             self.running[nodeid] = time.monotonic()
 
@@ -200,7 +200,6 @@ class Heartbeat:
             self.running.pop(nodeid, None)
 
     def _beat(self) -> None:
-        import time
         while not self.stopped.wait(self.EVERY):
             now = time.monotonic()
             with self.lock:

@@ -3,13 +3,10 @@ files), then publish it: synced, known to the catalogue, moved into place, made 
 switch recorded before and confirmed after); prune on the catalogue's word."""
 from __future__ import annotations
 
-import contextlib
 import datetime
 import hashlib
-import multiprocessing
 import os
 import shutil
-import signal
 import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor, wait
@@ -22,8 +19,8 @@ import orjson
 from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import Writeback, sync_folder, sync_tree, write_file, write_joined
-from ..processes import end_with_parent
 from ..release_ids import new_release_id
+from .pool import discard_pool, fork_pool
 from .site import (
     CURRENT,
     MANIFEST,
@@ -52,34 +49,6 @@ KEEP_RELEASES = 5
 WRITE_PROCESSES = 1
 WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
 MAX_PENDING_BATCHES = 8  # batches held in memory while their writes are under way
-
-
-def start_write_worker(lock_fd: int) -> None:
-    """In the forked worker, first: let go of the site lock (so it dies with the build's own process,
-    however that dies) and ask Linux to end this worker when its parent ends."""
-    os.close(lock_fd)  # the lock is held while any copy of its file is open
-    end_with_parent(signal.SIGKILL)
-
-
-def _discard(pool: ProcessPoolExecutor) -> None:
-    """End a pool whose work is thrown away: its worker killed and reaped through its own handle. (A
-    bare waitpid left the pool's thread polling, forever, for a pid that was gone, and Python waits for
-    that thread at exit: the build, or the test run, never ended.)"""
-    calls = getattr(pool, "_call_queue", None)
-    if calls is not None:
-        # Its feeder thread may be blocked writing a batch into the pipe of the worker killed below, and
-        # Python 3.11.2 (Debian 12's) joins that thread at exit: not waited for, and its pipe's last reader
-        # closed so the write fails and the thread ends.
-        calls.cancel_join_thread()
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    for process in processes:
-        process.kill()
-    if calls is not None:
-        with contextlib.suppress(OSError):
-            calls._reader.close()
-    for process in processes:
-        process.join()  # nothing writes into the release's folder after this
-    pool.shutdown(wait=False, cancel_futures=True)
 
 
 class ReleaseFiles:
@@ -225,8 +194,7 @@ class ReleaseWriter(ReleaseFiles):
         """Forked worker processes that hold no copy of the site lock and end with the build. All fork
         when the first work is submitted, from this process as it is then (the build's data included,
         before the pool starts its own thread)."""
-        return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=start_write_worker, initargs=(self._lock.fileno(),))
+        return fork_pool(workers, self._lock.fileno())
 
     def submit(self, work: Callable[..., Any], *args: Any) -> Future:
         """Run `work(*args)` in a worker process (a model's build: model_builds.py)."""
@@ -393,7 +361,7 @@ class ReleaseWriter(ReleaseFiles):
             self._writeback.stop()
             if self._pool is not None:
                 pool, self._pool = self._pool, None
-                _discard(pool)
+                discard_pool(pool)
             self._pending.clear()
             self._batch = []
             shutil.rmtree(self.folder, ignore_errors=True)
