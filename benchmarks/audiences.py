@@ -37,7 +37,7 @@ def measure(data: str, grants: str) -> None:
 
 def prepare(folder: Path, custom: int, clients: int, seed: int = 7) -> tuple[Path, Path, int]:
     """The demo data with `custom` custom models and the grant sets of `clients` clients."""
-    from generator.routes import audiences
+    from generator.document_routes import audiences
     from tools.synthetic_data import add_model_copy
     data = folder / f"data-{custom}-{clients}"
     shutil.copytree(ROOT / "data", data)

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import orjson
 
-from . import routes
+from . import document_routes, routes
 from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
@@ -122,7 +122,7 @@ def link_model_pages(dataset: Dataset, site_url: str) -> Dataset:
         if model.url is not None or model.custom:
             return definition
         return dataclasses.replace(definition, model=dataclasses.replace(
-            model, url=routes.model_page(site_url, model.code)))
+            model, url=document_routes.model_page(site_url, model.code)))
     return dataclasses.replace(dataset, models=tuple(linked(d) for d in dataset.models))
 
 
@@ -176,7 +176,80 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     jobs = default_jobs() if jobs is None else jobs
     report = BuildReport(stages=dict.fromkeys(STAGES, 0.0))
     clock = StageClock(report.stages)
-    history = read_history(site_dir)  # a damaged catalogue stops the build here
+    site_url, keep, keep_days = remembered_settings(site_dir, report, site_url, keep, keep_days)
+    with cyclic_gc_paused():
+        dataset, observations, loaded = clock.run("load", load_for, data_dir, strict, jobs)
+        report.note_dataset(dataset)
+        dataset = link_model_pages(dataset, site_url)
+        run = BuildRun(report, clock, dataset, DocumentValidator(schema_dir), site_url,
+                       document_routes.audiences(dataset.custom_models, grant_sets),
+                       ReleaseWriter(site_dir, keep, keep_days, jobs))
+        nginx_check: ReleaseCheck | None = None
+        try:
+            # The release's nginx maps first, so nginx reads them (nginx -t) while the rest is built
+            run.writer.write_now(render_release_maps(dataset, run.audiences, site_url))
+            nginx_check = ReleaseCheck(run.writer.folder)
+            out = ValidatedWriter(run.writer, run.validator, clock, {r.file for r in run.examples.values()},
+                                  progress, run.total_documents())
+            built = build_models(run, out, observations, loaded, data_dir, strict)
+            render_shared(run, out, built)
+            changes = compare_with_previous(run, built, guard, max_class_changes)
+            render_release_identity(run, out, built, changes)
+            write_extras(run, out, built, changes, cli_commands)
+            if not force and run.writer.same_as_previous(
+                    lambda path: path in (CHANGES_PAGE, CHANGES) or document_routes.names_its_release(path)):
+                run.writer.abort()
+                report.release = run.writer.previous
+            else:
+                clock.run("publish", refuse_if_nginx_rejects, nginx_check, run.writer)
+                publish(run, stage, keep, keep_days)
+        except BaseException:
+            run.writer.abort()
+            raise
+        finally:
+            if nginx_check is not None:
+                nginx_check.stop()
+    report.wall = time.perf_counter() - started
+    return report
+
+
+@dataclass
+class BuildRun:
+    """What every stage of one build shares."""
+
+    report: BuildReport
+    clock: StageClock
+    dataset: Dataset
+    validator: DocumentValidator
+    site_url: str
+    audiences: list[frozenset[str]]
+    writer: ReleaseWriter
+    examples: dict = field(init=False)  # the documents the reference shows, by kind
+
+    def __post_init__(self) -> None:
+        self.examples = example_routes(self.dataset)
+
+    def total_documents(self) -> int:
+        return document_routes.document_count(len(self.dataset.countries), len(self.dataset.models),
+                                              len(self.audiences))
+
+
+@dataclass
+class ModelsBuilt:
+    """What the models' stage hands on: each model's current scores, endpoint 3 document (for the diff),
+    sections (for the change document) and observation counts (for the next build's guard)."""
+
+    current: list[CurrentScores] = field(default_factory=list)
+    score_lists: dict[str, dict] = field(default_factory=dict)
+    sections: dict[str, Sections] = field(default_factory=dict)
+    observed: dict = field(default_factory=dict)
+
+
+def remembered_settings(site_dir: Path, report: BuildReport, site_url: str | None, keep: int | None,
+                        keep_days: float | None) -> tuple[str, int, float | None]:
+    """The site's address and retention: as given, else as the site remembers them (its catalogue), else
+    the defaults. A damaged catalogue stops the build here."""
+    history = read_history(site_dir)
     remembered = history.settings
     # The site's address: as last given; else the live release's own (a catalogue repaired or imported
     # from a journal remembers none, and the release says where its links point)
@@ -190,102 +263,98 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
     keep = keep if keep is not None else int(remembered.get(KEEP, KEEP_RELEASES))
     if keep_days is None and KEEP_DAYS in remembered:
         keep_days = float(remembered[KEEP_DAYS])
-    with cyclic_gc_paused():
-        dataset, observations, loaded = clock.run("load", load_for, data_dir, strict, jobs)
-        report.note_dataset(dataset)
-        dataset = link_model_pages(dataset, site_url)
-        countries = dataset.countries
-        # for the guard of the next build (the workers count what they read)
-        observed = observation_counts(observations) if observations is not None else {}
-        observed_warnings: dict[str, tuple[Problem, ...]] = {}
-        validator = DocumentValidator(schema_dir)
-        examples = example_routes(dataset)
-        audiences = routes.audiences(dataset.custom_models, grant_sets)
-        total = routes.document_count(len(countries), len(dataset.models), len(audiences))
-        writer = ReleaseWriter(site_dir, keep, keep_days, jobs)
-        nginx_check: ReleaseCheck | None = None
-        try:
-            # The release's nginx maps first, so nginx reads them (nginx -t) while the rest is built
-            writer.write_now(render_release_maps(dataset, audiences, site_url))
-            nginx_check = ReleaseCheck(writer.folder)
-            out = ValidatedWriter(writer, validator, clock, {r.file for r in examples.values()}, progress, total)
-            current: list[CurrentScores] = []
-            score_lists: dict[str, dict] = {}  # each model's endpoint 3 document, for the diff
-            exports = ExportChunks(writer.scratch())
-            sections_now: dict[str, Sections] = {}  # for the change document: the sections that moved
-            job = ModelJob(countries, dataset.models, observations, loaded, validator, out.example_files, total)
-            try:
-                with ModelWorkers(job, writer, exports) as workers:
-                    for built in workers.models(out):  # the public exports are written in there too
-                        for name, seconds in built.stages.items():
-                            report.stages[name] = report.stages.get(name, 0.0) + seconds
-                        out.failures.extend(built.failures)
-                        out.examples.update(built.examples)
-                        out.documents += built.documents
-                        current.append(built.current)
-                        score_lists[built.code] = built.score_list
-                        sections_now[built.code] = built.sections
-                        if loaded is not None:
-                            observed[built.code], observed_warnings[built.code] = built.observed, built.warnings
-            except ObservationProblems:
-                load_checked(data_dir, strict)  # the folder read again, here: raises every problem at once
-                raise
-            if loaded is not None:  # the warnings of the observations, where one job would have said them
-                report.warnings = loaded.warnings_with(observed_warnings)
-                refuse_warnings(data_dir, report.warnings, strict)
-            out.add(clock.run("render", render_shared_documents, countries, current, audiences))
-            del exports
-            public = [m.model.code for m in dataset.models if not m.model.custom]
-            shown = {kind: (route, out.examples[route.file]) for kind, route in examples.items()}
-            out.add_one(routes.openapi(), clock.run("render", build_openapi, validator.schemas, public,
-                                                    [c.code for c in countries[:3]], shown, site_url))
-            if out.failures:
-                raise ValidationFailed(out.failures)
+    return site_url, keep, keep_days
 
-            previous = clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
-            snapshot = ReleaseSnapshot.of(writer.files, score_lists, observed)
-            report.changes = diff_releases(previous, snapshot)
-            refuse_if_suspicious(report.changes, previous, snapshot, writer.previous, guard, max_class_changes)
 
-            # What names this release: the root, and the release per audience.
-            changes = ReleaseChanges(writer.previous, writer.id, report.changes)
-            out.add_one(routes.api_root(), render_api_root(site_url, writer.id))
-            custom = set(dataset.custom_models)
-            parts = model_changes(changes, sections_now, writer.previous_dir)
-            for grants in audiences:
-                visible = [c for c in current if not c.model.custom or c.model.code in grants]
-                out.add_one(routes.current_release(routes.audience_name(grants)),
-                            render_current_release(site_url, changes, visible, grants, custom))
-                out.add_one(routes.release_changes(routes.audience_name(grants)),
-                            render_release_changes(site_url, changes, writer.files, parts,
-                                                   [c.model.code for c in visible], grants, custom))
-            if out.failures:
-                raise ValidationFailed(out.failures)
+def build_models(run: BuildRun, out: ValidatedWriter, observations: dict | None, loaded: LoadedModels | None,
+                 data_dir: Path, strict: bool) -> ModelsBuilt:
+    """Each model scored, rendered, validated and written (in the workers), with its exports."""
+    built = ModelsBuilt(observed=observation_counts(observations) if observations is not None else {})
+    observed_warnings: dict[str, Sequence[Problem]] = {}
+    exports = ExportChunks(run.writer.scratch())
+    job = ModelJob(run.dataset.countries, run.dataset.models, observations, loaded, run.validator, out.example_files,
+                   run.total_documents())
+    try:
+        with ModelWorkers(job, run.writer, exports) as workers:
+            for model in workers.models(out):  # the public exports are written in there too
+                for name, seconds in model.stages.items():
+                    run.report.stages[name] = run.report.stages.get(name, 0.0) + seconds
+                out.failures.extend(model.failures)
+                out.examples.update(model.examples)
+                out.documents += model.documents
+                built.current.append(model.current)
+                built.score_lists[model.code] = model.score_list
+                built.sections[model.code] = model.sections
+                if loaded is not None:  # the workers count what they read
+                    built.observed[model.code], observed_warnings[model.code] = model.observed, model.warnings
+    except ObservationProblems:
+        load_checked(data_dir, strict)  # the folder read again, here: raises every problem at once
+        raise
+    if loaded is not None:  # the warnings of the observations, where one job would have said them
+        run.report.warnings = loaded.warnings_with(observed_warnings)
+        refuse_warnings(data_dir, run.report.warnings, strict)
+    return built
 
-            extras = {**clock.run("render", render_pages, dataset, shown, list(cli_commands), site_url, changes),
-                      CHANGES: (format_diff(report.changes, writer.previous, writer.id) + "\n").encode(),
-                      DATA_COUNTS: orjson.dumps({"observations": observed})}
-            for path, body in extras.items():
-                clock.run("publish", writer.write, path, body)
-            report.documents, report.bytes, report.linked = out.documents, writer.bytes, writer.linked
-            if not force and writer.same_as_previous(
-                    lambda path: path in (CHANGES_PAGE, CHANGES) or routes.names_its_release(path)):
-                writer.abort()
-                report.release = writer.previous
-                report.wall = time.perf_counter() - started
-                return report
-            clock.run("publish", refuse_if_nginx_rejects, nginx_check, writer)
-            committed = clock.run("publish", writer.commit, stage, tuple(routes.audience_name(a) for a in audiences))
-            report.release, report.pruned, report.keep = committed.id, committed.pruned, keep
-            report.published = True
-            with Catalogue.open(site_dir) as catalogue:
-                catalogue.remember({SITE_URL: site_url, KEEP: str(keep),
-                                    **({KEEP_DAYS: str(keep_days)} if keep_days is not None else {})})
-        except BaseException:
-            writer.abort()
-            raise
-        finally:
-            if nginx_check is not None:
-                nginx_check.stop()
-    report.wall = time.perf_counter() - started
-    return report
+
+def render_shared(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt) -> None:
+    """The documents of every model together (endpoints 1, 2 and 5) and openapi.json."""
+    countries = run.dataset.countries
+    out.add(run.clock.run("render", render_shared_documents, countries, built.current, run.audiences))
+    public = [m.model.code for m in run.dataset.models if not m.model.custom]
+    shown = {kind: (route, out.examples[route.file]) for kind, route in run.examples.items()}
+    out.add_one(document_routes.openapi(), run.clock.run("render", build_openapi, run.validator.schemas, public,
+                                                         [c.code for c in countries[:3]], shown, run.site_url))
+    if out.failures:
+        raise ValidationFailed(out.failures)
+
+
+def compare_with_previous(run: BuildRun, built: ModelsBuilt, guard: ChangeGuard | None,
+                          max_class_changes: int | None) -> ReleaseChanges:
+    """What this release changes against the current one, refused by the guards when it looks broken."""
+    writer = run.writer
+    previous = run.clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
+    snapshot = ReleaseSnapshot.of(writer.files, built.score_lists, built.observed)
+    run.report.changes = diff_releases(previous, snapshot)
+    refuse_if_suspicious(run.report.changes, previous, snapshot, writer.previous, guard, max_class_changes)
+    return ReleaseChanges(writer.previous, writer.id, run.report.changes)
+
+
+def render_release_identity(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, changes: ReleaseChanges) -> None:
+    """What names this release: the API root, and per audience the release and its change document."""
+    out.add_one(document_routes.api_root(), render_api_root(run.site_url, run.writer.id))
+    custom = set(run.dataset.custom_models)
+    parts = model_changes(changes, built.sections, run.writer.previous_dir)
+    for grants in run.audiences:
+        visible = [c for c in built.current if not c.model.custom or c.model.code in grants]
+        audience = document_routes.audience_name(grants)
+        out.add_one(document_routes.current_release(audience),
+                    render_current_release(run.site_url, changes, visible, grants, custom))
+        out.add_one(document_routes.release_changes(audience),
+                    render_release_changes(run.site_url, changes, run.writer.files, parts,
+                                           [c.model.code for c in visible], grants, custom))
+    if out.failures:
+        raise ValidationFailed(out.failures)
+
+
+def write_extras(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, changes: ReleaseChanges,
+                 cli_commands: Sequence[tuple[str, str]]) -> None:
+    """The HTML pages, changes.txt and what the next build's guard reads."""
+    report, writer = run.report, run.writer
+    shown = {kind: (route, out.examples[route.file]) for kind, route in run.examples.items()}
+    extras = {**run.clock.run("render", render_pages, run.dataset, shown, list(cli_commands), run.site_url, changes),
+              CHANGES: (format_diff(changes.diff, writer.previous, writer.id) + "\n").encode(),
+              DATA_COUNTS: orjson.dumps({"observations": built.observed})}
+    for path, body in extras.items():
+        run.clock.run("publish", writer.write, path, body)
+    report.documents, report.bytes, report.linked = out.documents, writer.bytes, writer.linked
+
+
+def publish(run: BuildRun, stage: bool, keep: int, keep_days: float | None) -> None:
+    """The release made live (or staged), the retention applied, the site's settings remembered."""
+    names = tuple(document_routes.audience_name(a) for a in run.audiences)
+    committed = run.clock.run("publish", run.writer.commit, stage, names)
+    run.report.release, run.report.pruned, run.report.keep = committed.id, committed.pruned, keep
+    run.report.published = True
+    with Catalogue.open(run.writer.site) as catalogue:
+        catalogue.remember({SITE_URL: run.site_url, KEEP: str(keep),
+                            **({KEEP_DAYS: str(keep_days)} if keep_days is not None else {})})

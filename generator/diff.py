@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from . import routes
+from . import document_routes
 from .publish import TWIN_SUFFIXES, read_manifest
 from .words import counted
 
@@ -68,7 +68,7 @@ class ReleaseSnapshot:
         # every file the API answers (its .gz/.br twins are the same bytes) but those that name their
         # release (they change with every build)
         return cls({path: entry["sha256"] for path, entry in files.items() if path.startswith("api/")
-                    and not path.endswith(TWIN_SUFFIXES) and not routes.names_its_release(path)},
+                    and not path.endswith(TWIN_SUFFIXES) and not document_routes.names_its_release(path)},
                    {model: current_results(document) for model, document in score_lists.items()},
                    observations or {})
 
@@ -86,8 +86,9 @@ def read_snapshot(release: Path) -> ReleaseSnapshot:
     files = read_manifest(release)
     counts = release / DATA_COUNTS
     observations = orjson.loads(counts.read_bytes())["observations"] if counts.is_file() else {}
-    return ReleaseSnapshot.of(files, {model: orjson.loads((release / routes.model_scores(model).file).read_bytes())
-                                      for model in routes.score_list_models(files)}, observations)
+    scores = {model: orjson.loads((release / document_routes.model_scores(model).file).read_bytes())
+              for model in document_routes.score_list_models(files)}
+    return ReleaseSnapshot.of(files, scores, observations)
 
 
 def diff_releases(old: ReleaseSnapshot | None, new: ReleaseSnapshot, largest: int = 5) -> ReleaseDiff:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from . import routes
+from . import document_routes
 from .errors import ExplainError
 from .load.thresholds import parse_threshold
 from .publish import CURRENT
@@ -49,7 +49,7 @@ class Explanation:
 
 def explain(site: Path, model: str, code: str, date: str | None = None) -> Explanation:
     """Read the endpoint 4 document of the current release and line up what made its score."""
-    path = site / CURRENT / routes.country_model_scores(model, code.upper()).file
+    path = site / CURRENT / document_routes.country_model_scores(model, code.upper()).file
     if not path.is_file():
         raise ExplainError(f"the current release of {site} has no model {model!r} for country {code!r}")
     document = orjson.loads(path.read_bytes())

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
-from . import routes
+from . import document_routes
 from .errors import Problem
 from .load import LoadedModels
 from .load.records import Country, ModelData, ModelDefinition, ModelObservations, observation_count
@@ -57,11 +57,11 @@ class ValidatedWriter:
         self.examples: dict[str, object] = {}  # by file: real answers for the HTML reference
         self.documents = 0
 
-    def add(self, rendered: Iterable[tuple[routes.Route, object]]) -> None:
+    def add(self, rendered: Iterable[tuple[document_routes.Route, object]]) -> None:
         for route, document in rendered:
             self.add_one(route, document)
 
-    def add_one(self, route: routes.Route, document: object) -> None:
+    def add_one(self, route: document_routes.Route, document: object) -> None:
         """A document (a dict or list), or an export (its parts: no schema, written as they are)."""
         if isinstance(document, ExportFile):
             if route.file in self.example_files:  # of an export, its beginning is enough
@@ -142,11 +142,12 @@ def build_model(job: ModelJob, definition: ModelDefinition, observations: ModelO
     with exports.model(model.code, model.custom) as export_rows:
         for country in job.countries:  # endpoint 4 of every country: also the rows of the bulk exports
             document = clock.run("render", render_country_model_scores, scores, scores.countries[country.code])
-            out.add_one(routes.country_model_scores(model.code, country.code), document)
+            out.add_one(document_routes.country_model_scores(model.code, country.code), document)
             clock.run("publish", export_rows.write, clock.run("render", export_rows.render, document))
             sections[country.code] = current_sections(document)
     out.add(exports.render_model(model.code))
-    return ModelBuild(model.code, CurrentScores.of(scores), dict(lists)[routes.model_scores(model.code)], sections,
+    scores_route = document_routes.model_scores(model.code)
+    return ModelBuild(model.code, CurrentScores.of(scores), dict(lists)[scores_route], sections,
                       out.examples, out.failures, out.documents, stages)
 
 

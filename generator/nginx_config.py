@@ -18,12 +18,14 @@ from .errors import ServeError
 from .files import write_atomic
 from .keys import ApiKey
 from .render.key_map import render_key_map
+from .render.nginx_contract import error_body, error_location
 from .render.nginx_maps import ROUTING, render_scoped_maps
 from .render.release_info import read_release_info, release_site_url
 from .render.templates import template_environment
 from .render.timeline import Timeline, immutable
 from .resources import NGINX_CONF
-from .routes import DEFAULT_SITE_URL, edge_table
+from .routes import DEFAULT_SITE_URL, edge_table, rule_named
+from .serving import ERROR_CACHE_CONTROL
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 # Debian's package libnginx-mod-http-brotli-static; used where it is installed (docs/api.md).
@@ -83,7 +85,10 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                   listen=settings.address, root=timeline.folder,
                   brotli_module=BROTLI_MODULE if BROTLI_MODULE.exists() else None,
                   js_module=JS_MODULE if JS_MODULE.exists() else None,
-                  site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL)
+                  site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL,
+                  error_cache_control=ERROR_CACHE_CONTROL, error_body=error_body,
+                  range_location=error_location("range"),
+                  releases_list=rule_named("releases").template)
     environment = template_environment()
     try:
         texts = {name: environment.get_template(f"{name}.j2").render(**values)

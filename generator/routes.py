@@ -1,6 +1,7 @@
-"""Every URL of the API, the file that answers it and the schema it must match, as the build writes them;
-and the URL grammar every server routes by (RULES): nginx.conf's locations and maps, the edge core's
-route table (edge_table), `riskapi usage`'s routes and the download names are generated from it.
+"""The URL grammar every server routes by (RULES): nginx.conf's locations and maps, the edge core's route
+table (edge_table), `riskapi usage`'s routes, OpenAPI's paths and the download names are generated from
+it; and the endpoints, described once. The documents a release writes under it, one route each, are
+document_routes.py's.
 
 Files mirror the URL path, so a static host can serve `/x/` from `x/index.json`. Query variants and
 audience variants live in sub-folders named like the query (`ordering=-country_name/`), which nginx
@@ -11,16 +12,15 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
-from . import release_ids
-from .encodings import client_encodings
+from . import release_ids, serving
 
 API = "/api/v1"
 DEFAULT_SITE_URL = "http://127.0.0.1:8080"  # where `riskapi serve` answers by default
 MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # models.csv, keys grants and the {model} of a URL
-PUBLIC = "public"
-NO_MATCH = "none"  # the filter variant that matches no country (its folder is `filter=none/`)
+PUBLIC = serving.PUBLIC_AUDIENCE
+NO_MATCH = serving.NO_MATCH  # the filter variant that matches no country (its folder is `filter=none/`)
 
 COUNTRY_ORDERINGS = ("code", "-code", "name", "-name")  # endpoint 2, parameter `model`
 SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_name")  # endpoint 3, `ordering`
@@ -199,35 +199,9 @@ def _compiled(rules: tuple[Rule, ...]) -> list[tuple[Rule, re.Pattern[str]]]:
     return [(rule, re.compile(rule.regex())) for rule in rules]
 
 
-def answers_a_timegate(file: str) -> bool:
-    """Whether a release file is the answer of a route that is also its own TimeGate (an original, in
-    RFC 7089's terms), at its own URL."""
-    if not file.startswith(API.strip("/") + "/"):
-        return False
-    found = rule_of(url_of(file).partition("?")[0])
-    return found is not None and found.timegate
-
-
 def download_name(release: str, format: str, model: str = "") -> str:
     """The name an export downloads under: which release (and model) it is."""
     return f"country-risk-scores-{model + '-' if model else ''}{release}.{format}"
-
-
-def download_of(file: str, release: str) -> str | None:
-    """The download name of a release file that is an export (a rule's `download` file), else None."""
-    for rule in RULES:
-        if rule.download:
-            found = re.fullmatch(file_pattern(rule), file)
-            if found:
-                return download_name(release, found["format"], found.groupdict().get("model") or "")
-    return None
-
-
-def file_pattern(rule: Rule) -> str:
-    """A rule's file template as a regular expression, its segments as named groups."""
-    parts = re.split(r"(\{[a-z_]+\})", rule.file)
-    return "".join(f"(?P<{part[1:-1]}>{rule.segment(part[1:-1]).pattern})" if part.startswith("{")
-                   else re.escape(part) for part in parts)
 
 
 def edge_table() -> dict:
@@ -287,7 +261,7 @@ class Endpoint:
     alias_summary: str | None = None
     alias_operation: str | None = None
     keyed: bool = True  # False: answered without a key
-    media_type: str = "application/json"
+    media_type: str = serving.MEDIA_TYPES["json"]
     tag: str = ""  # openapi.json groups operations by it (generated clients by module)
 
     @property
@@ -375,278 +349,17 @@ ENDPOINTS = (
              "Every result of the release's public models as CSV",
              "Every result of the release's public models in one file, the same for every key: one row per model, "
              "country, date and level (model, section, indicator), with the columns below. A custom model's rows "
-             "are in its own export.", "", media_type="text/csv", tag="exports"),
+             "are in its own export.", "", media_type=serving.MEDIA_TYPES["csv"], tag="exports"),
     Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "export:jsonl",
              "Every result of the release's public models as JSON Lines",
              "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
-             "out where the CSV cell is empty).", "", media_type="application/x-ndjson", tag="exports"),
+             "out where the CSV cell is empty).", "", media_type=serving.MEDIA_TYPES["jsonl"], tag="exports"),
     Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
              "model-export:csv", "Every result of one model as CSV",
              "The rows of one model, as the CSV export has them; a custom model's only for keys granted it.", "",
-             (_MODEL,), media_type="text/csv", tag="exports"),
+             (_MODEL,), media_type=serving.MEDIA_TYPES["csv"], tag="exports"),
     Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
              "model-export:jsonl", "Every result of one model as JSON Lines",
              "The rows of one model, as the JSON Lines export has them.", "", (_MODEL,),
-             media_type="application/x-ndjson", tag="exports"),
+             media_type=serving.MEDIA_TYPES["jsonl"], tag="exports"),
 )
-
-
-# ---------------------------------------------------------------- one route per document
-
-
-@dataclass(frozen=True)
-class Route:
-    url: str  # what a client requests, with the query that selects this variant
-    file: str  # path of the answering file, relative to the release folder
-    schema: str  # name of the schema in schemas/ (without .json)
-    audience: str = PUBLIC  # which set of custom-model grants sees this variant
-
-    def __str__(self) -> str:
-        return self.url if self.audience == PUBLIC else f"{self.url} [audience {self.audience}]"
-
-
-def audience_name(grants: frozenset[str] | tuple[str, ...]) -> str:
-    """Name of the audience holding exactly these custom-model grants: `public` or `a+b`."""
-    return "+".join(sorted(grants)) if grants else PUBLIC
-
-
-def audiences(custom_models: tuple[str, ...], grant_sets: Iterable[Iterable[str]] = ()) -> list[frozenset[str]]:
-    """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (docs/api.md, custom models):
-    none (public), each custom model alone, and each set of several that a client holds — never every
-    subset, which would grow as 2 ** custom models."""
-    known = set(custom_models)
-    held = {frozenset(g) & known for g in grant_sets}
-    sets: set[frozenset[str]] = {frozenset()} | {frozenset([m]) for m in known} | {g for g in held if len(g) > 1}
-    return sorted(sets, key=lambda g: (len(g), sorted(g)))
-
-
-def audience_for(grants: frozenset[str], existing: list[frozenset[str]]) -> frozenset[str]:
-    """The variant a client with `grants` is served: its own set where the release has it, else the
-    largest set it holds that has one (until a build renders its own)."""
-    if grants in existing:
-        return grants
-    held = [a for a in existing if a <= grants]
-    return min(held, key=lambda a: (-len(a), audience_name(a)))  # the largest; the first by name on a tie
-
-
-def _file(path: str, *variant: str) -> str:
-    """The file answering `path` (+ variant folders): the URL path itself, then index.json."""
-    return "/".join([path.strip("/")] + [v for v in variant if v] + ["index.json"])
-
-
-def _audience_folder(audience: str) -> str:
-    return "" if audience == PUBLIC else f"audience={audience}"
-
-
-_BY_ANCHOR = {e.anchor: e for e in ENDPOINTS}
-
-
-def _endpoint(anchor: str, **values: str) -> tuple[str, str]:
-    """An endpoint's URL with its path parameters filled in, and its schema."""
-    endpoint = _BY_ANCHOR[anchor]
-    return API + endpoint.path.format(**values), endpoint.schema
-
-
-def model_list(audience: str = PUBLIC) -> Route:
-    """Endpoint 1: the models a client may see."""
-    path, schema = _endpoint("models")
-    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
-
-
-def _list_route(endpoint: tuple[str, str], order_parameter: str, orderings: tuple[str, ...], ordering: str,
-                filter_parameter: str, country: str | None) -> Route:
-    """A list endpoint's variant: its filter answer for one country (or none), or an ordering."""
-    path, schema = endpoint
-    if country is not None:
-        query = f"{filter_parameter}=" + ("XXX" if country == NO_MATCH else country)
-        return Route(f"{path}?{query}", _file(path, f"filter={country}"), schema)
-    if ordering == orderings[0]:  # the default ordering is the plain URL
-        return Route(path, _file(path), schema)
-    return Route(f"{path}?{order_parameter}={ordering}", _file(path, f"{order_parameter}={ordering}"), schema)
-
-
-def country_list(ordering: str = "code", country: str | None = None) -> Route:
-    """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
-    return _list_route(_endpoint("countries"), "model", COUNTRY_ORDERINGS, ordering, "code", country)
-
-
-def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
-    """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
-    return _list_route(_endpoint("scores", model=model), "ordering", SCORE_ORDERINGS, ordering, "country_code",
-                       country)
-
-
-def score_list_models(files: Iterable[str]) -> list[str]:
-    """The models whose endpoint 3 document (default ordering) is among `files` of a release."""
-    prefix, suffix = model_scores("{model}").file.split("{model}")
-    names = (f[len(prefix):-len(suffix)] for f in files if f.startswith(prefix) and f.endswith(suffix))
-    return sorted(name for name in names if name and "/" not in name)
-
-
-def country_model_scores(model: str, code: str) -> Route:
-    """Endpoint 4: the whole series of a model for one country."""
-    path, schema = _endpoint("country-model", model=model, country_code=code)
-    return Route(path, _file(path), schema)
-
-
-def country_scores(code: str, audience: str = PUBLIC) -> Route:
-    """Endpoint 5: current scores of every model the audience may see, for one country."""
-    path, schema = _endpoint("country", code=code)
-    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
-
-
-def api_root() -> Route:
-    """The API root: no key needed, the same for every client."""
-    path, schema = _endpoint("root")
-    return Route(path, _file(path), schema)
-
-
-def current_release(audience: str = PUBLIC) -> Route:
-    """The release and the models an audience may see."""
-    path, schema = _endpoint("release")
-    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
-
-
-def release_changes(audience: str = PUBLIC) -> Route:
-    """What the release changed, as an audience may know it."""
-    path, schema = _endpoint("changes")
-    return Route(path, _file(path, _audience_folder(audience)), schema, audience)
-
-
-def audience_variant(file: str, audience: str) -> str | None:
-    """The file an audience gets in place of a public document that has audience variants (endpoints 1
-    and 5, the release documents), or None for a file of no such kind."""
-    if audience == PUBLIC or not file.endswith("/index.json") or "audience=" in file:
-        return None
-    folder = file.removesuffix("index.json")
-    return f"{folder}{_audience_folder(audience)}/index.json" if _VARIED_FOLDERS.fullmatch(folder) else None
-
-
-# the folders of the documents that have audience variants (endpoints 1 and 5, the release documents)
-_VARIED_FOLDERS = re.compile("|".join(
-    re.escape(kind.removesuffix("index.json")).replace(re.escape("{code}"), "[^/]+")
-    for kind in (model_list().file, country_scores("{code}").file, current_release().file, release_changes().file)))
-
-
-def url_of(file: str) -> str:
-    """The URL path (and query) of an API document of a release: its folders, and its variant folders
-    as the query that selects them (an audience's folder is no query: the key selects it); a file that is
-    not an index.json (openapi.json, an export) is its own path."""
-    if not file.endswith("index.json"):
-        return "/" + file
-    parts = file.removesuffix("index.json").strip("/").split("/")
-    path = "/" + "/".join(p for p in parts if "=" not in p) + "/"
-    query = []
-    for name, _, value in (p.partition("=") for p in parts if "=" in p):
-        if name == "filter":  # the one-country answer of the filters (none: a code no country has)
-            parameter = "code" if path == _endpoint("countries")[0] else "country_code"
-            query.append(f"{parameter}={'XXX' if value == NO_MATCH else value}")
-        elif name != "audience":
-            query.append(f"{name}={value}")
-    return path + ("?" + "&".join(query) if query else "")
-
-
-EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl"}
-MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"}
-
-
-def export(format: str, model: str | None = None) -> Route:
-    """A bulk export (not JSON: no schema): the public models' rows, the same file for every key, or
-    (`model`) one model's — written once per release, whatever the audiences."""
-    if model is None:
-        path, _ = _endpoint(EXPORT_FORMATS[format])
-    else:
-        path, _ = _endpoint(MODEL_EXPORT_FORMATS[format], model=model)
-    return Route(path, path.strip("/"), "")
-
-
-_ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")
-
-
-def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
-    """Whether a release file is one an audience may know of: no custom model it is not granted, and
-    no variant of another audience."""
-    model, audience = _visibility(file)
-    return model not in custom_models - grants and audience in (None, audience_name(grants))
-
-
-def _visibility(file: str) -> tuple[str | None, str | None]:
-    """What decides who may know of a file: the model its path names (endpoints 3 and 4, exports), and
-    its audience folder."""
-    parts = file.split("/")
-    model = parts[3] if len(parts) > 3 and parts[2] in ("riskscores", "exports") else None
-    folders = [p.partition("=")[2] for p in parts if p.startswith("audience=")]
-    return model, folders[0] if folders else None
-
-
-class VisibleFiles:
-    """Files grouped by what decides their visibility, so that what each of many audiences may know of
-    costs the groups, not the files (visible_to per file and audience grows as audiences × documents)."""
-
-    def __init__(self, files: Iterable[str]) -> None:
-        self.groups: dict[tuple[str | None, str | None], list[str]] = {}
-        for file in files:
-            self.groups.setdefault(_visibility(file), []).append(file)
-
-    def _visible(self, grants: frozenset[str], custom_models: set[str]) -> list[list[str]]:
-        hidden, mine = custom_models - grants, audience_name(grants)
-        return [files for (model, audience), files in self.groups.items()
-                if model not in hidden and audience in (None, mine)]
-
-    def count(self, grants: frozenset[str], custom_models: set[str]) -> int:
-        return sum(len(files) for files in self._visible(grants, custom_models))
-
-    def of(self, grants: frozenset[str], custom_models: set[str]) -> list[str]:
-        """The files an audience may know of, sorted."""
-        return sorted(file for files in self._visible(grants, custom_models) for file in files)
-
-
-def names_its_release(file: str) -> bool:
-    """The documents that name their own release: left out when releases are compared."""
-    return file == _ROOT_FILE or file.startswith(_RELEASE_FOLDER)
-
-
-def document_count(countries: int, models: int, audiences: int) -> int:
-    """How many API documents a release has: the routes above, for every model, country and audience."""
-    # endpoint 3 (orderings, filters, none), 4, the model's exports
-    per_model = len(SCORE_ORDERINGS) + countries + 1 + countries + len(MODEL_EXPORT_FORMATS)
-    shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
-    per_release = 1 + 1 + 2 * audiences + len(EXPORT_FORMATS)  # openapi.json, root; release, changes; exports
-    return models * per_model + shared + per_release
-
-
-def model_page(site_url: str, code: str) -> str:
-    """The address of a public model's methodology page."""
-    return f"{site_url}/docs/models/{code}/"
-
-
-def openapi() -> Route:
-    # checked against the OpenAPI meta-schema in tests
-    return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")
-
-
-# ---------------------------------------------------------------- a release's routing, as data
-
-@dataclass(frozen=True)
-class ReleaseRouting:
-    """Everything a server needs to map a request of one release to its file: what nginx's maps are
-    rendered from (and what an edge worker would read)."""
-
-    countries: tuple[str, ...]  # country codes; matched ignoring case
-    country_names: tuple[tuple[str, str], ...]  # (a name as a client encodes it in a query, its code)
-    models: tuple[tuple[str, bool], ...]  # (model code, custom)
-    audiences: tuple[tuple[str, tuple[str, ...]], ...]  # (audience name, the custom models it sees)
-    prefix: str = API
-    score_orderings: tuple[str, ...] = SCORE_ORDERINGS
-    country_orderings: tuple[str, ...] = COUNTRY_ORDERINGS
-    no_match: str = NO_MATCH
-
-
-def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]],
-                    variants: list[frozenset[str]]) -> ReleaseRouting:
-    """The routing of a release with these (code, name) countries, (code, custom) models and audiences."""
-    return ReleaseRouting(
-        countries=tuple(code for code, _ in countries),
-        country_names=tuple((encoded, code) for code, name in countries for encoded in client_encodings(name)),
-        models=tuple(models),
-        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in variants))

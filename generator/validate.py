@@ -10,8 +10,8 @@ from typing import Iterable
 
 import jsonschema_rs
 
+from .document_routes import Route
 from .resources import SCHEMA_DIR
-from .routes import Route
 
 __all__ = ["DocumentValidator", "SCHEMA_DIR", "load_schemas"]
 ORIGINAL = "original"  # the folder of schema_dir whose $defs replace the contract's

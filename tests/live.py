@@ -307,7 +307,7 @@ def apply_keys(project: Path, env: dict, state: Path) -> str:
     kept in `state` (outside the project folder, which each deploy replaces)."""
     done = subprocess.run([str(NODE_22 / "node"), "update-keys.mjs", "--local", "--persist-to", str(state)],
                           cwd=project, env=env, capture_output=True, text=True,
-                          timeout=1200)  # 100,000 keys took 5 to over 10 minutes on this machine: its test bounds it
+                          timeout=600)  # miniflare writes ~250 keys a second here, under 40 on a loaded machine
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

@@ -9,7 +9,7 @@ import orjson
 import pycountry
 import pytest
 
-from generator import routes
+from generator import document_routes
 from generator.build import build
 from generator.load import load_dataset
 from generator.publish import CURRENT, read_manifest
@@ -126,7 +126,7 @@ def test_build_is_strict_and_publishes_every_planned_document(demo_site):
     written = [path for path in read_manifest(site / CURRENT)
                if path.startswith("api/") and path.endswith((".json", ".csv", ".jsonl"))]
     # 249 countries, 6 models, 2 audiences: public and the custom model acme_aml alone
-    assert report.documents == len(written) == routes.document_count(249, 6, 2)
+    assert report.documents == len(written) == document_routes.document_count(249, 6, 2)
     assert not report.warnings
 
 
@@ -207,7 +207,7 @@ def test_document_count():
     # openapi.json and the API root                                                       =           2
     # per audience: the release and what it changed                                      = 2 × 2 =   4
     # the public models' CSV and JSON Lines exports                                       =           2
-    assert routes.document_count(249, 6, 2) == 500 + 254 + 3030 + 2 + 4 + 2
+    assert document_routes.document_count(249, 6, 2) == 500 + 254 + 3030 + 2 + 4 + 2
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):

@@ -5,7 +5,7 @@ import sys
 
 import orjson
 
-from generator import routes
+from generator import document_routes
 from generator.build import build
 from generator.catalogue import built_at
 from generator.publish import CHANGES, CURRENT, current_release, read_manifest
@@ -33,7 +33,7 @@ def test_two_builds_give_identical_bytes_with_one_job_or_two(tmp_path):
     # The changes page, changes.txt, the API root and the release documents name their own release (a
     # timestamp, and the time it stands for): apart from that they are identical too.
     named = [path for path in first if not path.endswith((".gz", ".br"))
-             and (path in ("docs/changes/index.html", CHANGES) or routes.names_its_release(path))]
+             and (path in ("docs/changes/index.html", CHANGES) or document_routes.names_its_release(path))]
     # the API root, the release document and the change document of the public audience and of acme_aml's,
     # the changes page and changes.txt
     assert len(named) == 7

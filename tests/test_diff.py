@@ -101,9 +101,9 @@ def test_diff_compares_what_the_change_document_compares_after_a_rollback(tmp_pa
     # not against the one rolled back from (S), and a plain `riskapi diff` says the same as its change document
     import orjson
 
+    from generator.document_routes import release_changes
     from generator.promote import promote
     from generator.publish import RELEASES, rollback
-    from generator.routes import release_changes
     a = build(data_copy, tmp_path).release
     make_nga_black(data_copy)
     s = build(data_copy, tmp_path, stage=True).release

@@ -1,7 +1,8 @@
-"""100,000 keys at the Cloudflare edge: in Workers KV, not in the Worker's script. The real workerd
-(`wrangler dev`) answers a key among them; a revocation applied with the project's update-keys.mjs
-(`npm run keys`) reaches the running Worker without a new version of it. (Writing 100,000 entries
-into wrangler dev's local KV store takes about 3 minutes: miniflare stores each value as a file.)"""
+"""Keys at the Cloudflare edge: in Workers KV, not in the Worker's script. 100,000 keys make 100,000 KV
+entries and leave the script as it is with ten; the real workerd (`wrangler dev`) answers a key among
+10,000 applied to its KV store with the project's update-keys.mjs (`npm run keys`), and a revocation
+reaches the running Worker without a new version of it. (miniflare writes each local KV value as a
+file: 100,000 took 5 to over 12 minutes here, which bounds the live part to 10,000.)"""
 from __future__ import annotations
 
 import contextlib
@@ -12,7 +13,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -24,12 +24,10 @@ from generator.keys import revoke
 from .conftest import TINY
 from .live import NODE_TOOLS, apply_keys, free_port, upload_to_local_r2, wait_for, wrangler_env
 
-# workerd with 100,000 keys: writing them into the local KV store alone takes ~3 minutes, ~5 in all on a
-# quiet machine; beside the rest of the suite on 2 cores it has taken 9½: the suite's 10 minutes a test is
-# too near
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+# the live test writes 10,000 keys into wrangler dev's local KV store (~45 s on a quiet machine)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-KEYS = 100_000
+KEYS, LIVE_KEYS = 100_000, 10_000
 
 
 def _keys_file(path, count: int) -> list[tuple[str, str]]:
@@ -76,19 +74,30 @@ def _status(port: int, user: str, key: str) -> int:
         connection.close()
 
 
-def test_a_hundred_thousand_keys_live_in_workers_kv_and_a_revocation_reaches_the_running_worker(tmp_path):
-    site, keys, project, state = tmp_path / "site", tmp_path / "keys.csv", tmp_path / "cf", tmp_path / "kv-state"
+def test_a_hundred_thousand_keys_are_kv_entries_and_leave_the_script_as_it_is_with_ten(tmp_path):
+    site = tmp_path / "site"
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q"]).exit_code == 0
-    users = _keys_file(keys, KEYS)
-    result = _deploy(site, keys, project)
+    _keys_file(tmp_path / "ten.csv", 10)
+    _deploy(site, tmp_path / "ten.csv", tmp_path / "ten")
+    _keys_file(tmp_path / "many.csv", KEYS)
+    result = _deploy(site, tmp_path / "many.csv", tmp_path / "many")
     assert f"{KEYS:,} keys for Workers KV" in result.output
     assert f"over the Free plan's {cloudflare.KV_FREE_WRITES:,} Workers KV writes a day" in result.output
-    # the script (core, Worker, route description) does not grow with the keys: the tiny release's is a
-    # few KB, far under the Free plan's 3 MiB (--strict would have failed the deploy)
-    script = gzip.compress(b"".join((project / name).read_bytes() for name in cloudflare.SCRIPT_FILES))
+    assert len(json.loads((tmp_path / "many" / "keys-kv.json").read_text())) == KEYS
+    # the script (contract, core, Worker, route description) is the same bytes with 10 keys and 100,000 (the
+    # same grant sets), a few KB for the tiny release, far under the Free plan's 3 MiB
+    for name in cloudflare.SCRIPT_FILES:
+        assert (tmp_path / "many" / name).read_bytes() == (tmp_path / "ten" / name).read_bytes(), name
+    script = gzip.compress(b"".join((tmp_path / "many" / name).read_bytes() for name in cloudflare.SCRIPT_FILES))
     assert len(script) < 64 * 1024
-    assert len(json.loads((project / "keys-kv.json").read_text())) == KEYS
-    assert "100000 written, 0 deleted" in apply_keys(project, wrangler_env(), state)
+
+
+def test_keys_live_in_workers_kv_and_a_revocation_reaches_the_running_worker(tmp_path):
+    site, keys, project, state = tmp_path / "site", tmp_path / "keys.csv", tmp_path / "cf", tmp_path / "kv-state"
+    assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "-q"]).exit_code == 0
+    users = _keys_file(keys, LIVE_KEYS)
+    _deploy(site, keys, project)
+    assert f"{LIVE_KEYS} written, 0 deleted" in apply_keys(project, wrangler_env(), state)
     # entries read are kept 30 s per isolate in production; here not at all, to see the revocation land
     with open(project / ".dev.vars", "a") as variables:
         variables.write("KEYS_CACHE_MS=0\n")
@@ -96,7 +105,7 @@ def test_a_hundred_thousand_keys_live_in_workers_kv_and_a_revocation_reaches_the
     # what `wrangler deploy` sent to Cloudflare: a copy, run where the operator's project is rewritten
     deployed = tmp_path / "deployed"
     shutil.copytree(project, deployed)
-    granted, plain = users[73_450], users[73_451]  # 73,450 is a multiple of ten: acme_aml
+    granted, plain = users[7_340], users[7_341]  # 7,340 is a multiple of ten: acme_aml
     with _wrangler_dev(deployed, state) as port:
         wait_for(lambda: _status(port, *granted) != 0, seconds=90, what="wrangler dev listening")
         upload_to_local_r2(site, deployed, port)  # the release into its local R2, as deploy s3 fills R2
@@ -110,8 +119,6 @@ def test_a_hundred_thousand_keys_live_in_workers_kv_and_a_revocation_reaches_the
         _deploy(site, keys, project)
         for name in (*cloudflare.SCRIPT_FILES, "wrangler.json"):
             assert (project / name).read_bytes() == (deployed / name).read_bytes(), name
-        started = time.monotonic()
         assert "0 written, 1 deleted" in apply_keys(project, wrangler_env(), state)
         wait_for(lambda: _status(port, *granted) == 403, seconds=30, what="the revoked key refused")
-        assert time.monotonic() - started < 30
-        assert _status(port, *users[99_990]) == 200  # the others still answer
+        assert _status(port, *users[9_990]) == 200  # the others still answer

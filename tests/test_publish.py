@@ -10,7 +10,7 @@ import sys
 import orjson
 import pytest
 
-from generator import routes
+from generator import document_routes
 from generator.build import build
 from generator.errors import DataError, PublishError, ValidationFailed
 from generator.publish import (
@@ -86,7 +86,7 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
     assert report.linked == len(written) - len(named) and named <= set(written)
     checked = 0
     for relative, state in before.items():
-        if relative.startswith(f"{RELEASES}/{first}/api/") and not routes.names_its_release(
+        if relative.startswith(f"{RELEASES}/{first}/api/") and not document_routes.names_its_release(
                 relative.removeprefix(f"{RELEASES}/{first}/").removesuffix(".gz").removesuffix(".br")):
             _digest, inode, mtime = state
             info = (site / relative.replace(first, second, 1)).stat()

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from generator import routes
+from generator import document_routes
 from generator.build import build
 from generator.catalogue import CATALOGUE, JOURNAL, read_history
 from generator.errors import ChangesRefused, PublishError
@@ -385,7 +385,7 @@ def test_a_document_a_release_did_not_change_keeps_its_etag(a_and_b):
             and "audience=" not in p and before.get(p, {}).get("sha256") == after[p]["sha256"]]
     assert same  # B moved acme_aml's NGA and a few sovereign scores: most documents are the same bytes
     for file in same[:3]:
-        path = routes.url_of(file)
+        path = document_routes.url_of(file)
         then = server.get(scoped(first, path), user="alice")
         assert then.status == 200 and then.header("etag"), path
         now = server.get(path, user="alice", headers={"If-None-Match": then.header("etag")})

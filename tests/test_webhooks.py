@@ -130,10 +130,10 @@ def test_a_failing_receiver_is_retried_and_a_silent_one_given_up_within_the_boun
     try:
         _subscribe(keys, "alice", flaky.url)
         _subscribe(keys, "bob", silent.url)
-        started = time.monotonic()
-        # 4 attempts at most, 0.1/0.2/0.3 s apart, 0.5 s each: the silent one is given up within ~2.6 s
+        # 4 attempts at most, 0.1/0.2/0.3 s apart, 0.5 s each: the silent one (which holds each request 3 s)
+        # is cut off by the deadline each time, as its error says, not by the receiver closing
         done = {d.subscriber.user: d for d in webhooks.notify(site, keys, delays=(0.1, 0.2, 0.3), timeout=0.5)}
-        assert time.monotonic() - started < 10
+        assert "no answer within 0.5 s" in done["bob"].error
         assert (done["alice"].status, done["alice"].attempts, done["alice"].delivered) == (200, 3, True)
         assert len(flaky.received) == 3
         assert len({h["webhook-id"] for h, _ in flaky.received}) == 1  # the same message, tried again
@@ -211,10 +211,9 @@ def test_an_answer_trickled_a_byte_at_a_time_is_cut_off_at_the_deadline(released
     slow = Receiver(trickle=True)
     try:
         _subscribe(keys, "alice", slow.url)
-        started = time.monotonic()
         (done,) = webhooks.notify(site, keys, delays=(0.1, 0.1), timeout=1.0)
-        # 3 attempts of at most 1 s each (the answer's 38 bytes would take 38 × 0.2 = 7.6 s), 0.1 s between them
-        assert time.monotonic() - started < 5
+        # 3 attempts of at most 1 s each: the answer's 38 bytes would take 38 × 0.2 = 7.6 s and be a 200, so
+        # an undelivered event whose error names the deadline is one cut off by it (a state, not a timing)
         assert (done.delivered, done.attempts) == (False, 3) and "no answer within 1 s" in done.error
     finally:
         slow.close()

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import CORE, KEYCHECK, MANIFESTS_JS
+from ..edge import MANIFESTS_JS, MODULES
 from ..errors import CatalogueError
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
+from ..serving import STORE
 from .edge import (
     KEYS_SCRIPT,
     WORKER,
@@ -40,7 +41,7 @@ from .objects import stored_size
 
 # The Worker's script (its modules and the description bundled in), compressed, per plan (2026).
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
-SCRIPT_FILES = ("keycheck.js", "core.js", "manifests.js", "worker.js", "release.json")
+SCRIPT_FILES = (*(module.name for module in MODULES), "manifests.js", "worker.js", "release.json")
 R2_BINDING, BUCKET = "RELEASES", "country-risk-releases"
 # R2's storage included in every plan, a month: the Free plan's limit; on Paid, billed beyond it
 R2_FREE_BYTES = 10 * 10 ** 9
@@ -98,7 +99,7 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_co
             _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
                         keep_days, plan)
     except CatalogueError as error:  # a revocation never waits on the history
-        raise revocations_only(out, out / KV_ENTRIES, keys, "k:", error) from None
+        raise revocations_only(out, out / KV_ENTRIES, keys, STORE["key"], error) from None
     return project
 
 
@@ -146,11 +147,11 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
                                       "devDependencies": {"wrangler": WRANGLER_VERSION},
                                       "engines": {"node": ">={}.{}".format(*NODE_NEEDED)}},
                                      option=orjson.OPT_INDENT_2),
-        "keycheck.js": KEYCHECK.read_bytes(), "core.js": CORE.read_bytes(), "manifests.js": MANIFESTS_JS.read_bytes(),
+        **{module.name: module.read_bytes() for module in MODULES}, "manifests.js": MANIFESTS_JS.read_bytes(),
         "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
-        KV_ENTRIES: orjson.dumps([{"key": f"k:{digest}", "value": value} for digest, value in values.items()]),
-        KV_APPLY: KEYS_SCRIPT.read_bytes(),
+        KV_ENTRIES: orjson.dumps([{"key": STORE["key"] + digest, "value": value} for digest, value in values.items()]),
+        KV_APPLY: KEYS_SCRIPT.read_text().replace("__KEY_PREFIX__", STORE["key"]).encode(),
     }
     for relative, body in files.items():
         write_atomic(folder / relative, body, **({"mode": 0o600} if relative == KV_ENTRIES else {}))

@@ -27,12 +27,13 @@ from pathlib import Path
 
 import orjson
 
-from ..edge import CORE, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, script
+from ..edge import CONTRACT_JS, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, script
 from ..errors import CatalogueError
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
 from ..render.timeline import edge_states, immutable
 from ..routes import edge_table
+from ..serving import STORE
 from .edge import (
     deployment_secret,
     edge_description,
@@ -53,7 +54,7 @@ MAX_LAMBDA_BYTES = 50 * 1024 * 1024  # an origin-request Lambda@Edge's package, 
 # minified by terser, with the lines that must come first. scripts/cloudfront_functions.py writes
 # them; a test checks they are current.
 FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n',
-                                   (KEYCHECK,)),
+                                   (CONTRACT_JS, KEYCHECK)),
              "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "", MODULES)}
 MINIFIED = EDGE_SOURCE / "cloudfront"
 # in cloudfront_request.js: the deploy writes the deployment's secret and the release-scoped paths there
@@ -118,13 +119,13 @@ def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[st
     audience; each id's state and when it went live (`states`: edge_states); and `release` last (the
     switch, written after every entry it points to)."""
     keyed, audiences = key_entries(keys, releases, secret)
-    entries = [(f"k:{digest}", orjson.dumps({"user": e["user"], "set": e["set"],
+    entries = [(STORE["key"] + digest, orjson.dumps({"user": e["user"], "set": e["set"],
                                               **({"preview": True} if e.get("preview") else {})}).decode())
                for digest, e in sorted(keyed.items())]
-    entries += [(f"a:{release}:{grant_set}", orjson.dumps(audience).decode())
+    entries += [(f"{STORE['audience']}{release}:{grant_set}", orjson.dumps(audience).decode())
                 for release, held in sorted(audiences.items()) for grant_set, audience in sorted(held.items())]
-    entries += [(f"r:{release}", orjson.dumps(state).decode()) for release, state in sorted(states.items())]
-    entries.append(("release", orjson.dumps(settings).decode()))
+    entries += [(STORE["state"] + release, orjson.dumps(state).decode()) for release, state in sorted(states.items())]
+    entries.append((STORE["live"], orjson.dumps(settings).decode()))
     return entries
 
 
@@ -140,7 +141,7 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
     except CatalogueError as error:  # a revocation never waits on the history
         store = out / "kvs.json"
         before = _read_store(store) if store.is_file() else {}
-        refused = revocations_only(out, store, keys, "k:", error)
+        refused = revocations_only(out, store, keys, STORE["key"], error)
         if before:
             _write_batches(out, before, list(_read_store(store).items()))
         raise refused from None
@@ -186,8 +187,8 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
     # the origin-request Lambda@Edge: its handler, the edge core, and what it routes by
     lambda_folder = folder / ORIGIN_LAMBDA
     lambda_folder.mkdir()
-    lambda_files = {"index.js": ORIGIN_SOURCE.read_bytes(), "core.js": CORE.read_bytes(),
-                    "keycheck.js": KEYCHECK.read_bytes(), "manifests.js": MANIFESTS_JS.read_bytes(),
+    lambda_files = {"index.js": ORIGIN_SOURCE.read_bytes(), **{module.name: module.read_bytes() for module in MODULES},
+                    "manifests.js": MANIFESTS_JS.read_bytes(),
                     "release.json": description,
                     "package.json": b'{"type": "module", "private": true}\n'}
     for name, body in lambda_files.items():
@@ -221,10 +222,11 @@ def update_batches(before: dict[str, str], entries: list[tuple[str, str]]) -> li
     `release` alone (the switch: every entry it points to is there already), then the deletion of the
     entries no longer written (the previous releases' and revoked keys'), which nothing reads any more."""
     after = dict(entries)
-    puts = [{"Key": k, "Value": v} for k, v in entries if k != "release" and before.get(k) != v]
+    puts = [{"Key": k, "Value": v} for k, v in entries if k != STORE["live"] and before.get(k) != v]
     batches = [{"Puts": puts[start:start + MAX_BATCH]} for start in range(0, len(puts), MAX_BATCH)]
-    if before.get("release") != after["release"]:
-        batches.append({"Puts": [{"Key": "release", "Value": after["release"]}]})
+    live = STORE["live"]
+    if before.get(live) != after[live]:
+        batches.append({"Puts": [{"Key": live, "Value": after[live]}]})
     deletes = [{"Key": k} for k in before if k not in after]
     batches += [{"Deletes": deletes[start:start + MAX_BATCH]} for start in range(0, len(deletes), MAX_BATCH)]
     return batches

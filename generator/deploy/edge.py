@@ -17,6 +17,7 @@ from typing import Callable
 import orjson
 
 from ..catalogue import read_history
+from ..document_routes import audience_name
 from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
 from ..errors import CatalogueError
 from ..files import write_atomic
@@ -26,7 +27,7 @@ from ..render.nginx_maps import ROUTING
 from ..render.release_info import read_release_info, release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
-from ..routes import DEFAULT_SITE_URL, audience_name, edge_table
+from ..routes import DEFAULT_SITE_URL, edge_table
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV

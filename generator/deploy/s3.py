@@ -28,6 +28,7 @@ import orjson
 
 from ..publish import built_against, release_order, twins_of
 from ..render.timeline import Timeline
+from ..serving import JSON, media_type
 from .edge import edge_timeline, served_files, timeline_files, timeline_table
 from .objects import (
     MANIFESTS,
@@ -43,9 +44,6 @@ from .objects import (
     release_objects,
 )
 
-CONTENT_TYPES = {  # nginx.conf's `types`
-    ".json": "application/json", ".html": "text/html", ".js": "text/javascript", ".csv": "text/csv",
-    ".jsonl": "application/x-ndjson", ".link": "application/link-format", ".atom": "application/atom+xml"}
 POINTER = "current.json"
 KEEP = 5
 UPLOADERS = 8
@@ -69,7 +67,7 @@ def object_headers(key: str) -> dict:
     suffix = PurePosixPath(key).suffix
     encoding = TWINS.get(suffix)
     original = key[: -len(suffix)] if encoding else key
-    headers: dict[str, object] = {"ContentType": CONTENT_TYPES[PurePosixPath(original).suffix] + "; charset=utf-8"}
+    headers: dict[str, object] = {"ContentType": media_type(PurePosixPath(original).suffix[1:])}
     if encoding:
         headers["ContentEncoding"] = encoding
     return headers
@@ -160,7 +158,7 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
     switched = {"release": edge.current, "previous": report.previous if report.previous != edge.current
                 else pointer.get("previous"), "answered": sorted(releases, key=release_order),
                 "timeline": sorted(timeline), "before": before}
-    store.put(POINTER, orjson.dumps(switched), ContentType="application/json", CacheControl="no-cache")
+    store.put(POINTER, orjson.dumps(switched), ContentType=JSON, CacheControl="no-cache")
     tell("prune", 0, 1)
     report.pruned, report.swept = prune(store, set(releases) | set(before["answered"]),
                                         set(timeline) | set(before["timeline"]), releases)
@@ -194,7 +192,7 @@ def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted:
                            "no manifest written, nothing was switched")
     for release in releases.values():
         if store.get(release.key) != release.head:
-            store.put(release.key, release.head, ContentType="application/json")
+            store.put(release.key, release.head, ContentType=JSON)
 
 
 def prune(store: Bucket, answered: set[str], timeline: set[str], known: dict[str, ReleaseObjects] | None = None

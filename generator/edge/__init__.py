@@ -11,7 +11,9 @@ from pathlib import Path
 EDGE_SOURCE = Path(__file__).resolve().parent
 CORE = EDGE_SOURCE / "core.js"
 KEYCHECK = EDGE_SOURCE / "keycheck.js"  # the path as nginx reads it and the key check; core.js imports it
-MODULES = (KEYCHECK, CORE)  # the core's modules, each before those that import it
+CONTRACT_JS = EDGE_SOURCE / "contract.js"  # the serving contract (generator/serving.py), generated
+INSTANTS, VARIANTS = EDGE_SOURCE / "instants.js", EDGE_SOURCE / "variants.js"  # core.js imports them
+MODULES = (CONTRACT_JS, KEYCHECK, INSTANTS, VARIANTS, CORE)  # the core's modules, each before those that import it
 NGINX_TIMEGATE = EDGE_SOURCE / "nginx_timegate.js"
 MANIFESTS_JS = EDGE_SOURCE / "manifests.js"  # the core's lookup over releases in a bucket (the Worker, the Lambda)
 # The format of the bucket's manifest heads that manifests.js reads and deploy/objects.py writes; the
@@ -25,6 +27,6 @@ def script(handler: Path, modules: tuple[Path, ...] = MODULES, constants: dict[s
     text = "".join(f"const {name} = {json.dumps(value, separators=(',', ':'))};\n"
                    for name, value in (constants or {}).items())
     for module in modules:
-        code = re.sub(r"^(?:import .*|export \{.*\};)\n", "", module.read_text(), flags=re.MULTILINE)
+        code = re.sub(r"^(?:import [^;]*;|export \{[^}]*\};)\n", "", module.read_text(), flags=re.MULTILINE)
         text += re.sub(r"^export ", "", code, flags=re.MULTILINE)
     return text + handler.read_text()

@@ -14,11 +14,11 @@
 // published), or a manifest the bucket lacks, answers 503 rather than another release's answer.
 import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { answer, encoding, finish, json } from "./core.js";
+import { PUBLIC_AUDIENCE, STALE_RETRY_AFTER } from "./contract.js";
+import { answer, encoding, error, finish } from "./core.js";
 import { Unavailable, objectKey, stored } from "./manifests.js";
 
 const release = JSON.parse(readFileSync(new URL("./release.json", import.meta.url), "utf8"));
-const STALE = "The edge is being updated to the newest release; ask again in a minute.";
 let tables = null;  // per container: release.json and the manifests read from the bucket
 
 function value(headers, name) {  // Lambda@Edge's headers: lower-case name → [{key, value}]
@@ -84,7 +84,7 @@ function asked(request) {
   return { method: request.method, path: request.uri, query: request.querystring,
     authorization: auth === "twice" ? null : "", acceptDatetime: value(headers, "accept-datetime"),
     identity: { user: value(headers, "x-user"), missing: auth === "missing", grants: {
-      models: grants && grants !== "public" ? grants.split("+") : [], audience: value(headers, "x-audience") || "public",
+      models: grants && grants !== PUBLIC_AUDIENCE ? grants.split("+") : [], audience: value(headers, "x-audience") || PUBLIC_AUDIENCE,
       preview: value(headers, "x-preview") === "1" } } };
 }
 
@@ -96,21 +96,21 @@ async function originRequest(request) {
   const live = value(headers, "x-release");
   let result;
   if (live !== release.id) {
-    result = finish(json(503, STALE, { "Retry-After": "60" }), { id: live }, request.method, false);
+    result = finish(error(503, "stale", {}, { "Retry-After": STALE_RETRY_AFTER }), { id: live }, request.method, false);
   } else {
     tables = tables || stored(release, bucketOf(request));
     try {
       result = await answer(asked(request), release, tables, null);
-    } catch (error) {
-      if (!(error instanceof Unavailable)) throw error;
-      result = finish(json(503, STALE, { "Retry-After": "60" }), release, request.method, false);
+    } catch (failure) {
+      if (!(failure instanceof Unavailable)) throw failure;
+      result = finish(error(503, "stale", {}, { "Retry-After": STALE_RETRY_AFTER }), release, request.method, false);
     }
   }
   if (result.file !== undefined) {
     // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
     const range = /^bytes=(\d+)-\d*$/i.exec(value(headers, "range"));
     if (range && +range[1] >= result.size) {
-      result = finish(json(416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` }),
+      result = finish(error(416, "range", {}, { "Content-Range": `bytes */${result.size}` }),
         { id: result.release }, request.method, false);
     } else {
       // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong

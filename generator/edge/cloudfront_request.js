@@ -44,12 +44,12 @@ function queryString(querystring) {
 async function handler(event) {
   const request = event.request;
   const headers = request.headers;
-  const release = await entry("release");  // {id, cache_control, immutable, site_url}
+  const release = await entry(STORE.live);  // {id, cache_control, immutable, site_url}
   const twice = !!(headers.authorization && headers.authorization.multiValue);
   const sent = headers.authorization && !twice ? headers.authorization.value : "";
   let found;
   const lookup = async (table, hash) => {
-    found = await entry(`k:${hash}`);
+    found = await entry(STORE.key + hash);
     return found ? found.user : undefined;
   };
   const who = twice ? "" : await user(sent, lookup, platform);
@@ -57,7 +57,7 @@ async function handler(event) {
   const scoped = path === null ? null : SCOPED.exec(path);
   const answering = scoped ? scoped[1] : release.id;
   const set = who ? found.set : "";
-  const audience = set && set !== "public" ? await entry(`a:${answering}:${set}`) : undefined;
+  const audience = set && set !== PUBLIC_AUDIENCE ? await entry(`${STORE.audience}${answering}:${set}`) : undefined;
   const query = queryString(request.querystring);
   const site = release.site_url;
   const asked = query ? "?" + query : "";
@@ -65,13 +65,13 @@ async function handler(event) {
   // original's own come from the router, with its object)
   let answer = [answering, release.cache_control, "", ""];
   if (scoped) {
-    const state = await entry(`r:${answering}`);
+    const state = await entry(STORE.state + answering);
     answer = [answering, release.immutable, state && state[1] || "",
       mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site)];
   }
   const auth = twice ? "twice" : who ? "ok" : sent ? "invalid" : "missing";
   const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",
-    "x-audience": audience || "public", "x-user": who, "x-answer": JSON.stringify(answer) };
+    "x-audience": audience || PUBLIC_AUDIENCE, "x-user": who, "x-answer": JSON.stringify(answer) };
   for (const name in handed) headers[name] = { value: handed[name] };
   delete headers.authorization;
   return request;

@@ -17,7 +17,7 @@ async function handler(event) {
   if (!answered[0]) return response;
   const type = value(headers, "content-type");
   const result = { status, headers: {} };
-  finish(result, { id: answered[0], cache_control: answered[1] }, event.request.method, /^text\/(?:html|javascript)/.test(type));
+  finish(result, { id: answered[0], cache_control: answered[1] }, event.request.method, PAGE_TYPES.indexOf(type) >= 0);
   if (answered[2] && status < 400) result.headers["Memento-Datetime"] = answered[2];
   if (answered[3] && status < 400) result.headers["Link"] = answered[3];
   if (status !== 200 && status !== 206) delete headers["content-disposition"];

@@ -25,22 +25,13 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { asciiLower, json, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf, user } from "./keycheck.js";
+import { FOLDERS, HEADERS, LINK_TYPE, REDIRECT, TYPES } from "./contract.js";
+import { acceptDatetimeMillis, asOfMillis, releaseAt } from "./instants.js";
+import { asciiLower, error, fill, json, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf, user }
+  from "./keycheck.js";
+import { argument, audienceDir, variantFolder } from "./variants.js";
 
-export { json, normalise };
-
-const ALLOW = "GET, HEAD, OPTIONS";
-const JSON_CSP = "default-src 'none'; frame-ancestors 'none'";
-const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; img-src data:; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-const TYPES = { json: "application/json", html: "text/html", js: "text/javascript", csv: "text/csv",
-  jsonl: "application/x-ndjson", link: "application/link-format", atom: "application/atom+xml" };
-const NOT_FOUND = "Not found.";
-const NOT_PROVIDED = "Authentication credentials were not provided.";
-const INVALID_KEY = "Invalid API key.";
-// nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
-// come as several escapes, or raw).
-const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][\dA-F]|%[C-F][\dA-F](?:%[89AB][\dA-F]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/i;
+export { acceptDatetimeMillis, asOfMillis, error, json, normalise, releaseAt };
 
 function own(object, key) {
   return object !== undefined && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
@@ -65,112 +56,7 @@ function within(lookup, release) {
   return bound;
 }
 
-// nginx's $arg_NAME: the first argument of that name (in any letter case), its value as sent.
-function argument(query, name) {
-  const pairs = query.split("&");
-  for (let i = 0; i < pairs.length; i++) {
-    const pair = pairs[i];
-    const at = pair.indexOf("=");
-    if (at >= 0 && asciiLower(pair.slice(0, at)) === name) return pair.slice(at + 1);
-    if (at < 0 && asciiLower(pair) === name) return "";
-  }
-  return "";
-}
-
-// ---- the TimeGate (RFC 7089): which release was live at an instant, and the 302 to it ------------
-const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
-const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([0-9]{4}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
-const RFC850_DATE = /^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, ([0-9]{2})-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) GMT$/;
-const ASCTIME_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ( [1-9]|[0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})$/;
-const RFC3339 = /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?(?:([Zz])|([+ -])([0-9]{2}):([0-9]{2})))?$/;
-const BAD_ACCEPT_DATETIME = "Invalid Accept-Datetime: send an HTTP-date, such as Tue, 24 Nov 2026 09:00:00 GMT.";
-const BAD_AS_OF = "Invalid value for as_of: use an RFC 3339 date (2026-11-24, its 00:00:00Z) or date-time " +
-  "(2026-11-24T09:00:00Z, 2026-11-24T10:00:00+01:00).";
-
-// A UTC instant in milliseconds from its parts, or null where a part is out of range (31 April, 25:00).
-// A leap second (:60) is the second before it.
-function utcMillis(year, month, day, hour, minute, second, fraction, offsetMinutes) {
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 60) return null;
-  const t = new Date(0);  // not Date.UTC, which reads the years 0-99 as 1900-1999
-  t.setUTCFullYear(year, month - 1, day);
-  t.setUTCHours(hour, minute, Math.min(second, 59), fraction);
-  if (t.getUTCDate() !== day) return null;
-  return t.getTime() - offsetMinutes * 60000;
-}
-
-// Accept-Datetime: an HTTP-date in milliseconds, or null. RFC 9110 §5.6.7: IMF-fixdate, and the obsolete
-// forms a recipient must also accept, rfc850-date (a two-digit year: the latest such year not more than
-// 50 years ahead) and asctime-date.
-export function acceptDatetimeMillis(text, now) {
-  const trimmed = text.trim();
-  let m = HTTP_DATE.exec(trimmed);
-  if (m) {
-    return utcMillis(Number(m[3]), MONTHS.indexOf(m[2]) / 3 + 1, Number(m[1]), Number(m[4]), Number(m[5]),
-      Number(m[6]), 0, 0);
-  }
-  m = RFC850_DATE.exec(trimmed);
-  if (m) {
-    const thisYear = new Date(now === undefined ? Date.now() : now).getUTCFullYear();
-    let year = thisYear - (thisYear % 100) + Number(m[3]);
-    if (year > thisYear + 50) year -= 100;
-    return utcMillis(year, MONTHS.indexOf(m[2]) / 3 + 1, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]), 0, 0);
-  }
-  m = ASCTIME_DATE.exec(trimmed);
-  if (!m) return null;
-  return utcMillis(Number(m[6]), MONTHS.indexOf(m[1]) / 3 + 1, Number(m[2]), Number(m[3]), Number(m[4]),
-    Number(m[5]), 0, 0);
-}
-
-// ?as_of=, as sent (percent-escapes kept; a `+` of an offset may arrive as a space): an RFC 3339 date,
-// meaning its 00:00:00Z, or date-time with any offset, in milliseconds; null when it is neither.
-export function asOfMillis(raw) {
-  let text;
-  try {
-    text = decodeURIComponent(raw.replace(/\+/g, "%2B"));
-  } catch (malformed) {
-    return null;
-  }
-  const m = RFC3339.exec(text);
-  if (!m) return null;
-  if (m[4] === undefined) return utcMillis(Number(m[1]), Number(m[2]), Number(m[3]), 0, 0, 0, 0, 0);
-  const fraction = m[7] ? Math.floor(Number("0" + m[7]) * 1000) : 0;
-  let offset = 0;
-  if (!m[8]) {
-    if (Number(m[10]) > 23 || Number(m[11]) > 59) return null;
-    offset = (m[9] === "-" ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
-  }
-  return utcMillis(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]),
-    fraction, offset);
-}
-
-function rfc3339(millis) {
-  return new Date(millis).toISOString().replace(/\.[0-9]+Z$/, "Z");
-}
-
-// The release live at an instant, from the table of live periods ("milliseconds id state" per period, oldest
-// first, comma-separated; state k: answered, g: pruned): {release} or the error answer.
-export function releaseAt(table, millis, scope) {
-  const listed = `GET ${scope.list} lists the releases kept.`;
-  const rows = table ? table.split(",") : [];
-  let found = null;
-  let oldest = null;
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i].split(" ");
-    const start = Number(row[0]);
-    if (row[2] === "k" && oldest === null) oldest = { id: row[1], start };
-    if (start <= millis) found = { id: row[1], kept: row[2] === "k" };
-  }
-  if (found === null) {  // before the first release ever live; an instant a pruned one was live is a 410
-    if (oldest === null) return json(404, `No release is kept. ${listed}`);
-    return json(404, `No kept release was live at ${rfc3339(millis)}: the oldest kept, ${oldest.id}, went live at ` +
-      `${rfc3339(oldest.start)}. ${listed}`);
-  }
-  if (!found.kept) {
-    return json(410, `Release ${found.id}, live at ${rfc3339(millis)}, is no longer kept. ${listed}`);
-  }
-  return { release: found.id };
-}
-
+// ---- the TimeGate (RFC 7089): the 302 to the release live at an instant (instants.js finds it) ----
 // The path a past release answered a route under: RELEASES/{id} and the route's rest, but for the
 // routes a release-scoped path answers as (the table's scope aliases: the release itself, what it
 // changed) and the API root, whose past answer is the release itself.
@@ -189,16 +75,15 @@ function mementoPath(rest, scope, release) {
 export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   const asOf = argument(query, "as_of");  // wins where both are sent; empty counts as absent
   const millis = asOf ? asOfMillis(asOf) : acceptDatetimeMillis(acceptDatetime);
-  if (millis === null) return json(400, asOf ? BAD_AS_OF : BAD_ACCEPT_DATETIME);
+  if (millis === null) return error(400, asOf ? "bad_as_of" : "bad_accept_datetime");
   const found = releaseAt(gate, millis, table.scope);
   if (!found.release) return found;
   const kept = query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of");
   const memento = mementoPath(path.slice(api.length), table.scope, found.release);
   const location = memento + (kept.length ? "?" + uriOf(kept.join("&"), true) : "");
   const original = uriOf(path, false) + (kept.length ? "?" + kept.join("&") : "");
-  return { status: 302, body: JSON.stringify({ detail: `Release ${found.release} was live then: ${location}` }),
-    headers: { "Content-Type": "application/json; charset=utf-8", "Location": location,
-    "Link": `${mementoLinks(original, table.scope, site)}, <${site}${location}>; rel="memento"` } };
+  return json(302, fill(REDIRECT, { id: found.release, location }), { "Location": location,
+    "Link": `${mementoLinks(original, table.scope, site)}, <${site}${location}>; rel="memento"` });
 }
 
 // RFC 7089's TimeGate of an original by its absolute URI ({site}{TIMEGATE}{URI}, the form archives and
@@ -207,7 +92,7 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
 // route that has past answers, is a 404.
 export function timegateOfUri(target, query, acceptDatetime, gate, api, table, site) {
   const own = originalOf(target, table, site);
-  if (own === null) return json(404, `No TimeGate here for ${target}: this API's are for its routes under ${site}${api}/.`);
+  if (own === null) return error(404, "no_timegate", { uri: target, api: site + api });
   return timegate(own, query, acceptDatetime || new Date().toUTCString(), gate, api, table, site);
 }
 
@@ -236,7 +121,7 @@ export async function timemapOf(request, target, release, lookup, platform) {
     .join("&");
   const own = originalOf(target, table, site);
   if (own === null) {
-    return json(404, `No TimeMap here for ${target}: this API's are for its routes under ${site}${release.prefix}/.`);
+    return error(404, "no_timemap", { uri: target, api: site + release.prefix });
   }
   const firstLive = {};  // each kept release that was live → when it first went live (ms)
   const rows = release.gate ? release.gate.split(",") : [];
@@ -255,7 +140,7 @@ export async function timemapOf(request, target, release, lookup, platform) {
   const uri = uriOf(own, false) + (query ? "?" + uriOf(query, true) : "");
   const date = (id) => new Date(firstLive[id]).toUTCString();
   const links = [`<${site}${uri}>; rel="original"`, `<${site}${table.scope.timegate}${site}${uri}>; rel="timegate"`,
-    `<${site}${table.scope.timemaps}${site}${uri}>; rel="self"; type="application/link-format"` +
+    `<${site}${table.scope.timemaps}${site}${uri}>; rel="self"; type="${LINK_TYPE}"` +
     (mementos.length ? `; from="${date(mementos[0])}"; until="${date(mementos[mementos.length - 1])}"` : "")];
   for (let i = 0; i < mementos.length; i++) {
     const rel = [i === 0 ? "first" : "", i === mementos.length - 1 ? "last" : "", "memento"].filter((w) => w).join(" ");
@@ -263,7 +148,7 @@ export async function timemapOf(request, target, release, lookup, platform) {
       `${query ? "?" + uriOf(query, true) : ""}>; rel="${rel}"; datetime="${date(mementos[i])}"`);
   }
   return { status: 200, body: links.join(",\n") + "\n",
-    headers: { "Content-Type": "application/link-format; charset=utf-8" } };
+    headers: { "Content-Type": TYPES.link } };
 }
 
 function asksFor(query, acceptDatetime) {  // an instant: a non-empty as_of, or Accept-Datetime
@@ -301,42 +186,6 @@ export function asksInstant(path, query, acceptDatetime, table) {
   return found !== null && found.rule.timegate;
 }
 
-function countryFilter(code, name, noMatch) {  // `map "$countries_code:$countries_name" $countries_filter`
-  if (code === "" && name === "") return "";
-  if (/^[A-Z]{3}$/.test(code) && (name === "" || name === code)) return `filter=${code}/`;
-  if (code === "" && /^[A-Z]{3}$/.test(name)) return `filter=${name}/`;
-  return `filter=${noMatch}/`;
-}
-
-async function codeFilter(raw, lookup) {  // `map $arg_code $countries_code`
-  if (raw === "") return "";
-  const code = await lookup("countries", asciiLower(raw));
-  if (code !== undefined) return code;
-  return THREE_CHARACTERS.test(raw) ? "none" : "invalid";
-}
-
-async function nameFilter(raw, lookup) {  // `map $arg_name $countries_name`
-  if (raw === "") return "";
-  const code = await lookup("country_names", asciiLower(raw));
-  return code === undefined ? "none" : code;
-}
-
-function ordering(raw, orderings, parameter) {  // `map $arg_ordering $scores_order`: exact, case-sensitive
-  if (raw === "" || raw === orderings[0]) return "";
-  return orderings.includes(raw) ? `${parameter}=${raw}/` : "invalid";
-}
-
-function badRequest(order, code, orderParameter, orderings, codeParameter) {
-  if (order === "invalid") return `Invalid value for ${orderParameter}: use one of ${orderings.join(", ")}.`;
-  if (code === "invalid") return `Invalid value for ${codeParameter}: a country code has exactly 3 characters.`;
-  return "";
-}
-
-function audienceDir(grants) {  // `map $audience $audience_dir`
-  const audience = grants && grants.audience;
-  return audience && audience !== "public" ? `audience=${audience}/` : "";
-}
-
 async function modelMissing(model, grants, lookup) {  // `map "$model_kind:$custom_granted" $model_missing`
   const kind = await lookup("models", model);
   if (kind === "public") return false;
@@ -344,7 +193,7 @@ async function modelMissing(model, grants, lookup) {  // `map "$model_kind:$cust
 }
 
 function contentType(file) {
-  return TYPES[file.slice(file.lastIndexOf(".") + 1)] + "; charset=utf-8";
+  return TYPES[file.slice(file.lastIndexOf(".") + 1)];
 }
 
 // Accept-Encoding as nginx's gzip_static and brotli_static read it (RFC 9110 §12.5.3): a coding's q is
@@ -366,26 +215,17 @@ export function encoding(accepted, size, release) {
   return quality(accepted, "br") > 0 ? "br" : quality(accepted, "gzip") > 0 ? "gzip" : null;
 }
 
-// nginx.conf's add_header list, on every answer (errors too). `page`: an HTML page or its script,
-// which get the pages' CSP (nginx's `location /docs` and `location = /`).
+// The serving contract's headers (generator/serving.py: HEADERS), on every answer (errors too), as
+// nginx.conf's add_header lines send them. `page`: a page route (an HTML page or its script), whose
+// 2xx and 3xx answers get the pages' CSP.
 export function finish(result, release, method, page) {
   const headers = result.headers;
-  const ok = result.status >= 200 && result.status < 400;
-  headers["Cache-Control"] = ok ? release.cache_control : "no-store";
-  headers["Vary"] = "Accept-Encoding, Authorization, Accept-Datetime";
-  if (result.status === 204 || result.status === 405) headers["Allow"] = ALLOW;
-  if (result.status === 429) headers["Retry-After"] = "1";
-  headers["Access-Control-Allow-Origin"] = "*";
-  headers["Access-Control-Expose-Headers"] = "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link";
-  if (method === "OPTIONS") {
-    headers["Access-Control-Allow-Methods"] = ALLOW;
-    headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, If-None-Match, If-Modified-Since, Accept-Datetime";
-    headers["Access-Control-Max-Age"] = "86400";
-  }
-  headers["X-Content-Type-Options"] = "nosniff";
-  headers["Content-Security-Policy"] = page ? PAGE_CSP : JSON_CSP;
-  headers["Referrer-Policy"] = "no-referrer";
-  headers["X-Release"] = release.id;
+  const status = result.status;
+  const ok = status >= 200 && status < 400;
+  headers["Cache-Control"] = ok ? release.cache_control : HEADERS.error_cache_control;
+  Object.assign(headers, HEADERS.every, HEADERS.by_status[status] || {}, method === "OPTIONS" ? HEADERS.preflight : {});
+  headers["Content-Security-Policy"] = page && ok ? HEADERS.csp.page : HEADERS.csp.data;
+  headers[HEADERS.release] = release.id;
   return result;
 }
 
@@ -393,7 +233,7 @@ export function finish(result, release, method, page) {
 // JSON 404.
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
-  if (known === undefined) return json(404, NOT_FOUND);
+  if (known === undefined) return error(404, "not_found");
   const headers = Object.assign({ "Content-Type": contentType(name),
     "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
   return { status: 200, release: lookup.release, file: name, size: known[1], sha256: known[2], mtime: known[0],
@@ -409,8 +249,8 @@ async function refusal(request, lookup, platform, challenge) {
   request.user = who;  // whom the answer was for: the Worker's usage line
   if (who) return { who };
   const missing = checked ? checked.missing : header === "";
-  if (missing && challenge) return { refused: json(401, NOT_PROVIDED, { "WWW-Authenticate": challenge }) };
-  return { refused: json(403, missing ? NOT_PROVIDED : INVALID_KEY) };
+  if (missing && challenge) return { refused: error(401, "not_provided", {}, { "WWW-Authenticate": challenge }) };
+  return { refused: error(403, missing ? "not_provided" : "invalid_key") };
 }
 
 // nginx.conf's release-scoped location: RELEASES/{id}/<route> answered as that release answered
@@ -424,16 +264,15 @@ async function scopedRoute(request, m, release, lookup, platform) {
   if (checked.refused) return { scope, result: checked.refused };
   const known = await lookup("states", id);
   const state = known ? known[0] : undefined;
-  const listed = `GET ${table.scope.list} lists the releases kept.`;
-  if (state === "g") return { scope, result: json(410, `Release ${id} is no longer kept; ${listed}`) };
+  if (state === "g") return { scope, result: error(410, "release_gone", { id, list: table.scope.list }) };
   // a staged release is no release at all to a key that may not preview (its grants looked up only then)
   const hidden = state === "s" && !(await grantsOf(request, checked.who, lookup, release.id) || {}).preview;
-  if (state === undefined || hidden) return { scope, result: json(404, `No release ${id}; ${listed}`) };
+  if (state === undefined || hidden) return { scope, result: error(404, "no_release", { id, list: table.scope.list }) };
   const rest = m[2] || "";
   // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
   // the releases' own routes are no route there
   const target = rest.startsWith(table.scope.refused) ? null : routeOfScoped(rest, table.scope);
-  const result = target === null ? json(404, NOT_FOUND) : await route(Object.assign({}, request,
+  const result = target === null ? error(404, "not_found") : await route(Object.assign({}, request,
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {
     if (known[1]) result.headers["Memento-Datetime"] = known[1];
@@ -469,32 +308,18 @@ async function segmentValues(rule, m, grants, lookup) {
   return values;
 }
 
-// The query variant folder of a list rule (`variants`: its filter and ordering parameters), or the 400.
-async function variantFolder(query, variants, release, lookup) {
-  const code = await codeFilter(argument(query, variants.code), lookup);
-  const name = await nameFilter(argument(query, variants.name), lookup);
-  const order = ordering(argument(query, variants.order), variants.orderings, variants.order);
-  const bad = badRequest(order, code, variants.order, variants.orderings, variants.code);
-  if (bad) return { bad };
-  return { folder: countryFilter(code, name, release.no_match) || order };
-}
-
-function fill(template, values) {  // a rule's file template, its {slots} filled
-  return template.replace(/\{(\w+)\}/g, (whole, name) => values[name]);
-}
-
 // Every location of nginx.conf: the rule the path answers by, its key check (403), its segments
 // (404), its query variant (400), then its file — of the release answering, or of the list of
 // releases and the TimeMap (`timeline`).
 async function route(request, path, release, lookup, platform) {
   const method = request.method;
-  if (path === null) return json(400, "Bad request.");  // a request nginx refuses before reading it further
+  if (path === null) return error(400, "bad_request");  // a request nginx refuses before reading it further
   if (method === "OPTIONS") return { status: 204, headers: {} };  // preflight before any key check
-  if (method !== "GET" && method !== "HEAD") return json(405, `Method "${method}" not allowed.`);
+  if (method !== "GET" && method !== "HEAD") return error(405, "method", { method });
   const table = release.routes;
   const query = request.query;
   const found = match(table, path);
-  if (found === null) return json(404, NOT_FOUND);
+  if (found === null) return error(404, "not_found");
   const rule = found.rule;
   if (rule.timegate && asksFor(query, request.acceptDatetime)) {  // the TimeGate, once the key is checked
     const checked = await refusal(request, lookup, platform);
@@ -516,19 +341,19 @@ async function route(request, path, release, lookup, platform) {
     return timemapOf(request, uriAfter(request.path, table.scope.timemaps), release, lookup.parent, platform);
   }
   const values = await segmentValues(rule, found.m, grants, lookup);
-  if (values === null) return json(404, NOT_FOUND);
+  if (values === null) return error(404, "not_found");
   values.audience = audienceDir(grants);
-  values.preview = grants && grants.preview ? "preview/" : "";
+  values.preview = grants && grants.preview ? FOLDERS.preview : "";
   if (rule.variants) {
     const variant = await variantFolder(query, rule.variants, release, lookup);
-    if (variant.bad) return json(400, variant.bad);
+    if (variant.bad) return variant.bad;
     values.variant = variant.folder;
   }
   let download;  // an export's download name (the table's `download`: which release and model it is)
   if (rule.download) {
     values.release = release.id;
     const name = fill(values.model ? table.download.model : table.download.all, values);
-    download = { "Content-Disposition": `attachment; filename="${name}"` };
+    download = { "Content-Disposition": fill(HEADERS.download, { name }) };
   }
   const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
   const answered = await releaseFile(files, fill(rule.file, values), download);

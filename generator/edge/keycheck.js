@@ -6,9 +6,20 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
+import { DEFAULT_TYPE, ERRORS, LINK_TYPE, TYPES } from "./contract.js";
+
+// A JSON answer {"detail": …}: the API's errors and the TimeGate's 302.
 export function json(status, detail, extra) {
-  return { status, body: JSON.stringify({ detail }),
-    headers: Object.assign({ "Content-Type": "application/json; charset=utf-8" }, extra) };
+  return { status, body: JSON.stringify({ detail }), headers: Object.assign({ "Content-Type": TYPES[DEFAULT_TYPE] }, extra) };
+}
+
+export function fill(template, values) {  // a template's {slots} filled
+  return template.replace(/\{(\w+)\}/g, (whole, name) => values[name]);
+}
+
+// One of the contract's errors (generator/serving.py: ERRORS), its {slots} filled from `values`.
+export function error(status, name, values, extra) {
+  return json(status, fill(ERRORS[name], values || {}), extra);
 }
 
 export function asciiLower(text) {
@@ -113,7 +124,7 @@ function utf8Escapes(run) {  // non-ASCII text as UTF-8 escapes; a lone surrogat
 export function timeLinks(uri, scope, site) {
   const own = uriOf(uri, true);
   return `<${site}${scope.timegate}${site}${own}>; rel="timegate", <${site}${scope.timemaps}${site}${own}>; ` +
-    "rel=\"timemap\"; type=\"application/link-format\"";
+    `rel="timemap"; type="${LINK_TYPE}"`;
 }
 
 // A memento's Links: its original (`uri`, as sent), and the original's TimeGate and TimeMap.

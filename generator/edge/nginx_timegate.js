@@ -10,10 +10,10 @@ function respond(r) {
   const path = normalise(at < 0 ? uri : uri.slice(0, at));
   const query = at < 0 ? "" : uri.slice(at + 1);
   const asked = r.headersIn["Accept-Datetime"] || "";
-  let result = path === null ? json(400, "Bad request.")
+  let result = path === null ? error(400, "bad_request")
     : timegate(path, query, asked, r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url);
   if (path !== null && !asksInstant(path, query, asked, ROUTES)) {
-    result = json(500, "A server error occurred.");  // nginx.conf's test and the core's differ: a bug
+    result = error(500, "server");  // nginx.conf's test and the core's differ: a bug
   }
   send(r, result);
 }
@@ -66,7 +66,7 @@ function respondTimemap(r) {
   const grants = r.variables.grant_set;
   const request = { method: "GET", path: raw, query: at < 0 ? "" : uri.slice(at + 1), authorization: "",
     acceptDatetime: "", identity: { user: r.variables.api_user, missing: false, grants: {
-      models: grants && grants !== "public" ? grants.split("+") : [], audience: r.variables.audience || "public",
+      models: grants && grants !== PUBLIC_AUDIENCE ? grants.split("+") : [], audience: r.variables.audience || PUBLIC_AUDIENCE,
       preview: r.variables.preview === "yes" } } };
   const release = { id: r.variables.scope, prefix: ROUTES.scope.prefix, routes: ROUTES, gate: r.variables.timegate_table,
     site_url: r.variables.site_url, no_match: ROUTES.no_match };
@@ -81,12 +81,12 @@ function send(r, result) {  // the core's answer through nginx: its headers but 
   if (result.status === 302) {  // r.return would send nginx's HTML page: the JSON body, by hand
     r.status = 302;
     r.headersOut["Location"] = result.headers.Location;
-    r.headersOut["Content-Type"] = "application/json; charset=utf-8";
+    r.headersOut["Content-Type"] = TYPES[DEFAULT_TYPE];
     r.sendHeader();
     if (r.method !== "HEAD") r.send(result.body);  // a HEAD answer has no body (Memento clients send HEAD)
     r.finish();
   } else {
-    r.headersOut["Content-Type"] = result.headers["Content-Type"] || "application/json; charset=utf-8";
+    r.headersOut["Content-Type"] = result.headers["Content-Type"] || TYPES[DEFAULT_TYPE];
     r.return(result.status, result.body);
   }
 }

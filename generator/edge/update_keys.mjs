@@ -32,7 +32,7 @@ function wrangler(args, output) {  // $WRANGLER, else the project's own (package
     stdio: ["ignore", output ? "pipe" : "inherit", "inherit"] });
 }
 
-const held = new Set(JSON.parse(wrangler(["kv", "key", "list", "--binding", "KEYS", "--prefix", "k:"], true))
+const held = new Set(JSON.parse(wrangler(["kv", "key", "list", "--binding", "KEYS", "--prefix", "__KEY_PREFIX__"], true))
   .map((entry) => entry.name));
 const puts = [...wanted].filter(([key, value]) => !held.has(key) || written[key] !== value)
   .map(([key, value]) => ({ key, value }));

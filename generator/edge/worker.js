@@ -7,7 +7,8 @@
 // (R2's own `range`). Compression as nginx's gzip_static/brotli_static: a file over 1 KB has its twins in
 // the bucket, and the one the client takes (brotli first) is sent as stored (`encodeBody: "manual"`), each
 // encoding with its own ETag.
-import { answer, encoding, finish, json } from "./core.js";
+import { DEFAULT_TYPE, ERRORS, HEADERS, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES } from "./contract.js";
+import { answer, encoding, error, finish } from "./core.js";
 import { Unavailable, objectKey, stored } from "./manifests.js";
 import release from "./release.json";
 
@@ -23,7 +24,6 @@ import release from "./release.json";
 const CACHE_MS = 30_000;
 const cached = new Map();  // keyed hash → [entry or null, when read]
 let tables = null;  // per isolate: the bundled description and the manifests read from R2 (kept)
-const STALE = "The edge is being updated to the newest release; ask again in a minute.";
 
 function releasesOf(env) {
   const prefix = release.store_prefix || "";
@@ -38,7 +38,7 @@ async function keyEntry(env, hash) {
   const now = Date.now();
   const hit = cached.get(hash);
   if (hit && now - hit[1] < Number(env.KEYS_CACHE_MS ?? CACHE_MS)) return hit[0];
-  const entry = await env.KEYS.get(`k:${hash}`, { type: "json", cacheTtl: 60 });
+  const entry = await env.KEYS.get(STORE.key + hash, { type: "json", cacheTtl: 60 });
   if (cached.size > 10_000) cached.clear();  // a bound on the isolate's memory (guessed keys are cached too)
   cached.set(hash, [entry, now]);
   return entry;
@@ -54,7 +54,7 @@ function lookupFor(env) {
     }
     if (table === "users") {
       if (entry === null || entry.user !== key) return undefined;
-      const audience = (await releasesOf(env)("audiences", entry.set, id)) || "public";
+      const audience = (await releasesOf(env)("audiences", entry.set, id)) || PUBLIC_AUDIENCE;
       return { models: entry.models, audience, ...(entry.preview ? { preview: true } : {}) };
     }
     return releasesOf(env)(table, key, id);
@@ -75,7 +75,7 @@ function platformFor(secret) {
   return { keyhash, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 }
 
-const NOT_CONFIGURED = (what) => JSON.stringify({ detail: `The API is not configured: its ${what} is missing.` });
+const NOT_CONFIGURED = (what) => JSON.stringify({ detail: ERRORS.not_configured.replace("{what}", what) });
 
 // Conditional requests (RFC 9110 §13.2.2), on the ETag of the representation chosen: If-Match (strong
 // comparison) else If-Unmodified-Since → 412; If-None-Match (weak comparison; a list, or `*`) else
@@ -142,11 +142,11 @@ function withLength(body, length) {  // a stream the runtime knows the length of
   return fixed.readable;
 }
 
-function failed(result, status, detail, extra) {  // a 412 or 416 about a file: JSON, as every error
-  const headers = { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
-    ...extra };
-  for (const name of ["Content-Disposition", "Last-Modified", "ETag"]) delete headers[name];
-  return new Response(JSON.stringify({ detail }), { status, headers });
+function failed(result, status, name, extra) {  // a 412, 416 or 500 about a file: JSON, as every error
+  const refused = error(status, name, {}, extra);
+  const headers = { ...result.headers, ...refused.headers, "Cache-Control": HEADERS.error_cache_control };
+  for (const header of ["Content-Disposition", "Last-Modified", "ETag"]) delete headers[header];
+  return new Response(refused.body, { status, headers });
 }
 
 // One line per request for usage (riskapi usage reads it; Workers Logs and Logpush collect it): when,
@@ -173,7 +173,7 @@ async function respond(request, env, asked) {
   const missing = !env.KEYS_SECRET ? "KEYS_SECRET" : !env.KEYS ? "KEYS namespace (Workers KV)"
     : !env.RELEASES ? "RELEASES bucket (R2)" : null;
   if (missing) {  // no key could be checked or no file read: say so to the operator, answer nothing else
-    return new Response(NOT_CONFIGURED(missing), { status: 500, headers: { "Content-Type": "application/json" } });
+    return new Response(NOT_CONFIGURED(missing), { status: 500, headers: { "Content-Type": TYPES[DEFAULT_TYPE] } });
   }
   const platform = platformFor(env.KEYS_SECRET);
   const url = new URL(request.url);
@@ -191,10 +191,10 @@ async function respond(request, env, asked) {
   let result;
   try {
     result = await answer(core, release, lookupFor(env), platform);
-  } catch (error) {
-    if (!(error instanceof Unavailable)) throw error;
+  } catch (failure) {
+    if (!(failure instanceof Unavailable)) throw failure;
     // a release this version answers whose manifest R2 lacks: not another release's answer
-    result = finish(json(503, STALE, { "Retry-After": "60" }), release, request.method, false);
+    result = finish(error(503, "stale", {}, { "Retry-After": STALE_RETRY_AFTER }), release, request.method, false);
   }
   asked.user = core.user;  // set by the core's key check
   asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
@@ -215,14 +215,13 @@ async function respond(request, env, asked) {
     headers.delete("Content-Disposition");
     return new Response(null, { status: 304, headers });
   }
-  if (condition === 412) return failed(result, 412, "Precondition failed.");
+  if (condition === 412) return failed(result, 412, "precondition");
   const range = byteRange(request, result.size, fileTag, result.headers["Last-Modified"]);
   if (range === UNSATISFIABLE) {
-    return failed(result, 416, "Requested range not satisfiable.", { "Content-Range": `bytes */${result.size}` });
+    return failed(result, 416, "range", { "Content-Range": `bytes */${result.size}` });
   }
   const key = (release.store_prefix || "") + objectKey(result, chosen);
-  const lost = () => new Response(JSON.stringify({ detail: "A server error occurred." }), { status: 500,
-    headers: { ...result.headers, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" } });
+  const lost = () => failed(result, 500, "server");
   if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding): R2 reads only those
     const [first, last] = range;
     headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);

@@ -3,7 +3,7 @@ variant a release serves that set, and which users may preview staged releases. 
 edges' key entries and the webhooks all read it from here."""
 from __future__ import annotations
 
-from .. import routes
+from .. import document_routes, routes
 from .file import ApiKey
 
 
@@ -20,14 +20,14 @@ def grant_set_audiences(keys: list[ApiKey], releases: list[tuple[str, tuple[str,
     number of clients."""
     every_custom = tuple(sorted({model for _, custom, _ in releases for model in custom}))
     grants = user_grants(keys, every_custom)
-    held = sorted({models for models in grants.values() if models}, key=routes.audience_name)
+    held = sorted({models for models in grants.values() if models}, key=document_routes.audience_name)
     by_release: dict[str, dict[str, str]] = {}
     for release, custom, audiences in releases:
         variants = by_release.setdefault(release, {})
         for models in held:
             audience = release_audience(models & frozenset(custom), audiences)
             if audience != routes.PUBLIC:
-                variants[routes.audience_name(models)] = audience
+                variants[document_routes.audience_name(models)] = audience
     return grants, by_release
 
 
@@ -42,7 +42,8 @@ def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],
 def release_audience(grants: frozenset[str], audiences: list[frozenset[str]] | None) -> str:
     """The name of the variant a release serves a client with these grants (its custom models only);
     `audiences` None: every set has one."""
-    return routes.audience_name(grants if audiences is None else routes.audience_for(grants, audiences))
+    served = grants if audiences is None else document_routes.audience_for(grants, audiences)
+    return document_routes.audience_name(served)
 
 
 def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str, frozenset[str]]:
@@ -60,5 +61,5 @@ def missing_variant(keys: list[ApiKey], user: str, custom_models: tuple[str, ...
     if audiences is None:
         return None  # a release from before audiences were listed had one for every set
     held = user_grants(keys, custom_models).get(user, frozenset())
-    served = routes.audience_for(held, audiences)
+    served = document_routes.audience_for(held, audiences)
     return None if served == held else (held, served)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from ..errors import CellError
 from . import table as t
@@ -18,15 +19,39 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
 
     `broken_indicators` were reported already: their rows are skipped without a second problem."""
     name = observations_file(model.code)
+    problems_before = log.total
+    rows = _read_rows(log, name, model, indicators, countries, broken_indicators)
+    if not rows.read and log.total == problems_before:  # only its header (a release cut to nothing)
+        log.problem(name, None, None, "has no observations", "a model without observations scores no country: "
+                    "restore the file's rows", line=1)
+    _report_unknown(log, name, model, rows.unknown)
+    _report_outside(log, name, {i.reference: i for i in indicators}, rows.outside)
+    _report_orphan_components(log, name, rows)
+    return _series(rows, indicators)
+
+
+@dataclass
+class _Rows:
+    """An observations file as read. Only line numbers and values are kept per row: these files are the
+    bulk of the data."""
+
+    main: dict[tuple[str, str, str], tuple[int, Value, bool]] = field(default_factory=dict)
+    components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = field(
+        default_factory=lambda: defaultdict(list))
+    outside: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))  # → (line, country)
+    unknown: dict[tuple[str, str], list[int]] = field(default_factory=lambda: defaultdict(list))  # (column, value)
+    read: int = 0
+
+
+def _read_rows(log: ProblemLog, name: str, model: Model, indicators: tuple[Indicator, ...],
+               countries: dict[str, Country], broken_indicators: set[str]) -> _Rows:
+    """Each row checked on its own (a duplicate, a date, a value); what refers elsewhere is collected."""
     this_year = datetime.date.today().year
     by_reference = {i.reference: i for i in indicators}
     labels = {i.reference: {row.label for row in i.scoring} for i in indicators}
-    # Only line numbers and values are kept per row: these files are the bulk of the data.
-    main: dict[tuple[str, str, str], tuple[int, Value, bool]] = {}
-    components: dict[tuple[str, str, str], list[tuple[int, str, Value | None]]] = defaultdict(list)
-    outside: dict[str, list[tuple[int, str]]] = defaultdict(list)  # indicator → (line, country)
-    unknown: dict[tuple[str, str], list[int]] = defaultdict(list)  # (column, value) → lines
-    problems_before, rows_read = log.total, 0
+    rows = _Rows()
+    main, components, outside, unknown = rows.main, rows.components, rows.outside, rows.unknown
+    rows_read = 0
     for r in iter_table(log.dir / name, log.shown(name), OBSERVATION_COLUMNS, log, root=log.dir):
         rows_read += 1
         cells = r.cells
@@ -70,9 +95,12 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
         if not indicator.applies_to(countries[country]):
             outside[reference].append((r.line, country))
         main[key] = (r.line, value, projected)
-    if not rows_read and log.total == problems_before:  # only its header (a release cut to nothing)
-        log.problem(name, None, None, "has no observations", "a model without observations scores no country: "
-                    "restore the file's rows", line=1)
+    rows.read = rows_read
+    return rows
+
+
+def _report_unknown(log: ProblemLog, name: str, model: Model, unknown: dict[tuple[str, str], list[int]]) -> None:
+    """Rows naming an indicator or country the catalogue lacks: one problem per value, with its lines."""
     for (column, value), lines in unknown.items():
         # A reference into a file (or a row) that could not be read is that file's problem, said above.
         source, cells = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \
@@ -84,6 +112,11 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
                          "fix the reference or add the indicator to indicators.csv") if column == "indicator" \
             else (f"{value!r} is not in countries.csv", "add the country or fix the code")
         log.problem(name, None, column, message, hint + _more_lines(lines), line=lines[0])
+
+
+def _report_outside(log: ProblemLog, name: str, by_reference: dict[str, Indicator],
+                    outside: dict[str, list[tuple[int, str]]]) -> None:
+    """Observations for countries outside their indicator's applicability: a warning each indicator."""
     for reference, rows in outside.items():
         codes = sorted({country for _, country in rows})
         applicability = by_reference[reference].applicability
@@ -91,15 +124,22 @@ def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator
         log.warn(name, None, "country", f"{len(rows)} observations of {reference} are for countries outside its "
                  f"applicability {applicability.text!r} "
                  f"({', '.join(codes[:5])}{', …' if len(codes) > 5 else ''}); they are ignored", line=rows[0][0])
-    for key, extra in components.items():
-        if key not in main:
+
+
+def _report_orphan_components(log: ProblemLog, name: str, rows: _Rows) -> None:
+    for key, extra in rows.components.items():
+        if key not in rows.main:
             line, component, _ = extra[0]
             log.problem(name, None, "component", f"component {component!r} of {key[0]} {key[1]} {key[2]} has no "
                         "main row", "add the row with a blank component that holds the scored value", line=line)
+
+
+def _series(rows: _Rows, indicators: tuple[Indicator, ...]) -> ModelObservations:
+    """Each indicator's observations by country, one a year (the latest date), oldest first."""
     series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
-    for observed, (_line, value, projected) in main.items():
+    for observed, (_line, value, projected) in rows.main.items():
         reference, country, date = observed
-        parts = tuple((component, v) for _, component, v in sorted(components.get(observed, [])))
+        parts = tuple((component, v) for _, component, v in sorted(rows.components.get(observed, [])))
         series[reference][country].append(Observation(int(date[:4]), date, value, projected, parts))
     result: dict[str, dict[str, tuple[Observation, ...]]] = {}
     for indicator in indicators:

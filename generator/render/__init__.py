@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .. import routes
+from .. import document_routes, routes
 from ..load.records import Country
 from ..scoring.results import CurrentScores, ModelScores
 from .documents import (
@@ -18,7 +18,7 @@ from .documents import (
 
 __all__ = ["render_model_lists", "render_country_model_scores", "render_shared_documents"]
 
-Rendered = list[tuple[routes.Route, object]]
+Rendered = list[tuple[document_routes.Route, object]]
 
 
 def _ordered(items: list, ordering: str, code: Callable[[Any], str], name: Callable[[Any], str]) -> list:
@@ -38,12 +38,12 @@ def render_model_lists(scores: ModelScores, countries: tuple[Country, ...]) -> R
     rendered: Rendered = []
     for ordering in routes.SCORE_ORDERINGS:
         ordered = _ordered(scored, ordering, lambda s: s.country.code, lambda s: s.country.name)
-        rendered.append((routes.model_scores(model.code, ordering),
+        rendered.append((document_routes.model_scores(model.code, ordering),
                          render_model_scores(model, [entries[s.country.code] for s in ordered])))
     for country in countries:
-        rendered.append((routes.model_scores(model.code, country=country.code),
+        rendered.append((document_routes.model_scores(model.code, country=country.code),
                          render_model_scores(model, [entries[country.code]] if country.code in entries else [])))
-    rendered.append((routes.model_scores(model.code, country=routes.NO_MATCH), render_model_scores(model, [])))
+    rendered.append((document_routes.model_scores(model.code, country=routes.NO_MATCH), render_model_scores(model, [])))
     return rendered
 
 
@@ -53,15 +53,16 @@ def render_shared_documents(countries: tuple[Country, ...], current: list[Curren
     rendered: Rendered = []
     # Endpoints 1 and 5 depend on the client's custom-model grants: one variant per audience.
     for grants in audiences:
-        audience = routes.audience_name(grants)
+        audience = document_routes.audience_name(grants)
         visible = [c for c in current if not c.model.custom or c.model.code in grants]
-        rendered.append((routes.model_list(audience), render_model_list([c.model for c in visible])))
+        rendered.append((document_routes.model_list(audience), render_model_list([c.model for c in visible])))
         for country in countries:
-            rendered.append((routes.country_scores(country.code, audience), render_country_scores(country, visible)))
+            route = document_routes.country_scores(country.code, audience)
+            rendered.append((route, render_country_scores(country, visible)))
     for ordering in routes.COUNTRY_ORDERINGS:
-        rendered.append((routes.country_list(ordering), render_country_list(
+        rendered.append((document_routes.country_list(ordering), render_country_list(
             _ordered(list(countries), ordering, lambda c: c.code, lambda c: c.name))))
     for country in countries:
-        rendered.append((routes.country_list(country=country.code), render_country_list([country])))
-    rendered.append((routes.country_list(country=routes.NO_MATCH), render_country_list([])))
+        rendered.append((document_routes.country_list(country=country.code), render_country_list([country])))
+    rendered.append((document_routes.country_list(country=routes.NO_MATCH), render_country_list([])))
     return rendered

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from .. import routes
+from .. import document_routes
 from ..diff import CountryChange
 from .pages import ReleaseChanges
 
@@ -25,7 +25,7 @@ def current_sections(document: dict) -> dict[str, float]:
 
 def previous_sections(release_dir: Path | None, model: str, code: str) -> dict[str, float]:
     """A country's current section scores in an earlier release, from its endpoint 4 file (none there: {})."""
-    path = None if release_dir is None else release_dir / routes.country_model_scores(model, code).file
+    path = None if release_dir is None else release_dir / document_routes.country_model_scores(model, code).file
     return current_sections(orjson.loads(path.read_bytes())) if path and path.is_file() else {}
 
 
@@ -88,19 +88,21 @@ def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[s
                                   "ratingChanges": [], "largestMoves": [], "rankChanges": 0}
     models = [parts.get(code, {"code": code, **nothing}) for code in visible]
 
-    mine = routes.audience_name(grants)
+    mine = document_routes.audience_name(grants)
 
     def received(path: str) -> bool:
         """Whether this audience receives the file at its URL: not a public variant where the release has
         its own (each URL once, with the hash of the bytes it gets)."""
-        own = routes.audience_variant(path, mine)
+        own = document_routes.audience_variant(path, mine)
         return own is None or own not in files
 
     def listed(kind: str) -> list[dict]:
         if changes.previous is None:
             return []
         digest = kind != "removed"  # a removed document has no bytes now
-        return [{"url": site_url + routes.url_of(path), **({"sha256": files[path]["sha256"]} if digest else {})}
+        return [{"url": site_url + document_routes.url_of(path),
+                 **({"sha256": files[path]["sha256"]} if digest else {})}
                 for path in changes.documents[kind].of(grants, custom_models) if kind == "removed" or received(path)]
-    return {"id": changes.release, "previous": changes.previous, "url": site_url + routes.release_changes().url,
+    return {"id": changes.release, "previous": changes.previous,
+            "url": site_url + document_routes.release_changes().url,
             "models": models, "documents": {kind: listed(kind) for kind in ("added", "changed", "removed")}}

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from .. import routes
+from .. import document_routes
 from ..publish.twins import GzipPartFile, gzip_part
 
 COLUMNS = (
@@ -171,18 +171,18 @@ class ExportChunks:
         if custom:
             self.custom.add(code)
 
-    def render_model(self, code: str) -> Iterator[tuple[routes.Route, "ExportFile"]]:
+    def render_model(self, code: str) -> Iterator[tuple[document_routes.Route, "ExportFile"]]:
         """Both exports of one model alone, once its rows are written."""
-        yield routes.export("csv", code), ExportFile.of_rows([_HEADER_LINE], [self.csv[code]])
-        yield routes.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]])
+        yield document_routes.export("csv", code), ExportFile.of_rows([_HEADER_LINE], [self.csv[code]])
+        yield document_routes.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]])
 
-    def render_public(self) -> Iterator[tuple[routes.Route, "ExportFile"]]:
+    def render_public(self) -> Iterator[tuple[document_routes.Route, "ExportFile"]]:
         """Both exports of the public models (the same file for every key), as the models' files in order
         (the writer copies them one after the other): every model's rows are written twice at most (here
         and in its own exports), whatever the number of audiences."""
         public = [code for code in sorted(self.csv) if code not in self.custom]
-        yield routes.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])
-        yield routes.export("jsonl"), ExportFile.of_rows([], [self.jsonl[c] for c in public])
+        yield document_routes.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])
+        yield document_routes.export("jsonl"), ExportFile.of_rows([], [self.jsonl[c] for c in public])
 
 
 _HEADER_LINE = (",".join(HEADER) + "\n").encode()

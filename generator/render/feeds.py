@@ -10,7 +10,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
-from .. import routes
+from .. import document_routes, routes
+from ..serving import MEDIA_TYPES
 from ..words import counted
 
 FEEDS = "feeds"  # feeds/[audience=NAME/]feed.json and feed.atom
@@ -42,7 +43,7 @@ def headline(changes: dict | None) -> str:
 
 def _changes(folder: Path, audience: str) -> dict | None:
     """A release's change document for an audience (None: a release built before there were any)."""
-    path = folder / routes.release_changes(audience).file
+    path = folder / document_routes.release_changes(audience).file
     return orjson.loads(path.read_bytes()) if path.is_file() else None
 
 
@@ -61,14 +62,14 @@ def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience
     updated = releases[0][1] if releases else "1970-01-01T00:00:00Z"
     atom = ['<?xml version="1.0" encoding="utf-8"?>', '<feed xmlns="http://www.w3.org/2005/Atom">',
             "  <id>urn:country-risk-api:releases</id>", f"  <title>{TITLE}</title>", f"  <updated>{updated}</updated>",
-            f"  <link rel=\"self\" type=\"application/atom+xml\" href={quoteattr(api + '/feed.atom')}/>",
-            f"  <link rel=\"alternate\" type=\"text/html\" href={quoteattr(site_url + '/docs/changes/')}/>",
+            f"  <link rel=\"self\" type=\"{MEDIA_TYPES['atom']}\" href={quoteattr(api + '/feed.atom')}/>",
+            f"  <link rel=\"alternate\" type=\"{MEDIA_TYPES['html']}\" href={quoteattr(site_url + '/docs/changes/')}/>",
             "  <author><name>Country risk API</name></author>"]
     for item in items:
         atom += ["  <entry>", f"    <id>{escape(item['id'])}</id>", f"    <title>{escape(item['title'])}</title>",
                  f"    <updated>{item['date_published']}</updated>",
-                 f"    <link rel=\"alternate\" type=\"application/json\" href={quoteattr(item['url'])}/>",
-                 f"    <link rel=\"related\" type=\"application/json\" href={quoteattr(item['external_url'])}/>",
+                 f"    <link rel=\"alternate\" type=\"{MEDIA_TYPES['json']}\" href={quoteattr(item['url'])}/>",
+                 f"    <link rel=\"related\" type=\"{MEDIA_TYPES['json']}\" href={quoteattr(item['external_url'])}/>",
                  f"    <summary>{escape(item['content_text'])}</summary>", "  </entry>"]
     atom.append("</feed>")
     return {"feed.json": orjson.dumps(json_feed, option=orjson.OPT_INDENT_2),

@@ -4,7 +4,7 @@ A bank that used a score in a decision can say which release it came from: every
 release in X-Release, and these documents say what that release is."""
 from __future__ import annotations
 
-from .. import routes
+from .. import document_routes, routes
 from ..catalogue import built_at
 from ..scoring.results import CurrentScores
 from .documents import timestamp
@@ -20,9 +20,10 @@ def render_api_root(site_url: str, release_id: str) -> dict:
     endpoints = [{"operationId": e.operation, "url": site_url + routes.API + e.path, "summary": e.summary,
                   "keyRequired": e.keyed} for e in routes.ENDPOINTS]
     # the root answers for the current release only: its link is the current release's document
-    return {"title": "Country risk API", "release": _release_link(site_url, release_id, routes.current_release().url),
+    return {"title": "Country risk API",
+            "release": _release_link(site_url, release_id, document_routes.current_release().url),
             "endpoints": endpoints,
-            "links": {"openapi": site_url + routes.openapi().url, "docs": f"{site_url}/docs/",
+            "links": {"openapi": site_url + document_routes.openapi().url, "docs": f"{site_url}/docs/",
                       "changes": f"{site_url}/docs/changes/"}}
 
 
@@ -45,7 +46,7 @@ def render_current_release(site_url: str, changes: ReleaseChanges, visible: list
         models.append(entry)
     counts = {kind: files.count(grants, custom_models) for kind, files in changes.documents.items()}
     # its own address, under its id: the same document while it is current and after
-    own = routes.in_release(routes.current_release().url, changes.release)
+    own = routes.in_release(document_routes.current_release().url, changes.release)
     document = _release_link(site_url, changes.release, own)
     document.update(previous=changes.previous, models=models, documents=counts,
                     exports=export_links(site_url, changes.release))
@@ -56,4 +57,5 @@ def export_links(site_url: str, release: str, model: str | None = None) -> dict:
     """The URLs of both exports of this release (of the public models, or of one model): under its id, so
     that they still give this release's rows once another is current (the list of releases and a kept
     release's own document show them)."""
-    return {fmt: site_url + routes.in_release(routes.export(fmt, model).url, release) for fmt in routes.EXPORT_FORMATS}
+    return {fmt: site_url + routes.in_release(document_routes.export(fmt, model).url, release)
+            for fmt in document_routes.EXPORT_FORMATS}

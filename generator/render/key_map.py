@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import base64
 
-from .. import routes
+from .. import document_routes
 from ..keys import ApiKey, grant_set_audiences, previewers
 from .templates import template_environment
 
@@ -23,7 +23,7 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
             credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
     grants, by_release = grant_set_audiences(keys, releases)
     granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
-    grant_sets = [(user, routes.audience_name(models)) for user, models in sorted(grants.items()) if models]
+    grant_sets = [(user, document_routes.audience_name(models)) for user, models in sorted(grants.items()) if models]
     audience_rows = [(f"{release}:{grant_set}", audience) for release, variants in by_release.items()
                      for grant_set, audience in variants.items()]
     return template_environment().get_template("keys.conf.j2").render(credentials=credentials, granted=granted,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from .. import routes
+from .. import document_routes
 from ..load.records import Dataset
 from .release_info import NGINX_DIR, RELEASE_INFO
 from .templates import template_environment
@@ -18,7 +18,7 @@ ROUTING = f"{NGINX_DIR}/routing.json"  # the release's routing as data: what `ri
 def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:
     """The routing data of a release, by path relative to the release folder: what serve renders
     nginx's maps from (render_scoped_maps) and `riskapi deploy` gives the edge."""
-    routing = routes.release_routing([(c.code, c.name) for c in dataset.countries],
+    routing = document_routes.release_routing([(c.code, c.name) for c in dataset.countries],
                                      [(m.model.code, m.model.custom) for m in dataset.models], audiences)
     rendered = {}
     # What the key map needs at serve time: which custom models and which audience variants exist;

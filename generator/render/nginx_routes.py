@@ -9,14 +9,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import routes
+from .. import routes, serving
 from ..routes import Rule
+from . import nginx_contract
+from .nginx_contract import CHALLENGE, FORBIDDEN, error_body, error_location
 from .templates import template_environment
 
 PARTS = ("maps", "locations")
 BEGIN, END = "# {routes:%s — generated from generator/routes.py by scripts/nginx_conf.py; do not edit", "# routes:%s}"
 JSON_TYPES = ("json",)  # a file of another type takes its type for nginx's own `return`: errors go elsewhere
-ERROR_LOCATIONS = {403: "/_error/forbidden", 404: "/_error/404"}
+ERROR_LOCATIONS = {403: FORBIDDEN, 404: error_location("not_found")}
 # Every 2xx and 3xx status (RFC 9110 and the registry): a hash map's keys, so no response runs a regex
 ANSWERED = (200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308)
 
@@ -95,17 +97,17 @@ def _quoted(regex: str) -> str:
 def _scoped_location() -> Location:
     """Every kept release, under RELEASES_UNDER/{id}/…: each route answered from that release's own files
     with today's rules and the key's grants now ($scope is that release). Pruned: 410."""
-    listed = f"GET {routes.rule_named('releases').template} lists the releases kept."
+    listed = routes.rule_named('releases').template
     regex = f"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(?<scoped_rest>/[A-Za-z0-9_./-]*)?$"
     return Location(f'~ "{regex}"', [
         "types { }   # its errors are JSON whatever the path asks for (…/scores.csv)",
-        'default_type "application/json; charset=utf-8";',
+        f'default_type "{serving.JSON}";',
         "if ($auth_failure) { return 403 $auth_failure; }",
         "if ($scope_refusal = gone) {",
-        f"    return 410 '{{\"detail\":\"Release $scoped_id is no longer kept; {listed}\"}}';",
+        f"    return 410 {error_body('release_gone', id='$scoped_id', list=listed)};",
         "}",
         "if ($scope_refusal = unknown) {",
-        f"    return 404 '{{\"detail\":\"No release $scoped_id; {listed}\"}}';",
+        f"    return 404 {error_body('no_release', id='$scoped_id', list=listed)};",
         "}",
         "rewrite ^ $scoped_route last;"],
         "Every kept release under its id: each route as that release answered it (410 once pruned)")
@@ -195,16 +197,22 @@ def render(part: str) -> str:
         timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
-        answered=ANSWERED, challenge=routes.CHALLENGE, locations=grouped(locations))
+        answered=ANSWERED, challenge=routes.CHALLENGE, locations=grouped(locations),
+        filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
+        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, link_type=serving.LINK_FORMAT)
 
 
 def write_into(conf: Path) -> str:
-    """nginx.conf with its generated parts rendered anew (what scripts/nginx_conf.py writes)."""
+    """nginx.conf with its generated parts rendered anew (what scripts/nginx_conf.py writes): the
+    routing's and the serving contract's (render/nginx_contract.py)."""
     text = conf.read_text()
-    for part in PARTS:
-        begin, end = BEGIN % part, END % part
+    parts = [(BEGIN, END, part, lambda part, indent: render(part)) for part in PARTS]  # indented by its template
+    parts += [(nginx_contract.BEGIN, nginx_contract.END, part, nginx_contract.render) for part in nginx_contract.PARTS]
+    for begin, end, part, render_part in parts:
+        begin, end = begin % part, end % part
         start, stop = text.index(begin), text.index(end)
         line_start = text.rindex("\n", 0, start) + 1
         indent = text[line_start:start]
-        text = text[:start] + begin + "\n" + render(part).strip("\n") + "\n" + indent + text[stop:]
+        rendered = render_part(part, indent).strip("\n")
+        text = text[:start] + begin + "\n" + rendered + "\n" + indent + text[stop:]
     return text

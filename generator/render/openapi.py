@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import release_ids, routes
+from .. import document_routes, release_ids, routes, serving
+from ..serving import MEDIA_TYPES
 from .exports import COLUMNS
 from .pages import abridge
 
@@ -14,15 +15,17 @@ from .pages import abridge
 COMPONENT_NAMES = {"model-scores": "ModelScores", "country-model-scores": "CountryModelScores",
                    "country-scores": "CountryScores", "root": "ApiRoot", "release": "Release",
                    "releases": "Releases", "changes": "ReleaseChanges"}
-ERRORS = {
+ERRORS = {  # each error's example is the contract's text (serving.ERRORS)
     "400": ("Invalid parameter value; `detail` names the parameter and its allowed values.",
-            "Invalid value for ordering: use one of country_code, -country_code, country_name, -country_name."),
-    "403": ("Missing or invalid API key.", "Invalid API key."),
-    "404": ("Unknown route, model or country, or a custom model the client is not granted.", "Not found."),
-    "405": ("Method not allowed; the `Allow` header lists GET, HEAD, OPTIONS.", 'Method "POST" not allowed.'),
+            serving.ERRORS["bad_ordering"].format(parameter="ordering", values=", ".join(routes.SCORE_ORDERINGS))),
+    "403": ("Missing or invalid API key.", serving.ERRORS["invalid_key"]),
+    "404": ("Unknown route, model or country, or a custom model the client is not granted.",
+            serving.ERRORS["not_found"]),
+    "405": (f"Method not allowed; the `Allow` header lists {serving.ALLOW}.",
+            serving.ERRORS["method"].format(method="POST")),
     "429": ("Rate limit exceeded (only where the operator turned a limit on); see `Retry-After`.",
-            "Request was throttled."),
-    "500": ("Server error.", "A server error occurred."),
+            serving.ERRORS["throttled"]),
+    "500": ("Server error.", serving.ERRORS["server"]),
 }
 DROPPED_KEYWORDS = ("$schema", "$id", "title")  # titles are sentences; generators would name classes by them
 SECURITY_SCHEMES = {
@@ -46,8 +49,9 @@ AS_OF = {"name": "as_of", "in": "query", "required": False,
                         "the same); empty means now",
          "schema": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"},
                               {"type": "string", "maxLength": 0}]}}
+RELEASES_LIST = f"{routes.API}/releases/"
 GONE = ("A release that is no longer kept (pruned).",
-        "Release 20260301T000000Z is no longer kept; GET /api/v1/releases/ lists the releases kept.")
+        serving.ERRORS["release_gone"].format(id="20260301T000000Z", list=RELEASES_LIST))
 REDIRECT = {"description": "The release live at the instant asked for (as_of, Accept-Datetime): `Location` is this "
                            "route under that release.",
             "headers": {"Location": {"schema": {"type": "string"}}, "Link": {"schema": {"type": "string"}}}}
@@ -103,7 +107,7 @@ def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> d
             "description": parameter.description, "schema": schema}
 
 
-def _ok(schema: dict, media_type: str = "application/json") -> dict:
+def _ok(schema: dict, media_type: str = MEDIA_TYPES["json"]) -> dict:
     """A 200 answer of this type and schema. A text type that generic client generators do not read
     (JSON Lines, link-format, Atom: openapi-python-client warns and returns None) is declared with
     text/plain beside it, the same characters, which they hand over as a string."""
@@ -114,12 +118,12 @@ def _ok(schema: dict, media_type: str = "application/json") -> dict:
             else f"OK: {media_type} (text/plain for clients that read it as text)", "content": content}
 
 
-TEXT_WITHOUT_READERS = ("application/x-ndjson", "application/link-format", "application/atom+xml")
+TEXT_WITHOUT_READERS = tuple(MEDIA_TYPES[ext] for ext in ("jsonl", "link", "atom"))
 
 
 def _error(text: str, detail: str) -> dict:
     """An error answer: when it comes (`text`) and an example of its JSON body."""
-    return {"description": text, "content": {"application/json": {
+    return {"description": text, "content": {MEDIA_TYPES["json"]: {
         "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
 
 
@@ -164,7 +168,7 @@ def _releases_over_time() -> dict:
             "getTimeMap", "The kept releases as a Memento TimeMap",
             "RFC 7089 link format: the release document as the original resource and its own TimeGate, and each "
             "kept release that was live as a memento, dated when it first went live.",
-            _ok({"type": "string"}, "application/link-format")),
+            _ok({"type": "string"}, MEDIA_TYPES["link"])),
         feed.replace("{format}", "json"): _timeline_operation(
             "getReleasesJsonFeed", "The releases as a JSON Feed",
             "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its movers "
@@ -172,19 +176,19 @@ def _releases_over_time() -> dict:
             "HTTP Basic.", _ok({"type": "object"})),
         feed.replace("{format}", "atom"): _timeline_operation(
             "getReleasesAtomFeed", "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.",
-            _ok({"type": "string"}, "application/atom+xml")),
+            _ok({"type": "string"}, MEDIA_TYPES["atom"])),
         routes.past_path(routes.rule_named("release").path): _timeline_operation(
             "getRelease", "A kept release's own release document",
             "What /releases/current/ said while this release was live.",
             _ok({"$ref": "#/components/schemas/Release"}), parameters=(RELEASE,),
             errors={"404": _error("No release of that id (or a staged one, to a key that may not preview).",
-                                  "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."),
+                                  serving.ERRORS["no_release"].format(id="20000101T000000Z", list=RELEASES_LIST)),
                     "410": _error(*GONE)}),
     }
 
 
 def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str],
-                  examples: dict[str, tuple[routes.Route, object]], site_url: str) -> dict:
+                  examples: dict[str, tuple[document_routes.Route, object]], site_url: str) -> dict:
     """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `examples` holds a real answer
     of the release by endpoint anchor (shown abridged, like on the reference page)."""
     definitions = {**schemas["common"]["$defs"], **schemas["releases"]["$defs"]}
@@ -241,7 +245,7 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
                            "HMAC-SHA256 of `id.timestamp.body` with the subscriber's whsec_ secret). Answer 2xx; a "
                            "5xx, 429 or timeout is retried (4 attempts at most).",
             "security": [],
-            "requestBody": {"required": True, "content": {"application/json": {
+            "requestBody": {"required": True, "content": {MEDIA_TYPES["json"]: {
                 "schema": {"$ref": "#/components/schemas/ReleasePublished"}}}},
             "responses": {"200": {"description": "Received"}}}}},
         "components": {"schemas": components.schemas(),  # common.json holds Error too

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .. import routes
+from .. import document_routes, routes
 from ..diff import ReleaseDiff
 from ..load.records import Dataset
 from .documents import render_scoring
@@ -26,23 +26,25 @@ class ReleaseChanges:
     diff: ReleaseDiff
 
     @functools.cached_property
-    def documents(self) -> dict[str, routes.VisibleFiles]:
+    def documents(self) -> dict[str, document_routes.VisibleFiles]:
         """The documents added, changed and removed, grouped for what each audience may know of."""
-        return {kind: routes.VisibleFiles(getattr(self.diff, kind)) for kind in ("added", "changed", "removed")}
+        return {kind: document_routes.VisibleFiles(getattr(self.diff, kind))
+                for kind in ("added", "changed", "removed")}
 
 
-def example_routes(dataset: Dataset) -> dict[str, routes.Route]:
+def example_routes(dataset: Dataset) -> dict[str, document_routes.Route]:
     """The documents whose real (abridged) answers the reference shows, by endpoint."""
     public = [m.model.code for m in dataset.models if not m.model.custom]
     codes = [c.code for c in dataset.countries]
     code = "DEU" if "DEU" in codes else codes[0]
     model = "sovereign" if "sovereign" in public else public[0]
-    return {"models": routes.model_list(), "countries": routes.country_list(),
-            "scores": routes.model_scores(model), "country-model": routes.country_model_scores(model, code),
-            "country": routes.country_scores(code), "export-csv": routes.export("csv"),
-            "export-jsonl": routes.export("jsonl"), "export-model-csv": routes.export("csv", model),
+    return {"models": document_routes.model_list(), "countries": document_routes.country_list(),
+            "scores": document_routes.model_scores(model),
+            "country-model": document_routes.country_model_scores(model, code),
+            "country": document_routes.country_scores(code), "export-csv": document_routes.export("csv"),
+            "export-jsonl": document_routes.export("jsonl"), "export-model-csv": document_routes.export("csv", model),
             # not the root and release: they change with every build
-            "export-model-jsonl": routes.export("jsonl", model)}
+            "export-model-jsonl": document_routes.export("jsonl", model)}
 
 
 EXPORT_LINES = 4  # of an export, shown on the reference
@@ -65,7 +67,7 @@ def abridge(kind: str, document: Any) -> tuple[Any, bool]:
     return document, False
 
 
-def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, object]],
+def render_pages(dataset: Dataset, examples: dict[str, tuple[document_routes.Route, object]],
                  commands: list[tuple[str, str]], site_url: str, changes: ReleaseChanges) -> dict[str, bytes]:
     """Every page by path in the release: docs/index.html, docs/models/<code>/index.html, the
     explorer (docs/explorer/index.html and its script) and docs/changes/index.html.
@@ -101,7 +103,7 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[routes.Route, objec
                            scoring=render_scoring(i)) for i in data.indicators]
         pages[f"docs/models/{data.model.code}/index.html"] = environment.get_template("docs/model.html.j2").render(
             title=data.model.title, model=data.model, sections=sections, indicators=indicators,
-            own_page=routes.model_page(site_url, data.model.code), **common)
+            own_page=document_routes.model_page(site_url, data.model.code), **common)
     pages["docs/explorer/index.html"] = environment.get_template("docs/explorer.html.j2").render(
         title="Explorer", **common)
     public_codes = {m.model.code for m in public}

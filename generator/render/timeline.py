@@ -18,7 +18,7 @@ from typing import AbstractSet as Set
 
 import orjson
 
-from .. import routes
+from .. import document_routes, routes, serving
 from ..catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
 from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..validate import DocumentValidator
@@ -27,8 +27,6 @@ from .release_info import read_release_info, release_site_url
 
 LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
 TIMEMAP = "timemap.link"
-LINK_FORMAT = "application/link-format"
-PREVIEW_FOLDER = "preview"
 
 
 @dataclass(frozen=True)
@@ -113,10 +111,11 @@ def last_change(timeline: Timeline) -> int:
 def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:
     """A release's public release document, and every model it has (custom ones from its audiences'
     variants) by code."""
-    public_file = folder / routes.current_release().file
+    public_file = folder / document_routes.current_release().file
     public = orjson.loads(public_file.read_bytes())
     models = {}
-    for variant in sorted(public_file.parent.glob("audience=*/index.json")) + [public_file]:
+    variants = sorted(public_file.parent.glob(serving.folder("audience", audience="*") + "index.json"))
+    for variant in variants + [public_file]:
         for model in orjson.loads(variant.read_bytes())["models"]:
             models[model["code"]] = model
     return public, models
@@ -147,11 +146,11 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
     read = {r: _release_documents(timeline.folder / r) for r in timeline.answered}
     periods = timeline.starts()
     newest_first = sorted(timeline.answered, key=release_order, reverse=True)
-    route = routes.Route(f"{routes.API}/releases/", "", "releases")
+    route = document_routes.Route(f"{routes.API}/releases/", "", "releases")
     out = {}
-    for audience in audiences or routes.audiences(custom):
-        name = routes.audience_name(audience)
-        variant = "" if name == routes.PUBLIC else f"audience={name}/"
+    for audience in audiences or document_routes.audiences(custom):
+        name = document_routes.audience_name(audience)
+        variant = document_routes.audience_folder(name)
         for preview in (False, True):
             shown = [r for r in newest_first if preview or r not in timeline.staged]
             document = {"current": timeline.current, "timemap": f"{site_url}{routes.API}/releases/timemap",
@@ -160,7 +159,7 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
             problems = validator.errors(route, document)
             if problems:
                 raise ValueError("; ".join(problems))
-            folder = f"{PREVIEW_FOLDER}/" if preview else ""
+            folder = serving.FOLDERS["preview"] if preview else ""
             out[f"{LISTS}/{folder}{variant}index.json"] = orjson.dumps(document, option=orjson.OPT_INDENT_2)
         went_live = [(r, periods[r][0][0]) for r in newest_first if r in periods and r not in timeline.staged]
         for name_of_feed, body in feeds(went_live, timeline.folder, site_url, name).items():
@@ -176,7 +175,7 @@ def timemap(timeline: Timeline, site_url: str) -> str:
     dated = sorted(timeline.live_from().items(), key=lambda item: (parse_instant(item[1]), release_order(item[0])))
     links = [f'<{api}/current/>; rel="original timegate"']
     span = f'; from="{http_date(dated[0][1])}"; until="{http_date(dated[-1][1])}"' if dated else ""
-    links.append(f'<{api}/timemap>; rel="self"; type="{LINK_FORMAT}"{span}')
+    links.append(f'<{api}/timemap>; rel="self"; type="{serving.LINK_FORMAT}"{span}')
     for index, (release, start) in enumerate(dated):
         rel = " ".join(([] if index else ["first"]) + ([] if index < len(dated) - 1 else ["last"]) + ["memento"])
         links.append(f'<{api}/{release}/>; rel="{rel}"; datetime="{http_date(start)}"')

@@ -57,17 +57,8 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
 
     try:
         runtime.start()
-        say(f"serving release {runtime.served_release} on http://{settings.address}{API}/ "
-            f"(nginx prefix {runtime.prefix}; Ctrl-C stops; `riskapi status` shows what is live)")
+        say_started(runtime, settings, say)
         tell_problems()
-        for rejection in runtime.status.state["rejected"]:
-            if rejection["what"] == "release catalogue":
-                say(f"error: {rejection['reason']} (serving release {runtime.served_release} alone, without its "
-                    "history)")
-        linked = release_site_url(settings.site / RELEASES / runtime.served_release)
-        if linked not in (None, f"http://{settings.address}"):
-            say(f"note: the release links to {linked} (riskapi build --site-url); this server answers on "
-                f"http://{settings.address}")
         workers: set[int] = set()
         process = runtime.process
         assert process is not None  # started
@@ -89,20 +80,8 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
                 elif reloaded:
                     say(f"reloaded: release {runtime.served_release}, keys {settings.keys}")
                 for rejection in runtime.status.state["rejected"]:
-                    if rejection in rejected_before:
-                        continue
-                    if rejection["what"] == "release":
-                        say(f"error: release {rejection['name']} is not served, nginx rejected it (still serving "
-                            f"{runtime.served_release}; the keys are applied):\n{rejection['reason']}")
-                    elif rejection["what"] == "release catalogue":
-                        say(f"error: {rejection['reason']} (serving release {runtime.served_release} alone, without "
-                            "its history)")
-                    elif rejection["what"] == "history":
-                        say(f"error: release {rejection['name']} and its history not re-rendered, still serving "
-                            f"release {runtime.served_release} as before; the keys are applied: {rejection['reason']}")
-                    else:
-                        say(f"error: the keys file was not applied (still serving the keys before it; release "
-                            f"{runtime.served_release} is applied): {rejection['reason']}")
+                    if rejection not in rejected_before:
+                        say(rejection_message(rejection, runtime.served_release))
             except RiskApiError as error:
                 say(f"error: not reloaded, still serving release {runtime.served_release} as before: "
                     f"{error.format_message()}")
@@ -117,6 +96,33 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
             runtime.stop()
             say("stopped")
         runtime.status.remove()
+
+
+def say_started(runtime: NginxRuntime, settings: ServeSettings, say: Callable[[str], None]) -> None:
+    """What serve says once nginx answers: where, a history it could not read, an address it links to."""
+    say(f"serving release {runtime.served_release} on http://{settings.address}{API}/ "
+        f"(nginx prefix {runtime.prefix}; Ctrl-C stops; `riskapi status` shows what is live)")
+    for rejection in runtime.status.state["rejected"]:
+        if rejection["what"] == "release catalogue":
+            say(rejection_message(rejection, runtime.served_release))
+    linked = release_site_url(settings.site / RELEASES / runtime.served_release)
+    if linked not in (None, f"http://{settings.address}"):
+        say(f"note: the release links to {linked} (riskapi build --site-url); this server answers on "
+            f"http://{settings.address}")
+
+
+def rejection_message(rejection: dict, served: str) -> str:
+    """One line for what nginx or the history refused, and what is served instead."""
+    if rejection["what"] == "release":
+        return (f"error: release {rejection['name']} is not served, nginx rejected it (still serving {served}; the "
+                f"keys are applied):\n{rejection['reason']}")
+    if rejection["what"] == "release catalogue":
+        return f"error: {rejection['reason']} (serving release {served} alone, without its history)"
+    if rejection["what"] == "history":
+        return (f"error: release {rejection['name']} and its history not re-rendered, still serving release {served} "
+                f"as before; the keys are applied: {rejection['reason']}")
+    return (f"error: the keys file was not applied (still serving the keys before it; release {served} is applied): "
+            f"{rejection['reason']}")
 
 
 PRIVATE_PREFIX = "riskapi-nginx-"  # a serve's own nginx prefix in the temp folder (it holds keys.conf)

@@ -35,7 +35,7 @@ from typing import Sequence
 
 import orjson
 
-from .. import routes
+from .. import document_routes, routes
 from ..catalogue import Catalogue
 from ..encodings import identity
 from ..errors import RiskApiError
@@ -43,6 +43,7 @@ from ..files import write_atomic
 from ..keys import keys_lock, read_keys, served_audiences
 from ..publish import RELEASES, current_release
 from ..render.release_info import read_release_info, release_site_url
+from ..serving import MEDIA_TYPES
 
 SUBSCRIBERS, DELIVERIES = "subscribers.csv", "deliveries.log"
 HEADER = ["user", "url", "secret", "network"]
@@ -201,7 +202,7 @@ def event(site: Path, release: str, audience: str) -> dict:
     """The release.published event a subscriber of this audience is sent: the release, its links, and
     the movers of the models its key may see (its audience's change document)."""
     folder = site / RELEASES / release
-    changes = orjson.loads((folder / routes.release_changes(audience).file).read_bytes())
+    changes = orjson.loads((folder / document_routes.release_changes(audience).file).read_bytes())
     site_url = release_site_url(folder) or routes.DEFAULT_SITE_URL
     scoped = f"{site_url}{routes.API}/releases/{release}/"
     movers = [{"code": m["code"], "classChanges": m["classChanges"], "ratingChanges": m["ratingChanges"]}
@@ -256,7 +257,7 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
     try:
         path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
         connection.request("POST", path, body=body, headers={
-            "Content-Type": "application/json", "User-Agent": "country-risk-api-webhooks",
+            "Content-Type": MEDIA_TYPES["json"], "User-Agent": "country-risk-api-webhooks",
             "webhook-id": message, "webhook-timestamp": str(stamp),
             "webhook-signature": signature(subscriber.secret, message, stamp, body)})
         answer = connection.getresponse()

@@ -1,0 +1,276 @@
+"""Every document a release writes, one route each: the URL a client asks, the file that answers it, the
+schema it must match and the audience it is for (routes.py holds the grammar the servers route by; this,
+what the build writes under it). Also who may know of a file, how many documents a release has, and a
+release's routing as data (what nginx's maps and the edge's tables are rendered from)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from . import serving
+from .encodings import client_encodings
+from .routes import API, COUNTRY_ORDERINGS, ENDPOINTS, NO_MATCH, PUBLIC, SCORE_ORDERINGS
+
+
+@dataclass(frozen=True)
+class Route:
+    url: str  # what a client requests, with the query that selects this variant
+    file: str  # path of the answering file, relative to the release folder
+    schema: str  # name of the schema in schemas/ (without .json)
+    audience: str = PUBLIC  # which set of custom-model grants sees this variant
+
+    def __str__(self) -> str:
+        return self.url if self.audience == PUBLIC else f"{self.url} [audience {self.audience}]"
+
+
+def audience_name(grants: frozenset[str] | tuple[str, ...]) -> str:
+    """Name of the audience holding exactly these custom-model grants: `public` or `a+b`."""
+    return "+".join(sorted(grants)) if grants else PUBLIC
+
+
+def audiences(custom_models: tuple[str, ...], grant_sets: Iterable[Iterable[str]] = ()) -> list[frozenset[str]]:
+    """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (docs/api.md, custom models):
+    none (public), each custom model alone, and each set of several that a client holds — never every
+    subset, which would grow as 2 ** custom models."""
+    known = set(custom_models)
+    held = {frozenset(g) & known for g in grant_sets}
+    sets: set[frozenset[str]] = {frozenset()} | {frozenset([m]) for m in known} | {g for g in held if len(g) > 1}
+    return sorted(sets, key=lambda g: (len(g), sorted(g)))
+
+
+def audience_for(grants: frozenset[str], existing: list[frozenset[str]]) -> frozenset[str]:
+    """The variant a client with `grants` is served: its own set where the release has it, else the
+    largest set it holds that has one (until a build renders its own)."""
+    if grants in existing:
+        return grants
+    held = [a for a in existing if a <= grants]
+    return min(held, key=lambda a: (-len(a), audience_name(a)))  # the largest; the first by name on a tie
+
+
+def _file(path: str, *variant: str) -> str:
+    """The file answering `path` (+ variant folders): the URL path itself, then index.json."""
+    return "/".join([path.strip("/")] + [v.strip("/") for v in variant if v] + ["index.json"])
+
+
+_AUDIENCE_PREFIX = serving.FOLDERS["audience"].partition("{")[0]  # "audience="
+
+
+def audience_folder(audience: str) -> str:
+    """The variant folder (with its "/") an audience's documents are in; "" for the public."""
+    return "" if audience == PUBLIC else serving.folder("audience", audience=audience)
+
+
+_BY_ANCHOR = {e.anchor: e for e in ENDPOINTS}
+
+
+def _endpoint(anchor: str, **values: str) -> tuple[str, str]:
+    """An endpoint's URL with its path parameters filled in, and its schema."""
+    endpoint = _BY_ANCHOR[anchor]
+    return API + endpoint.path.format(**values), endpoint.schema
+
+
+def model_list(audience: str = PUBLIC) -> Route:
+    """Endpoint 1: the models a client may see."""
+    path, schema = _endpoint("models")
+    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+
+
+def _list_route(endpoint: tuple[str, str], order_parameter: str, orderings: tuple[str, ...], ordering: str,
+                filter_parameter: str, country: str | None) -> Route:
+    """A list endpoint's variant: its filter answer for one country (or none), or an ordering."""
+    path, schema = endpoint
+    if country is not None:
+        query = f"{filter_parameter}=" + ("XXX" if country == NO_MATCH else country)
+        return Route(f"{path}?{query}", _file(path, serving.folder("filter", code=country)), schema)
+    if ordering == orderings[0]:  # the default ordering is the plain URL
+        return Route(path, _file(path), schema)
+    return Route(f"{path}?{order_parameter}={ordering}",
+                 _file(path, serving.folder("order", parameter=order_parameter, value=ordering)), schema)
+
+
+def country_list(ordering: str = "code", country: str | None = None) -> Route:
+    """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
+    return _list_route(_endpoint("countries"), "model", COUNTRY_ORDERINGS, ordering, "code", country)
+
+
+def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
+    """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
+    return _list_route(_endpoint("scores", model=model), "ordering", SCORE_ORDERINGS, ordering, "country_code",
+                       country)
+
+
+def score_list_models(files: Iterable[str]) -> list[str]:
+    """The models whose endpoint 3 document (default ordering) is among `files` of a release."""
+    prefix, suffix = model_scores("{model}").file.split("{model}")
+    names = (f[len(prefix):-len(suffix)] for f in files if f.startswith(prefix) and f.endswith(suffix))
+    return sorted(name for name in names if name and "/" not in name)
+
+
+def country_model_scores(model: str, code: str) -> Route:
+    """Endpoint 4: the whole series of a model for one country."""
+    path, schema = _endpoint("country-model", model=model, country_code=code)
+    return Route(path, _file(path), schema)
+
+
+def country_scores(code: str, audience: str = PUBLIC) -> Route:
+    """Endpoint 5: current scores of every model the audience may see, for one country."""
+    path, schema = _endpoint("country", code=code)
+    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+
+
+def api_root() -> Route:
+    """The API root: no key needed, the same for every client."""
+    path, schema = _endpoint("root")
+    return Route(path, _file(path), schema)
+
+
+def current_release(audience: str = PUBLIC) -> Route:
+    """The release and the models an audience may see."""
+    path, schema = _endpoint("release")
+    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+
+
+def release_changes(audience: str = PUBLIC) -> Route:
+    """What the release changed, as an audience may know it."""
+    path, schema = _endpoint("changes")
+    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+
+
+def audience_variant(file: str, audience: str) -> str | None:
+    """The file an audience gets in place of a public document that has audience variants (endpoints 1
+    and 5, the release documents), or None for a file of no such kind."""
+    if audience == PUBLIC or not file.endswith("/index.json") or _AUDIENCE_PREFIX in file:
+        return None
+    folder = file.removesuffix("index.json")
+    return f"{folder}{audience_folder(audience)}index.json" if _VARIED_FOLDERS.fullmatch(folder) else None
+
+
+# the folders of the documents that have audience variants (endpoints 1 and 5, the release documents)
+_VARIED_FOLDERS = re.compile("|".join(
+    re.escape(kind.removesuffix("index.json")).replace(re.escape("{code}"), "[^/]+")
+    for kind in (model_list().file, country_scores("{code}").file, current_release().file, release_changes().file)))
+
+
+def url_of(file: str) -> str:
+    """The URL path (and query) of an API document of a release: its folders, and its variant folders
+    as the query that selects them (an audience's folder is no query: the key selects it); a file that is
+    not an index.json (openapi.json, an export) is its own path."""
+    if not file.endswith("index.json"):
+        return "/" + file
+    parts = file.removesuffix("index.json").strip("/").split("/")
+    path = "/" + "/".join(p for p in parts if "=" not in p) + "/"
+    query = []
+    for name, _, value in (p.partition("=") for p in parts if "=" in p):
+        if name == "filter":  # the one-country answer of the filters (none: a code no country has)
+            parameter = "code" if path == _endpoint("countries")[0] else "country_code"
+            query.append(f"{parameter}={'XXX' if value == NO_MATCH else value}")
+        elif name != "audience":
+            query.append(f"{name}={value}")
+    return path + ("?" + "&".join(query) if query else "")
+
+
+EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl"}
+MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"}
+
+
+def export(format: str, model: str | None = None) -> Route:
+    """A bulk export (not JSON: no schema): the public models' rows, the same file for every key, or
+    (`model`) one model's — written once per release, whatever the audiences."""
+    if model is None:
+        path, _ = _endpoint(EXPORT_FORMATS[format])
+    else:
+        path, _ = _endpoint(MODEL_EXPORT_FORMATS[format], model=model)
+    return Route(path, path.strip("/"), "")
+
+
+_ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")
+
+
+def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
+    """Whether a release file is one an audience may know of: no custom model it is not granted, and
+    no variant of another audience."""
+    model, audience = _visibility(file)
+    return model not in custom_models - grants and audience in (None, audience_name(grants))
+
+
+def _visibility(file: str) -> tuple[str | None, str | None]:
+    """What decides who may know of a file: the model its path names (endpoints 3 and 4, exports), and
+    its audience folder."""
+    parts = file.split("/")
+    model = parts[3] if len(parts) > 3 and parts[2] in ("riskscores", "exports") else None
+    folders = [p.removeprefix(_AUDIENCE_PREFIX) for p in parts if p.startswith(_AUDIENCE_PREFIX)]
+    return model, folders[0] if folders else None
+
+
+class VisibleFiles:
+    """Files grouped by what decides their visibility, so that what each of many audiences may know of
+    costs the groups, not the files (visible_to per file and audience grows as audiences × documents)."""
+
+    def __init__(self, files: Iterable[str]) -> None:
+        self.groups: dict[tuple[str | None, str | None], list[str]] = {}
+        for file in files:
+            self.groups.setdefault(_visibility(file), []).append(file)
+
+    def _visible(self, grants: frozenset[str], custom_models: set[str]) -> list[list[str]]:
+        hidden, mine = custom_models - grants, audience_name(grants)
+        return [files for (model, audience), files in self.groups.items()
+                if model not in hidden and audience in (None, mine)]
+
+    def count(self, grants: frozenset[str], custom_models: set[str]) -> int:
+        return sum(len(files) for files in self._visible(grants, custom_models))
+
+    def of(self, grants: frozenset[str], custom_models: set[str]) -> list[str]:
+        """The files an audience may know of, sorted."""
+        return sorted(file for files in self._visible(grants, custom_models) for file in files)
+
+
+def names_its_release(file: str) -> bool:
+    """The documents that name their own release: left out when releases are compared."""
+    return file == _ROOT_FILE or file.startswith(_RELEASE_FOLDER)
+
+
+def document_count(countries: int, models: int, audiences: int) -> int:
+    """How many API documents a release has: the routes above, for every model, country and audience."""
+    # endpoint 3 (orderings, filters, none), 4, the model's exports
+    per_model = len(SCORE_ORDERINGS) + countries + 1 + countries + len(MODEL_EXPORT_FORMATS)
+    shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
+    per_release = 1 + 1 + 2 * audiences + len(EXPORT_FORMATS)  # openapi.json, root; release, changes; exports
+    return models * per_model + shared + per_release
+
+
+def model_page(site_url: str, code: str) -> str:
+    """The address of a public model's methodology page."""
+    return f"{site_url}/docs/models/{code}/"
+
+
+def openapi() -> Route:
+    # checked against the OpenAPI meta-schema in tests
+    return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")
+
+
+# ---------------------------------------------------------------- a release's routing, as data
+
+@dataclass(frozen=True)
+class ReleaseRouting:
+    """Everything a server needs to map a request of one release to its file: what nginx's maps are
+    rendered from (and what an edge worker would read)."""
+
+    countries: tuple[str, ...]  # country codes; matched ignoring case
+    country_names: tuple[tuple[str, str], ...]  # (a name as a client encodes it in a query, its code)
+    models: tuple[tuple[str, bool], ...]  # (model code, custom)
+    audiences: tuple[tuple[str, tuple[str, ...]], ...]  # (audience name, the custom models it sees)
+    prefix: str = API
+    score_orderings: tuple[str, ...] = SCORE_ORDERINGS
+    country_orderings: tuple[str, ...] = COUNTRY_ORDERINGS
+    no_match: str = NO_MATCH
+
+
+def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]],
+                    variants: list[frozenset[str]]) -> ReleaseRouting:
+    """The routing of a release with these (code, name) countries, (code, custom) models and audiences."""
+    return ReleaseRouting(
+        countries=tuple(code for code, _ in countries),
+        country_names=tuple((encoded, code) for code, name in countries for encoded in client_encodings(name)),
+        models=tuple(models),
+        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in variants))
