@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import importlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -302,6 +303,11 @@ def render_shared(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt) -> No
     out.add(run.clock.run("render", render_shared_documents, countries, built.current, run.audiences))
     public = [m.model.code for m in run.dataset.models if not m.model.custom]
     shown = {kind: (route, out.examples[route.file]) for kind, route in run.examples.items()}
+    for rule in routes.RULES:  # a route whose entry names its renderer
+        if rule.documents:
+            module, _, function = rule.documents.partition(":")
+            renderer = getattr(importlib.import_module(module), function)
+            out.add(run.clock.run("render", renderer, run.dataset, built.current, run.audiences))
     out.add_one(document_routes.openapi(), run.clock.run("render", build_openapi, run.validator.schemas, public,
                                                          [c.code for c in countries[:3]], shown, run.site_url))
     if out.failures:

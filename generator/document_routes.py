@@ -10,7 +10,7 @@ from typing import Iterable
 
 from . import serving
 from .encodings import client_encodings
-from .routes import API, COUNTRY_ORDERINGS, ENDPOINTS, NO_MATCH, PUBLIC, SCORE_ORDERINGS
+from .routes import API, COUNTRY_ORDERINGS, ENDPOINTS, NO_MATCH, PUBLIC, SCORE_ORDERINGS, rule_named, url_for
 
 
 @dataclass(frozen=True)
@@ -241,12 +241,12 @@ def document_count(countries: int, models: int, audiences: int) -> int:
 
 def model_page(site_url: str, code: str) -> str:
     """The address of a public model's methodology page."""
-    return f"{site_url}/docs/models/{code}/"
+    return site_url + url_for("model-page", model=code)
 
 
 def openapi() -> Route:
     # checked against the OpenAPI meta-schema in tests
-    return Route(f"{API}/openapi.json", f"{API.strip('/')}/openapi.json", "")
+    return Route(url_for("openapi"), rule_named("openapi").file, "")
 
 
 # ---------------------------------------------------------------- a release's routing, as data

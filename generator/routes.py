@@ -9,12 +9,14 @@ picks through generated whitelist maps; no request value ever reaches a path dir
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from . import release_ids, serving
+from .endpoints import Endpoint, Parameter
 
 API = "/api/v1"
 DEFAULT_SITE_URL = "http://127.0.0.1:8080"  # where `riskapi serve` answers by default
@@ -87,6 +89,11 @@ class Rule:
     answer: str = ""  # RFC 7089 for the absolute URI in its `uri` segment: "timegate" (a 302), "timemap"
     under: str = API
     aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
+    # its documented operations (OpenAPI, the API root, the reference page); not part of what it routes
+    endpoints: tuple[Endpoint, ...] = field(default=(), compare=False, hash=False)
+    # what the build writes for it, where render/ does not already: "module:function" of its renderer, called
+    # with the dataset, the models' current scores and the audiences, giving (document_routes.Route, document)
+    documents: str = field(default="", compare=False)
 
     def regex(self) -> str:
         """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
@@ -125,36 +132,131 @@ _BASE = API.strip("/")
 COUNTRY_VARIANTS = Variants("countries", "code", "name", "model", COUNTRY_ORDERINGS)
 SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", SCORE_ORDERINGS)
 
-# In the order they are matched: the first rule whose path matches answers.
+# docs/api.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
+CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
+_CODE_FILTER_CONSTRAINTS = (("pattern", "^(.{3})?$"),)
+_MODEL = Parameter("model", "path", "Model code; custom models only for clients granted them",
+                   (("pattern", "^[a-z][a-z0-9_]*$"),), examples="models")
+_COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
+                          (("minLength", 3), ("maxLength", 3)), examples="countries")
+_EXPORTS = "Every result of the release's public models"
+_CSV, _JSONL = serving.MEDIA_TYPES["csv"], serving.MEDIA_TYPES["jsonl"]
+
+# In the order they are matched: the first rule whose path matches answers. Each rule's endpoints
+# document it (OpenAPI, the API root, the reference page).
 RULES = (
-    Rule("root", "/", f"{_BASE}/index.json", key=False, timegate=True),
+    Rule("root", "/", f"{_BASE}/index.json", key=False, timegate=True, endpoints=(Endpoint(
+        "root", "getApiRoot", "API root", "The API root: its endpoints, links and the current release",
+        "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
+        "release's id and build time; no key needed.", "root", tag="release"),)),
     Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
     # Memento's TimeGate of an original, as archives and clients address one: {site}/api/v1/timegate/{URI}
     Rule("timegate", "/timegate/{uri}", segments=(Segment("uri", "uri"),), answer="timegate"),
     # and its TimeMap: the kept releases in which that route answered this key
     Rule("route-timemap", "/timemap/{uri}", segments=(Segment("uri", "uri"),), answer="timemap"),
-    Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline"),
-    Rule("timemap", "/releases/timemap", "timemap.link", root="timeline"),
+    Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline", endpoints=(Endpoint(
+        "list-releases", "listReleases", "Releases", "The kept releases, newest first",
+        "Every kept release with when it was live (liveFrom, liveUntil, every period), its status (live, kept; "
+        "staged ones only to keys that may preview) and its change counts: the Memento TimeMap as JSON.",
+        "releases", tag="releases"),)),
+    Rule("timemap", "/releases/timemap", "timemap.link", root="timeline", endpoints=(Endpoint(
+        "timemap", "getTimeMap", "The releases as a TimeMap", "The kept releases as a Memento TimeMap",
+        "RFC 7089 link format: the release document as the original resource and its own TimeGate, and each "
+        "kept release that was live as a memento, dated when it first went live.", "",
+        media_type=serving.MEDIA_TYPES["link"], tag="releases"),)),
     Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
-         (Segment("format", "choice", ("json", "atom")),), root="timeline", challenge=True),
-    Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True),
+         (Segment("format", "choice", ("json", "atom")),), root="timeline", challenge=True, endpoints=(
+             Endpoint("feed-json", "getReleasesJsonFeed", "The releases as a JSON Feed", "The releases as a JSON Feed",
+                      "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its "
+                      "movers this key may see and links to its release and change documents. Feed readers may send "
+                      "the key as HTTP Basic.", "", tag="releases", choice="json"),
+             Endpoint("feed-atom", "getReleasesAtomFeed", "The releases as an Atom feed",
+                      "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.", "",
+                      media_type=serving.MEDIA_TYPES["atom"], tag="releases", choice="atom"))),
+    Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True,
+         endpoints=(Endpoint(
+             "release", "getCurrentRelease", "Current release", "The release the answers come from",
+             "The release every answer comes from (each answer names it in its X-Release header too): when it was "
+             "built, the data vintage and the number of scored countries of each model this key may see, and what "
+             "changed against the previous release.", "release", tag="release",
+             past=("getRelease", "A kept release's own release document",
+                   "What /releases/current/ said while this release was live.")),)),
     Rule("changes", "/releases/current/changes/", f"{_BASE}/releases/current/changes/{{audience}}index.json",
-         timegate=True),
+         timegate=True, endpoints=(Endpoint(
+             "changes", "getReleaseChanges", "What the release changed",
+             "What the release changed against the one before it",
+             "Against the release before it, per model this key may see: the countries added and removed, every "
+             "country whose risk class or rating moved (from, to, the score before and after, the section that "
+             "moved most), the largest score moves; and every document added, changed or removed, with the "
+             "SHA-256 of its new bytes, so a client re-fetches only those. A kept release's is "
+             "/releases/{{release}}/changes/.", "changes", tag="release"),)),
     Rule("export", "/exports/scores.{format}", f"{_BASE}/exports/scores.{{format}}", (_FORMAT,), download=True,
-         timegate=True),
+         timegate=True, endpoints=(
+             Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", f"{_EXPORTS} as CSV",
+                      f"{_EXPORTS} in one file, the same for every key: one row per model, country, date and level "
+                      "(model, section, indicator), with the columns below. A custom model's rows are in its own "
+                      "export.", "", media_type=_CSV, tag="exports", choice="csv"),
+             Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", f"{_EXPORTS} as JSON Lines",
+                      "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
+                      "out where the CSV cell is empty).", "", media_type=_JSONL, tag="exports", choice="jsonl"))),
     Rule("model-export", "/exports/{model}/scores.{format}", f"{_BASE}/exports/{{model}}/scores.{{format}}",
-         (Segment("model", "model"), _FORMAT), download=True, timegate=True),
+         (Segment("model", "model"), _FORMAT), download=True, timegate=True, endpoints=(
+             Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
+                      "Every result of one model as CSV", "The rows of one model, as the CSV export has them; a "
+                      "custom model's only for keys granted it.", "", (_MODEL,), media_type=_CSV, tag="exports",
+                      choice="csv"),
+             Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
+                      "Every result of one model as JSON Lines", "The rows of one model, as the JSON Lines export "
+                      "has them.", "", (_MODEL,), media_type=_JSONL, tag="exports", choice="jsonl"))),
     Rule("models", "/configuration/riskscoremodels/", f"{_BASE}/configuration/riskscoremodels/{{audience}}index.json",
-         timegate=True, aliases=("/configuration/riskscoresmodels/",)),
+         timegate=True, aliases=("/configuration/riskscoresmodels/",), endpoints=(Endpoint(
+             "models", "listRiskScoreModels", "Risk score models", "List risk score models",
+             "The models this key may see.", "riskscoremodels", number=1,
+             alias_summary="List risk score models (the earlier reference's spelling)",
+             alias_operation="listRiskScoreModelsEarlierSpelling"),)),
     Rule("countries", "/configuration/countries/", f"{_BASE}/configuration/countries/{{variant}}index.json",
-         variants=COUNTRY_VARIANTS, timegate=True),
+         variants=COUNTRY_VARIANTS, timegate=True, endpoints=(Endpoint(
+             "countries", "listCountries", "Countries", "List countries",
+             "Every country, with filters and an ordering.", "countries", (
+                 Parameter("code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
+                           meaning="exact country code, any case", allowed="3 characters"),
+                 Parameter("name", "query", "Exact country name, case-insensitive",
+                           meaning="exact country name, any case", allowed="a name of the list"),
+                 Parameter("model", "query", "Ordering (the parameter is named model); empty means the default",
+                           (("enum", [*COUNTRY_ORDERINGS, ""]), ("default", COUNTRY_ORDERINGS[0])),
+                           meaning="the ordering (the parameter is called model)",
+                           allowed=", ".join(COUNTRY_ORDERINGS) + f" (default {COUNTRY_ORDERINGS[0]})")),
+             number=2),)),
     Rule("country", "/riskscores/country/{code}/", f"{_BASE}/riskscores/country/{{code}}/{{audience}}index.json",
-         (Segment("code", "country"),), timegate=True),
+         (Segment("code", "country"),), timegate=True, endpoints=(Endpoint(
+             "country", "getCountryScores", "A country with its current scores",
+             "A country with the current score of each model", "The current score of every model this key may see.",
+             "country-scores",
+             (Parameter("code", "path", _COUNTRY_CODE.description, _COUNTRY_CODE.constraints, examples="countries"),),
+             number=5),)),
     Rule("scores", "/riskscores/{model}/", f"{_BASE}/riskscores/{{model}}/{{variant}}index.json",
-         (Segment("model", "model"),), variants=SCORE_VARIANTS, timegate=True),
+         (Segment("model", "model"),), variants=SCORE_VARIANTS, timegate=True, endpoints=(Endpoint(
+             "scores", "getModelScores", "Risk scores of a model", "Current risk scores of a model for all countries",
+             "The current score of every country that has one, for example {example}.", "model-scores", (
+                 _MODEL,
+                 Parameter("country_code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
+                           meaning="exact country code, any case", allowed="3 characters"),
+                 Parameter("country_name", "query", "Exact country name, case-insensitive",
+                           meaning="exact country name, any case", allowed="a name of the list"),
+                 Parameter("ordering", "query",
+                           "Ordering; a leading minus sorts descending; empty means the default",
+                           (("enum", [*SCORE_ORDERINGS, ""]), ("default", SCORE_ORDERINGS[0])),
+                           meaning="the order of the list",
+                           allowed=", ".join(SCORE_ORDERINGS) + f" (default {SCORE_ORDERINGS[0]})")),
+             number=3),)),
     Rule("country-model", "/riskscores/{model}/{country_code}/",
          f"{_BASE}/riskscores/{{model}}/{{country_code}}/index.json",
-         (Segment("model", "model"), Segment("country_code", "country")), timegate=True),
+         (Segment("model", "model"), Segment("country_code", "country")), timegate=True, endpoints=(Endpoint(
+             "country-model", "getModelCountryScores", "Risk scores of a model for one country",
+             "Risk scores of a model for one country: history, current and projection, with sections and "
+             "indicators",
+             "The whole series (history, current, projection) of the model, its sections and its indicators.",
+             "country-model-scores", (_MODEL, _COUNTRY_CODE), number=4),)),
     # the reference pages, outside the API: no key
     Rule("home", "/", "docs/index.html", key=False, page=True, under=""),
     Rule("docs", "/docs/", "docs/index.html", key=False, page=True, under=""),
@@ -165,7 +267,11 @@ RULES = (
     Rule("explorer-script", "/docs/explorer.js", "docs/explorer.js", key=False, page=True, under=""),
     Rule("favicon", "/favicon.ico", key=False, status=204, under=""),  # no icon, and no 404 in browsers' consoles
 )
-# Where the pages' Content-Security-Policy applies (any path there, a 404 too): the pages' own folder
+# Every documented operation, bound to its rule: docs/api.md's numbered endpoints first, the rest in the
+# table's order
+ENDPOINTS = tuple(sorted((dataclasses.replace(e, rule=rule) for rule in RULES for e in rule.endpoints),
+                         key=lambda e: e.number or len(RULES)))
+# The pages' own folder: their 2xx and 3xx answers get the pages' Content-Security-Policy
 PAGES = "/docs"
 # Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
 # answered it; the release itself is its release document, …/changes/ what it changed (SCOPED_ALIASES:
@@ -235,131 +341,10 @@ def rule_named(name: str) -> Rule:
     return next(rule for rule in RULES if rule.name == name)
 
 
-# ---------------------------------------------------------------- the endpoints, described once
-
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    where: str  # "path" or "query"
-    description: str  # for openapi.json
-    constraints: tuple[tuple[str, object], ...] = ()  # JSON Schema keywords of the string value, in order
-    examples: str | None = None  # "models" or "countries": openapi.json lists the release's own
-    meaning: str = ""  # for the reference page (query parameters)
-    allowed: str = ""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    anchor: str  # the endpoint's short name (and the reference page's anchor)
-    operation: str  # openapi.json's operationId: the method name generated clients get
-    title: str
-    rule: str  # the rule of RULES it documents ("name", or "name:choice" for one value of its choice segment)
-    summary: str  # openapi.json's summary
-    text: str  # the reference page's sentence; {example} is an example URL
-    schema: str  # name of the response schema in schemas/ ("" for a file that is not JSON)
-    parameters: tuple[Parameter, ...] = ()
-    alias_summary: str | None = None
-    alias_operation: str | None = None
-    keyed: bool = True  # False: answered without a key
-    media_type: str = serving.MEDIA_TYPES["json"]
-    tag: str = ""  # openapi.json groups operations by it (generated clients by module)
-
-    @property
-    def query_parameters(self) -> tuple[Parameter, ...]:
-        return tuple(p for p in self.parameters if p.where == "query")
-
-    @property
-    def path(self) -> str:
-        """Its URL template under API, as its rule has it (a choice segment given its value)."""
-        name, _, choice = self.rule.partition(":")
-        rule = rule_named(name)
-        chosen = {s.name: choice for s in rule.segments if s.kind == "choice" and choice}
-        return re.sub(r"\{([a-z_]+)\}", lambda m: chosen.get(m[1], m[0]), rule.path)
-
-    @property
-    def alias(self) -> str | None:
-        """Another spelling of the path that answers the same."""
-        aliases = rule_named(self.rule.partition(":")[0]).aliases
-        return aliases[0] if aliases else None
-
-
-# docs/api.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
-CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
-_CODE_FILTER_CONSTRAINTS = (("pattern", "^(.{3})?$"),)
-_MODEL = Parameter("model", "path", "Model code; custom models only for clients granted them",
-                   (("pattern", "^[a-z][a-z0-9_]*$"),), examples="models")
-_COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
-                          (("minLength", 3), ("maxLength", 3)), examples="countries")
-
-ENDPOINTS = (
-    Endpoint("models", "listRiskScoreModels", "1. Risk score models", "models",
-             "List risk score models",
-             "The models this key may see.", "riskscoremodels",
-             alias_summary="List risk score models (the earlier reference's spelling)",
-             alias_operation="listRiskScoreModelsEarlierSpelling"),
-    Endpoint("countries", "listCountries", "2. Countries", "countries", "List countries",
-             "Every country, with filters and an ordering.", "countries", (
-                 Parameter("code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
-                           meaning="exact country code, any case", allowed="3 characters"),
-                 Parameter("name", "query", "Exact country name, case-insensitive",
-                           meaning="exact country name, any case", allowed="a name of the list"),
-                 Parameter("model", "query", "Ordering (the parameter is named model); empty means the default",
-                           (("enum", [*COUNTRY_ORDERINGS, ""]), ("default", COUNTRY_ORDERINGS[0])),
-                           meaning="the ordering (the parameter is called model)",
-                           allowed=", ".join(COUNTRY_ORDERINGS) + f" (default {COUNTRY_ORDERINGS[0]})"))),
-    Endpoint("scores", "getModelScores", "3. Risk scores of a model", "scores",
-             "Current risk scores of a model for all countries",
-             "The current score of every country that has one, for example {example}.", "model-scores", (
-                 _MODEL,
-                 Parameter("country_code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
-                           meaning="exact country code, any case", allowed="3 characters"),
-                 Parameter("country_name", "query", "Exact country name, case-insensitive",
-                           meaning="exact country name, any case", allowed="a name of the list"),
-                 Parameter("ordering", "query",
-                           "Ordering; a leading minus sorts descending; empty means the default",
-                           (("enum", [*SCORE_ORDERINGS, ""]), ("default", SCORE_ORDERINGS[0])),
-                           meaning="the order of the list",
-                           allowed=", ".join(SCORE_ORDERINGS) + f" (default {SCORE_ORDERINGS[0]})"))),
-    Endpoint("country-model", "getModelCountryScores", "4. Risk scores of a model for one country",
-             "country-model",
-             "Risk scores of a model for one country: history, current and projection, with sections and "
-             "indicators",
-             "The whole series (history, current, projection) of the model, its sections and its indicators.",
-             "country-model-scores", (_MODEL, _COUNTRY_CODE)),
-    Endpoint("country", "getCountryScores", "5. A country with its current scores", "country",
-             "A country with the current score of each model",
-             "The current score of every model this key may see.", "country-scores",
-             (Parameter("code", "path", _COUNTRY_CODE.description, _COUNTRY_CODE.constraints, examples="countries"),)),
-    Endpoint("root", "getApiRoot", "API root", "root", "The API root: its endpoints, links and the current release",
-             "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
-             "release's id and build time; no key needed.", "root", keyed=False, tag="release"),
-    Endpoint("release", "getCurrentRelease", "Current release", "release",
-             "The release the answers come from",
-             "The release every answer comes from (each answer names it in its X-Release header too): when it was "
-             "built, the data vintage and the number of scored countries of each model this key may see, and what "
-             "changed against the previous release.", "release", tag="release"),
-    Endpoint("changes", "getReleaseChanges", "What the release changed", "changes",
-             "What the release changed against the one before it",
-             "Against the release before it, per model this key may see: the countries added and removed, every "
-             "country whose risk class or rating moved (from, to, the score before and after, the section that "
-             "moved most), the largest score moves; and every document added, changed or removed, with the "
-             "SHA-256 of its new bytes, so a client re-fetches only those. A kept release's is "
-             "/releases/{{release}}/changes/.", "changes", tag="release"),
-    Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", "export:csv",
-             "Every result of the release's public models as CSV",
-             "Every result of the release's public models in one file, the same for every key: one row per model, "
-             "country, date and level (model, section, indicator), with the columns below. A custom model's rows "
-             "are in its own export.", "", media_type=serving.MEDIA_TYPES["csv"], tag="exports"),
-    Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", "export:jsonl",
-             "Every result of the release's public models as JSON Lines",
-             "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
-             "out where the CSV cell is empty).", "", media_type=serving.MEDIA_TYPES["jsonl"], tag="exports"),
-    Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
-             "model-export:csv", "Every result of one model as CSV",
-             "The rows of one model, as the CSV export has them; a custom model's only for keys granted it.", "",
-             (_MODEL,), media_type=serving.MEDIA_TYPES["csv"], tag="exports"),
-    Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
-             "model-export:jsonl", "Every result of one model as JSON Lines",
-             "The rows of one model, as the JSON Lines export has them.", "", (_MODEL,),
-             media_type=serving.MEDIA_TYPES["jsonl"], tag="exports"),
-)
+def url_for(name: str, release: str | None = None, **segments: str) -> str:
+    """The path of the route `name` with its segments filled in (`url_for("scores", model="aml")`); under
+    `release`, the path that release answers it at (`url_for("changes", release=ID)`). Every URL the
+    build writes into a document, a feed, a page or a webhook is made here."""
+    rule = rule_named(name)
+    url = rule.under + re.sub(r"\{([a-z_]+)\}", lambda m: segments[m[1]], rule.path)
+    return in_release(url, release) if release is not None else url

@@ -37,8 +37,8 @@ def test_the_project_is_the_worker_and_its_description_and_holds_no_file_of_a_re
     live = (site / CURRENT).resolve().name
     # the releases are in R2 (riskapi deploy s3): the project is code, the description and the keys
     assert sorted(p.name for p in out.iterdir()) == sorted([
-        ".dev.vars", ".keys-secret", "contract.js", "core.js", "keycheck.js", "keys-kv.json", "manifests.js",
-        "package.json", "release.json", "update-keys.mjs", "worker.js", "wrangler.json"])
+        ".dev.vars", ".keys-secret", "contract.js", "core.js", "instants.js", "keycheck.js", "keys-kv.json",
+        "manifests.js", "package.json", "release.json", "variants.js", "update-keys.mjs", "worker.js", "wrangler.json"])
     config = json.loads((out / "wrangler.json").read_text())
     assert "assets" not in config and config["compatibility_date"] == cloudflare.COMPATIBILITY_DATE
     r2 = config["r2_buckets"]

@@ -60,7 +60,8 @@ def test_the_store_holds_keys_by_grant_set_and_nothing_per_file(deployed, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == [".keys-secret", "kvs-update", "kvs.json", "origin-lambda",
                                                      "update-kvs.sh", "viewer-request.js", "viewer-response.js"]
     assert sorted(p.name for p in (out / "origin-lambda").iterdir()) == [
-        "contract.js", "core.js", "index.js", "keycheck.js", "manifests.js", "package.json", "release.json"]
+        "contract.js", "core.js", "index.js", "instants.js", "keycheck.js", "manifests.js", "package.json",
+        "release.json", "variants.js"]
     for path in (p for p in out.rglob("*") if p.is_file()):  # no file holds a key, in any letter case
         assert not any(key.lower().encode() in path.read_bytes().lower() for key in plain.values()), path
     # the store holds HMACs under the secret, which only the gate's code holds

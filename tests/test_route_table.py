@@ -4,6 +4,7 @@ in one entry of the table, with nothing else touched, is answered alike by nginx
 and the CloudFront harness."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -14,22 +15,42 @@ import unittest.mock
 import orjson
 import pytest
 
-from generator import nginx_config, routes
+from generator import document_routes, nginx_config, routes
 from generator.build import build
 from generator.edge import CORE, KEYCHECK
 from generator.keys import add_key
 from generator.publish import CURRENT, current_release
 from generator.render.nginx_routes import write_into
 from generator.resources import NGINX_CONF
-from generator.routes import Rule, Segment
+from generator.routes import Endpoint, Rule, Segment
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.serve.usage import route_of
+from generator.validate import SCHEMA_DIR
 
 from .conftest import ROOT, SERVERS, TINY
 from .live import LiveServer, free_port, start_cloudfront_server, start_edge_server, worker_readable_folder
 
+# docs/develop.md's recipe, done here and nowhere else: one entry in the table (its path, who may ask, its
+# file, its renderer and the endpoint that documents it), its renderer, and its schema (FIXTURE_SCHEMA)
 FIXTURE = Rule("fixture", "/fixture/{code}/", "api/v1/fixture/{code}/{audience}index.json",
-               (Segment("code", "country"),), timegate=True)
+               (Segment("code", "country"),), timegate=True, documents="tests.test_route_table:fixture_documents",
+               endpoints=(Endpoint("fixture", "getFixture", "A fixture", "A fixture of the route table's test",
+                                   "A document per country and audience, from a test's renderer.", "fixture"),))
+FIXTURE_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "A fixture",
+                  "type": "object", "required": ["fixture", "audience"], "additionalProperties": False,
+                  "properties": {"fixture": {"type": "string", "minLength": 3, "maxLength": 3},
+                                 "audience": {"type": "string"}}}
+
+
+def fixture_documents(dataset, current, audiences):
+    """The fixture route's renderer: for each country and audience, its code and the audience's folder."""
+    for country in dataset.countries:
+        for grants in audiences:
+            audience = document_routes.audience_name(grants)
+            folder = document_routes.audience_folder(audience)
+            yield (document_routes.Route(routes.url_for("fixture", code=country.code),
+                                         f"api/v1/fixture/{country.code}/{folder}index.json", "fixture", audience),
+                   {"fixture": country.code, "audience": folder or "public"})
 
 
 def test_nginx_conf_s_routing_is_generated_from_the_table():
@@ -81,22 +102,21 @@ def test_each_rule_answers_its_own_template_and_no_other_rule_comes_first():
 
 @pytest.fixture(scope="module")
 def fixture_servers(s3):
-    """The tiny release with one more document (api/v1/fixture/AUT/index.json and alice's audience's),
-    served through a route table with one more entry (FIXTURE): nginx with nginx.conf generated from it,
-    the Worker and the CloudFront harness deployed from it. Nothing else is changed."""
+    """The tiny release built through a route table with one more entry (FIXTURE) and the schemas with its
+    one more schema, served by nginx with nginx.conf generated from that table, and by the Worker and the
+    CloudFront harness deployed from it. Nothing else is changed."""
     base = worker_readable_folder("riskapi-routes-")
-    site = base / "site"
-    build(TINY, site)
-    release = site / CURRENT
-    for audience in ("", "audience=acme_aml/"):
-        document = release / f"api/v1/fixture/AUT/{audience}index.json"
-        document.parent.mkdir(parents=True, exist_ok=True)
-        document.write_bytes(orjson.dumps({"fixture": "AUT", "audience": audience or "public"}))
+    site, schemas = base / "site", base / "schemas"
+    shutil.copytree(SCHEMA_DIR, schemas)
+    (schemas / "fixture.json").write_text(json.dumps(FIXTURE_SCHEMA))
     keys_file = base / "keys" / "keys.csv"
     keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key}
     conf = base / "nginx.conf"
     shutil.copyfile(NGINX_CONF, conf)
-    with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)):
+    bound = dataclasses.replace(FIXTURE.endpoints[0], rule=FIXTURE)
+    with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)), \
+            unittest.mock.patch.object(routes, "ENDPOINTS", (*routes.ENDPOINTS, bound)):
+        build(TINY, site, schema_dir=schemas, grant_sets=[frozenset({"acme_aml"})])
         conf.write_text(write_into(conf))
         with unittest.mock.patch.object(nginx_config, "NGINX_CONF", conf):
             port = free_port()
@@ -128,6 +148,26 @@ def test_an_endpoint_added_in_one_table_entry_is_served_by_every_server(fixture_
         "detail": "Authentication credentials were not provided."}
     asked = live.get("/api/v1/fixture/AUT/?as_of=2099-01-01", user="bob")  # a TimeGate, as the entry says
     assert asked.status == 302 and asked.header("Location") == f"/api/v1/releases/{release}/fixture/AUT/"
+
+
+def test_an_endpoint_added_in_one_table_entry_is_documented_everywhere(fixture_servers):
+    """The same entry, with nothing else edited, in OpenAPI (its path, operation and schema), the API root,
+    the reference page and `riskapi usage`'s routes."""
+    servers, _ = fixture_servers
+    live = servers["nginx"]
+    openapi = json.loads(live.get("/api/v1/openapi.json", user=None).body)
+    operation = openapi["paths"]["/fixture/{code}/"]["get"]
+    assert operation["operationId"] == "getFixture" and operation["summary"] == "A fixture of the route table's test"
+    assert "fixture" in json.dumps(operation["responses"]["200"])
+    assert openapi["paths"]["/releases/{release}/fixture/{code}/"]["get"]["operationId"] == "getFixtureInRelease"
+    root = json.loads(live.get("/api/v1/", user=None).body)
+    assert {"operationId": "getFixture", "url": "http://127.0.0.1:8080/api/v1/fixture/{code}/",
+            "summary": "A fixture of the route table's test", "keyRequired": True} in root["endpoints"]
+    page = live.get("/docs/", user=None).body.decode()
+    assert '<h3 id="fixture">A fixture</h3>' in page and "<code>GET /api/v1/fixture/{code}/</code>" in page
+    with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)):
+        assert route_of("/api/v1/fixture/aut") == "/api/v1/fixture/{code}/"
+    assert route_of("/api/v1/fixture/aut") == "other"  # the table as shipped has no such route
 
 
 def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):

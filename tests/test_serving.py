@@ -418,7 +418,7 @@ def test_pages_need_no_key(live, path):
     page = answer.body.decode()
     assert page.startswith("<!doctype html>")
     scripts = re.findall(r"<script[^>]*>", page)
-    assert scripts in ([], ['<script src="/docs/explorer.js">'])  # only the explorer's own script
+    assert scripts in ([], ['<script src="/docs/explorer.js" data-root="/api/v1/">'])  # only the explorer's own script
     assert "<link" not in page and "@import" not in page  # nothing from outside
     assert "acme_aml" not in page  # custom models stay hidden
     # the browser runs no script but the site's own, and sends no form or frame anywhere
@@ -448,7 +448,7 @@ def test_reference_documents_every_endpoint_and_command(live):
     from generator.routes import API, ENDPOINTS
     page = live.get("/", user=None).body.decode()
     paths = [API + p for e in ENDPOINTS for p in (e.path, e.alias) if p] + [f"{API}/openapi.json"]
-    assert len(paths) == 14
+    assert len(paths) == 18
     for path in paths:
         assert path in page, path
     for name, _ in command_table():

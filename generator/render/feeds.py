@@ -10,7 +10,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
-from .. import document_routes, routes
+from .. import document_routes
+from ..routes import url_for
 from ..serving import MEDIA_TYPES
 from ..words import counted
 
@@ -49,21 +50,22 @@ def _changes(folder: Path, audience: str) -> dict | None:
 
 def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience: str) -> dict[str, bytes]:
     """Both feeds of an audience: `releases` are (id, when it first went live), newest first."""
-    api = f"{site_url}{routes.API}/releases"
     items = []
     for release, live_from in releases:
-        items.append({"id": entry_id(release), "url": f"{api}/{release}/", "title": f"Release {release}",
+        items.append({"id": entry_id(release), "url": site_url + url_for("release", release),
+                      "title": f"Release {release}",
                       "content_text": headline(_changes(folder / release, audience)), "date_published": live_from,
-                      "external_url": f"{api}/{release}/changes/"})
+                      "external_url": site_url + url_for("changes", release)})
     json_feed = {"version": "https://jsonfeed.org/version/1.1", "title": TITLE,
-                 "home_page_url": f"{site_url}/docs/", "feed_url": f"{api}/feed.json",
+                 "home_page_url": site_url + url_for("docs"), "feed_url": site_url + url_for("feed", format="json"),
                  "description": "Each release of the API as it went live, with its movers.",
                  "authors": [{"name": "Country risk API"}], "language": "en", "items": items}
     updated = releases[0][1] if releases else "1970-01-01T00:00:00Z"
+    self_url, page_url = site_url + url_for("feed", format="atom"), site_url + url_for("docs-page", page="changes")
     atom = ['<?xml version="1.0" encoding="utf-8"?>', '<feed xmlns="http://www.w3.org/2005/Atom">',
             "  <id>urn:country-risk-api:releases</id>", f"  <title>{TITLE}</title>", f"  <updated>{updated}</updated>",
-            f"  <link rel=\"self\" type=\"{MEDIA_TYPES['atom']}\" href={quoteattr(api + '/feed.atom')}/>",
-            f"  <link rel=\"alternate\" type=\"{MEDIA_TYPES['html']}\" href={quoteattr(site_url + '/docs/changes/')}/>",
+            f"  <link rel=\"self\" type=\"{MEDIA_TYPES['atom']}\" href={quoteattr(self_url)}/>",
+            f"  <link rel=\"alternate\" type=\"{MEDIA_TYPES['html']}\" href={quoteattr(page_url)}/>",
             "  <author><name>Country risk API</name></author>"]
     for item in items:
         atom += ["  <entry>", f"    <id>{escape(item['id'])}</id>", f"    <title>{escape(item['title'])}</title>",

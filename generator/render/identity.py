@@ -17,14 +17,14 @@ def _release_link(site_url: str, release_id: str, url: str) -> dict:
 
 def render_api_root(site_url: str, release_id: str) -> dict:
     """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release."""
-    endpoints = [{"operationId": e.operation, "url": site_url + routes.API + e.path, "summary": e.summary,
+    endpoints = [{"operationId": e.operation, "url": site_url + e.template, "summary": e.summary,
                   "keyRequired": e.keyed} for e in routes.ENDPOINTS]
     # the root answers for the current release only: its link is the current release's document
     return {"title": "Country risk API",
             "release": _release_link(site_url, release_id, document_routes.current_release().url),
             "endpoints": endpoints,
-            "links": {"openapi": site_url + document_routes.openapi().url, "docs": f"{site_url}/docs/",
-                      "changes": f"{site_url}/docs/changes/"}}
+            "links": {"openapi": site_url + routes.url_for("openapi"), "docs": site_url + routes.url_for("docs"),
+                      "changes": site_url + routes.url_for("docs-page", page="changes")}}
 
 
 def render_current_release(site_url: str, changes: ReleaseChanges, visible: list[CurrentScores],

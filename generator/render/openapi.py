@@ -49,7 +49,7 @@ AS_OF = {"name": "as_of", "in": "query", "required": False,
                         "the same); empty means now",
          "schema": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"},
                               {"type": "string", "maxLength": 0}]}}
-RELEASES_LIST = f"{routes.API}/releases/"
+RELEASES_LIST = routes.url_for("releases")
 GONE = ("A release that is no longer kept (pruned).",
         serving.ERRORS["release_gone"].format(id="20260301T000000Z", list=RELEASES_LIST))
 REDIRECT = {"description": "The release live at the instant asked for (as_of, Accept-Datetime): `Location` is this "
@@ -138,53 +138,30 @@ def _responses(schema: dict, media_type: str, example: tuple[str, object] | None
 
 
 def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
-    """An operation as a past release answered it: under /releases/{release}/, immutable, 410 once pruned."""
+    """An operation as a past release answered it: under /releases/{release}/, immutable, 404 for a release
+    never built (or staged, to a key that may not preview), 410 once pruned."""
     responses = {status: answer for status, answer in operation["responses"].items() if status != "302"}
+    responses["404"] = _error(f"No release of that id (or a staged one, to a key that may not preview); "
+                              f"{ERRORS['404'][0][0].lower()}{ERRORS['404'][0][1:]}",
+                              serving.ERRORS["no_release"].format(id="20000101T000000Z", list=RELEASES_LIST))
     responses["410"] = _error(*GONE)
-    return {**operation, "operationId": f"{endpoint.operation}InRelease", "tags": ["releases"],
-            "summary": f"{endpoint.summary} (as a kept release answered it)",
+    operation_id, summary, text = endpoint.past or (f"{endpoint.operation}InRelease",
+                                                    f"{endpoint.summary} (as a kept release answered it)",
+                                                    operation["description"])
+    return {**operation, "operationId": operation_id, "tags": ["releases"], "summary": summary, "description": text,
             "parameters": [RELEASE] + [p for p in operation["parameters"] if p is not AS_OF],
             "responses": dict(sorted(responses.items()))}
 
 
-def _timeline_operation(operation_id: str, summary: str, description: str, answer: dict, *,
-                        parameters: tuple = (), errors: dict | None = None) -> dict:
-    """A route of the releases over time: tagged `releases`, keyed (403), answered with `answer`."""
-    return {"get": {"operationId": operation_id, "tags": ["releases"], "summary": summary, "description": description,
-                    "parameters": list(parameters),
-                    "responses": {"200": answer, "403": _error(*ERRORS["403"]), **(errors or {})}}}
-
-
-def _releases_over_time() -> dict:
-    """The list of kept releases, its feeds, the TimeMap and a kept release's own document."""
-    feed = routes.rule_named("feed").path
-    return {
-        routes.rule_named("releases").path: _timeline_operation(
-            "listReleases", "The kept releases, newest first",
-            "Every kept release with when it was live (liveFrom, liveUntil, every period), its status (live, kept; "
-            "staged ones only to keys that may preview) and its change counts: the Memento TimeMap as JSON.",
-            _ok({"$ref": "#/components/schemas/Releases"})),
-        routes.rule_named("timemap").path: _timeline_operation(
-            "getTimeMap", "The kept releases as a Memento TimeMap",
-            "RFC 7089 link format: the release document as the original resource and its own TimeGate, and each "
-            "kept release that was live as a memento, dated when it first went live.",
-            _ok({"type": "string"}, MEDIA_TYPES["link"])),
-        feed.replace("{format}", "json"): _timeline_operation(
-            "getReleasesJsonFeed", "The releases as a JSON Feed",
-            "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its movers "
-            "this key may see and links to its release and change documents. Feed readers may send the key as "
-            "HTTP Basic.", _ok({"type": "object"})),
-        feed.replace("{format}", "atom"): _timeline_operation(
-            "getReleasesAtomFeed", "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.",
-            _ok({"type": "string"}, MEDIA_TYPES["atom"])),
-        routes.past_path(routes.rule_named("release").path): _timeline_operation(
-            "getRelease", "A kept release's own release document",
-            "What /releases/current/ said while this release was live.",
-            _ok({"$ref": "#/components/schemas/Release"}), parameters=(RELEASE,),
-            errors={"404": _error("No release of that id (or a staged one, to a key that may not preview).",
-                                  serving.ERRORS["no_release"].format(id="20000101T000000Z", list=RELEASES_LIST)),
-                    "410": _error(*GONE)}),
-    }
+def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Components) -> dict:
+    """The schema of an endpoint's 200: its component or schema; an export's columns; else by its type."""
+    if endpoint.schema in COMPONENT_NAMES:
+        return {"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
+    if endpoint.schema:
+        return components.rewrite(schemas[endpoint.schema])
+    if endpoint.bound.download:
+        return EXPORT_SCHEMA
+    return {"type": "object"} if endpoint.media_type == MEDIA_TYPES["json"] else {"type": "string"}
 
 
 def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str],
@@ -198,10 +175,7 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
     parameter_examples = {"models": model_codes, "countries": country_codes}
     paths = {}
     for endpoint in routes.ENDPOINTS:
-        if endpoint.schema in COMPONENT_NAMES:
-            response = {"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
-        else:
-            response = components.rewrite(schemas[endpoint.schema]) if endpoint.schema else EXPORT_SCHEMA
+        response = _body(endpoint, schemas, components)
         example = None
         if endpoint.anchor in examples:
             route, document = examples[endpoint.anchor]
@@ -211,7 +185,7 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         operation: dict[str, Any] = {
                      "operationId": endpoint.operation, "tags": [endpoint.tag or endpoint.path.split("/")[1]],
                      "summary": endpoint.summary,
-                     "description": endpoint.text.format(example=f"`{routes.API}/riskscores/{model_codes[0]}/`"),
+                     "description": endpoint.text.format(example=f"`{routes.url_for('scores', model=model_codes[0])}`"),
                      "parameters": [_parameter(p, parameter_examples) for p in endpoint.parameters],
                      "responses": _responses(response, endpoint.media_type, example, endpoint.keyed)}
         if not endpoint.keyed:
@@ -220,19 +194,17 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         if endpoint.alias:
             paths[endpoint.alias] = {"get": {**operation, "operationId": endpoint.alias_operation,
                                              "summary": endpoint.alias_summary, "deprecated": True}}
-        if endpoint.keyed:
+        if endpoint.keyed and endpoint.bound.timegate:  # asked for an instant; answered by each kept release
             operation["parameters"] = operation["parameters"] + [AS_OF]
             operation["responses"] = {"302": REDIRECT, **operation["responses"]}
-            if endpoint.anchor != "release":  # a past release's own release document: _releases_over_time
-                paths[routes.past_path(endpoint.path)] = {"get": _in_release(operation, endpoint)}
-    paths.update(_releases_over_time())
+            paths[routes.past_path(endpoint.path)] = {"get": _in_release(operation, endpoint)}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Country risk API", "version": "1.0.0",
                  "description": "Country risk scores per model and country, with the models and countries. "
                                 "Every route needs an API key in the Authorization header: `apikey USER:KEY`, "
                                 "the bare `KEY`, `Bearer KEY`, or HTTP Basic with USER and KEY.",
-                 "contact": {"name": "API reference", "url": f"{site_url}/docs/"}},
+                 "contact": {"name": "API reference", "url": site_url + routes.url_for("docs")}},
         "servers": [{"url": site_url + routes.API}],
         "tags": [{"name": name, "description": text} for name, text in TAGS.items()],
         "security": [{name: []} for name in SECURITY_SCHEMES],

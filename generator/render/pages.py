@@ -85,13 +85,13 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[document_routes.Rou
     model_path = examples["scores"][0].url.removeprefix(routes.API)
     endpoints = []
     for e in routes.ENDPOINTS:
-        url, response, abridged = shown.get(e.anchor, (routes.API + e.path, None, False))
-        endpoints.append(dict(anchor=e.anchor, title=e.title, path=routes.API + e.path,
+        url, response, abridged = shown.get(e.anchor, (e.template, None, False))
+        endpoints.append(dict(anchor=e.anchor, title=e.heading, path=e.template,
                               alias=routes.API + e.alias if e.alias else None, text=e.text.format(example=model_path),
                               parameters=[dict(name=p.name, meaning=p.meaning, allowed=p.allowed)
                                           for p in e.query_parameters],
                               example=url, response=response, abridged=abridged, keyed=e.keyed))
-    common = dict(models=summary, base=site_url, api_url=site_url + routes.API, release_note="of the published data")
+    common = dict(models=summary, base=site_url, release_note="of the published data")
     pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
         title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}
     for data in public:

@@ -5,6 +5,7 @@ import functools
 
 import jinja2
 
+from ..routes import url_for
 from ..words import counted
 
 
@@ -42,4 +43,5 @@ def template_environment() -> jinja2.Environment:
     environment.filters["map_key"] = nginx_map_key
     environment.filters["nginx_quoted"] = nginx_quoted
     environment.filters["counted"] = counted
+    environment.globals["url_for"] = url_for  # every link of a page from the route table
     return environment

@@ -129,7 +129,7 @@ def _entry(timeline: Timeline, release: str, periods: list[tuple[str, str | None
             "liveFrom": periods[0][0] if periods else None,
             "liveUntil": periods[-1][1] if periods else None,
             "livePeriods": [{"from": start, "until": end} for start, end in periods],
-            "previous": public["previous"], "url": f"{site_url}{routes.API}/releases/{release}/",
+            "previous": public["previous"], "url": site_url + routes.url_for("release", release),
             "models": [model for code, model in sorted(models.items()) if code in shown],
             "documents": public["documents"]}
 
@@ -146,14 +146,14 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
     read = {r: _release_documents(timeline.folder / r) for r in timeline.answered}
     periods = timeline.starts()
     newest_first = sorted(timeline.answered, key=release_order, reverse=True)
-    route = document_routes.Route(f"{routes.API}/releases/", "", "releases")
+    route = document_routes.Route(routes.url_for("releases"), "", "releases")
     out = {}
     for audience in audiences or document_routes.audiences(custom):
         name = document_routes.audience_name(audience)
         variant = document_routes.audience_folder(name)
         for preview in (False, True):
             shown = [r for r in newest_first if preview or r not in timeline.staged]
-            document = {"current": timeline.current, "timemap": f"{site_url}{routes.API}/releases/timemap",
+            document = {"current": timeline.current, "timemap": site_url + routes.url_for("timemap"),
                         "releases": [_entry(timeline, r, periods.get(r, []), site_url, *read[r], audience)
                                      for r in shown]}
             problems = validator.errors(route, document)
@@ -171,12 +171,11 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
 def timemap(timeline: Timeline, site_url: str) -> str:
     """The Memento TimeMap (RFC 7089 §5) of the releases: the release document is the original resource
     and its own TimeGate; each kept release that was live is a memento, dated when it first went live."""
-    api = f"{site_url}{routes.API}/releases"
     dated = sorted(timeline.live_from().items(), key=lambda item: (parse_instant(item[1]), release_order(item[0])))
-    links = [f'<{api}/current/>; rel="original timegate"']
+    links = [f'<{site_url}{routes.url_for("release")}>; rel="original timegate"']
     span = f'; from="{http_date(dated[0][1])}"; until="{http_date(dated[-1][1])}"' if dated else ""
-    links.append(f'<{api}/timemap>; rel="self"; type="{serving.LINK_FORMAT}"{span}')
+    links.append(f'<{site_url}{routes.url_for("timemap")}>; rel="self"; type="{serving.LINK_FORMAT}"{span}')
     for index, (release, start) in enumerate(dated):
         rel = " ".join(([] if index else ["first"]) + ([] if index < len(dated) - 1 else ["last"]) + ["memento"])
-        links.append(f'<{api}/{release}/>; rel="{rel}"; datetime="{http_date(start)}"')
+        links.append(f'<{site_url}{routes.url_for("release", release)}>; rel="{rel}"; datetime="{http_date(start)}"')
     return ",\n".join(links) + "\n"

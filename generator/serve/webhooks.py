@@ -204,12 +204,13 @@ def event(site: Path, release: str, audience: str) -> dict:
     folder = site / RELEASES / release
     changes = orjson.loads((folder / document_routes.release_changes(audience).file).read_bytes())
     site_url = release_site_url(folder) or routes.DEFAULT_SITE_URL
-    scoped = f"{site_url}{routes.API}/releases/{release}/"
     movers = [{"code": m["code"], "classChanges": m["classChanges"], "ratingChanges": m["ratingChanges"]}
               for m in changes["models"] if m["classChanges"] or m["ratingChanges"]]
     return {"type": EVENT, "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "data": {"release": release, "previous": changes["previous"],
-                     "links": {"release": scoped, "changes": scoped + "changes/", "page": f"{site_url}/docs/changes/"},
+                     "links": {"release": site_url + routes.url_for("release", release),
+                               "changes": site_url + routes.url_for("changes", release),
+                               "page": site_url + routes.url_for("docs-page", page="changes")},
                      "movers": movers}}
 
 

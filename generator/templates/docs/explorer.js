@@ -4,7 +4,16 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { base: "", authorization: "", ranking: [], sort: { key: "rank", descending: false } };
+const state = { base: "", authorization: "", ranking: [], sort: { key: "rank", descending: false }, urls: {} };
+// The API root's path (the page's script tag says it, from the route table): it lists every endpoint's
+// URL template by operationId, which is all the explorer knows of the API's URLs.
+const ROOT = document.currentScript.dataset.root;
+
+// An endpoint's path (and query) from its template in the API root, its {segments} filled in.
+function urlFor(operation, values, query) {
+  const path = state.urls[operation].replace(/\{(\w+)\}/g, (whole, name) => encodeURIComponent(values[name]));
+  return path + (query ? "?" + query : "");
+}
 
 function authorizationFor(key) {
   // USER:KEY travels as `apikey USER:KEY`, a bare key as itself (both documented forms).
@@ -148,7 +157,7 @@ async function showCountry() {
   say("Loading " + model + " for " + code + " …");
   let document_;
   try {
-    document_ = await api(`/api/v1/riskscores/${encodeURIComponent(model)}/${encodeURIComponent(code)}/`);
+    document_ = await api(urlFor("getModelCountryScores", { model, country_code: code }));
   } catch (failure) {
     say(failure.message, true);
     return;
@@ -198,7 +207,7 @@ const RANKING_COLUMNS = [
 async function loadRanking() {
   const model = $("model").value;
   try {
-    const list = await api(`/api/v1/riskscores/${encodeURIComponent(model)}/`);
+    const list = await api(urlFor("getModelScores", { model }));
     state.ranking = list.data.filter((e) => e.results.length);
   } catch (failure) {
     say(failure.message, true);
@@ -265,8 +274,10 @@ async function connect(event) {
   say("Checking the key …");
   let models, countries;
   try {
-    [models, countries] = await Promise.all([api("/api/v1/configuration/riskscoremodels/"),
-                                             api("/api/v1/configuration/countries/?model=name")]);
+    const root = await api(ROOT);  // answered without a key: each endpoint's URL template
+    for (const endpoint of root.endpoints) state.urls[endpoint.operationId] = endpoint.url.replace(/^\w+:\/\/[^/]*/, "");
+    [models, countries] = await Promise.all([api(urlFor("listRiskScoreModels", {})),
+                                             api(urlFor("listCountries", {}, "model=name"))]);
   } catch (failure) {
     say(failure.message, true);
     return;
