@@ -137,6 +137,25 @@ def folder(kind: str, **values: str) -> str:
     return FOLDERS[kind].format(**values)
 
 
+# ---- Links (RFC 8288; RFC 7089's Memento): one link, and what each kind of answer links to --------------
+LINK = '<{uri}>; rel="{rel}"'  # a link; its parameters follow, each as LINK_PARAMETER
+LINK_PARAMETER = '; {name}="{value}"'
+# {site} is the API's public address; {timegate} and {timemaps} the prefixes of the TimeGate and the TimeMap
+# of any original URI; {uri} the original's path and query as sent (encoded: edge/keycheck.js's uriOf)
+LINKS = {
+    "original": '<{site}{timegate}{site}{uri}>; rel="timegate", <{site}{timemaps}{site}{uri}>; rel="timemap"; '
+                'type="' + LINK_FORMAT + '"',  # an original's 200: its TimeGate and TimeMap
+    "memento": '<{site}{uri}>; rel="original", {original}',  # a release-scoped answer: its original's too
+    "redirect": '{memento}, <{site}{location}>; rel="memento"',  # the TimeGate's 302: and where it sends
+}
+
+
+def link(uri: str, rel: str, **parameters: str) -> str:
+    """One link of a TimeMap (link-format), its parameters in order."""
+    return LINK.format(uri=uri, rel=rel) + "".join(LINK_PARAMETER.format(name=name, value=value)
+                                                   for name, value in parameters.items())
+
+
 # ---- the edge key store (CloudFront's KeyValueStore): one key layout ----------------------------------
 STORE = {
     "key": "k:",  # k:<keyed hash> → the key's user, grant set, preview
@@ -158,7 +177,8 @@ def edge_contract() -> dict[str, object]:
                         "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "release": RELEASE_HEADER,
                         "download": DOWNLOAD},
             "LINK_TYPE": LINK_FORMAT, "PAGE_TYPES": [media_type(ext) for ext in PAGE_EXTENSIONS],
-            "ERRORS": ERRORS, "REDIRECT": REDIRECT, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,
+            "ERRORS": ERRORS, "REDIRECT": REDIRECT, "LINK": LINK, "LINK_PARAMETER": LINK_PARAMETER,
+            "LINKS": LINKS, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,
             "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE}
 
 

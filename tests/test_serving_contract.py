@@ -29,7 +29,8 @@ def _pieces(template: str) -> list[str]:
 def forbidden_literals() -> list[str]:
     values = [*serving.MEDIA_TYPES.values(), *serving.CSP.values(), serving.ERROR_CACHE_CONTROL,
               *(v for v in (*serving.EVERY_ANSWER.values(), *serving.PREFLIGHT.values()) if not v.isdigit() and len(v) > 1)]
-    values += [piece for text in (*serving.ERRORS.values(), serving.REDIRECT) for piece in _pieces(text)]
+    values += [piece for text in (*serving.ERRORS.values(), serving.REDIRECT, *serving.LINKS.values())
+               for piece in _pieces(text)]
     values += [serving.DOWNLOAD.partition("{")[0]]
     values += [folder.partition("{")[0] for folder in serving.FOLDERS.values() if not folder.startswith("{")]
     return values

@@ -25,10 +25,11 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { FOLDERS, HEADERS, LINK_TYPE, REDIRECT, TYPES } from "./contract.js";
+import { FOLDERS, HEADERS, LINK_TYPE, LINKS, REDIRECT, TYPES } from "./contract.js";
 import { acceptDatetimeMillis, asOfMillis, releaseAt } from "./instants.js";
-import { asciiLower, error, fill, json, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf, user }
-  from "./keycheck.js";
+import {
+  asciiLower, error, fill, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf, user,
+} from "./keycheck.js";
 import { argument, audienceDir, variantFolder } from "./variants.js";
 
 export { acceptDatetimeMillis, asOfMillis, error, json, normalise, releaseAt };
@@ -83,7 +84,7 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   const location = memento + (kept.length ? "?" + uriOf(kept.join("&"), true) : "");
   const original = uriOf(path, false) + (kept.length ? "?" + kept.join("&") : "");
   return json(302, fill(REDIRECT, { id: found.release, location }), { "Location": location,
-    "Link": `${mementoLinks(original, table.scope, site)}, <${site}${location}>; rel="memento"` });
+    "Link": fill(LINKS.redirect, { memento: mementoLinks(original, table.scope, site), site, location }) });
 }
 
 // RFC 7089's TimeGate of an original by its absolute URI ({site}{TIMEGATE}{URI}, the form archives and
@@ -139,13 +140,13 @@ export async function timemapOf(request, target, release, lookup, platform) {
   }
   const uri = uriOf(own, false) + (query ? "?" + uriOf(query, true) : "");
   const date = (id) => new Date(firstLive[id]).toUTCString();
-  const links = [`<${site}${uri}>; rel="original"`, `<${site}${table.scope.timegate}${site}${uri}>; rel="timegate"`,
-    `<${site}${table.scope.timemaps}${site}${uri}>; rel="self"; type="${LINK_TYPE}"` +
-    (mementos.length ? `; from="${date(mementos[0])}"; until="${date(mementos[mementos.length - 1])}"` : "")];
+  const span = mementos.length ? [["from", date(mementos[0])], ["until", date(mementos[mementos.length - 1])]] : [];
+  const links = [link(site + uri, "original"), link(`${site}${table.scope.timegate}${site}${uri}`, "timegate"),
+    link(`${site}${table.scope.timemaps}${site}${uri}`, "self", [["type", LINK_TYPE]].concat(span))];
   for (let i = 0; i < mementos.length; i++) {
     const rel = [i === 0 ? "first" : "", i === mementos.length - 1 ? "last" : "", "memento"].filter((w) => w).join(" ");
-    links.push(`<${site}${mementoPath(own.slice(release.prefix.length), table.scope, mementos[i])}` +
-      `${query ? "?" + uriOf(query, true) : ""}>; rel="${rel}"; datetime="${date(mementos[i])}"`);
+    links.push(link(`${site}${mementoPath(own.slice(release.prefix.length), table.scope, mementos[i])}` +
+      `${query ? "?" + uriOf(query, true) : ""}`, rel, [["datetime", date(mementos[i])]]));
   }
   return { status: 200, body: links.join(",\n") + "\n",
     headers: { "Content-Type": TYPES.link } };

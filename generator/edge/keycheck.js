@@ -6,7 +6,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { DEFAULT_TYPE, ERRORS, LINK_TYPE, TYPES } from "./contract.js";
+import { DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, TYPES } from "./contract.js";
 
 // A JSON answer {"detail": …}: the API's errors and the TimeGate's 302.
 export function json(status, detail, extra) {
@@ -120,14 +120,18 @@ function utf8Escapes(run) {  // non-ASCII text as UTF-8 escapes; a lone surrogat
   }
 }
 
-// An original's TimeGate and TimeMap (`uri`: its path and query, as sent).
+// An original's TimeGate and TimeMap (`uri`: its path and query, as sent): the contract's LINKS.original.
 export function timeLinks(uri, scope, site) {
-  const own = uriOf(uri, true);
-  return `<${site}${scope.timegate}${site}${own}>; rel="timegate", <${site}${scope.timemaps}${site}${own}>; ` +
-    `rel="timemap"; type="${LINK_TYPE}"`;
+  return fill(LINKS.original, { site, timegate: scope.timegate, timemaps: scope.timemaps, uri: uriOf(uri, true) });
 }
 
 // A memento's Links: its original (`uri`, as sent), and the original's TimeGate and TimeMap.
 export function mementoLinks(uri, scope, site) {
-  return `<${site}${uriOf(uri, true)}>; rel="original", ${timeLinks(uri, scope, site)}`;
+  return fill(LINKS.memento, { site, uri: uriOf(uri, true), original: timeLinks(uri, scope, site) });
+}
+
+// One link of a TimeMap, its parameters ([name, value] pairs) in order.
+export function link(uri, rel, parameters) {
+  return fill(LINK, { uri, rel }) + (parameters || []).map((pair) => fill(LINK_PARAMETER, { name: pair[0],
+    value: pair[1] })).join("");
 }

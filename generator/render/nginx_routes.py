@@ -199,7 +199,18 @@ def render(part: str) -> str:
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
         answered=ANSWERED, challenge=routes.CHALLENGE, locations=grouped(locations),
         filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
-        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, link_type=serving.LINK_FORMAT)
+        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, **_links())
+
+
+def _links() -> dict[str, str]:
+    """The contract's Links with nginx's variables: an original's (the request as sent), a release-scoped
+    answer's (the route it answers as, with the query as sent)."""
+    prefixes = dict(site="$site_url", timegate=routes.timegate_prefix(),
+                    timemaps=routes.timegate_prefix("route-timemap"))
+    scoped = "$scoped_route$is_args$args"
+    return {"original_link": serving.LINKS["original"].format(uri="$request_uri", **prefixes),
+            "scoped_link": serving.LINKS["memento"].format(
+                site="$site_url", uri=scoped, original=serving.LINKS["original"].format(uri=scoped, **prefixes))}
 
 
 def write_into(conf: Path) -> str:

@@ -172,10 +172,10 @@ def timemap(timeline: Timeline, site_url: str) -> str:
     """The Memento TimeMap (RFC 7089 §5) of the releases: the release document is the original resource
     and its own TimeGate; each kept release that was live is a memento, dated when it first went live."""
     dated = sorted(timeline.live_from().items(), key=lambda item: (parse_instant(item[1]), release_order(item[0])))
-    links = [f'<{site_url}{routes.url_for("release")}>; rel="original timegate"']
-    span = f'; from="{http_date(dated[0][1])}"; until="{http_date(dated[-1][1])}"' if dated else ""
-    links.append(f'<{site_url}{routes.url_for("timemap")}>; rel="self"; type="{serving.LINK_FORMAT}"{span}')
+    links = [serving.link(site_url + routes.url_for("release"), "original timegate")]
+    span = {"from": http_date(dated[0][1]), "until": http_date(dated[-1][1])} if dated else {}
+    links.append(serving.link(site_url + routes.url_for("timemap"), "self", type=serving.LINK_FORMAT, **span))
     for index, (release, start) in enumerate(dated):
         rel = " ".join(([] if index else ["first"]) + ([] if index < len(dated) - 1 else ["last"]) + ["memento"])
-        links.append(f'<{site_url}{routes.url_for("release", release)}>; rel="{rel}"; datetime="{http_date(start)}"')
+        links.append(serving.link(site_url + routes.url_for("release", release), rel, datetime=http_date(start)))
     return ",\n".join(links) + "\n"
