@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from generator import serving
+
 from .conftest import FIXTURES, ROOT, SERVERS
 
 
@@ -441,6 +443,16 @@ def test_favicon_is_an_empty_answer_without_a_key(live):
 def test_json_answers_may_run_nothing(live):
     assert live.get("/api/v1/configuration/countries/").header("content-security-policy") == \
         "default-src 'none'; frame-ancestors 'none'"
+
+
+@pytest.mark.parametrize("path", ["/docs/nosuch/", "/docs/models/nosuch/", "/docs/explorer/x/"])
+def test_an_error_under_the_pages_runs_nothing_either(live, path):
+    # the pages' CSP is for a page's 2xx and 3xx answers only: a 404 under /docs/ is JSON, as every
+    # server says it (nginx by the location that answered, the edge core by its rule and status, the
+    # CloudFront function by the answer's type)
+    answer = live.get(path, user=None)
+    assert answer.status == 404 and answer.header("content-type") == serving.JSON
+    assert answer.header("content-security-policy") == serving.CSP["data"]
 
 
 def test_reference_documents_every_endpoint_and_command(live):
