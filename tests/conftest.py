@@ -141,7 +141,7 @@ EDGE_FIXTURES = {"edge", "s3", "cloudfront"}
 
 def pytest_addoption(parser):
     parser.addoption("--quick", action="store_true",
-                     help="leave out what needs workerd, the CloudFront harness or 100,000 keys (marked slow)")
+                     help="leave out what needs workerd or the CloudFront harness, and the tests marked slow")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -174,7 +174,7 @@ def pytest_terminal_summary(terminalreporter, config):
         name = nodeid.split("::")[0]
         by_file[name] = by_file.get(name, 0) + 1
     terminalreporter.write_line(f"--quick left out {len(left_out)} tests (workerd, the CloudFront harness and its S3 "
-                                "server, 100,000 keys; scripts/test.sh runs them): "
+                                "server, and those marked slow; scripts/test.sh runs them): "
                                 + ", ".join(f"{name} {count}" for name, count in sorted(by_file.items())))
 
 

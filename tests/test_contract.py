@@ -32,6 +32,7 @@ def test_gixy_finds_nothing_in_the_rendered_config(live):
     assert len(problems) <= 1 and (problems or "No issues found" in result.stdout), result.stdout
 
 
+@pytest.mark.slow  # hundreds of generated requests: half a minute a server
 @pytest.mark.parametrize("server", SERVERS)
 def test_schemathesis_against_openapi_and_every_server(request, server, tmp_path):
     live = request.getfixturevalue(FIXTURES[server])

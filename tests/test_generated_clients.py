@@ -187,6 +187,7 @@ def test_every_served_document_parses_into_the_generated_types(python_client, li
         assert _as_json(parsed) == document, relative
 
 
+@pytest.mark.slow  # tsc over the generated types: ten seconds
 def test_typescript_types_compile_under_strict_and_read_the_same_fields(served_openapi, live, tmp_path):
     _run([NODE_BIN / "openapi-typescript", served_openapi, "-o", tmp_path / "api.d.ts"], tmp_path)
     shutil.copy(CLIENTS / "client.ts", tmp_path / "client.ts")

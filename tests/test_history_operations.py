@@ -129,9 +129,12 @@ def test_back_to_back_prunes_never_stop_a_running_serve(place):
         assert len(releases(site)) == 2
         then_stage_promote_rollback(site)
         live = current_release(site)
+        # the list and a document of the current release, each from a fresh connection: around a reload a
+        # new connection may still reach an old worker (nginx's graceful reload), so both are waited for
         wait_for(lambda: json.loads(serve.get("/api/v1/releases/")[1]).get("current") == live, seconds=30,
                  what="serve answering the current release")
-        assert serve.get("/api/v1/riskscores/sovereign/")[0] == 200
+        wait_for(lambda: serve.get("/api/v1/riskscores/sovereign/")[0] == 200, seconds=30,
+                 what="serve answering the current release's documents")
         assert serve.process.poll() is None
     assert "Traceback" not in serve.said and "internal error" not in serve.said, serve.said
 

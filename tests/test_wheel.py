@@ -5,9 +5,12 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT, TINY
 
 
+@pytest.mark.slow  # a wheel built and installed with its dependencies: a minute
 def test_a_wheel_installed_in_a_fresh_venv_builds_outside_the_checkout(tmp_path):
     wheels, venv, elsewhere = tmp_path / "wheels", tmp_path / "venv", tmp_path / "elsewhere"
     elsewhere.mkdir()
