@@ -1,13 +1,19 @@
 """The Merkle tree of generator/transparency/tree.py against published test vectors: Certificate
 Transparency's eight leaves (RFC 6962's reference tests: every root, the audit path of leaf 0 in eight, and
 consistency proofs), and C2SP CCTV's (leaves "0" and "1"); then every proof of every tree up to 17 leaves
-verified, and each one broken (a bit, an index, a size, a hash) rejected."""
+verified, and each one broken (a bit, an index, a size, a hash) rejected; and the tree a release's
+manifest holds, recomputed from its files as served."""
 from __future__ import annotations
 
 import base64
+import hashlib
 
+import orjson
 import pytest
 
+from generator import document_routes
+from generator.build import build
+from generator.publish import CURRENT
 from generator.transparency.tree import (
     EMPTY_ROOT,
     consistency_proof,
@@ -18,6 +24,8 @@ from generator.transparency.tree import (
     verify_consistency,
     verify_inclusion,
 )
+
+from .conftest import TINY
 
 # Certificate Transparency's test leaves and the root of each prefix of them (certificate-transparency's
 # merkle tree tests; transparency-dev/merkle's testonly package)
@@ -67,6 +75,10 @@ def test_c2sp_cctv_s_two_leaves():
     assert root([zero, one]) == b64("ywCYnZSlacCmeK4EK2Pc1GJduWRAUX83put5duok7Us=")
     assert inclusion_proof([zero, one], 0) == [one]
     assert consistency_proof([zero, one], 1) == [one]
+
+
+def read_manifest_document(release):
+    return orjson.loads((release / "manifest.json").read_bytes())
 
 
 LEAVES = [leaf_hash(str(i).encode()) for i in range(18)]  # trees of up to 17, and one leaf more
@@ -121,3 +133,34 @@ def test_proofs_of_what_is_not_in_the_tree_are_refused():
         consistency_proof(LEAVES[:3], 4)
     with pytest.raises(ValueError):
         consistency_proof(LEAVES[:3], 0)
+
+
+def test_a_release_s_manifest_holds_the_tree_of_every_api_document_as_served(tmp_path):
+    # the tree recomputed from the release's files on disk (not its manifest): each API document's URL and
+    # the SHA-256 of its bytes, its .gz and .br twins no leaf of their own
+    site = tmp_path / "site"
+    build(TINY, site)
+    release = site / CURRENT
+    tree = read_manifest_document(release)["tree"]
+    leaves, documents = [], {}
+    for path in sorted(release.rglob("*")):
+        relative = path.relative_to(release).as_posix()
+        if path.is_file() and relative.startswith("api/") and path.suffix not in (".gz", ".br"):
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            url = document_routes.url_of(relative)
+            leaves.append(f"{url}\n{digest}\n".encode())
+            documents[relative] = (url, digest)
+    leaves.sort()
+    hashes = [leaf_hash(data) for data in leaves]
+    assert tree == {"size": len(hashes), "root": base64.b64encode(root(hashes)).decode()}
+    assert len(hashes) == len(documents) > 40  # the tiny release's documents, audiences' variants included
+    # a document a client fetched, proved in the release's tree by its URL and its bytes alone
+    url, digest = documents["api/v1/riskscores/sovereign/AUT/index.json"]
+    assert url == "/api/v1/riskscores/sovereign/AUT/"
+    index = leaves.index(f"{url}\n{digest}\n".encode())
+    proof = inclusion_proof(hashes, index)
+    assert verify_inclusion(leaf_hash(f"{url}\n{digest}\n".encode()), index, tree["size"], proof,
+                            base64.b64decode(tree["root"]))
+    changed = hashlib.sha256(b"a score changed").hexdigest()
+    assert not verify_inclusion(leaf_hash(f"{url}\n{changed}\n".encode()), index, tree["size"], proof,
+                                base64.b64decode(tree["root"]))

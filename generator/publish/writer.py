@@ -20,6 +20,7 @@ from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import Writeback, sync_folder, sync_tree, write_file, write_joined
 from ..release_ids import new_release_id
+from ..transparency.documents import release_tree
 from .pool import discard_pool, fork_pool
 from .site import (
     CURRENT,
@@ -323,7 +324,8 @@ class ReleaseWriter(ReleaseFiles):
         self._pool = None
         shutil.rmtree(self._scratch, ignore_errors=True)
         manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp, "staged": stage,
-                    "audiences": list(audiences), "files": dict(sorted(self.files.items()))}
+                    "audiences": list(audiences), "tree": release_tree(self.files).as_json(),
+                    "files": dict(sorted(self.files.items()))}
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
     def commit(self, stage: bool = False, audiences: tuple[str, ...] = ()) -> Release:

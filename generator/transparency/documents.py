@@ -1,0 +1,44 @@
+"""The Merkle tree of what a release answers: one leaf per API document — the URL a client asks (path and
+query; an audience's variant is the same URL) and the SHA-256 of its bytes (its .gz and .br twins are the
+same document, so no leaf of their own). Leaves are in the order of their data, so the tree is the same
+whoever builds it from the release's manifest. Written into the manifest (`tree`), it is what a citation's
+inclusion proof is checked against."""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Mapping
+
+from ..document_routes import url_of
+from ..routes import API
+from ..serving import MEDIA_TYPES
+from .tree import leaf_hash, root
+
+LEAF = "{url}\n{sha256}\n"  # a document's leaf data, UTF-8
+
+
+@dataclass(frozen=True)
+class ReleaseTree:
+    size: int
+    root: bytes
+
+    def as_json(self) -> dict:
+        return {"size": self.size, "root": base64.b64encode(self.root).decode()}
+
+
+def document_leaf(url: str, sha256: str) -> bytes:
+    """The leaf data of the document answered at `url` (path and query) whose bytes have this SHA-256."""
+    return LEAF.format(url=url, sha256=sha256).encode()
+
+
+def leaf_data(files: Mapping[str, Mapping]) -> list[bytes]:
+    """Every API document of a release's manifest `files` (path → size, sha256) as leaf data, in order."""
+    prefix = API.strip("/") + "/"
+    return sorted(document_leaf(url_of(path), entry["sha256"]) for path, entry in files.items()
+                  if path.startswith(prefix) and PurePosixPath(path).suffix[1:] in MEDIA_TYPES)  # no twin
+
+
+def release_tree(files: Mapping[str, Mapping]) -> ReleaseTree:
+    leaves = [leaf_hash(data) for data in leaf_data(files)]
+    return ReleaseTree(len(leaves), root(leaves))
