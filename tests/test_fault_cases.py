@@ -282,6 +282,7 @@ def test_a_keys_file_that_cannot_be_read_never_holds_back_a_new_release(tmp_path
 
 # ---- atomic on disk ------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # 100 and more builds
 def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
     from generator.publish import release_order, releases
     site = tmp_path / "site"

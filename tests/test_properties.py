@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -118,6 +119,7 @@ def _rank(ranked, universes, key, result):
     ranked[key][result["countryRank"]] += 1
 
 
+@pytest.mark.slow  # 40 generated data sets, each built: ten seconds
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(files=observations())
@@ -128,6 +130,7 @@ def test_any_observations_build_valid_bounded_documents(tmp_path_factory, files)
     check_bounds(root / "site")
 
 
+@pytest.mark.slow  # 8 generated demo data sets, each built strictly
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(countries=st.integers(1, 30), models=st.integers(1, 8), years=st.integers(1, 4),
