@@ -265,7 +265,9 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
         answer.read(64 * 1024)
         status = answer.status
     except (OSError, http.client.HTTPException) as failed:
-        said = f"no answer within {timeout:g} s" if late.is_set() else (str(failed) or type(failed).__name__)
+        # the deadline, whichever came first: the attempt's cut-off or the socket's own timeout
+        deadline = late.is_set() or isinstance(failed, TimeoutError)
+        said = f"no answer within {timeout:g} s" if deadline else (str(failed) or type(failed).__name__)
         return None, said, True
     finally:
         cut.cancel()
