@@ -68,6 +68,7 @@ def test_a_build_killed_by_sigkill_leaves_no_lock_and_the_next_build_cleans_up(t
     assert not list((site / RELEASES).glob(".tmp-*"))
 
 
+@pytest.mark.slow  # builds of the demo data, each killed mid-way: ten seconds and more
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_killed_worker_is_one_clear_error_and_publishes_nothing(tmp_path, jobs):
     site = tmp_path / "site"
