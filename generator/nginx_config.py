@@ -25,7 +25,7 @@ from .render.templates import template_environment
 from .render.timeline import Timeline, immutable
 from .resources import NGINX_CONF
 from .routes import DEFAULT_SITE_URL, edge_table, rule_named
-from .serving import ERROR_CACHE_CONTROL
+from .serving import ERROR_CACHE_CONTROL, edge_contract
 
 INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 # Debian's package libnginx-mod-http-brotli-static; used where it is installed (docs/api.md).
@@ -99,7 +99,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                 for release in timeline.answered]
     infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
     texts.update(render_scoped_maps(timeline, routings, timeline_root))
-    texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(),
+    texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),
                                                              "RELEASES_DIR": str(timeline.folder)})
     return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos)
 

@@ -1,12 +1,10 @@
 """The serving contract: what every server says around the documents, as data — media types, the
 headers of each kind of answer, the error bodies, the variant folders of a release and the edge key
 store's layout. nginx.conf's `types`, header maps, `add_header` lines and error locations are rendered
-from it (render/nginx_contract.py); the edges receive it in their description (`edge_contract()`) and
-edge/core.js, keycheck.js and the CloudFront functions interpret it; the S3 deploy types its objects by
+from it (render/nginx_contract.py); the edges receive it in their description (`edge_contract()`), which
+edge/contract.js holds for core.js, keycheck.js and the CloudFront functions; the S3 deploy types its objects by
 it. docs/api.md states it for clients. A test finds none of these values written anywhere else."""
 from __future__ import annotations
-
-import json
 
 # ---- media types, by file extension (every file a release serves has one of these) ------------------
 CHARSET = "; charset=utf-8"  # in the type itself: no charset filter runs per response
@@ -64,6 +62,10 @@ CSP = {
 ERROR_CACHE_CONTROL = "no-store"  # an error is never cached (any status ≥ 400)
 RELEASE_HEADER = "X-Release"  # the release that answered: a client cites it
 DOWNLOAD = 'attachment; filename="{name}"'  # Content-Disposition of a bulk export's 200: which release it is
+# The headers a server sets from what it answers (the edges by these names; nginx's add_header lines too)
+HEADER_NAMES = {"type": "Content-Type", "cache": "Cache-Control", "csp": "Content-Security-Policy",
+                "modified": "Last-Modified", "location": "Location", "link": "Link", "memento": "Memento-Datetime",
+                "download": "Content-Disposition", "challenge": "WWW-Authenticate", "release": RELEASE_HEADER}
 
 # ---- error bodies: {"detail": TEXT}; {names} are filled by the server ---------------------------------
 ERRORS = {
@@ -165,30 +167,15 @@ STORE = {
 }
 
 
-EDGE_MODULE_HEADER = ("// The serving contract (generator/serving.py) as the edge core reads it: written by\n"
-                      "// `python -m generator.serving`, checked current by a test; do not edit.\n")
-
-
 def edge_contract() -> dict[str, object]:
-    """The contract as the edge core reads it: each name an export of edge/contract.js."""
+    """The contract as the edges receive it in their description (release.json; njs and the CloudFront
+    functions as a constant): each name a binding edge/contract.js sets (useContract)."""
     return {"TYPES": {ext: media_type(ext) for ext in MEDIA_TYPES}, "DEFAULT_TYPE": DEFAULT_EXTENSION,
             "HEADERS": {"every": EVERY_ANSWER, "preflight": PREFLIGHT,
                         "by_status": {str(status): headers for status, headers in BY_STATUS.items()},
-                        "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "release": RELEASE_HEADER,
-                        "download": DOWNLOAD},
+                        "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "download": DOWNLOAD},
             "LINK_TYPE": LINK_FORMAT, "PAGE_TYPES": [media_type(ext) for ext in PAGE_EXTENSIONS],
             "ERRORS": ERRORS, "REDIRECT": REDIRECT, "LINK": LINK, "LINK_PARAMETER": LINK_PARAMETER,
             "LINKS": LINKS, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,
-            "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE}
-
-
-def edge_module() -> str:
-    """edge/contract.js: one `export const` per name, so a script that uses a few keeps only those."""
-    return EDGE_MODULE_HEADER + "".join(f"export const {name} = {json.dumps(value, ensure_ascii=False)};\n"
-                                        for name, value in edge_contract().items())
-
-
-if __name__ == "__main__":  # python -m generator.serving: write edge/contract.js
-    from .edge import CONTRACT_JS
-    CONTRACT_JS.write_text(edge_module())
-    print(f"{CONTRACT_JS}: written")
+            "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE,
+            "NAMES": HEADER_NAMES}

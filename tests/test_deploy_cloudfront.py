@@ -17,6 +17,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from generator import serving
 from generator.build import build
 from generator.cli import main
 from generator.deploy import cloudfront
@@ -95,6 +96,7 @@ def test_the_store_holds_keys_by_grant_set_and_nothing_per_file(deployed, tmp_pa
     description = json.loads((out / "origin-lambda" / "release.json").read_text())
     assert set(description["tables"]) == {"timeline"} and set(description["states"]) == {release, current_release(site)}
     assert description["routes"]["scope"]["under"] == "/api/v1/releases"
+    assert description["contract"] == serving.edge_contract()  # the serving contract comes with the routes
 
 
 def test_the_functions_are_the_minified_sources_within_their_limits(deployed):

@@ -153,7 +153,11 @@ def test_a_release_s_manifest_holds_the_tree_of_every_api_document_as_served(tmp
     leaves.sort()
     hashes = [leaf_hash(data) for data in leaves]
     assert tree == {"size": len(hashes), "root": base64.b64encode(root(hashes)).decode()}
-    assert len(hashes) == len(documents) > 40  # the tiny release's documents, audiences' variants included
+    # the tiny release's documents (3 countries, 3 models, 2 audiences): per model 4 orderings + 3 filters +
+    # 1 filter matching none + 3 countries + 2 exports = 13, so 39; the two audiences' model lists and
+    # country documents 2 × (1 + 3) = 8, the countries' 4 orderings + 3 filters + 1 none = 8; the root,
+    # openapi.json, each audience's release and changes documents (4) and the 2 exports = 8: 63 in all
+    assert len(hashes) == len(documents) == 39 + 8 + 8 + 8
     # a document a client fetched, proved in the release's tree by its URL and its bytes alone
     url, digest = documents["api/v1/riskscores/sovereign/AUT/index.json"]
     assert url == "/api/v1/riskscores/sovereign/AUT/"

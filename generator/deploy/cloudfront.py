@@ -33,7 +33,7 @@ from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
 from ..render.timeline import edge_states, immutable
 from ..routes import edge_table
-from ..serving import STORE
+from ..serving import STORE, edge_contract
 from .edge import (
     deployment_secret,
     edge_description,
@@ -56,9 +56,12 @@ MAX_LAMBDA_BYTES = 50 * 1024 * 1024  # an origin-request Lambda@Edge's package, 
 FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n',
                                    (CONTRACT_JS, KEYCHECK)),
              "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "", MODULES)}
+# the parts of the serving contract each function uses, written into its __CONTRACT__ (its code stays small)
+FUNCTION_CONTRACTS = {"viewer-request.js": ("STORE", "LINKS", "PUBLIC_AUDIENCE"),
+                      "viewer-response.js": ("HEADERS", "NAMES", "PAGE_TYPES")}
 MINIFIED = EDGE_SOURCE / "cloudfront"
 # in cloudfront_request.js: the deploy writes the deployment's secret and the release-scoped paths there
-SECRET_PLACEHOLDER, SCOPE_PLACEHOLDER = "__KEYS_SECRET__", "__SCOPE__"
+SECRET_PLACEHOLDER, SCOPE_PLACEHOLDER, CONTRACT_PLACEHOLDER = "__KEYS_SECRET__", "__SCOPE__", "__CONTRACT__"
 ORIGIN_LAMBDA, ORIGIN_SOURCE = "origin-lambda", EDGE_SOURCE / "cloudfront_origin.js"
 MAX_BATCH = 50  # keys an UpdateKeys call takes
 UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
@@ -100,12 +103,21 @@ def function_source(name: str) -> str:
     return script(handler, modules=modules)
 
 
-def gate_code(minified: bytes, secret: str) -> bytes:
-    """The key gate as deployed: the deployment's secret and the route table's release-scoped paths
-    written into its placeholders."""
-    scope = json.dumps(json.dumps(edge_table()["scope"], separators=(",", ":")))[1:-1]
-    return minified.replace(SECRET_PLACEHOLDER.encode(), secret.encode()).replace(
-        SCOPE_PLACEHOLDER.encode(), scope.encode())
+def _in_string(value: object) -> bytes:
+    """A value as JSON, written inside a JavaScript string literal (JSON.parse reads it back)."""
+    return json.dumps(json.dumps(value, separators=(",", ":")))[1:-1].encode()
+
+
+def function_code(name: str, minified: bytes, secret: str) -> bytes:
+    """A CloudFront function as deployed: the parts of the serving contract it uses written into it, and
+    into the key gate the deployment's secret and the route table's release-scoped paths."""
+    contract = edge_contract()
+    code = minified.replace(CONTRACT_PLACEHOLDER.encode(),
+                            _in_string({part: contract[part] for part in FUNCTION_CONTRACTS[name]}))
+    if name != "viewer-request.js":
+        return code
+    return code.replace(SECRET_PLACEHOLDER.encode(), secret.encode()).replace(
+        SCOPE_PLACEHOLDER.encode(), _in_string(edge_table()["scope"]))
 
 
 def entries_bytes(entries: list[tuple[str, str]]) -> int:
@@ -151,8 +163,7 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
 def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], out: Path,
                 cache_control: str, keep: int | None, keep_days: float | None) -> None:
     secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
-    code = {name: (MINIFIED / name).read_bytes() for name in FUNCTIONS}
-    code["viewer-request.js"] = gate_code(code["viewer-request.js"], secret)
+    code = {name: function_code(name, (MINIFIED / name).read_bytes(), secret) for name in FUNCTIONS}
     for name, text in code.items():
         project.code_bytes[name] = len(text)
         limit = GATE_BYTES if name == "viewer-request.js" else MAX_CODE_BYTES

@@ -28,6 +28,7 @@ from ..render.release_info import read_release_info, release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..routes import DEFAULT_SITE_URL, edge_table
+from ..serving import edge_contract
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
@@ -64,6 +65,7 @@ def edge_description(edge: Timeline, cache_control: str, timeline: dict[str, lis
             "site_url": site_url_of(edge),
             "immutable": immutable(cache_control), "gate": gate_table(edge), "states": edge_states(edge),
             "routes": edge_table(),  # the URL grammar, which core.js interprets
+            "contract": edge_contract(),  # the serving contract: media types, headers, errors, folders, Links
             "manifest_format": MANIFEST_FORMAT,  # the bucket's manifests this edge reads (manifests.js)
             "tables": {**({release: {"audiences": held} for release, held in audiences.items()}
                           if audiences is not None else {}),

@@ -14,11 +14,12 @@
 // published), or a manifest the bucket lacks, answers 503 rather than another release's answer.
 import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { PUBLIC_AUDIENCE, STALE_RETRY_AFTER } from "./contract.js";
+import { PUBLIC_AUDIENCE, STALE_RETRY_AFTER, useContract } from "./contract.js";
 import { answer, encoding, error, finish } from "./core.js";
 import { Unavailable, objectKey, stored } from "./manifests.js";
 
 const release = JSON.parse(readFileSync(new URL("./release.json", import.meta.url), "utf8"));
+useContract(release.contract);  // the serving contract, as the description carries it
 let tables = null;  // per container: release.json and the manifests read from the bucket
 
 function value(headers, name) {  // Lambda@Edge's headers: lower-case name → [{key, value}]

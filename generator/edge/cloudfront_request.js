@@ -17,6 +17,7 @@
 const crypto = require("crypto");
 const kvs = cf.kvs();
 const SECRET = "__KEYS_SECRET__";
+useContract(JSON.parse("__CONTRACT__"));  // the parts of the serving contract it uses, written by the deploy
 const SCOPE = JSON.parse("__SCOPE__");
 const SCOPED = new RegExp(`^${SCOPE.under}/(${SCOPE.id})(/[\\w./-]*)?$`);
 

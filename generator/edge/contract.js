@@ -1,17 +1,28 @@
-// The serving contract (generator/serving.py) as the edge core reads it: written by
-// `python -m generator.serving`, checked current by a test; do not edit.
-export const TYPES = {"json": "application/json; charset=utf-8", "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8", "link": "application/link-format; charset=utf-8", "atom": "application/atom+xml; charset=utf-8"};
-export const DEFAULT_TYPE = "json";
-export const HEADERS = {"every": {"Vary": "Accept-Encoding, Authorization, Accept-Datetime", "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}, "preflight": {"Access-Control-Allow-Methods": "GET, HEAD, OPTIONS", "Access-Control-Allow-Headers": "Authorization, Content-Type, If-None-Match, If-Modified-Since, Accept-Datetime", "Access-Control-Max-Age": "86400"}, "by_status": {"204": {"Allow": "GET, HEAD, OPTIONS"}, "405": {"Allow": "GET, HEAD, OPTIONS"}, "429": {"Retry-After": "1"}}, "csp": {"page": "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", "data": "default-src 'none'; frame-ancestors 'none'"}, "error_cache_control": "no-store", "release": "X-Release", "download": "attachment; filename=\"{name}\""};
-export const LINK_TYPE = "application/link-format";
-export const PAGE_TYPES = ["text/html; charset=utf-8", "text/javascript; charset=utf-8"];
-export const ERRORS = {"bad_request": "Bad request.", "bad_target": "Bad request: the URL holds a character a URL may not (\" < > \\ ^ ` { | }); percent-encode it.", "not_provided": "Authentication credentials were not provided.", "invalid_key": "Invalid API key.", "not_found": "Not found.", "method": "Method \"{method}\" not allowed.", "throttled": "Request was throttled.", "too_large": "Request too large.", "precondition": "Precondition failed.", "range": "Requested range not satisfiable.", "not_implemented": "Not implemented.", "version": "HTTP version not supported.", "server": "A server error occurred.", "release_gone": "Release {id} is no longer kept; GET {list} lists the releases kept.", "no_release": "No release {id}; GET {list} lists the releases kept.", "bad_ordering": "Invalid value for {parameter}: use one of {values}.", "bad_code": "Invalid value for {parameter}: a country code has exactly 3 characters.", "bad_accept_datetime": "Invalid Accept-Datetime: send an HTTP-date, such as Tue, 24 Nov 2026 09:00:00 GMT.", "bad_as_of": "Invalid value for as_of: use an RFC 3339 date (2026-11-24, its 00:00:00Z) or date-time (2026-11-24T09:00:00Z, 2026-11-24T10:00:00+01:00).", "none_kept": "No release is kept. GET {list} lists the releases kept.", "none_live": "No kept release was live at {instant}: the oldest kept, {id}, went live at {since}. GET {list} lists the releases kept.", "gone_at": "Release {id}, live at {instant}, is no longer kept. GET {list} lists the releases kept.", "no_timegate": "No TimeGate here for {uri}: this API's are for its routes under {api}/.", "no_timemap": "No TimeMap here for {uri}: this API's are for its routes under {api}/.", "no_njs_timegate": "This server cannot look up an instant: its nginx lacks the njs module (libnginx-mod-http-js). Ask for a release by its id: GET {list} lists them.", "no_njs_timemap": "This server cannot list past answers: its nginx lacks the njs module (libnginx-mod-http-js). GET {list} lists the releases.", "stale": "The edge is being updated to the newest release; ask again in a minute.", "not_configured": "The API is not configured: its {what} is missing."};
-export const REDIRECT = "Release {id} was live then: {location}";
-export const LINK = "<{uri}>; rel=\"{rel}\"";
-export const LINK_PARAMETER = "; {name}=\"{value}\"";
-export const LINKS = {"original": "<{site}{timegate}{site}{uri}>; rel=\"timegate\", <{site}{timemaps}{site}{uri}>; rel=\"timemap\"; type=\"application/link-format\"", "memento": "<{site}{uri}>; rel=\"original\", {original}", "redirect": "{memento}, <{site}{location}>; rel=\"memento\""};
-export const STALE_RETRY_AFTER = "60";
-export const FOLDERS = {"filter": "filter={code}/", "order": "{parameter}={value}/", "audience": "audience={audience}/", "preview": "preview/"};
-export const NO_MATCH = "none";
-export const PUBLIC_AUDIENCE = "public";
-export const STORE = {"key": "k:", "audience": "a:", "state": "r:", "live": "release"};
+// The serving contract (generator/serving.py) as this edge received it in its description: release.json
+// for the Worker and the origin Lambda, a constant for njs and each CloudFront function. It holds no value
+// of its own; useContract() sets every binding once, before any request.
+//
+// Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9).
+
+export let TYPES, DEFAULT_TYPE, HEADERS, LINK_TYPE, PAGE_TYPES, ERRORS;
+export let REDIRECT, LINK, LINK_PARAMETER, LINKS, STALE_RETRY_AFTER, FOLDERS;
+export let NO_MATCH, PUBLIC_AUDIENCE, STORE, NAMES;
+
+export function useContract(contract) {
+  TYPES = contract.TYPES;
+  DEFAULT_TYPE = contract.DEFAULT_TYPE;
+  HEADERS = contract.HEADERS;
+  LINK_TYPE = contract.LINK_TYPE;
+  PAGE_TYPES = contract.PAGE_TYPES;
+  ERRORS = contract.ERRORS;
+  REDIRECT = contract.REDIRECT;
+  LINK = contract.LINK;
+  LINK_PARAMETER = contract.LINK_PARAMETER;
+  LINKS = contract.LINKS;
+  STALE_RETRY_AFTER = contract.STALE_RETRY_AFTER;
+  FOLDERS = contract.FOLDERS;
+  NO_MATCH = contract.NO_MATCH;
+  PUBLIC_AUDIENCE = contract.PUBLIC_AUDIENCE;
+  STORE = contract.STORE;
+  NAMES = contract.NAMES;
+}

@@ -25,10 +25,11 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { FOLDERS, HEADERS, LINK_TYPE, LINKS, REDIRECT, TYPES } from "./contract.js";
+import { FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } from "./contract.js";
 import { acceptDatetimeMillis, asOfMillis, releaseAt } from "./instants.js";
 import {
-  asciiLower, error, fill, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf, user,
+  asciiLower, error, fill, header, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf,
+  user,
 } from "./keycheck.js";
 import { argument, audienceDir, variantFolder } from "./variants.js";
 
@@ -83,8 +84,8 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
   const memento = mementoPath(path.slice(api.length), table.scope, found.release);
   const location = memento + (kept.length ? "?" + uriOf(kept.join("&"), true) : "");
   const original = uriOf(path, false) + (kept.length ? "?" + kept.join("&") : "");
-  return json(302, fill(REDIRECT, { id: found.release, location }), { "Location": location,
-    "Link": fill(LINKS.redirect, { memento: mementoLinks(original, table.scope, site), site, location }) });
+  return json(302, fill(REDIRECT, { id: found.release, location }), Object.assign(header("location", location),
+    header("link", fill(LINKS.redirect, { memento: mementoLinks(original, table.scope, site), site, location }))));
 }
 
 // RFC 7089's TimeGate of an original by its absolute URI ({site}{TIMEGATE}{URI}, the form archives and
@@ -149,7 +150,7 @@ export async function timemapOf(request, target, release, lookup, platform) {
       `${query ? "?" + uriOf(query, true) : ""}`, rel, [["datetime", date(mementos[i])]]));
   }
   return { status: 200, body: links.join(",\n") + "\n",
-    headers: { "Content-Type": TYPES.link } };
+    headers: header("type", TYPES.link) };
 }
 
 function asksFor(query, acceptDatetime) {  // an instant: a non-empty as_of, or Accept-Datetime
@@ -223,10 +224,10 @@ export function finish(result, release, method, page) {
   const headers = result.headers;
   const status = result.status;
   const ok = status >= 200 && status < 400;
-  headers["Cache-Control"] = ok ? release.cache_control : HEADERS.error_cache_control;
+  headers[NAMES.cache] = ok ? release.cache_control : HEADERS.error_cache_control;
   Object.assign(headers, HEADERS.every, HEADERS.by_status[status] || {}, method === "OPTIONS" ? HEADERS.preflight : {});
-  headers["Content-Security-Policy"] = page && ok ? HEADERS.csp.page : HEADERS.csp.data;
-  headers[HEADERS.release] = release.id;
+  headers[NAMES.csp] = page && ok ? HEADERS.csp.page : HEADERS.csp.data;
+  headers[NAMES.release] = release.id;
   return result;
 }
 
@@ -235,8 +236,8 @@ export function finish(result, release, method, page) {
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return error(404, "not_found");
-  const headers = Object.assign({ "Content-Type": contentType(name),
-    "Last-Modified": new Date(known[0] * 1000).toUTCString() }, extra);
+  const headers = Object.assign(header("type", contentType(name)),
+    header("modified", new Date(known[0] * 1000).toUTCString()), extra);
   return { status: 200, release: lookup.release, file: name, size: known[1], sha256: known[2], mtime: known[0],
     headers };
 }
@@ -250,7 +251,7 @@ async function refusal(request, lookup, platform, challenge) {
   request.user = who;  // whom the answer was for: the Worker's usage line
   if (who) return { who };
   const missing = checked ? checked.missing : header === "";
-  if (missing && challenge) return { refused: error(401, "not_provided", {}, { "WWW-Authenticate": challenge }) };
+  if (missing && challenge) return { refused: error(401, "not_provided", {}, header("challenge", challenge)) };
   return { refused: error(403, missing ? "not_provided" : "invalid_key") };
 }
 
@@ -276,8 +277,8 @@ async function scopedRoute(request, m, release, lookup, platform) {
   const result = target === null ? error(404, "not_found") : await route(Object.assign({}, request,
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {
-    if (known[1]) result.headers["Memento-Datetime"] = known[1];
-    result.headers["Link"] = mementoLinks(`${target}${request.query ? "?" + request.query : ""}`, table.scope,
+    if (known[1]) result.headers[NAMES.memento] = known[1];
+    result.headers[NAMES.link] = mementoLinks(`${target}${request.query ? "?" + request.query : ""}`, table.scope,
       release.site_url);
   }
   return { scope, result };
@@ -354,12 +355,12 @@ async function route(request, path, release, lookup, platform) {
   if (rule.download) {
     values.release = release.id;
     const name = fill(values.model ? table.download.model : table.download.all, values);
-    download = { "Content-Disposition": fill(HEADERS.download, { name }) };
+    download = header("download", fill(HEADERS.download, { name }));
   }
   const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
   const answered = await releaseFile(files, fill(rule.file, values), download);
   if (rule.timegate && answered.status === 200) {  // an original names its TimeGate (RFC 7089)
-    answered.headers["Link"] = timeLinks(`${request.path}${query ? "?" + query : ""}`, table.scope, release.site_url);
+    answered.headers[NAMES.link] = timeLinks(`${request.path}${query ? "?" + query : ""}`, table.scope, release.site_url);
   }
   return answered;
 }

@@ -6,11 +6,18 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, TYPES } from "./contract.js";
+import { DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, NAMES, TYPES } from "./contract.js";
 
 // A JSON answer {"detail": …}: the API's errors and the TimeGate's 302.
 export function json(status, detail, extra) {
-  return { status, body: JSON.stringify({ detail }), headers: Object.assign({ "Content-Type": TYPES[DEFAULT_TYPE] }, extra) };
+  return { status, body: JSON.stringify({ detail }), headers: Object.assign(header("type", TYPES[DEFAULT_TYPE]), extra) };
+}
+
+// One header, by its name in the contract (NAMES: "type", "location", …).
+export function header(name, value) {
+  const one = {};
+  one[NAMES[name]] = value;
+  return one;
 }
 
 export function fill(template, values) {  // a template's {slots} filled

@@ -3,7 +3,9 @@
 // sends a request here only after its key check, for a path that is a TimeGate and asks for an instant
 // (Accept-Datetime, ?as_of=); its other headers (CORS, Vary, X-Release, Cache-Control) are nginx's.
 // ROUTES: the route table (routes.py's edge_table), written first by serve; $site_url the address every
-// Link starts with.
+// Link starts with; CONTRACT the serving contract (serving.py's edge_contract), written first by serve too.
+useContract(CONTRACT);
+
 function respond(r) {
   const uri = r.variables.request_uri;
   const at = uri.indexOf("?");

@@ -7,10 +7,14 @@
 // (R2's own `range`). Compression as nginx's gzip_static/brotli_static: a file over 1 KB has its twins in
 // the bucket, and the one the client takes (brotli first) is sent as stored (`encodeBody: "manual"`), each
 // encoding with its own ETag.
-import { DEFAULT_TYPE, ERRORS, HEADERS, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES } from "./contract.js";
+import {
+  DEFAULT_TYPE, ERRORS, HEADERS, NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES, useContract,
+} from "./contract.js";
 import { answer, encoding, error, finish } from "./core.js";
 import { Unavailable, objectKey, stored } from "./manifests.js";
 import release from "./release.json";
+
+useContract(release.contract);  // the serving contract, as the description carries it
 
 // The keys are in Workers KV (the KEYS binding), not in the script: the script stays the same size
 // whatever the number of clients, and a key change reaches the edge without a new version
@@ -157,7 +161,7 @@ function logUsage(asked, response) {
   const length = Number(response.headers.get("Content-Length") ?? asked.size ?? 0);
   const bytes = asked.method === "HEAD" || response.status === 304 ? 0 : length;
   console.log(JSON.stringify({ usage: 1, at: new Date().toISOString(), user: asked.user || "-",
-    method: asked.method, path: asked.path, status: response.status, bytes, release: response.headers.get("X-Release") }));
+    method: asked.method, path: asked.path, status: response.status, bytes, release: response.headers.get(NAMES.release) }));
 }
 
 export default {

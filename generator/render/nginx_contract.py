@@ -86,17 +86,18 @@ def _refusals() -> list[str]:
 
 
 def _headers() -> list[str]:
-    lines = ["add_header Cache-Control $cache_control always;"]
+    names = serving.HEADER_NAMES
+    lines = [f"add_header {names['cache']} $cache_control always;"]
     lines += [f"add_header {name} {double_quoted(value)} always;" for name, value in serving.EVERY_ANSWER.items()]
     lines += [f"add_header {h} {header_variable('status', h)} always;"
               for h in sorted({h for headers in serving.BY_STATUS.values() for h in headers})]
     lines += [f"add_header {h} {header_variable('preflight', h)} always;" for h in serving.PREFLIGHT]
-    lines += ["add_header Content-Security-Policy $content_security_policy always;",
-              f"add_header {serving.RELEASE_HEADER} $scope always;   # the release answering: a client cites it",
-              "add_header Memento-Datetime $memento_header_datetime always;   # a release under its id: when live",
-              "add_header Link $memento_link always;",
-              "add_header WWW-Authenticate $www_authenticate always;",
-              "add_header Content-Disposition $content_disposition;"]
+    lines += [f"add_header {names['csp']} $content_security_policy always;",
+              f"add_header {names['release']} $scope always;   # the release answering: a client cites it",
+              f"add_header {names['memento']} $memento_header_datetime always;   # a release under its id: when live",
+              f"add_header {names['link']} $memento_link always;",
+              f"add_header {names['challenge']} $www_authenticate always;",
+              f"add_header {names['download']} $content_disposition;"]
     return lines
 
 

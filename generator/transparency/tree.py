@@ -68,23 +68,34 @@ def _subproof(leaves: Sequence[bytes], m: int, complete: bool) -> list[bytes]:
     return _subproof(leaves[k:], m - k, False) + [root(leaves[:k])]
 
 
+def _sides(fn: int, sn: int, path: Sequence[bytes]) -> tuple[list[bool] | None, int]:
+    """RFC 9162's walk up a proof from node `fn` of a tree whose last node is `sn`: for each hash of
+    `path`, whether it is the left sibling of the node so far; and `sn` at the end (0 when the walk
+    reached the root). None where the path is longer than the tree is high."""
+    sides = []
+    for _ in path:
+        if sn == 0:
+            return None, sn
+        left = bool(fn & 1) or fn == sn
+        sides.append(left)
+        if left and not fn & 1:  # the right edge of the tree: climb to where a left sibling is next
+            while fn and not fn & 1:
+                fn, sn = fn >> 1, sn >> 1
+        fn, sn = fn >> 1, sn >> 1
+    return sides, sn
+
+
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes], expected_root: bytes) -> bool:
     """Whether `proof` shows the leaf hash `leaf` at `index` of the tree of `size` with root
     `expected_root` (RFC 9162 §2.1.3.2)."""
     if not 0 <= index < size:
         return False
-    fn, sn, r = index, size - 1, leaf
-    for p in proof:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn, sn = fn >> 1, sn >> 1
-        else:
-            r = node_hash(r, p)
-        fn, sn = fn >> 1, sn >> 1
+    sides, sn = _sides(index, size - 1, proof)
+    if sides is None:
+        return False
+    r = leaf
+    for p, left in zip(proof, sides):
+        r = node_hash(p, r) if left else node_hash(r, p)
     return sn == 0 and r == expected_root
 
 
@@ -104,16 +115,13 @@ def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: 
     fn, sn = old_size - 1, new_size - 1
     while fn & 1:
         fn, sn = fn >> 1, sn >> 1
+    sides, sn = _sides(fn, sn, path[1:])
+    if sides is None:
+        return False
     fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
+    for c, left in zip(path[1:], sides):
+        if left:
             fr, sr = node_hash(c, fr), node_hash(c, sr)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn, sn = fn >> 1, sn >> 1
         else:
             sr = node_hash(sr, c)
-        fn, sn = fn >> 1, sn >> 1
     return sn == 0 and fr == old_root and sr == new_root
