@@ -246,11 +246,11 @@ async function releaseFile(lookup, name, extra) {
 // table's WWW-Authenticate) and a request without credentials, the 401 that asks for them.
 async function refusal(request, lookup, platform, challenge) {
   const checked = request.identity;  // a key checked before (the CloudFront key gate): its user, or ""
-  const header = request.authorization || "";
-  const who = checked ? checked.user : await user(header, lookup, platform);
+  const sent = request.authorization || "";
+  const who = checked ? checked.user : await user(sent, lookup, platform);
   request.user = who;  // whom the answer was for: the Worker's usage line
   if (who) return { who };
-  const missing = checked ? checked.missing : header === "";
+  const missing = checked ? checked.missing : sent === "";
   if (missing && challenge) return { refused: error(401, "not_provided", {}, header("challenge", challenge)) };
   return { refused: error(403, missing ? "not_provided" : "invalid_key") };
 }
