@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import orjson
+
 from .release_ids import release_order
 
 RELEASES = "releases"
 CURRENT = "current"
+MANIFEST = "manifest.json"  # in each release folder: every file with its size and sha256, and what it is
 
 
 def releases(site: Path) -> list[str]:
@@ -24,3 +27,12 @@ def current_release(site: Path) -> str | None:
     if not link.is_symlink():
         return None
     return Path(os.readlink(link)).name
+
+
+def manifest(release_dir: Path) -> dict | None:
+    """A release's manifest; None where it has none — or no longer has one: a prune may remove a release at
+    any moment, and every reader of a release folder takes that as the release being gone."""
+    try:
+        return orjson.loads((release_dir / MANIFEST).read_bytes())
+    except (FileNotFoundError, NotADirectoryError):
+        return None

@@ -13,15 +13,17 @@ from typing import Iterator
 from ..errors import CatalogueError
 from ..files import sync_folder
 from ..layout import current_release, releases
+from ..transparency.documents import ReleaseTree
 from . import instants
 from .history import History, Switch, settle_intents
 from .identity import SITE_ID, check_present, check_site, new_site_id
 from .instants import built_at_ms
 from .journal import REPAIR_HINT, import_journal
+from .migrations import VERSION as SCHEMA_VERSION
+from .migrations import fill_trees, migrate
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
-SCHEMA_VERSION = 1
 SITE_URL, KEEP, KEEP_DAYS = "site_url", "keep", "keep_days"  # the site's settings a build remembers
 
 SCHEMA = """
@@ -30,7 +32,9 @@ CREATE TABLE release (
     built_at INTEGER NOT NULL,          -- ms since 1970, UTC
     staged INTEGER NOT NULL DEFAULT 0,  -- built with --stage: answered to preview keys until promoted
     audiences TEXT NOT NULL DEFAULT '', -- the audiences it serves, comma-separated
-    removed_at INTEGER                  -- when it was pruned (ms); NULL while on disk
+    removed_at INTEGER,                 -- when it was pruned (ms); NULL while on disk
+    tree_size INTEGER,                  -- its Merkle tree (transparency/): how many documents,
+    tree_root BLOB                      -- and the root hash; NULL: not known (pruned before riskapi made trees)
 ) WITHOUT ROWID;
 CREATE TABLE switch (
     seq INTEGER PRIMARY KEY,
@@ -121,13 +125,19 @@ class Catalogue:
         try:
             connection.execute("PRAGMA synchronous = FULL")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
-            check = connection.execute("PRAGMA quick_check").fetchall() if version == SCHEMA_VERSION else []
-            if version != SCHEMA_VERSION:
+            check = connection.execute("PRAGMA quick_check").fetchall() if 0 < version <= SCHEMA_VERSION else []
+            if version > SCHEMA_VERSION:
+                failure = CatalogueError(f"{path}: the release catalogue was written by a newer riskapi (its schema "
+                                         f"is version {version}; this one reads up to {SCHEMA_VERSION}); nothing "
+                                         "was changed: run that riskapi, or upgrade this one")
+            elif version < 1:
                 failure = _damaged(path, f"its schema is version {version}; this riskapi reads {SCHEMA_VERSION}")
             elif check != [("ok",)]:
                 failure = _damaged(path, "; ".join(row[0] for row in check[:3]))
             else:
                 failure = check_site(site, path, connection)
+            if failure is None and version < SCHEMA_VERSION:
+                migrate(connection, site, version)
         except sqlite3.DatabaseError as error:
             failure = _damaged(path, error)
         if failure is not None:
@@ -163,6 +173,7 @@ class Catalogue:
             if (site / JOURNAL).is_file():
                 import_journal(cls(site, connection), site / JOURNAL, current_release(site),
                                set(releases(site)))
+                fill_trees(connection, site)
         except BaseException as error:
             connection.close()
             temporary.unlink(missing_ok=True)
@@ -239,10 +250,24 @@ class Catalogue:
             for seq, state in settle_intents(rows, current_release(self.site)).items():
                 db.execute("UPDATE switch SET state = ? WHERE seq = ?", (state, seq))
 
-    def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = ()) -> None:
+    def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = (),
+                    tree: ReleaseTree | None = None) -> None:
         with self.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO release (id, built_at, staged, audiences) VALUES (?, ?, ?, ?)",
-                       (release, built_at_ms(release), int(staged), ",".join(audiences)))
+            db.execute("INSERT OR IGNORE INTO release (id, built_at, staged, audiences, tree_size, tree_root) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", (release, built_at_ms(release), int(staged), ",".join(audiences),
+                                                     *((tree.size, tree.root) if tree else (None, None))))
+
+    def fill_trees(self) -> None:
+        """The tree of every release on disk that has none here, from its manifest (a repair)."""
+        try:
+            fill_trees(self.db, self.site)
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+
+    def tree(self, release: str) -> ReleaseTree | None:
+        """The release's Merkle tree as recorded; None where it is not known."""
+        row = self.db.execute("SELECT tree_size, tree_root FROM release WHERE id = ?", (release,)).fetchone()
+        return ReleaseTree(row[0], row[1]) if row and row[0] is not None else None
 
     def intend(self, action: str, release: str, recovered: int | None = None) -> int:
         """The intent of a switch, before `current` is swapped. Its instant is read once the transaction

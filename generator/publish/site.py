@@ -9,8 +9,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from ..catalogue import (
     CATALOGUE,
     PUBLISH,
@@ -24,10 +22,9 @@ from ..catalogue import (
 )
 from ..errors import PublishError, ServeError
 from ..files import link_atomic
-from ..layout import CURRENT, RELEASES, current_release, release_order, releases
+from ..layout import CURRENT, MANIFEST, RELEASES, current_release, manifest, release_order, releases
 from ..release_ids import STAMP
 
-MANIFEST = "manifest.json"
 CHANGES = "changes.txt"  # what the release changed against the one current before it
 
 
@@ -50,15 +47,6 @@ def live_release(site: Path) -> str:
     if release is None:
         raise no_release(site)
     return release
-
-
-def manifest(release_dir: Path) -> dict | None:
-    """A release's manifest; None where it has none — or no longer has one: a prune may remove a release at
-    any moment, and every reader of a release folder takes that as the release being gone."""
-    try:
-        return orjson.loads((release_dir / MANIFEST).read_bytes())
-    except (FileNotFoundError, NotADirectoryError):
-        return None
 
 
 def read_manifest(release_dir: Path) -> dict[str, dict]:
@@ -238,6 +226,7 @@ def repair_catalogue(site: Path) -> list[str]:
             for release in staged:
                 audiences = (manifest(site / RELEASES / release) or {}).get("audiences", [])
                 catalogue.add_release(release, staged=True, audiences=tuple(audiences))
+            catalogue.fill_trees()
         if chain:
             notes.append(f"{len(chain)} live period(s) recovered ({', '.join(chain)}), each from its release's "
                          "build time: when each really went live, and any rollback or promote, is not recoverable")

@@ -20,7 +20,7 @@ from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import Writeback, sync_folder, sync_tree, write_file, write_joined
 from ..release_ids import new_release_id
-from ..transparency.documents import release_tree
+from ..transparency.documents import ReleaseTree, release_tree
 from .pool import discard_pool, fork_pool
 from .site import (
     CURRENT,
@@ -190,6 +190,7 @@ class ReleaseWriter(ReleaseFiles):
         self._pool: ProcessPoolExecutor | None = self._worker_pool(workers)
         self._pending: deque[Future] = deque()
         self._writeback = Writeback(self.folder)
+        self.tree: ReleaseTree | None = None  # the Merkle tree of its documents, once finished
 
     def _worker_pool(self, workers: int) -> ProcessPoolExecutor:
         """Forked worker processes that hold no copy of the site lock and end with the build. All fork
@@ -323,8 +324,9 @@ class ReleaseWriter(ReleaseFiles):
         self._pool.shutdown()
         self._pool = None
         shutil.rmtree(self._scratch, ignore_errors=True)
+        self.tree = release_tree(self.files)
         manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp, "staged": stage,
-                    "audiences": list(audiences), "tree": release_tree(self.files).as_json(),
+                    "audiences": list(audiences), "tree": self.tree.as_json(),
                     "files": dict(sorted(self.files.items()))}
         write_file(self.folder / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
@@ -342,7 +344,7 @@ class ReleaseWriter(ReleaseFiles):
             sync_tree(self.folder)
             final = self.site / RELEASES / self.id
             with Catalogue.open(self.site) as catalogue:
-                catalogue.add_release(self.id, staged=stage, audiences=audiences)
+                catalogue.add_release(self.id, staged=stage, audiences=audiences, tree=self.tree)
             os.rename(self.folder, final)
             sync_folder(final.parent)
             if not stage:

@@ -26,6 +26,10 @@ class ReleaseTree:
     def as_json(self) -> dict:
         return {"size": self.size, "root": base64.b64encode(self.root).decode()}
 
+    @classmethod
+    def from_json(cls, data: Mapping) -> ReleaseTree:
+        return cls(int(data["size"]), base64.b64decode(data["root"], validate=True))
+
 
 def document_leaf(url: str, sha256: str) -> bytes:
     """The leaf data of the document answered at `url` (path and query) whose bytes have this SHA-256."""
@@ -42,3 +46,9 @@ def leaf_data(files: Mapping[str, Mapping]) -> list[bytes]:
 def release_tree(files: Mapping[str, Mapping]) -> ReleaseTree:
     leaves = [leaf_hash(data) for data in leaf_data(files)]
     return ReleaseTree(len(leaves), root(leaves))
+
+
+def manifest_tree(manifest: Mapping) -> ReleaseTree:
+    """A release's tree as its manifest states it, or, for a release built before riskapi made trees,
+    worked out from the manifest's files."""
+    return ReleaseTree.from_json(manifest["tree"]) if "tree" in manifest else release_tree(manifest["files"])
