@@ -185,6 +185,7 @@ def export(format: str, model: str | None = None) -> Route:
 
 
 _ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")
+_TREE_FOLDER = rule_named("tree-tile").file.split("{")[0]  # the tiles of its tree, made from every document
 
 
 def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
@@ -226,8 +227,9 @@ class VisibleFiles:
 
 
 def names_its_release(file: str) -> bool:
-    """The documents that name their own release: left out when releases are compared."""
-    return file == _ROOT_FILE or file.startswith(_RELEASE_FOLDER)
+    """The documents that name their own release, and the tiles of the tree over them: left out when
+    releases are compared."""
+    return file == _ROOT_FILE or file.startswith((_RELEASE_FOLDER, _TREE_FOLDER))
 
 
 def document_count(countries: int, models: int, audiences: int) -> int:

@@ -32,6 +32,9 @@ SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_na
 
 RELEASE_ID = release_ids.PATTERN  # a release's UTC build time (release_ids.py makes and reads them)
 NAME = r"[a-z][a-z0-9_]*"
+# a tile of a Merkle tree (C2SP tlog-tiles, transparency/tiles.py): level 0–63, the index in 3-digit parts, a
+# partial tile's width 1–255
+TILE = r"(?:[0-9]|[1-5][0-9]|6[0-3])/(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Segment:
     def pattern(self) -> str:
         if self.kind == "choice":
             return "|".join(re.escape(choice) for choice in self.choices)
-        return {"country": "[^/]+", "uri": ".+"}.get(self.kind, NAME)
+        return {"country": "[^/]+", "uri": ".+", "tile": TILE}.get(self.kind, NAME)
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,9 @@ RULES = (
              "moved most), the largest score moves; and every document added, changed or removed, with the "
              "SHA-256 of its new bytes, so a client re-fetches only those. A kept release's is "
              "/releases/{{release}}/changes/.", "changes", tag="release"),)),
+    # the Merkle tree of the release's documents (transparency/), as tlog-tiles serves a tree: hashes only, so
+    # any active key may read every tile; a kept release's at /releases/{id}/tree/tile/…, immutable
+    Rule("tree-tile", "/tree/tile/{tile}", f"{_BASE}/tree/tile/{{tile}}.tile", (Segment("tile", "tile"),)),
     Rule("export", "/exports/scores.{format}", f"{_BASE}/exports/scores.{{format}}", (_FORMAT,), download=True,
          timegate=True, endpoints=(
              Endpoint("export-csv", "exportScoresCsv", "Bulk export (CSV)", f"{_EXPORTS} as CSV",

@@ -16,13 +16,15 @@ MEDIA_TYPES = {
     "jsonl": "application/x-ndjson",
     "link": "application/link-format",
     "atom": "application/atom+xml",
+    "tile": "application/octet-stream",  # a Merkle tree's tile (C2SP tlog-tiles): hashes, no text
 }
 DEFAULT_EXTENSION = "json"  # errors and anything untyped
+BINARY = ("tile",)  # bytes, not text: no charset, and no compressed twins (hashes do not compress)
 
 
 def media_type(extension: str) -> str:
     """The Content-Type of a file with this extension (no dot), as every server sends it."""
-    return MEDIA_TYPES[extension] + CHARSET
+    return MEDIA_TYPES[extension] + ("" if extension in BINARY else CHARSET)
 
 
 JSON = media_type("json")
@@ -171,6 +173,7 @@ def edge_contract() -> dict[str, object]:
     """The contract as the edges receive it in their description (release.json; njs and the CloudFront
     functions as a constant): each name a binding edge/contract.js sets (useContract)."""
     return {"TYPES": {ext: media_type(ext) for ext in MEDIA_TYPES}, "DEFAULT_TYPE": DEFAULT_EXTENSION,
+            "BINARY": list(BINARY),
             "HEADERS": {"every": EVERY_ANSWER, "preflight": PREFLIGHT,
                         "by_status": {str(status): headers for status, headers in BY_STATUS.items()},
                         "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "download": DOWNLOAD},

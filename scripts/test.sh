@@ -13,6 +13,10 @@ need Chromium chromium chromedriver -- chromium chromium-driver
 need Ceph radosgw ceph-osd -- --no-install-recommends ceph-mon ceph-osd radosgw ceph-common
 # The CloudFront Functions also run under Debian's njs (tests/test_deploy_cloudfront.py).
 need njs njs -- njs
+# The transparency tests ask Go's reference implementation (golang.org/x/mod/sumdb: tlog, note) about what
+# riskapi publishes (tests/interop/tlogcheck.go), built from Debian's packages alone (GOPATH mode, no proxy).
+need Go go -- golang-go golang-golang-x-mod-dev
+[ -d /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog ] || apt_install golang-golang-x-mod-dev
 # The client generator and linter tests run openapi-typescript, tsc and Spectral (tests/clients/).
 need Node.js npm -- nodejs npm
 # npm install, not npm ci: npm ci rejects a lock file without the entries of other platforms' optional

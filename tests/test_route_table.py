@@ -20,7 +20,7 @@ from generator.build import build
 from generator.edge import CORE, KEYCHECK
 from generator.keys import add_key
 from generator.publish import CURRENT, current_release
-from generator.render.nginx_routes import write_into
+from generator.render.nginx_routes import quoted, write_into
 from generator.resources import NGINX_CONF
 from generator.routes import Endpoint, Rule, Segment
 from generator.serve.runtime import NginxRuntime, ServeSettings
@@ -60,7 +60,7 @@ def test_nginx_conf_s_routing_is_generated_from_the_table():
     assert check.returncode == 0, check.stderr
     # every rule has its location
     text = NGINX_CONF.read_text()
-    assert all(f"location ~ {rule.nginx_regex()} " in text or f"location = {rule.template} " in text
+    assert all(f"location ~ {quoted(rule.nginx_regex())} " in text or f"location = {rule.template} " in text
                for rule in routes.RULES)
 
 
@@ -80,7 +80,7 @@ def test_the_edge_core_and_usage_name_no_route_of_their_own():
 def _example(rule: Rule) -> str:
     """A path of the rule: its template, each segment an example value of its kind."""
     samples = {"model": "sovereign", "country": "AUT", "name": "sovereign",
-               "uri": "http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/"}
+               "uri": "http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/", "tile": "1/x002/345.p/17"}
 
     def value(name: str) -> str:
         segment = rule.segment(name)
@@ -183,9 +183,9 @@ def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
         answered.setdefault(rule.name, set()).add(path)
     # every rule of the API is documented (the pages and the favicon are not the API's; openapi.json is the
     # document itself; Memento's TimeGate and TimeMap take a whole URI, slashes and all, which no OpenAPI
-    # path parameter may hold: docs/api.md documents them)
+    # path parameter may hold, nor a tile's path (C2SP tlog-tiles' `L/N[.p/W]`): docs/api.md documents them)
     assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {
-        "openapi", "timegate", "route-timemap"}
+        "openapi", "timegate", "route-timemap", "tree-tile"}
 
 
 def _chosen(locations, path: str):

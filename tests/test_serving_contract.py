@@ -115,8 +115,8 @@ def test_nginx_conf_s_contract_parts_are_rendered_from_the_contract():
     for part in nginx_contract.PARTS:
         assert nginx_contract.BEGIN % part in conf
     # every media type, constant header and error page, as nginx reads them
-    for extension, media_type in serving.MEDIA_TYPES.items():
-        assert f'"{media_type}{serving.CHARSET}"' in conf and re.search(rf"\s{extension};", conf)
+    for extension in serving.MEDIA_TYPES:
+        assert f'"{serving.media_type(extension)}"' in conf and re.search(rf"\s{extension};", conf)
     for name, value in serving.EVERY_ANSWER.items():
         assert f'add_header {name} "{value}" always;' in conf
     for statuses, (_, name) in serving.NGINX_ERRORS.items():

@@ -30,6 +30,7 @@ import orjson
 from ..edge import MANIFEST_FORMAT as FORMAT
 from ..publish import GZIP_MIN_BYTES, read_manifest, twins_of
 from ..render.nginx_maps import ROUTING
+from ..serving import BINARY
 
 OBJECTS, MANIFESTS = "objects/", "manifests/"
 TWINS = {".gz": "gzip", ".br": "br"}
@@ -93,7 +94,7 @@ def file_objects(path: str, entry: list, source: Path | bytes, twins: dict[str, 
     bytes; a missing one is made)."""
     sha256 = entry[2]
     objects = {object_key(sha256, path): Body(object_key(sha256, path), source, sha256)}
-    if entry[1] > GZIP_MIN_BYTES:
+    if entry[1] > GZIP_MIN_BYTES and PurePosixPath(path).suffix[1:] not in BINARY:
         made: dict[str, bytes] = {}
         for twin in TWINS:
             found = twins.get(twin)

@@ -116,7 +116,7 @@ async function originRequest(request) {
     } else {
       // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong
       if (headers["if-none-match"]) headers["if-none-match"][0].value = value(headers, "if-none-match").replace(/W\//g, "");
-      const twin = encoding(value(headers, "accept-encoding"), result.size, release);
+      const twin = encoding(value(headers, "accept-encoding"), result.size, release, result.file);
       const carried = {};
       for (const name of CARRIED) if (result.headers[name]) carried[name] = result.headers[name];
       headers["x-api-response"] = [{ key: "x-api-response", value: JSON.stringify(carried) }];

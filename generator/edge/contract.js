@@ -6,7 +6,7 @@
 
 export let TYPES, DEFAULT_TYPE, HEADERS, LINK_TYPE, PAGE_TYPES, ERRORS;
 export let REDIRECT, LINK, LINK_PARAMETER, LINKS, STALE_RETRY_AFTER, FOLDERS;
-export let NO_MATCH, PUBLIC_AUDIENCE, STORE, NAMES;
+export let NO_MATCH, PUBLIC_AUDIENCE, STORE, NAMES, BINARY;
 
 export function useContract(contract) {
   TYPES = contract.TYPES;
@@ -25,4 +25,5 @@ export function useContract(contract) {
   PUBLIC_AUDIENCE = contract.PUBLIC_AUDIENCE;
   STORE = contract.STORE;
   NAMES = contract.NAMES;
+  BINARY = contract.BINARY;
 }

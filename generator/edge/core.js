@@ -25,7 +25,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } from "./contract.js";
+import { BINARY, FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } from "./contract.js";
 import { acceptDatetimeMillis, asOfMillis, releaseAt } from "./instants.js";
 import {
   asciiLower, error, fill, header, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf,
@@ -210,10 +210,11 @@ export function quality(header, coding) {
   return 0;
 }
 
-// gzip_static/brotli_static: nginx has twins only beside files over `compressed_over` bytes, and
-// prefers brotli whenever the client takes it. Returns "br", "gzip" or null.
-export function encoding(accepted, size, release) {
-  if (size <= release.compressed_over) return null;
+// gzip_static/brotli_static: nginx has twins only beside text files over `compressed_over` bytes
+// (none beside a BINARY one: a tile's hashes do not compress), and prefers brotli whenever the client
+// takes it. Returns "br", "gzip" or null.
+export function encoding(accepted, size, release, file) {
+  if (size <= release.compressed_over || BINARY.indexOf(file.slice(file.lastIndexOf(".") + 1)) >= 0) return null;
   return quality(accepted, "br") > 0 ? "br" : quality(accepted, "gzip") > 0 ? "gzip" : null;
 }
 

@@ -211,7 +211,7 @@ async function respond(request, env, asked) {
   // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
   // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
   const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-  const chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release) : null;
+  const chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release, result.file) : null;
   const etag = chosen ? fileTag.replace(/"$/, `-${chosen}"`) : fileTag;
   headers.set("ETag", etag);
   const condition = precondition(request, etag, result.headers["Last-Modified"]);

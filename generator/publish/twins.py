@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 import brotli
 
 from ..files import NamedFile, read_blocks, write_file, write_joined
+from ..serving import BINARY
 
 GZIP_MIN_BYTES = 1024  # smaller files grow when gzipped
 
@@ -130,7 +131,7 @@ def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, s
     """Over 1 KB, each compressed twin (of `forms`) of a file whose bytes `blocks()` gives; their manifest
     entries."""
     entries: dict[str, dict] = {}
-    if size <= GZIP_MIN_BYTES:
+    if size <= GZIP_MIN_BYTES or path.suffix[1:] in BINARY:
         return entries
     for suffix, compressor in forms:
         stream, digest, length = compressor(), hashlib.sha256(), 0

@@ -20,7 +20,8 @@ from ..catalogue import PUBLISH, Catalogue, History, switching
 from ..errors import PublishError
 from ..files import Writeback, sync_folder, sync_tree, write_file, write_joined
 from ..release_ids import new_release_id
-from ..transparency.documents import ReleaseTree, release_tree
+from ..transparency.documents import ReleaseTree, release_leaves, tree_files
+from ..transparency.tree import root
 from .pool import discard_pool, fork_pool
 from .site import (
     CURRENT,
@@ -321,10 +322,12 @@ class ReleaseWriter(ReleaseFiles):
         if self._pool is None:
             return
         self.flush()
+        leaves = release_leaves(self.files)
+        self.tree = ReleaseTree(len(leaves), root(leaves))
+        self.write_now(tree_files(leaves))  # its tiles: files of the release, not documents of its tree
         self._pool.shutdown()
         self._pool = None
         shutil.rmtree(self._scratch, ignore_errors=True)
-        self.tree = release_tree(self.files)
         manifest = {"release": self.id, "previous": self.previous, "stamp": self.stamp, "staged": stage,
                     "audiences": list(audiences), "tree": self.tree.as_json(),
                     "files": dict(sorted(self.files.items()))}

@@ -48,7 +48,7 @@ def _variable(rule: Rule, name: str) -> str:
 def _location(rule: Rule) -> Location:
     simple = not rule.segments and not rule.aliases and (not rule.path.endswith("/") or rule.path == "/"
                                                           and rule.under == "")
-    location = Location(f"= {rule.under + rule.path}" if simple else f"~ {_quoted(rule.nginx_regex())}")
+    location = Location(f"= {rule.under + rule.path}" if simple else f"~ {quoted(rule.nginx_regex())}")
     if rule.status:
         location.lines.append(f"return {rule.status};")
         return location
@@ -90,7 +90,7 @@ def _location(rule: Rule) -> Location:
     return location
 
 
-def _quoted(regex: str) -> str:
+def quoted(regex: str) -> str:
     return f'"{regex}"' if "{" in regex or " " in regex else regex
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ..document_routes import url_of
-from ..routes import API
-from ..serving import MEDIA_TYPES
+from ..routes import API, rule_named
+from ..serving import BINARY, MEDIA_TYPES
+from .tiles import tiles
 from .tree import leaf_hash, root
 
 LEAF = "{url}\n{sha256}\n"  # a document's leaf data, UTF-8
@@ -36,16 +37,32 @@ def document_leaf(url: str, sha256: str) -> bytes:
     return LEAF.format(url=url, sha256=sha256).encode()
 
 
+def _is_document(path: str) -> bool:
+    """An API document: a file under the API of a text type (no twin, and no tile of the tree itself)."""
+    extension = PurePosixPath(path).suffix[1:]
+    return path.startswith(API.strip("/") + "/") and extension in MEDIA_TYPES and extension not in BINARY
+
+
 def leaf_data(files: Mapping[str, Mapping]) -> list[bytes]:
     """Every API document of a release's manifest `files` (path → size, sha256) as leaf data, in order."""
-    prefix = API.strip("/") + "/"
-    return sorted(document_leaf(url_of(path), entry["sha256"]) for path, entry in files.items()
-                  if path.startswith(prefix) and PurePosixPath(path).suffix[1:] in MEDIA_TYPES)  # no twin
+    return sorted(document_leaf(url_of(path), entry["sha256"]) for path, entry in files.items() if _is_document(path))
+
+
+def release_leaves(files: Mapping[str, Mapping]) -> list[bytes]:
+    """The leaf hashes of the release's tree, in order."""
+    return [leaf_hash(data) for data in leaf_data(files)]
 
 
 def release_tree(files: Mapping[str, Mapping]) -> ReleaseTree:
-    leaves = [leaf_hash(data) for data in leaf_data(files)]
+    leaves = release_leaves(files)
     return ReleaseTree(len(leaves), root(leaves))
+
+
+def tree_files(leaves: Sequence[bytes]) -> dict[str, bytes]:
+    """The tiles of the release's tree as files of the release (relative path → bytes), where the route
+    table's `tree-tile` rule finds them."""
+    file = rule_named("tree-tile").file
+    return {file.format(tile=path): data for path, data in tiles(leaves).items()}
 
 
 def manifest_tree(manifest: Mapping) -> ReleaseTree:

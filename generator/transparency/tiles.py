@@ -1,0 +1,76 @@
+"""A Merkle tree as C2SP tlog-tiles serves it: its hashes in tiles of 256, each tile a subtree 8 levels
+high (level 0: leaf hashes; level l: the roots of the full tiles of level l-1), full tiles immutable and
+the rightmost tile of each level partial; the entries of a log in bundles of 256 likewise. Paths are
+`L/N[.p/W]` (tiles) and `entries/N[.p/W]` (bundles), N in 3-digit parts, an `x` before all but the last:
+a tile file never shares its name with a folder. Tiles hold hashes only."""
+from __future__ import annotations
+
+import struct
+from typing import Sequence
+
+from .tree import leaf_hash, root
+
+HEIGHT = 8
+WIDTH = 1 << HEIGHT  # hashes in a full tile, entries in a full bundle
+ENTRIES = "entries"  # the level name of entry bundles
+
+
+def index_path(index: int) -> str:
+    """N of a tile path: `x001/x234/067` for 1234067."""
+    parts = [f"{index % 1000:03d}"]
+    while index >= 1000:
+        index //= 1000
+        parts.append(f"x{index % 1000:03d}")
+    return "/".join(reversed(parts))
+
+
+def tile_path(level: int | str, index: int, width: int = WIDTH) -> str:
+    """The path of a tile (or, with level ENTRIES, a bundle) under `tile/`: partial when `width` < 256."""
+    if not 0 < width <= WIDTH:
+        raise ValueError(f"a tile holds 1 to {WIDTH} hashes, not {width}")
+    return f"{level}/{index_path(index)}" + (f".p/{width}" if width < WIDTH else "")
+
+
+def tiles(leaves: Sequence[bytes]) -> dict[str, bytes]:
+    """Every tile of the tree of these leaf hashes, by path: the full tiles of each level and the partial
+    one its size calls for (a tree of 256 leaves: one full tile at level 0, one of width 1 at level 1)."""
+    found = {}
+    level, hashes = 0, list(leaves)
+    while hashes:
+        full, rest = divmod(len(hashes), WIDTH)
+        for n in range(full):
+            found[tile_path(level, n)] = b"".join(hashes[n * WIDTH:(n + 1) * WIDTH])
+        if rest:
+            found[tile_path(level, full, rest)] = b"".join(hashes[full * WIDTH:])
+        hashes = [root(hashes[n * WIDTH:(n + 1) * WIDTH]) for n in range(full)]
+        level += 1
+    return found
+
+
+def bundles(entries: Sequence[bytes]) -> dict[str, bytes]:
+    """The entry bundles of a log of these entries, by path: each entry prefixed with its length (a
+    big-endian uint16), 256 to a full bundle, the last partial."""
+    found = {}
+    for start in range(0, len(entries), WIDTH):
+        chunk = entries[start:start + WIDTH]
+        found[tile_path(ENTRIES, start // WIDTH, len(chunk))] = b"".join(
+            struct.pack(">H", len(entry)) + entry for entry in chunk)
+    return found
+
+
+def read_bundle(data: bytes) -> list[bytes]:
+    """The entries of a bundle; a ValueError where its lengths do not add up to its bytes."""
+    entries, at = [], 0
+    while at < len(data):
+        if at + 2 > len(data):
+            raise ValueError(f"an entry bundle cut short at byte {at}")
+        (length,) = struct.unpack_from(">H", data, at)
+        if at + 2 + length > len(data):
+            raise ValueError(f"an entry bundle cut short: entry at byte {at} is {length} bytes long")
+        entries.append(data[at + 2:at + 2 + length])
+        at += 2 + length
+    return entries
+
+
+def entry_hashes(entries: Sequence[bytes]) -> list[bytes]:
+    return [leaf_hash(entry) for entry in entries]
