@@ -47,8 +47,11 @@ class DocumentValidator:
 
     def errors(self, route: Route, document: object) -> list[str]:
         """Every violation of the route's schema, each named by URL and JSON path."""
-        validator = self._validators[route.schema]
+        return [f"{route}: {problem}" for problem in self.schema_errors(route.schema, document)]
+
+    def schema_errors(self, schema: str, document: object) -> list[str]:
+        """Every violation of the schema `schema` (its file's name in schemas/), each named by JSON path."""
+        validator = self._validators[schema]
         if validator.is_valid(document):
             return []
-        return [f"{route}: at {json_path(error.instance_path)}: {error.message}"
-                for error in validator.iter_errors(document)]
+        return [f"at {json_path(error.instance_path)}: {error.message}" for error in validator.iter_errors(document)]

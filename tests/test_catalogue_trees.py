@@ -56,10 +56,11 @@ RELEASE_V1 = """CREATE TABLE release (
 
 
 def make_version_1(path) -> None:
-    """The catalogue as riskapi wrote it before trees: its release table as version 1 had it, version 1
-    (legacy_alter_table: the switch table's reference to `release` stays as it is while the table is swapped)."""
+    """The catalogue as riskapi wrote it before trees and the log: its release table as version 1 had it, no
+    log, version 1 (legacy_alter_table: the switch table's reference to `release` stays as it is while the
+    table is swapped)."""
     db = sqlite3.connect(path, isolation_level=None)
-    db.executescript(f"""PRAGMA legacy_alter_table = ON; BEGIN;
+    db.executescript(f"""PRAGMA legacy_alter_table = ON; BEGIN; DROP TABLE log;
         ALTER TABLE release RENAME TO release_v2; {RELEASE_V1};
         INSERT INTO release SELECT id, built_at, staged, audiences, removed_at FROM release_v2; DROP TABLE release_v2;
         PRAGMA user_version = 1; COMMIT;""")

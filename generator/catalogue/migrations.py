@@ -8,17 +8,20 @@ from pathlib import Path
 
 from ..layout import RELEASES, manifest
 from ..transparency.documents import manifest_tree
+from . import log
 
 # version → the statements that bring a catalogue of that version to the next
 STEPS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE release ADD COLUMN tree_size INTEGER",  # each release's Merkle tree (transparency/)
-        "ALTER TABLE release ADD COLUMN tree_root BLOB"),
+        "ALTER TABLE release ADD COLUMN tree_root BLOB",
+        *log.STATEMENTS),  # the log of releases
 }
 VERSION = max(STEPS) + 1  # the schema this riskapi writes
 
 
 def migrate(db: sqlite3.Connection, site: Path, version: int) -> None:
-    """Bring the catalogue `db` from `version` to VERSION, then fill in what the new columns hold."""
+    """Bring the catalogue `db` from `version` to VERSION, then fill in what the new columns and tables
+    hold: each release's tree, then the log of the history so far."""
     for step in range(version, VERSION):
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -31,6 +34,18 @@ def migrate(db: sqlite3.Connection, site: Path, version: int) -> None:
             raise
         db.execute("COMMIT")
     fill_trees(db, site)
+    backfill_log(db)
+
+
+def backfill_log(db: sqlite3.Connection) -> None:
+    """The log of a history kept before it (log.backfill), in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        log.backfill(db)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def fill_trees(db: sqlite3.Connection, site: Path) -> None:

@@ -14,13 +14,13 @@ from ..errors import CatalogueError
 from ..files import sync_folder
 from ..layout import current_release, releases
 from ..transparency.documents import ReleaseTree
-from . import instants
+from . import instants, log
 from .history import History, Switch, settle_intents
 from .identity import SITE_ID, check_present, check_site, new_site_id
 from .instants import built_at_ms
 from .journal import REPAIR_HINT, import_journal
 from .migrations import VERSION as SCHEMA_VERSION
-from .migrations import fill_trees, migrate
+from .migrations import backfill_log, fill_trees, migrate
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
@@ -57,7 +57,7 @@ CREATE TABLE delivery (
     delivered_at INTEGER,
     PRIMARY KEY (release, user, url)
 );
-"""
+""" + log.SCHEMA
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,7 @@ class Catalogue:
                 import_journal(cls(site, connection), site / JOURNAL, current_release(site),
                                set(releases(site)))
                 fill_trees(connection, site)
+                backfill_log(connection)
         except BaseException as error:
             connection.close()
             temporary.unlink(missing_ok=True)
@@ -247,8 +248,10 @@ class Catalogue:
         with self.transaction() as db:
             rows = [Switch(*row) for row in db.execute(
                 "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
-            for seq, state in settle_intents(rows, current_release(self.site)).items():
+            for seq, state in sorted(settle_intents(rows, current_release(self.site)).items()):
                 db.execute("UPDATE switch SET state = ? WHERE seq = ?", (state, seq))
+                if state == "done":
+                    log.log_switch(db, seq)
 
     def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = (),
                     tree: ReleaseTree | None = None) -> None:
@@ -263,6 +266,10 @@ class Catalogue:
             fill_trees(self.db, self.site)
         except sqlite3.DatabaseError as error:
             raise _damaged(self.path, error) from None
+
+    def log_entries(self) -> list[bytes]:
+        """The log of releases, every entry in order."""
+        return log.entries(self.db)
 
     def tree(self, release: str) -> ReleaseTree | None:
         """The release's Merkle tree as recorded; None where it is not known."""
@@ -288,13 +295,16 @@ class Catalogue:
 
     def confirm(self, seq: int) -> None:
         with self.transaction() as db:
-            db.execute("UPDATE switch SET state = 'done' WHERE seq = ? AND state = 'intent'", (seq,))
+            if db.execute("UPDATE switch SET state = 'done' WHERE seq = ? AND state = 'intent'", (seq,)).rowcount:
+                log.log_switch(db, seq)
 
     def mark_removed(self, release: str) -> None:
         """Recorded before the folder goes: a release half deleted is never on offer."""
         with self.transaction() as db:
-            db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
-                       (instants.now_ms(), release))
+            at = instants.now_ms()
+            if db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
+                          (at, release)).rowcount:
+                log.log_prune(db, release, at)
 
     def remember(self, settings: dict[str, str]) -> None:
         """The site's own settings (SITE_URL, KEEP, KEEP_DAYS), as the last build that published was given them."""

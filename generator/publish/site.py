@@ -24,6 +24,7 @@ from ..errors import PublishError, ServeError
 from ..files import link_atomic
 from ..layout import CURRENT, MANIFEST, RELEASES, current_release, manifest, release_order, releases
 from ..release_ids import STAMP
+from ..transparency.documents import manifest_tree
 
 CHANGES = "changes.txt"  # what the release changed against the one current before it
 
@@ -218,7 +219,8 @@ def repair_catalogue(site: Path) -> list[str]:
         staged = [r for r in off_chain if (manifest(site / RELEASES / r) or {}).get("staged")]
         with Catalogue.make_empty(site) as catalogue:
             for release in chain:
-                catalogue.add_release(release)
+                stated = manifest(site / RELEASES / release)
+                catalogue.add_release(release, tree=manifest_tree(stated) if stated else None)
                 seq = catalogue.intend(PUBLISH, release, recovered=built_at_ms(release))
                 catalogue.confirm(seq)
                 if release not in on_disk:
@@ -226,7 +228,7 @@ def repair_catalogue(site: Path) -> list[str]:
             for release in staged:
                 audiences = (manifest(site / RELEASES / release) or {}).get("audiences", [])
                 catalogue.add_release(release, staged=True, audiences=tuple(audiences))
-            catalogue.fill_trees()
+            catalogue.fill_trees()  # the staged ones'
         if chain:
             notes.append(f"{len(chain)} live period(s) recovered ({', '.join(chain)}), each from its release's "
                          "build time: when each really went live, and any rollback or promote, is not recoverable")

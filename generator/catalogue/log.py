@@ -1,0 +1,81 @@
+"""The log of releases as the catalogue keeps it: one row per entry (transparency/entries.py), appended in
+the same transaction as the change it records — a switch's confirmation (or the settling of an intent
+that took effect), a prune — so the catalogue and its log never disagree. A switch's instant in the log
+is its live period's start as History.periods has it: whole seconds, each a second after the last."""
+from __future__ import annotations
+
+import sqlite3
+
+from ..transparency.documents import ReleaseTree
+from ..transparency.entries import PRUNE, RELEASE, SWITCH, prune_entry, release_entry, switch_entry
+from .instants import SECOND, built_at, rfc3339, whole_second
+
+STATEMENTS = ("""CREATE TABLE log (
+    seq INTEGER PRIMARY KEY,            -- the entry's index in the log, from 0
+    event TEXT NOT NULL,                -- release, switch, prune (as the entry says)
+    release TEXT NOT NULL,              -- the release it names (as the entry says)
+    at INTEGER,                         -- a switch's or prune's instant in ms (as the entry says)
+    entry BLOB NOT NULL                 -- canonical JSON: the leaf of the log's tree
+)""", "CREATE INDEX log_release ON log (release, event)")
+SCHEMA = "".join(f"{statement};\n" for statement in STATEMENTS)
+
+
+def _append(db: sqlite3.Connection, event: str, release: str, at: int | None, entry: bytes) -> None:
+    size = db.execute("SELECT count(*) FROM log").fetchone()[0]
+    db.execute("INSERT INTO log (seq, event, release, at, entry) VALUES (?, ?, ?, ?, ?)",
+               (size, event, release, at, entry))
+
+
+def _logged(db: sqlite3.Connection, release: str, event: str) -> bool:
+    return db.execute("SELECT 1 FROM log WHERE release = ? AND event = ?", (release, event)).fetchone() is not None
+
+
+def log_switch(db: sqlite3.Connection, seq: int) -> None:
+    """The entries of switch `seq`, which took effect: its release's first, where the log has none (a
+    release first made live), then the switch, dated the start of the live period it opens."""
+    action, release, at = db.execute("SELECT action, release, at FROM switch WHERE seq = ?", (seq,)).fetchone()
+    if not _logged(db, release, RELEASE):
+        size, root = db.execute("SELECT tree_size, tree_root FROM release WHERE id = ?", (release,)).fetchone()
+        tree = ReleaseTree(size, root) if size is not None else None
+        _append(db, RELEASE, release, None, release_entry(release, built_at(release), tree))
+    last = db.execute("SELECT max(at) FROM log WHERE event = ?", (SWITCH,)).fetchone()[0]
+    start = whole_second(at) if last is None else max(whole_second(at), last + SECOND)
+    _append(db, SWITCH, release, start, switch_entry(action, release, rfc3339(start)))
+
+
+def log_prune(db: sqlite3.Connection, release: str, at: int) -> None:
+    """A prune, where the release was ever live (the log names no other) and its prune is not logged yet;
+    dated no earlier than the last switch (which is dated the whole second after its clock's reading),
+    so the log's instants never run backwards."""
+    if _logged(db, release, RELEASE) and not _logged(db, release, PRUNE):
+        last = db.execute("SELECT max(at) FROM log WHERE event = ?", (SWITCH,)).fetchone()[0]
+        at = max(at, last or at)
+        _append(db, PRUNE, release, at, prune_entry(release, rfc3339(at)))
+
+
+def backfill(db: sqlite3.Connection) -> None:
+    """A log for a history kept before the log (a catalogue migrated or imported): every switch that took
+    effect and every prune, in the order they happened; nothing where the log has entries already. Run
+    inside the caller's transaction."""
+    if db.execute("SELECT 1 FROM log LIMIT 1").fetchone():
+        return
+    switches = db.execute("SELECT seq, clock FROM switch WHERE state = 'done' ORDER BY seq").fetchall()
+    prunes = db.execute("SELECT id, removed_at FROM release WHERE removed_at IS NOT NULL").fetchall()
+    # in the order they happened, by the clock's readings (a switch's own instant is the second after its
+    # reading): switches in their own order whatever the clock said (stepped back), each placed at the
+    # latest reading so far; a prune among them by its reading
+    placed, last = [], 0
+    for seq, clock in switches:
+        last = max(last, clock)
+        placed.append((last, 0, seq))
+    ordered = sorted(placed + [(at, 1, release) for release, at in prunes], key=lambda e: (e[0], e[1]))
+    for _, kind, value in ordered:
+        if kind == 0:
+            log_switch(db, value)
+        else:
+            log_prune(db, value, db.execute("SELECT removed_at FROM release WHERE id = ?", (value,)).fetchone()[0])
+
+
+def entries(db: sqlite3.Connection) -> list[bytes]:
+    """The log, in order."""
+    return [row[0] for row in db.execute("SELECT entry FROM log ORDER BY seq")]
