@@ -15,6 +15,7 @@ import orjson
 
 from . import document_routes, routes
 from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
+from .catalogue.checkpoints import log_identity
 from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .load import Dataset, LoadedModels, load_dataset, load_models
@@ -327,7 +328,8 @@ def compare_with_previous(run: BuildRun, built: ModelsBuilt, guard: ChangeGuard 
 
 def render_release_identity(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, changes: ReleaseChanges) -> None:
     """What names this release: the API root, and per audience the release and its change document."""
-    out.add_one(document_routes.api_root(), render_api_root(run.site_url, run.writer.id))
+    log = log_identity(read_history(run.writer.site).settings, run.site_url)
+    out.add_one(document_routes.api_root(), render_api_root(run.site_url, run.writer.id, log))
     custom = set(run.dataset.custom_models)
     parts = model_changes(changes, built.sections, run.writer.previous_dir)
     for grants in run.audiences:

@@ -33,8 +33,9 @@ SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_na
 RELEASE_ID = release_ids.PATTERN  # a release's UTC build time (release_ids.py makes and reads them)
 NAME = r"[a-z][a-z0-9_]*"
 # a tile of a Merkle tree (C2SP tlog-tiles, transparency/tiles.py): level 0–63, the index in 3-digit parts, a
-# partial tile's width 1–255
-TILE = r"(?:[0-9]|[1-5][0-9]|6[0-3])/(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
+# partial tile's width 1–255; an entry bundle: the index and width alone
+BUNDLE = r"(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
+TILE = r"(?:[0-9]|[1-5][0-9]|6[0-3])/" + BUNDLE
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Segment:
     def pattern(self) -> str:
         if self.kind == "choice":
             return "|".join(re.escape(choice) for choice in self.choices)
-        return {"country": "[^/]+", "uri": ".+", "tile": TILE}.get(self.kind, NAME)
+        return {"country": "[^/]+", "uri": ".+", "tile": TILE, "bundle": BUNDLE}.get(self.kind, NAME)
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,18 @@ RULES = (
              Endpoint("feed-atom", "getReleasesAtomFeed", "The releases as an Atom feed",
                       "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.", "",
                       media_type=serving.MEDIA_TYPES["atom"], tag="releases", choice="atom"))),
+    # the log of releases (C2SP tlog-tiles): public, so monitors and witnesses follow it without a key
+    Rule("log-checkpoint", "/log/checkpoint", "log/checkpoint.txt", root="timeline", key=False, endpoints=(Endpoint(
+        "log-checkpoint", "getLogCheckpoint", "The log of releases: its checkpoint",
+        "The signed checkpoint of the log of releases",
+        "The log's size and root hash (C2SP tlog-checkpoint) in a note signed with the operator's Ed25519 key "
+        "(C2SP signed-note; its verifier key is in the API root): what every citation's proofs end at. The "
+        "log's tiles and entry bundles are under /log/tile/ (C2SP tlog-tiles). No key needed.", "",
+        media_type=serving.MEDIA_TYPES["txt"], tag="releases"),)),
+    Rule("log-entries", "/log/tile/entries/{bundle}", "log/tile/entries/{bundle}.bundle",
+         (Segment("bundle", "bundle"),), root="timeline", key=False),
+    Rule("log-tile", "/log/tile/{tile}", "log/tile/{tile}.tile", (Segment("tile", "tile"),), root="timeline",
+         key=False),
     Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True,
          endpoints=(Endpoint(
              "release", "getCurrentRelease", "Current release", "The release the answers come from",
@@ -282,10 +295,10 @@ PAGES = "/docs"
 # Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
 # answered it; the release itself is its release document, …/changes/ what it changed (SCOPED_ALIASES:
 # the rest of the path, a final "/" optional → the route it answers as); the releases' own routes
-# (SCOPED_REFUSED…) are no route there.
+# and the log's (SCOPED_REFUSED…) are no route there.
 RELEASES_UNDER = f"{API}/releases"
 SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"))
-SCOPED_REFUSED = "/releases/"
+SCOPED_REFUSED = ("/releases/", "/log/")
 
 
 def past_path(path: str) -> str:
@@ -332,7 +345,7 @@ def edge_table() -> dict:
             "download": {"all": download_name("{release}", "{format}"),
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
-                      "aliases": [list(a) for a in SCOPED_ALIASES], "refused": SCOPED_REFUSED,
+                      "aliases": [list(a) for a in SCOPED_ALIASES], "refused": list(SCOPED_REFUSED),
                       "list": rule_named("releases").template, "timemap": rule_named("timemap").template,
                       "timegate": timegate_prefix(), "timemaps": timegate_prefix("route-timemap")}}
 

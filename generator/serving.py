@@ -17,9 +17,11 @@ MEDIA_TYPES = {
     "link": "application/link-format",
     "atom": "application/atom+xml",
     "tile": "application/octet-stream",  # a Merkle tree's tile (C2SP tlog-tiles): hashes, no text
+    "bundle": "application/octet-stream",  # a bundle of the log's entries (C2SP tlog-tiles)
+    "txt": "text/plain",  # the log's checkpoint (C2SP tlog-checkpoint)
 }
 DEFAULT_EXTENSION = "json"  # errors and anything untyped
-BINARY = ("tile",)  # bytes, not text: no charset, and no compressed twins (hashes do not compress)
+BINARY = ("tile", "bundle")  # bytes, not text: no charset, and no compressed twins (hashes do not compress)
 
 
 def media_type(extension: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from generator.build import build
+from generator.catalogue import Catalogue
 from generator.cli import command_table
 from generator.cli import main as cli_main
 from generator.deploy import cloudflare
@@ -70,6 +71,7 @@ class LiveServer:
     runtime: NginxRuntime
     port: int
     keys: dict[str, str]
+    log_vkey: str = ""  # the verifier key of the site's log
 
     @property
     def site(self) -> Path:
@@ -142,11 +144,13 @@ def start_live_server(data: Path, rate_limit: str | None = None) -> LiveServer:
     keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key,
             "carol": add_key(keys_file, "carol").key}
     revoke(keys_file, "carol")
+    with Catalogue.open(site) as catalogue:  # the log of releases signed, as an operator's would be
+        log_vkey = catalogue.use_log_key(base / "keys" / "log-signing.key")
     port = free_port()
     settings = ServeSettings(site=site, keys=keys_file, port=port, rate_limit=rate_limit, burst=2, workers="2")
     runtime = NginxRuntime(settings, base / "nginx")
     runtime.start()
-    return LiveServer(base, runtime, port, keys)
+    return LiveServer(base, runtime, port, keys, log_vkey)
 
 
 @contextlib.contextmanager
@@ -266,7 +270,7 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
                     runtime.stop()
                     raise
                 listening = None
-            server = LiveServer(nginx.base, runtime, port, nginx.keys)
+            server = LiveServer(nginx.base, runtime, port, nginx.keys, nginx.log_vkey)
             if server.get("/api/v1/", user=None).status == 200:
                 return server
         time.sleep(0.3)

@@ -49,6 +49,10 @@ COMMAND_LINES = [
     "riskapi subscribers add erin http://127.0.0.1:9/hook --secret whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3 --keys {keys} "
     "--allow-private-network",
     "riskapi subscribers list --keys {keys}",
+    "riskapi log status --site {site}",
+    "riskapi log init --key {prefix}/log-signing.key --site {site}",
+    "riskapi log init --rotate --key {prefix}/log-signing-2.key --site {site}",
+    "riskapi log sign --site {site}",
     "riskapi subscribers remove erin http://127.0.0.1:9/hook --keys {keys}",
     "riskapi notify --release {first} --site {site} --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test --kv-namespace 0f2ac74b "

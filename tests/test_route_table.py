@@ -80,7 +80,8 @@ def test_the_edge_core_and_usage_name_no_route_of_their_own():
 def _example(rule: Rule) -> str:
     """A path of the rule: its template, each segment an example value of its kind."""
     samples = {"model": "sovereign", "country": "AUT", "name": "sovereign",
-               "uri": "http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/", "tile": "1/x002/345.p/17"}
+               "uri": "http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/", "tile": "1/x002/345.p/17",
+               "bundle": "x001/234.p/5"}
 
     def value(name: str) -> str:
         segment = rule.segment(name)
@@ -183,9 +184,10 @@ def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
         answered.setdefault(rule.name, set()).add(path)
     # every rule of the API is documented (the pages and the favicon are not the API's; openapi.json is the
     # document itself; Memento's TimeGate and TimeMap take a whole URI, slashes and all, which no OpenAPI
-    # path parameter may hold, nor a tile's path (C2SP tlog-tiles' `L/N[.p/W]`): docs/api.md documents them)
+    # path parameter may hold, nor a tile's or entry bundle's path (C2SP tlog-tiles' `L/N[.p/W]`): docs/api.md
+    # documents them)
     assert set(answered) == {rule.name for rule in routes.RULES if rule.under == routes.API} - {
-        "openapi", "timegate", "route-timemap", "tree-tile"}
+        "openapi", "timegate", "route-timemap", "tree-tile", "log-tile", "log-entries"}
 
 
 def _chosen(locations, path: str):
@@ -222,8 +224,8 @@ def test_nested_locations_answer_every_path_as_the_routes_in_order_would():
     flat.append(nginx_routes.Location("/", ["return 404;"]))
     grouped = nginx_routes.grouped(flat)
     assert [loc.match for loc in grouped if loc.nested] == [
-        "^~ /api/v1/releases/", "^~ /api/v1/exports/", "^~ /api/v1/configuration/", "^~ /api/v1/riskscores/",
-        "^~ /docs/"]
+        "^~ /api/v1/releases/", "^~ /api/v1/log/", "^~ /api/v1/exports/", "^~ /api/v1/configuration/",
+        "^~ /api/v1/riskscores/", "^~ /docs/"]
     paths = {_example(rule) for rule in routes.RULES} | {"/api/v1/releases/20261126T101500Z/riskscores/aml/AUT/"}
     paths |= {p.rstrip("/") for p in paths} | {p + "x" for p in paths} | {p + "/x/" for p in paths}
     paths |= {"/api/v1", "/api/v1/", "/api/v1/releases", "/api/v1/releases/", "/api/v1/releasesx", "/docs",

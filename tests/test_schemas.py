@@ -153,7 +153,8 @@ def test_openapi_is_valid_openapi_3_1():
     assert set(document["paths"]) == keyed | {"/configuration/riskscoresmodels/", "/", "/releases/current/",
                                               "/releases/current/changes/", "/releases/{release}/changes/"} | {
         "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/",
-                                                         "/releases/feed.json", "/releases/feed.atom"}
+                                                         "/releases/feed.json", "/releases/feed.atom",
+                                                         "/log/checkpoint"}
     assert "as_of" in [p["name"] for p in document["paths"]["/riskscores/{model}/"]["get"]["parameters"]]
     assert "302" in document["paths"]["/riskscores/{model}/"]["get"]["responses"]
     scoped = document["paths"]["/releases/{release}/riskscores/{model}/"]["get"]
@@ -168,6 +169,8 @@ def test_openapi_is_valid_openapi_3_1():
     assert list(one["responses"]["200"]["content"]) == ["application/x-ndjson", "text/plain"] and "404" in one["responses"]
     for feed, media in (("/releases/feed.atom", "application/atom+xml"), ("/releases/timemap", "application/link-format")):
         assert list(document["paths"][feed]["get"]["responses"]["200"]["content"]) == [media, "text/plain"]
+    checkpoint = document["paths"]["/log/checkpoint"]["get"]
+    assert list(checkpoint["responses"]["200"]["content"]) == ["text/plain"] and checkpoint["security"] == []
     assert [p["name"] for p in one["parameters"]][0] == "model"
 
 
@@ -221,7 +224,8 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/releases/{release}/exports/{model}/scores.csv": "exportModelScoresCsvInRelease",
         "/releases/{release}/exports/{model}/scores.jsonl": "exportModelScoresJsonlInRelease",
         "/releases/": "listReleases", "/releases/timemap": "getTimeMap", "/releases/{release}/": "getRelease",
-        "/releases/feed.json": "getReleasesJsonFeed", "/releases/feed.atom": "getReleasesAtomFeed"}
+        "/releases/feed.json": "getReleasesJsonFeed", "/releases/feed.atom": "getReleasesAtomFeed",
+        "/log/checkpoint": "getLogCheckpoint"}
     letters = document["components"]["schemas"]["RatingLetter"]
     names = letters["x-enum-varnames"]
     assert len(names) == len(letters["enum"]) == len(set(names)) == 21
@@ -238,7 +242,7 @@ def test_openapi_examples_are_real_answers_of_the_release():
     for path, item in document["paths"].items():
         content = item["get"]["responses"]["200"]["content"]
         if path in ("/releases/", "/releases/timemap", "/releases/{release}/", "/releases/feed.json",
-                    "/releases/feed.atom"):
+                    "/releases/feed.atom", "/log/checkpoint"):
             assert not any("examples" in c for c in content.values())  # they change with every build
             continue
         path = path.removeprefix("/releases/{release}")  # a kept release's route: the current one's example

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from .checkpoints import Latest
 from .instants import SECOND, rfc3339, whole_second
 
 PUBLISH, ROLLBACK, PROMOTE, STAGE = "publish", "rollback", "promote", "stage"
@@ -46,6 +47,8 @@ class History:
     removed: frozenset[str]  # pruned
     switches: tuple[Switch, ...]  # those that took effect, in order
     settings: dict[str, str] = field(default_factory=dict)
+    log: tuple[bytes, ...] = ()  # the log of releases, every entry (log.py)
+    checkpoint: Latest | None = None  # its newest checkpoint (checkpoints.py)
 
     @functools.cached_property
     def periods(self) -> list[LivePeriod]:

@@ -16,7 +16,12 @@ STATEMENTS = ("""CREATE TABLE log (
     release TEXT NOT NULL,              -- the release it names (as the entry says)
     at INTEGER,                         -- a switch's or prune's instant in ms (as the entry says)
     entry BLOB NOT NULL                 -- canonical JSON: the leaf of the log's tree
-)""", "CREATE INDEX log_release ON log (release, event)")
+)""", "CREATE INDEX log_release ON log (release, event)", """CREATE TABLE checkpoint (
+    size INTEGER NOT NULL,              -- the log's size it states
+    root BLOB NOT NULL,                 -- and the root hash of the log's tree at that size
+    note BLOB NOT NULL,                 -- as served: a signed note (C2SP tlog-checkpoint); unsigned: its text
+    signer TEXT NOT NULL DEFAULT ''     -- the verifier key that signed it; '': unsigned
+)""")
 SCHEMA = "".join(f"{statement};\n" for statement in STATEMENTS)
 
 
@@ -77,5 +82,6 @@ def backfill(db: sqlite3.Connection) -> None:
 
 
 def entries(db: sqlite3.Connection) -> list[bytes]:
-    """The log, in order."""
-    return [row[0] for row in db.execute("SELECT entry FROM log ORDER BY seq")]
+    """The log, in order (an entry stored as text by a hand's edit is read as its UTF-8 bytes)."""
+    return [row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
+            for row in db.execute("SELECT entry FROM log ORDER BY seq")]

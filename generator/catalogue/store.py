@@ -14,7 +14,8 @@ from ..errors import CatalogueError
 from ..files import sync_folder
 from ..layout import current_release, releases
 from ..transparency.documents import ReleaseTree
-from . import instants, log
+from ..transparency.note import Signer
+from . import checkpoints, instants, log
 from .history import History, Switch, settle_intents
 from .identity import SITE_ID, check_present, check_site, new_site_id
 from .instants import built_at_ms
@@ -224,10 +225,15 @@ class Catalogue:
         for _ in range(5):
             current = current_release(self.site)
             try:
-                releases = self.db.execute("SELECT id, staged, removed_at FROM release").fetchall()
-                switches = [Switch(*row) for row in self.db.execute(
-                    "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
-                settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
+                self.db.execute("BEGIN")  # one snapshot of every table
+                try:
+                    releases = self.db.execute("SELECT id, staged, removed_at FROM release").fetchall()
+                    switches = [Switch(*row) for row in self.db.execute(
+                        "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
+                    settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
+                    entries, latest = tuple(log.entries(self.db)), checkpoints.latest(self.db)
+                finally:
+                    self.db.execute("COMMIT")
             except sqlite3.DatabaseError as error:
                 raise _damaged(self.path, error) from None
             if current_release(self.site) == current:
@@ -236,7 +242,8 @@ class Catalogue:
         done = tuple(s for s in switches if settled.get(s.seq, s.state) == "done")
         check_present(self.path, self.site, current, done)
         return History(current, {r: bool(staged) for r, staged, _ in releases},
-                       frozenset(r for r, _, removed in releases if removed is not None), done, settings)
+                       frozenset(r for r, _, removed in releases if removed is not None), done, settings,
+                       entries, latest)
 
     # ---- writing
 
@@ -252,6 +259,7 @@ class Catalogue:
                 db.execute("UPDATE switch SET state = ? WHERE seq = ?", (state, seq))
                 if state == "done":
                     log.log_switch(db, seq)
+        self.checkpoint()
 
     def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = (),
                     tree: ReleaseTree | None = None) -> None:
@@ -266,6 +274,39 @@ class Catalogue:
             fill_trees(self.db, self.site)
         except sqlite3.DatabaseError as error:
             raise _damaged(self.path, error) from None
+
+    def checkpoint(self) -> None:
+        """The log's checkpoint as it now is, signed where the site has its key: its own transaction, after
+        the change the log records is committed (a key that cannot be read leaves that change made and
+        raises a CatalogueError saying so; the next change, or `riskapi log sign`, signs)."""
+        with self.transaction() as db:
+            checkpoints.checkpoint(db)
+
+    def use_log_key(self, key_file: Path, rotate: bool = False) -> str:
+        """A new signing key for the log, written to `key_file` (outside the site: never served), named by
+        the log's origin (fixed from now on), and the checkpoint signed with it; its verifier key. A site
+        whose log already has a key keeps it unless `rotate`: then checkpoints are signed with the new one
+        from now on (those signed before still verify with the old)."""
+        key_file = key_file.resolve()
+        if key_file.is_relative_to(self.site.resolve()):
+            raise CatalogueError(f"{key_file}: the log's signing key must be kept outside the site folder "
+                                 f"{self.site} (nothing in it may be a secret); nothing was changed")
+        settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
+        if settings.get(checkpoints.LOG_KEY) and not rotate:
+            raise CatalogueError(f"the log of {self.site} is signed with the key in {settings[checkpoints.LOG_KEY]} "
+                                 "already; nothing was changed (--rotate makes a new one)")
+        if key_file.exists():
+            raise CatalogueError(f"{key_file} exists; nothing was changed (name a new file)")
+        origin = settings.get(checkpoints.LOG_ORIGIN) or checkpoints.origin_of(settings.get(SITE_URL))
+        signer = Signer.generate(origin)
+        checkpoints.write_key(key_file, signer)
+        self.remember({checkpoints.LOG_KEY: str(key_file), checkpoints.LOG_ORIGIN: origin,
+                       checkpoints.LOG_VKEY: signer.verifier.vkey})
+        self.checkpoint()
+        return signer.verifier.vkey
+
+    def latest_checkpoint(self) -> checkpoints.Latest | None:
+        return checkpoints.latest(self.db)
 
     def log_entries(self) -> list[bytes]:
         """The log of releases, every entry in order."""
@@ -297,6 +338,7 @@ class Catalogue:
         with self.transaction() as db:
             if db.execute("UPDATE switch SET state = 'done' WHERE seq = ? AND state = 'intent'", (seq,)).rowcount:
                 log.log_switch(db, seq)
+        self.checkpoint()
 
     def mark_removed(self, release: str) -> None:
         """Recorded before the folder goes: a release half deleted is never on offer."""
@@ -305,12 +347,14 @@ class Catalogue:
             if db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
                           (at, release)).rowcount:
                 log.log_prune(db, release, at)
+        self.checkpoint()
 
     def remember(self, settings: dict[str, str]) -> None:
         """The site's own settings (SITE_URL, KEEP, KEEP_DAYS), as the last build that published was given them."""
         with self.transaction() as db:
             db.executemany("INSERT INTO setting (name, value) VALUES (?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET value = excluded.value", settings.items())
+        self.checkpoint()  # an unsigned log's origin follows the site's address
 
     # ---- the webhook outbox
 

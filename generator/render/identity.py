@@ -15,8 +15,9 @@ def _release_link(site_url: str, release_id: str, url: str) -> dict:
     return {"id": release_id, "builtAt": built_at(release_id), "url": site_url + url}
 
 
-def render_api_root(site_url: str, release_id: str) -> dict:
-    """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release."""
+def render_api_root(site_url: str, release_id: str, log: tuple[str, str | None]) -> dict:
+    """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release, and
+    the log of releases: its checkpoint, origin and verifier key (`log`: origin, key; None when unsigned)."""
     endpoints = [{"operationId": e.operation, "url": site_url + e.template, "summary": e.summary,
                   "keyRequired": e.keyed} for e in routes.ENDPOINTS]
     # the root answers for the current release only: its link is the current release's document
@@ -24,7 +25,9 @@ def render_api_root(site_url: str, release_id: str) -> dict:
             "release": _release_link(site_url, release_id, document_routes.current_release().url),
             "endpoints": endpoints,
             "links": {"openapi": site_url + routes.url_for("openapi"), "docs": site_url + routes.url_for("docs"),
-                      "changes": site_url + routes.url_for("docs-page", page="changes")}}
+                      "changes": site_url + routes.url_for("docs-page", page="changes")},
+            "log": {"checkpoint": site_url + routes.url_for("log-checkpoint"), "origin": log[0],
+                    "verifierKey": log[1]}}
 
 
 def render_current_release(site_url: str, changes: ReleaseChanges, visible: list[CurrentScores],

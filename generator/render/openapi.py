@@ -113,9 +113,9 @@ def _ok(schema: dict, media_type: str = MEDIA_TYPES["json"]) -> dict:
     text/plain beside it, the same characters, which they hand over as a string."""
     content = {media_type: {"schema": schema}}
     if media_type in TEXT_WITHOUT_READERS:
-        content["text/plain"] = {"schema": {"type": "string"}}
+        content[MEDIA_TYPES["txt"]] = {"schema": {"type": "string"}}
     return {"description": "OK" if media_type not in TEXT_WITHOUT_READERS
-            else f"OK: {media_type} (text/plain for clients that read it as text)", "content": content}
+            else f"OK: {media_type} ({MEDIA_TYPES['txt']} for clients that read it as text)", "content": content}
 
 
 TEXT_WITHOUT_READERS = tuple(MEDIA_TYPES[ext] for ext in ("jsonl", "link", "atom"))

@@ -20,9 +20,11 @@ import orjson
 
 from .. import document_routes, routes, serving
 from ..catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
+from ..catalogue.checkpoints import Latest
 from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..validate import DocumentValidator
 from .feeds import FEEDS, feeds
+from .log_files import log_documents
 from .release_info import read_release_info, release_site_url
 
 LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
@@ -40,6 +42,8 @@ class Timeline:
     staged: tuple[str, ...] = ()
     gone: tuple[str, ...] = ()
     periods: tuple[LivePeriod, ...] = field(default_factory=tuple)
+    log: tuple[bytes, ...] = ()  # the log of releases and its newest checkpoint (render/log_files.py)
+    checkpoint: Latest | None = None
 
     @property
     def answered(self) -> tuple[str, ...]:
@@ -67,7 +71,7 @@ def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset(),
     kept = tuple(r for r in kept_releases(site, history) if r not in leave_out and r != current) + (current,)
     staged = tuple(r for r in staged_releases(site, history) if r not in leave_out and r != current)
     return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site, history)),
-                    tuple(history.periods))
+                    tuple(history.periods), history.log, history.checkpoint)
 
 
 def http_date(instant: str) -> str:
@@ -165,6 +169,7 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
         for name_of_feed, body in feeds(went_live, timeline.folder, site_url, name).items():
             out[f"{FEEDS}/{variant}{name_of_feed}"] = body
     out[TIMEMAP] = timemap(timeline, site_url).encode()
+    out.update(log_documents(timeline.log, timeline.checkpoint))
     return out
 
 

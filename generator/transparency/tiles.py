@@ -6,7 +6,7 @@ a tile file never shares its name with a folder. Tiles hold hashes only."""
 from __future__ import annotations
 
 import struct
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from .tree import leaf_hash, root
 
@@ -31,30 +31,37 @@ def tile_path(level: int | str, index: int, width: int = WIDTH) -> str:
     return f"{level}/{index_path(index)}" + (f".p/{width}" if width < WIDTH else "")
 
 
-def tiles(leaves: Sequence[bytes]) -> dict[str, bytes]:
+def tiles(leaves: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, bytes]:
     """Every tile of the tree of these leaf hashes, by path: the full tiles of each level and the partial
-    one its size calls for (a tree of 256 leaves: one full tile at level 0, one of width 1 at level 1)."""
+    one its size calls for (a tree of 256 leaves: one full tile at level 0, one of width 1 at level 1);
+    and the partial tiles of each of the smaller trees of `sizes` (a log's earlier checkpoints) whose
+    full tile is not there yet (tlog-tiles: a client that verified such a checkpoint may ask for them)."""
     found = {}
     level, hashes = 0, list(leaves)
+    sizes = sorted({len(leaves), *(size for size in sizes if 0 < size <= len(leaves))})
     while hashes:
-        full, rest = divmod(len(hashes), WIDTH)
+        full = len(hashes) // WIDTH
         for n in range(full):
             found[tile_path(level, n)] = b"".join(hashes[n * WIDTH:(n + 1) * WIDTH])
-        if rest:
-            found[tile_path(level, full, rest)] = b"".join(hashes[full * WIDTH:])
+        for count in {size // WIDTH ** level for size in sizes}:  # hashes at this level in a tree of `size`
+            if count % WIDTH and count // WIDTH == full:
+                found[tile_path(level, full, count % WIDTH)] = b"".join(hashes[full * WIDTH:count])
         hashes = [root(hashes[n * WIDTH:(n + 1) * WIDTH]) for n in range(full)]
         level += 1
     return found
 
 
-def bundles(entries: Sequence[bytes]) -> dict[str, bytes]:
+def bundles(entries: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, bytes]:
     """The entry bundles of a log of these entries, by path: each entry prefixed with its length (a
-    big-endian uint16), 256 to a full bundle, the last partial."""
-    found = {}
-    for start in range(0, len(entries), WIDTH):
-        chunk = entries[start:start + WIDTH]
-        found[tile_path(ENTRIES, start // WIDTH, len(chunk))] = b"".join(
-            struct.pack(">H", len(entry)) + entry for entry in chunk)
+    big-endian uint16), 256 to a full bundle, the last partial; and the partial bundles of the smaller
+    logs of `sizes` whose full bundle is not there yet, as for tiles."""
+    def bundle(chunk: Sequence[bytes]) -> bytes:
+        return b"".join(struct.pack(">H", len(entry)) + entry for entry in chunk)
+    full = len(entries) // WIDTH
+    found = {tile_path(ENTRIES, n): bundle(entries[n * WIDTH:(n + 1) * WIDTH]) for n in range(full)}
+    for size in {len(entries), *sizes}:
+        if 0 < size <= len(entries) and size % WIDTH and size // WIDTH == full:
+            found[tile_path(ENTRIES, full, size % WIDTH)] = bundle(entries[full * WIDTH:size])
     return found
 
 

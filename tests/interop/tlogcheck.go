@@ -10,6 +10,8 @@
 //	tlogcheck leaf             reads one leaf's data on stdin and prints tlog.RecordHash of it, base64
 //	tlogcheck note VKEY        reads a signed note on stdin; prints its text if VKEY's signature verifies,
 //	                           else exits 1 with note's error
+//	tlogcheck sign             reads a private key (Go's PRIVATE+KEY+… form) and a note's text on stdin,
+//	                           separated by a blank line; prints the note signed with it
 package main
 
 import (
@@ -148,6 +150,24 @@ func main() {
 			fail(err)
 		}
 		fmt.Print(n.Text)
+	case "sign":
+		data, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fail(err)
+		}
+		parts := strings.SplitN(string(data), "\n\n", 2)
+		if len(parts) != 2 {
+			fail(fmt.Errorf("a key, a blank line, then the text"))
+		}
+		signer, err := note.NewSigner(strings.TrimSpace(parts[0]))
+		if err != nil {
+			fail(err)
+		}
+		signed, err := note.Sign(&note.Note{Text: parts[1]}, signer)
+		if err != nil {
+			fail(err)
+		}
+		os.Stdout.Write(signed)
 	default:
 		fail(fmt.Errorf("unknown command %q", os.Args[1]))
 	}

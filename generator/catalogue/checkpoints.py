@@ -1,0 +1,101 @@
+"""The log's checkpoints (C2SP tlog-checkpoint): after each change to the log, its size and root hash,
+signed with the operator's Ed25519 key (the file the site's `log_key` setting names) into a signed note,
+and kept in the catalogue, every one: the latest is what servers answer at /api/v1/log/checkpoint, the
+earlier ones what citations made then hold. A site without a key keeps unsigned checkpoints (the text
+alone) and says so.
+
+A checkpoint is signed only when the log at its size extends the log of the last one (the last's root is
+that of the log's first entries): the publisher never signs two histories."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CatalogueError
+from ..routes import DEFAULT_SITE_URL, url_for
+from ..transparency.note import Checkpoint, NoteError, Signer, read_signer, sign
+from ..transparency.tree import leaf_hash, root
+from . import log
+
+# the site's settings: the signing key's file, the log's origin, the verifier key of the signing key
+LOG_KEY, LOG_ORIGIN, LOG_VKEY = "log_key", "log_origin", "log_vkey"
+
+
+def origin_of(site_url: str | None) -> str:
+    """The log's origin (tlog-tiles): its URL prefix without the scheme, as `127.0.0.1:8080/api/v1/log`."""
+    prefix = url_for("log-checkpoint").rsplit("/", 1)[0]
+    return (site_url or DEFAULT_SITE_URL).split("://", 1)[-1].rstrip("/") + prefix
+
+
+@dataclass(frozen=True)
+class Latest:
+    """The newest checkpoint: its size and note, who signed it ('' for none), and every size checkpointed."""
+    size: int
+    note: bytes
+    signer: str
+    sizes: tuple[int, ...]
+
+
+def read_key(path: Path) -> Signer:
+    """The signing key in its file (Go's note form: PRIVATE+KEY+name+id+base64); a CatalogueError saying
+    what is wrong with it."""
+    try:
+        return read_signer(path.read_text(encoding="ascii").strip())
+    except (OSError, UnicodeDecodeError, NoteError) as error:
+        raise CatalogueError(f"{path}: the log's signing key cannot be read ({error}); the log's checkpoint was "
+                             "not signed (the release is published): correct it, or make one with `riskapi log "
+                             "init`") from None
+
+
+def latest(db: sqlite3.Connection) -> Latest | None:
+    rows = db.execute("SELECT size, note, signer FROM checkpoint ORDER BY rowid").fetchall()
+    if not rows:
+        return None
+    size, note, signer = rows[-1]
+    return Latest(size, note, signer, tuple(sorted({row[0] for row in rows})))
+
+
+def checkpoint(db: sqlite3.Connection) -> None:
+    """A checkpoint of the log as it is, where the newest one does not already state it as this site would
+    sign it now (signed by its key, or unsigned without one); inside the caller's transaction. Refused
+    (CatalogueError) where the log no longer extends the last checkpoint. Its origin is the site's
+    (LOG_ORIGIN, set with the key), else made from the site's address (an unsigned log's may change)."""
+    settings = dict(db.execute("SELECT name, value FROM setting").fetchall())
+    origin = settings.get(LOG_ORIGIN) or origin_of(settings.get("site_url"))
+    entries = log.entries(db)
+    leaves = [leaf_hash(entry) for entry in entries]
+    signer = read_key(Path(settings[LOG_KEY])) if settings.get(LOG_KEY) else None
+    signed_by = signer.verifier.vkey if signer else ""
+    last = db.execute("SELECT size, root, signer, note FROM checkpoint ORDER BY rowid DESC LIMIT 1").fetchone()
+    if last is not None:
+        size, last_root, last_signer, last_note = last
+        if size > len(leaves) or root(leaves[:size]) != last_root:
+            raise CatalogueError(f"the log of releases no longer extends its last checkpoint (size {size}): "
+                                 "its history was rewritten; nothing was signed. Restore the catalogue the "
+                                 "checkpoint was made from")
+        if size == len(leaves) and last_signer == signed_by and last_note.startswith(f"{origin}\n".encode()):
+            return
+    text = Checkpoint(origin, len(leaves), root(leaves)).text()
+    note = sign(text, [signer]) if signer else text
+    db.execute("INSERT INTO checkpoint (size, root, note, signer) VALUES (?, ?, ?, ?)",
+               (len(leaves), root(leaves), note, signed_by))
+
+
+def write_key(path: Path, signer: Signer) -> None:
+    """The signing key into a new file only its owner may read (mode 0600, made so: never readable by
+    others for a moment); a file already there is not overwritten."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as out:
+        out.write(signer.skey + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def log_identity(settings: dict[str, str], site_url: str | None = None) -> tuple[str, str | None]:
+    """The log's origin and the verifier key clients check its checkpoints with (None: unsigned), as a
+    site's settings have them (`site_url`: the site's address now, where it has not remembered it yet)."""
+    return (settings.get(LOG_ORIGIN) or origin_of(site_url or settings.get("site_url")),
+            settings.get(LOG_VKEY))
