@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from generator.build import build
+from generator.catalogue import Catalogue
 from generator.keys import add_key
 
 from .conftest import DEMO_DATA, ROOT
@@ -47,6 +48,8 @@ def demo():
     base = worker_readable_folder("riskapi-docs-")
     port = free_port()
     shutil.copytree(DEMO_DATA, base / "data")
+    with Catalogue.open(base / "site") as catalogue:  # as scripts/demo.sh: the log signed from the start
+        catalogue.use_log_key(base / "keys" / "log-signing.key")
     build(base / "data", base / "site", site_url=f"http://127.0.0.1:{port}")
     key = add_key(base / "keys" / "keys.csv", "demo", ("acme_aml",)).key
     (base / "node_modules").symlink_to(ROOT / "tests" / "clients" / "node_modules")  # npx finds its tools

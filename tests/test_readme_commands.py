@@ -67,6 +67,9 @@ COMMAND_LINES = [
 # Run by tests/test_deploy_s3.py against the real S3 server it starts ({endpoint}, {bucket}).
 S3_LINE = ("riskapi deploy s3 --site {site} --bucket {bucket} --endpoint-url {endpoint} --prefix risk/ "
            "--keep 3 --keep-days 30")
+# Run by tests/test_cite_verify.py against a live server ({url}, {key}, {vkey}; files in a folder of its own).
+CITE_LINE = "riskapi cite {url} --key {key} -o {out} --since {since}"
+VERIFY_LINE = "riskapi verify {out} --trust {vkey} --document {document} --since {since}"
 SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
               "--cache-control 'private, no-cache' --rate-limit 10 --prefix {prefix}")
 
@@ -82,7 +85,7 @@ def readme_rows() -> dict[str, set[str]]:
 
 
 def test_every_readme_option_is_run_here():
-    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE]
+    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE, CITE_LINE, VERIFY_LINE]
     rows = readme_rows()
     assert len(rows) >= 11 and "riskapi serve" in rows
     for name, options in rows.items():

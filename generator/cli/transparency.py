@@ -59,3 +59,59 @@ def describe(latest: Latest | None) -> str:
     origin = latest.note.split(b"\n", 1)[0].decode()
     signed = f"signed by {latest.signer}" if latest.signer else "unsigned: `riskapi log init` makes its key"
     return f"{origin}: {latest.size} entries, {signed}"
+
+
+@main.command()
+@click.argument("url")
+@click.option("--key", "key", metavar="USER:KEY", envvar="RISKAPI_KEY",
+              help="The key the document is fetched with (as the client holds it).")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the citation there [default: standard output].")
+@click.option("--since", "since", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A checkpoint you saved before: the citation also proves the log extends it.")
+def cite(url: str, key: str | None, output: Path | None, since: Path | None) -> None:
+    """Fetch the document at URL and write its citation: its hash and path, its release, the proof it is
+    in the release's tree, the release's log entries (when it went live, when it stopped) with their proofs
+    in the log, and the signed checkpoint — all checked before it is written."""
+    import orjson
+
+    from ..cite import cite as make
+    from ..errors import ServeError
+    from ..transparency.citation import CitationError
+    try:
+        citation = make(url, key, since.read_bytes() if since else None)
+    except CitationError as error:
+        raise ServeError(str(error)) from None
+    data = orjson.dumps(citation, option=orjson.OPT_INDENT_2) + b"\n"
+    if output is None:
+        click.echo(data.decode(), nl=False)
+    else:
+        output.write_bytes(data)
+
+
+@main.command()
+@click.argument("citation", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--trust", "trust", multiple=True, required=True, metavar="VKEY",
+              help="A verifier key the log's checkpoints may be signed with (name+id+base64; the API root's "
+                   "log.verifierKey). Repeat for several (a rotated key).")
+@click.option("--document", "document", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The document's bytes as you kept them: they must be those cited.")
+@click.option("--since", "since", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A checkpoint you saved before: the log cited must extend it.")
+def verify(citation: Path, trust: tuple[str, ...], document: Path | None, since: Path | None) -> None:
+    """Check a citation offline: exit 0 and print the release and its live periods, or exit 1 with one line
+    saying what does not hold."""
+    from ..transparency.citation import CitationError, verify_citation
+    from ..transparency.note import NoteError, read_verifier
+    try:
+        trusted = [read_verifier(vkey) for vkey in trust]
+        verified = verify_citation(citation.read_bytes(), trusted, document.read_bytes() if document else None,
+                                   since.read_bytes() if since else None)
+    except (CitationError, NoteError) as error:
+        raise click.ClickException(f"{citation}: {error}") from None
+    click.echo(f"{verified.path} (SHA-256 {verified.sha256}) is a document of release {verified.release}, "
+               f"in the log {verified.origin} at size {verified.size}")
+    for start, end in verified.periods:
+        click.echo(f"  live from {start} until {end or 'the checkpoint at least (still live)'}")
+    if verified.pruned:
+        click.echo(f"  pruned at {verified.pruned}")

@@ -1,0 +1,109 @@
+"""riskapi cite: a document fetched with a client's key, and what proves it (transparency/citation.py),
+fetched from the same server: the release's tree tiles (level 0: its leaf hashes), the log's signed
+checkpoint and its entry bundles. Everything fetched is checked against the checkpoint before the
+citation is written; nothing is taken on the server's word."""
+from __future__ import annotations
+
+import hashlib
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+from . import routes, serving
+from .transparency.citation import CitationError, make_citation
+from .transparency.documents import document_leaf
+from .transparency.entries import RELEASE, read_entry
+from .transparency.note import read_checkpoint
+from .transparency.tiles import ENTRIES, WIDTH, read_bundle, tile_path
+from .transparency.tree import leaf_hash
+
+TIMEOUT = 30  # seconds, per request
+
+
+@dataclass
+class Client:
+    """GETs under a site's address, with a key (USER:KEY) where one is given."""
+    site: str
+    key: str | None
+
+    def get(self, path: str, keyed: bool = True) -> tuple[bytes, dict[str, str]]:
+        request = urllib.request.Request(self.site + path, headers={"Accept-Encoding": "identity"})
+        if keyed and self.key:
+            request.add_header("Authorization", f"apikey {self.key}")
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:  # noqa: S310 (http/https only)
+                return answer.read(), {k.lower(): v for k, v in answer.headers.items()}
+        except urllib.error.HTTPError as error:
+            raise CitationError(f"{self.site + path}: {error.code} {error.read()[:200].decode('utf-8', 'replace')}") \
+                from None
+        except (urllib.error.URLError, OSError) as error:
+            raise CitationError(f"{self.site + path}: {getattr(error, 'reason', error)}") from None
+
+
+def _leaves(data: bytes) -> list[bytes]:
+    return [data[i:i + 32] for i in range(0, len(data), 32)]
+
+
+def tree_leaves(client: Client, release: str, size: int) -> list[bytes]:
+    """The leaf hashes of a release's tree of `size` leaves, from its level-0 tiles."""
+    leaves: list[bytes] = []
+    for n in range(-(-size // WIDTH)):
+        width = min(WIDTH, size - n * WIDTH)
+        path = routes.url_for("tree-tile", release, tile=tile_path(0, n, width))
+        leaves += _leaves(client.get(path)[0])
+    return leaves
+
+
+def log_entries(client: Client, size: int) -> list[bytes]:
+    """The log's first `size` entries, from its bundles."""
+    entries: list[bytes] = []
+    for n in range(-(-size // WIDTH)):
+        width = min(WIDTH, size - n * WIDTH)
+        bundle = tile_path(ENTRIES, n, width).removeprefix(f"{ENTRIES}/")
+        entries += read_bundle(client.get(routes.url_for("log-entries", bundle=bundle), keyed=False)[0])
+    return entries
+
+
+def leaf_candidates(path: str, query: str) -> list[str]:
+    """The leaf URLs a fetched path and query may be (the release-scoped path as its route's; a final "/";
+    a country code in upper case; an empty filter dropped), most likely first."""
+    scoped = routes.RELEASES_UNDER + "/"
+    if path.startswith(scoped):
+        rest = "/" + path[len(scoped):].split("/", 1)[-1] if "/" in path[len(scoped):] else "/"
+        path = routes.API + dict(routes.SCOPED_ALIASES).get(rest, rest)
+    if not path.endswith("/") and "." not in path.rsplit("/", 1)[-1]:
+        path += "/"
+    parts = path.split("/")
+    upper = "/".join(p.upper() if len(p) == 3 and p.isalpha() and i == len(parts) - 2 else p
+                     for i, p in enumerate(parts))
+    pairs = [(k, v.upper() if k in ("code", "country_code") else v)
+             for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if v]
+    queries = ["&".join(f"{k}={v}" for k, v in pairs)] + [""]
+    return [p + ("?" + q if q else "") for p in dict.fromkeys([path, upper]) for q in dict.fromkeys(queries)]
+
+
+def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
+    """The citation of the document at `url` as the key receives it now."""
+    split = urllib.parse.urlsplit(url)
+    if split.scheme not in ("http", "https") or not split.netloc:
+        raise CitationError(f"{url}: not an http(s) URL")
+    client = Client(f"{split.scheme}://{split.netloc}", key)
+    document, headers = client.get(split.path + (f"?{split.query}" if split.query else ""))
+    release = headers.get(serving.RELEASE_HEADER.lower())
+    if not release:
+        raise CitationError(f"{url}: the answer names no release ({serving.RELEASE_HEADER})")
+    note, _ = client.get(routes.url_for("log-checkpoint"), keyed=False)
+    checkpoint = read_checkpoint(note.split(b"\n\n", 1)[0] + b"\n")
+    entries = log_entries(client, checkpoint.size)
+    stated = next((e.tree for e in map(read_entry, entries) if e.event == RELEASE and e.release == release), None)
+    if stated is None:
+        raise CitationError(f"the log at {client.site} names no release {release} with its tree")
+    leaves = tree_leaves(client, release, stated.size)
+    sha256 = hashlib.sha256(document).hexdigest()
+    found = next((c for c in leaf_candidates(split.path, split.query)
+                  if leaf_hash(document_leaf(c, sha256)) in leaves), None)
+    if found is None:
+        raise CitationError(f"{url}: the answer is not a document of {release}'s tree under any URL it may have "
+                            "(ask for a country by its code, not its name)")
+    return make_citation(url, found, document, release, leaves, entries, note, since_note)
