@@ -57,7 +57,7 @@ def latest(db: sqlite3.Connection) -> Latest | None:
     return Latest(size, note, signer, tuple(sorted({row[0] for row in rows})))
 
 
-def checkpoint(db: sqlite3.Connection) -> None:
+def checkpoint(db: sqlite3.Connection) -> bool:
     """A checkpoint of the log as it is, where the newest one does not already state it as this site would
     sign it now (signed by its key, or unsigned without one); inside the caller's transaction. Refused
     (CatalogueError) where the log no longer extends the last checkpoint. Its origin is the site's
@@ -76,11 +76,38 @@ def checkpoint(db: sqlite3.Connection) -> None:
                                  "its history was rewritten; nothing was signed. Restore the catalogue the "
                                  "checkpoint was made from")
         if size == len(leaves) and last_signer == signed_by and last_note.startswith(f"{origin}\n".encode()):
-            return
+            return False
     text = Checkpoint(origin, len(leaves), root(leaves)).text()
     note = sign(text, [signer]) if signer else text
     db.execute("INSERT INTO checkpoint (size, root, note, signer) VALUES (?, ?, ?, ?)",
                (len(leaves), root(leaves), note, signed_by))
+    return True
+
+
+def signing_key(settings: dict[str, str], site: Path, key_file: Path, rotate: bool) -> tuple[Signer, Path]:
+    """The key the log is to be signed with, and its file: a new one written to `key_file`, named by the log's
+    origin (fixed from then on) — or, where the file exists, the key it holds, if it is this log's (the key
+    kept when a repair lost the site's settings). A log that has a key keeps it unless `rotate`: then
+    checkpoints are signed with the new one (those signed before still verify with the old). A file inside
+    the site is refused: nothing there may be a secret."""
+    key_file = key_file.resolve()
+    if key_file.is_relative_to(site.resolve()):
+        raise CatalogueError(f"{key_file}: the log's signing key must be kept outside the site folder {site} "
+                             "(nothing in it may be a secret); nothing was changed")
+    current = settings.get(LOG_KEY)
+    if current and not rotate and Path(current) != key_file:
+        raise CatalogueError(f"the log of {site} is signed with the key in {current} already; nothing was "
+                             "changed (--rotate makes a new one)")
+    origin = settings.get(LOG_ORIGIN) or origin_of(settings.get("site_url"))
+    if key_file.exists():
+        signer = read_key(key_file)
+        if signer.name != origin:
+            raise CatalogueError(f"{key_file} holds the key of another log ({signer.name}, not {origin}); nothing "
+                                 "was changed: name a new file")
+        return signer, key_file
+    signer = Signer.generate(origin)
+    write_key(key_file, signer)
+    return signer, key_file
 
 
 def write_key(path: Path, signer: Signer) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import sqlite3
 
 from ..transparency.documents import ReleaseTree
-from ..transparency.entries import PRUNE, RELEASE, SWITCH, prune_entry, release_entry, switch_entry
-from .instants import SECOND, built_at, rfc3339, whole_second
+from ..transparency.entries import PRUNE, RELEASE, SWITCH, prune_entry, read_entry, release_entry, switch_entry
+from ..transparency.note import read_checkpoint
+from .instants import SECOND, built_at, built_at_ms, parse_instant, rfc3339, whole_second
 
 STATEMENTS = ("""CREATE TABLE log (
     seq INTEGER PRIMARY KEY,            -- the entry's index in the log, from 0
@@ -85,3 +86,29 @@ def entries(db: sqlite3.Connection) -> list[bytes]:
     """The log, in order (an entry stored as text by a hand's edit is read as its UTF-8 bytes)."""
     return [row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
             for row in db.execute("SELECT entry FROM log ORDER BY seq")]
+
+
+def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> None:
+    """The rows the log tells of (a catalogue made anew from a copy of its log), inside the caller's
+    transaction: the log verbatim; each release it names, with its tree; each switch, done, at its
+    instant; each prune; the checkpoint (its signer unknown: the next one with the site's key signs again)
+    and the log's origin."""
+    for seq, data in enumerate(entries):
+        entry = read_entry(data)
+        at = None if entry.event == RELEASE else parse_instant(entry.at)
+        db.execute("INSERT INTO log (seq, event, release, at, entry) VALUES (?, ?, ?, ?, ?)",
+                   (seq, entry.event, entry.release, at, data))
+        if entry.event == RELEASE:
+            tree = (entry.tree.size, entry.tree.root) if entry.tree else (None, None)
+            db.execute("INSERT OR IGNORE INTO release (id, built_at, staged, audiences, tree_size, tree_root) "
+                       "VALUES (?, ?, 0, '', ?, ?)", (entry.release, built_at_ms(entry.release), *tree))
+        elif entry.event == SWITCH:
+            db.execute("INSERT INTO switch (action, release, at, clock, state) VALUES (?, ?, ?, ?, 'done')",
+                       (entry.action, entry.release, at, at))
+        else:
+            db.execute("UPDATE release SET removed_at = ? WHERE id = ?", (at, entry.release))
+    checkpoint = read_checkpoint(note.split(b"\n\n", 1)[0] + b"\n")
+    db.execute("INSERT INTO checkpoint (size, root, note, signer) VALUES (?, ?, ?, '')",
+               (checkpoint.size, checkpoint.root, note))
+    db.execute("INSERT INTO setting (name, value) VALUES ('log_origin', ?) "
+               "ON CONFLICT (name) DO UPDATE SET value = excluded.value", (checkpoint.origin,))

@@ -14,12 +14,12 @@ from ..errors import CatalogueError
 from ..files import sync_folder
 from ..layout import current_release, releases
 from ..transparency.documents import ReleaseTree
-from ..transparency.note import Signer
 from . import checkpoints, instants, log
 from .history import History, Switch, settle_intents
 from .identity import SITE_ID, check_present, check_site, new_site_id
 from .instants import built_at_ms
 from .journal import REPAIR_HINT, import_journal
+from .log_copy import CHECKPOINT, LOG_COPY, write_copy
 from .migrations import VERSION as SCHEMA_VERSION
 from .migrations import backfill_log, fill_trees, migrate
 
@@ -280,29 +280,25 @@ class Catalogue:
         the change the log records is committed (a key that cannot be read leaves that change made and
         raises a CatalogueError saying so; the next change, or `riskapi log sign`, signs)."""
         with self.transaction() as db:
-            checkpoints.checkpoint(db)
+            made = checkpoints.checkpoint(db)
+        latest = checkpoints.latest(self.db)
+        if latest is not None and (made or not (self.site / LOG_COPY / CHECKPOINT).is_file()):
+            write_copy(self.site, log.entries(self.db), latest.size, latest.note)
+
+    def restore_log(self, entries: list[bytes], note: bytes) -> None:
+        """An empty catalogue given the history a copy of the log tells (log_copy.py): the log itself,
+        verbatim, every release it names (with its tree), every switch with its instant, every prune, the
+        checkpoint and the log's origin; one transaction."""
+        with self.transaction() as db:
+            log.restore(db, entries, note)
 
     def use_log_key(self, key_file: Path, rotate: bool = False) -> str:
-        """A new signing key for the log, written to `key_file` (outside the site: never served), named by
-        the log's origin (fixed from now on), and the checkpoint signed with it; its verifier key. A site
-        whose log already has a key keeps it unless `rotate`: then checkpoints are signed with the new one
-        from now on (those signed before still verify with the old)."""
-        key_file = key_file.resolve()
-        if key_file.is_relative_to(self.site.resolve()):
-            raise CatalogueError(f"{key_file}: the log's signing key must be kept outside the site folder "
-                                 f"{self.site} (nothing in it may be a secret); nothing was changed")
+        """The log signed from now on with the key in `key_file` (made there, or one of this log's kept
+        there: after a repair): checkpoints.signing_key; the checkpoint signed with it; its verifier key."""
         settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
-        if settings.get(checkpoints.LOG_KEY) and not rotate:
-            raise CatalogueError(f"the log of {self.site} is signed with the key in {settings[checkpoints.LOG_KEY]} "
-                                 "already; nothing was changed (--rotate makes a new one)")
-        if key_file.exists():
-            raise CatalogueError(f"{key_file} exists; nothing was changed (name a new file)")
-        origin = settings.get(checkpoints.LOG_ORIGIN) or checkpoints.origin_of(settings.get(SITE_URL))
-        signer = Signer.generate(origin)
-        checkpoints.write_key(key_file, signer)
-        self.remember({checkpoints.LOG_KEY: str(key_file), checkpoints.LOG_ORIGIN: origin,
-                       checkpoints.LOG_VKEY: signer.verifier.vkey})
-        self.checkpoint()
+        signer, path = checkpoints.signing_key(settings, self.site, key_file, rotate)
+        self.remember({checkpoints.LOG_KEY: str(path), checkpoints.LOG_ORIGIN: signer.name,
+                       checkpoints.LOG_VKEY: signer.verifier.vkey})  # and signs (remember: checkpoint)
         return signer.verifier.vkey
 
     def latest_checkpoint(self) -> checkpoints.Latest | None:

@@ -113,7 +113,8 @@ def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
 @main.command("releases")
 @SITE_OPTION
 @click.option("--repair", is_flag=True,
-              help="Rebuild a missing or damaged release catalogue from the release folders (the damaged file is "
+              help="Rebuild a missing or damaged release catalogue from the log of releases kept in site/log/ (every "
+                   "instant), else from the release folders (the damaged file is "
                    "kept beside it) and say which live periods could not be recovered.")
 @click.pass_context
 def releases_command(ctx: click.Context, site_dir: Path, repair: bool) -> None:

@@ -20,6 +20,7 @@ from ..catalogue import (
     read_history,
     switching,
 )
+from ..catalogue.log_copy import LOG_COPY, read_copy
 from ..errors import PublishError, ServeError
 from ..files import link_atomic
 from ..layout import CURRENT, MANIFEST, RELEASES, current_release, manifest, release_order, releases
@@ -187,8 +188,10 @@ def rollback(site: Path) -> str:
 
 
 def repair_catalogue(site: Path) -> list[str]:
-    """Rebuild a site's catalogue from its release folders (the damaged one is kept beside, renamed); return
-    what could not be recovered.
+    """Rebuild a site's catalogue (the damaged one is kept beside, renamed); return what could not be
+    recovered. From the site's copy of its log of releases (site/log/) where it has one: every instant, and
+    the log unchanged (_repair_from_log); a copy that does not hold together changes nothing. Else from its
+    release folders.
 
     What a release folder tells: its manifest names the release that was current when it was built, which
     was live then. So the releases live before the current one are the chain of those, from `current` back;
@@ -198,11 +201,14 @@ def repair_catalogue(site: Path) -> list[str]:
     again, with its audiences, for review and promote; any other is left unknown (never served, never
     deleted)."""
     with SiteLock(site):
+        copy = read_copy(site)  # read (and checked) before anything is moved
         stamp = time.strftime(STAMP, time.gmtime())
         for suffix in ("", "-wal", "-shm"):
             old = site / f"{CATALOGUE}{suffix}"
             if old.exists():
                 os.replace(old, site / f"{CATALOGUE}.damaged-{stamp}{suffix}")
+        if copy is not None:
+            return _repair_from_log(site, *copy)
         on_disk = releases(site)
         chain, notes = [], []
         release = current_release(site)
@@ -241,3 +247,34 @@ def repair_catalogue(site: Path) -> list[str]:
                          "unknown (never served, never deleted): build again with --stage to review one, or "
                          "remove its folder by hand")
         return notes
+
+
+def _repair_from_log(site: Path, entries: list[bytes], note: bytes) -> list[str]:
+    """The catalogue made anew from the site's copy of its log (site/log/): every switch with its exact
+    instant, every prune, the log itself unchanged; the releases built with --stage that the log does not
+    name staged again (their manifests say so). A switch to the current release after the copy's
+    checkpoint (the copy is written after each) is recorded as of the repair."""
+    with Catalogue.make_empty(site) as catalogue:
+        catalogue.restore_log(entries, note)
+        named = {row[0] for row in catalogue.db.execute("SELECT id FROM release")}
+        staged = []
+        for release in releases(site):
+            stated = manifest(site / RELEASES / release) or {}
+            if release not in named and stated.get("staged"):
+                catalogue.add_release(release, staged=True, audiences=tuple(stated.get("audiences", [])),
+                                      tree=manifest_tree(stated))
+                staged.append(release)
+        catalogue.fill_trees()
+        switches = catalogue.db.execute("SELECT release FROM switch ORDER BY seq DESC LIMIT 1").fetchone()
+        current = current_release(site)
+        notes = [f"{len(entries)} entries of the log of releases recovered from {site / LOG_COPY}: every switch "
+                 "and prune with its instant; the log goes on as it was"]
+        if current is not None and (switches is None or switches[0] != current):
+            catalogue.add_release(current, tree=manifest_tree(manifest(site / RELEASES / current) or {"files": {}}))
+            catalogue.confirm(catalogue.intend(PUBLISH, current))
+            notes.append(f"{current} went live after the log's last copy: recorded as live from now")
+        if staged:
+            notes.append(f"staged again: {', '.join(staged)} (built with --stage, as its manifest says)")
+        notes.append("the site's settings are not in the log: run `riskapi log init --key FILE` with the log's key "
+                     "file to sign with it again, and build with your --site-url and retention")
+    return notes
