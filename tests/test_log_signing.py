@@ -181,3 +181,25 @@ def test_a_rewritten_log_is_never_signed_and_the_site_goes_on(tmp_path):
         assert catalogue.latest_checkpoint() == signed  # the served checkpoint stays the last good one
         with pytest.raises(CatalogueError, match="rewritten"):
             catalogue.checkpoint()
+
+
+def test_serve_answers_the_checkpoint_signed_once_the_key_is_made(tmp_path):
+    import urllib.request
+
+    from .live import serve_process, wait_for, worker_readable_folder
+    base = worker_readable_folder("riskapi-logkey-")
+    try:
+        site = base / "site"
+        build(TINY, site)
+        with serve_process(site, base / "keys" / "keys.csv") as serve:
+            def served() -> bytes:
+                with urllib.request.urlopen(f"http://127.0.0.1:{serve.port}/api/v1/log/checkpoint", timeout=10) as r:
+                    return r.read()
+            assert "\u2014" not in served().decode()  # unsigned: the checkpoint's text alone, no signature line
+            vkey = run("log", "init", "--site", site, "--key", base / "log.key").output.strip().splitlines()[-1]
+            signed = wait_for(lambda: (lambda note: note if b"\n\n" in note else None)(served()),
+                              what="the signed checkpoint served")
+            assert read_checkpoint(open_note(signed, [read_verifier(vkey)]).text).size == 2
+    finally:
+        import shutil
+        shutil.rmtree(base, ignore_errors=True)

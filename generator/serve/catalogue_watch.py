@@ -43,7 +43,8 @@ class CatalogueWatch:
             return self._digest
         try:
             history = read_history(self.site)
-            facts = (history.periods, sorted(history.built.items()), sorted(history.removed), releases(self.site))
+            facts = (history.periods, sorted(history.built.items()), sorted(history.removed), releases(self.site),
+                     history.checkpoint)  # a checkpoint signed anew (riskapi log init, log sign) is served too
             self._digest = hashlib.sha256(repr(facts).encode()).hexdigest()
         except CatalogueError as error:
             self._digest = f"unreadable: {error.format_message()}"
