@@ -99,3 +99,16 @@ def test_a_switch_after_the_copys_checkpoint_is_recorded_as_of_the_repair(tmp_pa
     assert recovered[:-2] == periods[:-1] and recovered[-1][0] == newest == current_release(site)
     assert newest in releases(site)
     then_stage_promote_rollback(site)
+
+
+def test_a_key_made_before_the_first_release_signs_the_empty_log_and_then_every_release(tmp_path):
+    site = tmp_path / "site"
+    made = run("log", "init", "--site", site, "--key", tmp_path / "log.key")  # as scripts/demo.sh does
+    assert made.exit_code == 0, made.output
+    vkey = made.output.strip().splitlines()[-1]
+    with Catalogue.open(site) as catalogue:
+        assert read_checkpoint(open_note(catalogue.latest_checkpoint().note, [read_verifier(vkey)]).text).size == 0
+    build(TINY, site)
+    with Catalogue.open(site) as catalogue:
+        assert read_checkpoint(open_note(catalogue.latest_checkpoint().note, [read_verifier(vkey)]).text).size == 2
+    then_stage_promote_rollback(site)

@@ -22,6 +22,7 @@ def write_copy(site: Path, entries: Sequence[bytes], size: int, note: bytes) -> 
     """The log's first `size` entries and the checkpoint of that size: full bundles written once, the
     partial one and the checkpoint replaced whole (the checkpoint last: it never names entries not there)."""
     folder = site / LOG_COPY
+    folder.mkdir(exist_ok=True)  # a log of no entry yet (its key made before the first release) has a checkpoint
     for path, data in bundles(entries[:size]).items():
         target = folder / "tile" / path
         if ".p/" in path or not target.is_file():

@@ -6,7 +6,8 @@ log entries that tell the release's story (the entry that made it live first, wi
 switch to it and every entry after it up to the next switch, or to the end of the log; its prune), each
 with its inclusion proof in the log, and the signed checkpoint they are proved against — and, where the
 client held a checkpoint before (`since`), the proof that the log extends it. Each entry's proof can be
-written as a C2SP tlog-proof (`tlog_proof`).
+written as a C2SP tlog-proof (`tlog_proof`). The entries are neighbours in the log, so their proofs share
+most of their hashes: each hash is written once (`hashes`), each proof names its hashes by position.
 
 Live periods are proved, not told: the entries from a switch to the next switch are consecutive in the
 log (indexes without a gap), so no switch between them can be left out."""
@@ -79,16 +80,21 @@ def make_citation(url: str, path: str, document: bytes, release: str, tree_leave
             following = next((j for j in switches if j > i), len(read) - 1)
             cited.update(range(i, following + 1))
     cited.update(i for i, e in enumerate(read) if e.event == PRUNE and e.release == release)
-    citation = {
+    citation: dict = {
         "format": FORMAT, "url": url,
         "document": {"path": path, "sha256": sha256, "size": len(document)},
         "release": release,
         "tree": {**ReleaseTree(len(tree_leaves), stated.root).as_json(), "index": index,
                  "proof": _b64(inclusion_proof(tree_leaves, index))},
-        "entries": [{"index": i, "entry": entries[i].decode(), "proof": _b64(inclusion_proof(log_leaves, i))}
-                    for i in sorted(cited)],
+        "entries": [],
         "checkpoint": checkpoint_note.decode(),
+        "hashes": [],
     }
+    shared: dict[bytes, int] = {}
+    citation["entries"] = [{"index": i, "entry": entries[i].decode(),
+                            "proof": [shared.setdefault(h, len(shared)) for h in inclusion_proof(log_leaves, i)]}
+                           for i in sorted(cited)]
+    citation["hashes"] = _b64(list(shared))
     if since_note is not None:
         since = read_checkpoint(since_note.split(b"\n\n", 1)[0] + b"\n")
         if not 0 < since.size <= checkpoint.size or root(log_leaves[:since.size]) != since.root:
@@ -102,7 +108,8 @@ def tlog_proof(citation: dict, position: int) -> str:
     """The proof of the citation's `position`th entry as a C2SP tlog-proof: its index, its inclusion
     proof and the checkpoint."""
     cited = citation["entries"][position]
-    return "\n".join([TLOG_PROOF, f"index {cited['index']}", *cited["proof"], ""]) + "\n" + citation["checkpoint"]
+    hashes = [citation["hashes"][n] for n in cited["proof"]]
+    return "\n".join([TLOG_PROOF, f"index {cited['index']}", *hashes, ""]) + "\n" + citation["checkpoint"]
 
 
 # ---- checking one (riskapi verify): offline ----------------------------------------------------------------
@@ -156,12 +163,17 @@ def verify_citation(data: bytes, trusted: list[Verifier], document: bytes | None
     release = str(_field(citation, "release", str, "the citation"))
     cited = _field(citation, "entries", list, "the citation")
     assert isinstance(cited, list)
+    hashes = _hashes(citation.get("hashes"), "the log's hashes")
     entries: dict[int, Entry] = {}
     for position, item in enumerate(cited):
         index = _field(item, "index", int, f"entry {position}")
         assert isinstance(index, int)
         raw = str(_field(item, "entry", str, f"entry {position}")).encode()
-        proof = _hashes(item.get("proof"), f"entry {index}'s proof")
+        named = _field(item, "proof", list, f"entry {index}")
+        assert isinstance(named, list)
+        if not all(isinstance(n, int) and 0 <= n < len(hashes) for n in named):
+            raise CitationError(f"entry {index}'s proof names a hash the citation does not hold")
+        proof = [hashes[n] for n in named]
         if not verify_inclusion(leaf_hash(raw), index, checkpoint.size, proof, checkpoint.root):
             raise CitationError(f"entry {index} is not in the log at the checkpoint (size {checkpoint.size})")
         try:
