@@ -14,7 +14,7 @@ from . import routes, serving
 from .transparency.citation import CitationError, make_citation
 from .transparency.documents import document_leaf
 from .transparency.entries import RELEASE, read_entry
-from .transparency.note import read_checkpoint
+from .transparency.note import note_text, read_checkpoint
 from .transparency.tiles import ENTRIES, WIDTH, read_bundle, tile_path
 from .transparency.tree import leaf_hash
 
@@ -94,7 +94,7 @@ def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
     if not release:
         raise CitationError(f"{url}: the answer names no release ({serving.RELEASE_HEADER})")
     note, _ = client.get(routes.url_for("log-checkpoint"), keyed=False)
-    checkpoint = read_checkpoint(note.split(b"\n\n", 1)[0] + b"\n")
+    checkpoint = read_checkpoint(note_text(note))
     entries = log_entries(client, checkpoint.size)
     stated = next((e.tree for e in map(read_entry, entries) if e.event == RELEASE and e.release == release), None)
     if stated is None:

@@ -139,13 +139,13 @@ def start_live_server(data: Path, rate_limit: str | None = None) -> LiveServer:
     # A folder the unprivileged nginx workers may enter (pytest's own tmp folders are private).
     base = worker_readable_folder("riskapi-live-")
     site = base / "site"
+    with Catalogue.open(site) as catalogue:  # the log of releases signed from the first, as an operator's would be
+        log_vkey = catalogue.use_log_key(base / "keys" / "log-signing.key")
     build(data, site, cli_commands=command_table())
     keys_file = base / "keys" / "keys.csv"
     keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key,
             "carol": add_key(keys_file, "carol").key}
     revoke(keys_file, "carol")
-    with Catalogue.open(site) as catalogue:  # the log of releases signed, as an operator's would be
-        log_vkey = catalogue.use_log_key(base / "keys" / "log-signing.key")
     port = free_port()
     settings = ServeSettings(site=site, keys=keys_file, port=port, rate_limit=rate_limit, burst=2, workers="2")
     runtime = NginxRuntime(settings, base / "nginx")

@@ -219,3 +219,17 @@ def test_pages_load_no_outside_resource_and_log_no_errors(live, browser):
         assert all(r.startswith(f"http://127.0.0.1:{live.port}/") for r in resources), resources
         severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert severe == [], severe
+
+
+def test_explorer_proves_the_answer_it_shows_against_the_signed_log(live, browser):
+    # the page checks what it drew with the log's verifier key from the API root: the answer's bytes in its
+    # release's tree (tiles fetched with the key), the release in the log at the signed checkpoint
+    connect(browser, live, f"alice:{live.keys['alice']}")
+    wait_for(browser, lambda d: d.find_element(By.ID, "proof").get_attribute("data-verified") is not None,
+             "the explorer did not check the answer")
+    proof = browser.find_element(By.ID, "proof")
+    release = (live.site / "current").resolve().name
+    assert proof.get_attribute("data-verified") == release, proof.text
+    assert proof.text.startswith("Verified: this answer is document ") and f"of release {release}" in proof.text
+    assert live.log_vkey in proof.text and "until now" in proof.text
+    screenshot(browser, "explorer-verified")

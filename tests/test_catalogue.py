@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from generator import catalogue
 from generator.build import build
 from generator.catalogue import CATALOGUE, JOURNAL, Catalogue, read_history
+from generator.catalogue.log_copy import LOG_COPY
 from generator.cli import main
 from generator.promote import promote
 from generator.publish import RELEASES, current_release, kept_releases, releases, rollback
@@ -54,6 +56,12 @@ def then_stage_promote_rollback(site, data=TINY) -> None:
     assert {before, staged} <= set(releases(site)) and staged in read_history(site).ever_live
 
 
+def without_the_log_copy(site) -> None:
+    """The site's copy of its log of releases lost with the catalogue: a repair has the folders alone
+    (test_log_repair.py repairs from the copy)."""
+    shutil.rmtree(site / LOG_COPY)
+
+
 def two_releases(site):
     build(TINY, site)
     build(TINY, site, force=True)
@@ -83,6 +91,7 @@ def test_a_damaged_catalogue_is_named_by_every_command_and_deletes_nothing(tmp_p
         assert str(path) in result.output and "riskapi releases --repair" in result.output, (command, result.output)
         assert result.exit_code == (0 if command == ["status"] else 1), command
     assert releases(site) == [first, second] and current_release(site) == second  # nothing changed
+    without_the_log_copy(site)
     repaired = run("releases", "--repair", "--site", site)
     assert repaired.exit_code == 0, repaired.output
     assert f"2 live period(s) recovered ({first}, {second})" in repaired.output
@@ -100,6 +109,7 @@ def test_a_missing_catalogue_is_not_silently_made_anew(tmp_path):
     result = run("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and "is missing" in result.output and "--repair" in result.output
     assert releases(site) == [first, second, staged]  # the staged release was not taken for a leftover
+    without_the_log_copy(site)
     repaired = run("releases", "--repair", "--site", site)
     assert f"staged again: {staged} (built with --stage, as its manifest says)" in repaired.output
     listed = run("releases", "--site", site).output

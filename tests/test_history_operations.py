@@ -23,7 +23,7 @@ from generator.publish import current_release, releases, rollback
 
 from .conftest import TINY
 from .live import serve_process, serving_copy_of, start_server, wait_for
-from .test_catalogue import assert_history_true, then_stage_promote_rollback
+from .test_catalogue import assert_history_true, then_stage_promote_rollback, without_the_log_copy
 
 
 def run(*args):
@@ -57,6 +57,7 @@ def test_a_catalogue_from_another_site_or_an_older_backup_is_refused_and_prunes_
             assert result.exit_code == (0 if command == ["status"] else 1), (command, result.output)
             assert "internal error" not in result.output
         assert releases(site) == ours and current_release(site) == ours[-1]  # nothing deleted, nothing switched
+    without_the_log_copy(site)  # the folders alone (the log's copy, had it been there, holds every instant)
     repaired = run("releases", "--repair", "--site", site)
     assert repaired.exit_code == 0 and f"4 live period(s) recovered ({', '.join(ours)})" in repaired.output
     assert [p.release for p in read_history(site).periods] == ours

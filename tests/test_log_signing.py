@@ -117,6 +117,8 @@ def test_log_init_makes_a_key_only_its_owner_reads_outside_the_site_and_signs_wi
     build(TINY, site, force=True)
     root_document = json.loads((site / CURRENT / "api/v1/index.json").read_bytes())
     assert root_document["log"] == {"checkpoint": "http://127.0.0.1:8080/api/v1/log/checkpoint",
+                                    "tiles": "http://127.0.0.1:8080/api/v1/log/tile/",
+                                    "releaseTiles": "http://127.0.0.1:8080/api/v1/releases/{release}/tree/tile/",
                                     "origin": "127.0.0.1:8080/api/v1/log", "verifierKey": vkey}
     then_stage_promote_rollback(site)
     with Catalogue.open(site) as catalogue:

@@ -420,7 +420,8 @@ def test_pages_need_no_key(live, path):
     page = answer.body.decode()
     assert page.startswith("<!doctype html>")
     scripts = re.findall(r"<script[^>]*>", page)
-    assert scripts in ([], ['<script src="/docs/explorer.js" data-root="/api/v1/">'])  # only the explorer's own script
+    # only the explorer's own script (which imports the citation verifier, /docs/verify.js, from the same origin)
+    assert scripts in ([], ['<script src="/docs/explorer.js" data-root="/api/v1/" data-verify="/docs/verify.js">'])
     assert "<link" not in page and "@import" not in page  # nothing from outside
     assert "acme_aml" not in page  # custom models stay hidden
     # the browser runs no script but the site's own, and sends no form or frame anywhere

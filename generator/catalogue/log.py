@@ -8,7 +8,7 @@ import sqlite3
 
 from ..transparency.documents import ReleaseTree
 from ..transparency.entries import PRUNE, RELEASE, SWITCH, prune_entry, read_entry, release_entry, switch_entry
-from ..transparency.note import read_checkpoint
+from ..transparency.note import note_text, read_checkpoint
 from .instants import SECOND, built_at, built_at_ms, parse_instant, rfc3339, whole_second
 
 STATEMENTS = ("""CREATE TABLE log (
@@ -107,7 +107,7 @@ def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> None:
                        (entry.action, entry.release, at, at))
         else:
             db.execute("UPDATE release SET removed_at = ? WHERE id = ?", (at, entry.release))
-    checkpoint = read_checkpoint(note.split(b"\n\n", 1)[0] + b"\n")
+    checkpoint = read_checkpoint(note_text(note))
     db.execute("INSERT INTO checkpoint (size, root, note, signer) VALUES (?, ?, ?, '')",
                (checkpoint.size, checkpoint.root, note))
     db.execute("INSERT INTO setting (name, value) VALUES ('log_origin', ?) "

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ..errors import CatalogueError
 from ..files import write_atomic
-from ..transparency.note import NoteError, read_checkpoint
+from ..transparency.note import NoteError, note_text, read_checkpoint
 from ..transparency.tiles import ENTRIES, WIDTH, bundles, read_bundle, tile_path
 from ..transparency.tree import leaf_hash, root
 
@@ -39,7 +39,7 @@ def read_copy(site: Path) -> tuple[list[bytes], bytes] | None:
         return None
     note = (folder / CHECKPOINT).read_bytes()
     try:
-        checkpoint = read_checkpoint(note.split(b"\n\n", 1)[0] + b"\n")
+        checkpoint = read_checkpoint(note_text(note))
     except NoteError as error:
         raise CatalogueError(f"{folder / CHECKPOINT}: {error}") from None
     entries: list[bytes] = []

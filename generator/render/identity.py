@@ -26,8 +26,10 @@ def render_api_root(site_url: str, release_id: str, log: tuple[str, str | None])
             "endpoints": endpoints,
             "links": {"openapi": site_url + routes.url_for("openapi"), "docs": site_url + routes.url_for("docs"),
                       "changes": site_url + routes.url_for("docs-page", page="changes")},
-            "log": {"checkpoint": site_url + routes.url_for("log-checkpoint"), "origin": log[0],
-                    "verifierKey": log[1]}}
+            "log": {"checkpoint": site_url + routes.url_for("log-checkpoint"),
+                    "tiles": site_url + routes.url_for("log-tile", tile=""),
+                    "releaseTiles": site_url + routes.url_for("tree-tile", "{release}", tile=""),
+                    "origin": log[0], "verifierKey": log[1]}}
 
 
 def render_current_release(site_url: str, changes: ReleaseChanges, visible: list[CurrentScores],

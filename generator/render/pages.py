@@ -16,6 +16,7 @@ from .templates import template_environment
 
 CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to
 EXPLORER_SCRIPT = Path(__file__).parent.parent / "templates" / "docs" / "explorer.js"
+VERIFY_SCRIPT = EXPLORER_SCRIPT.with_name("verify.js")  # the citation verifier the explorer imports
 
 
 @dataclass(frozen=True)
@@ -113,4 +114,5 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[document_routes.Rou
         class_changes=sum(len(m.class_changes) for m in changed_models), **common)
     encoded = {path: text.encode() for path, text in pages.items()}
     encoded["docs/explorer.js"] = EXPLORER_SCRIPT.read_bytes()
+    encoded["docs/verify.js"] = VERIFY_SCRIPT.read_bytes()
     return encoded

@@ -22,7 +22,7 @@ import orjson
 
 from .documents import ReleaseTree, document_leaf
 from .entries import PRUNE, RELEASE, SWITCH, Entry, read_entry
-from .note import Checkpoint, NoteError, Verifier, open_note, read_checkpoint
+from .note import Checkpoint, NoteError, Verifier, note_text, open_note, read_checkpoint
 from .tree import consistency_proof, inclusion_proof, leaf_hash, root, verify_consistency, verify_inclusion
 
 FORMAT = "riskapi-citation/1"
@@ -57,7 +57,7 @@ def make_citation(url: str, path: str, document: bytes, release: str, tree_leave
     `release`, given the release's tree (its leaf hashes, from its tiles), the log's entries up to the
     checkpoint and the signed checkpoint (and a checkpoint held before, `since_note`). Everything is
     checked against the checkpoint before it is written: a CitationError names what does not agree."""
-    checkpoint = read_checkpoint(checkpoint_note.split(b"\n\n", 1)[0] + b"\n")
+    checkpoint = read_checkpoint(note_text(checkpoint_note))
     log_leaves = [leaf_hash(entry) for entry in entries[:checkpoint.size]]
     if len(log_leaves) != checkpoint.size or root(log_leaves) != checkpoint.root:
         raise CitationError("the log's entries served do not make the checkpoint's tree")
@@ -96,7 +96,7 @@ def make_citation(url: str, path: str, document: bytes, release: str, tree_leave
                            for i in sorted(cited)]
     citation["hashes"] = _b64(list(shared))
     if since_note is not None:
-        since = read_checkpoint(since_note.split(b"\n\n", 1)[0] + b"\n")
+        since = read_checkpoint(note_text(since_note))
         if not 0 < since.size <= checkpoint.size or root(log_leaves[:since.size]) != since.root:
             raise CitationError(f"the log does not extend the checkpoint held before (size {since.size})")
         citation["since"] = {"checkpoint": since_note.decode(),

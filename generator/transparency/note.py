@@ -200,6 +200,13 @@ class Checkpoint:
         return f"{self.origin}\n{self.size}\n{base64.b64encode(self.root).decode()}\n".encode()
 
 
+def note_text(note: bytes) -> bytes:
+    """A note's text, unchecked: before its blank line and signatures (a checkpoint served unsigned is its
+    text alone)."""
+    split = note.rfind(b"\n\n")
+    return note[:split + 1] if split >= 0 else note
+
+
 def read_checkpoint(text: bytes) -> Checkpoint:
     lines = text.decode("utf-8", "replace").split("\n")
     if len(lines) < 4 or lines[-1] != "" or not all(lines[:-1]):

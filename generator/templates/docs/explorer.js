@@ -8,6 +8,7 @@ const state = { base: "", authorization: "", ranking: [], sort: { key: "rank", d
 // The API root's path (the page's script tag says it, from the route table): it lists every endpoint's
 // URL template by operationId, which is all the explorer knows of the API's URLs.
 const ROOT = document.currentScript.dataset.root;
+const VERIFY = document.currentScript.dataset.verify;  // the citation verifier, an ES module
 
 // An endpoint's path (and query) from its template in the API root, its {segments} filled in.
 function urlFor(operation, values, query) {
@@ -23,15 +24,17 @@ function authorizationFor(key) {
 
 class ApiError extends Error {}
 
-async function api(path) {
+async function api(path, answered) {
   let answer;
   try {
     answer = await fetch(state.base + path, { headers: { Authorization: state.authorization } });
   } catch (failure) {
     throw new ApiError("Could not reach the API at " + (state.base || location.origin) + " (" + failure.message + ").");
   }
+  const bytes = new Uint8Array(await answer.arrayBuffer());
+  if (answered) Object.assign(answered, { bytes, release: answer.headers.get("X-Release") });
   let body = null;
-  try { body = await answer.json(); } catch (ignored) { /* an answer that is not JSON */ }
+  try { body = JSON.parse(new TextDecoder().decode(bytes)); } catch (ignored) { /* an answer that is not JSON */ }
   if (!answer.ok) {
     const detail = body && body.detail ? body.detail : answer.statusText;
     const hint = answer.status === 403 ? " Check the key: paste USER:KEY or the bare key you were given." : "";
@@ -156,8 +159,10 @@ async function showCountry() {
   location.hash = `model=${encodeURIComponent(model)}&country=${encodeURIComponent(code)}`;
   say("Loading " + model + " for " + code + " …");
   let document_;
+  const path = urlFor("getModelCountryScores", { model, country_code: code });
+  const answered = {};
   try {
-    document_ = await api(urlFor("getModelCountryScores", { model, country_code: code }));
+    document_ = await api(path, answered);
   } catch (failure) {
     say(failure.message, true);
     return;
@@ -191,6 +196,36 @@ async function showCountry() {
   $("country-view").hidden = false;
   markSelected();
   say("Loaded " + model + " for " + entity.countryName + ".");
+  proveShown(path, answered);
+}
+
+// ---- the answer shown, proved: in its release's tree, the release in the signed log of releases ---------
+async function proveShown(path, answered) {
+  const proof = $("proof");
+  proof.className = "muted";
+  proof.textContent = "Checking this answer against the signed log of releases …";
+  // every URL as the API root's endpoints are taken: its path, at the address the visitor chose
+  const get = (authorization) => async (url) => {
+    const answer = await fetch(state.base + url.replace(/^\w+:\/\/[^/]*/, ""),
+      authorization ? { headers: { Authorization: authorization } } : {});
+    if (!answer.ok) throw new Error(`${url}: ${answer.status}`);
+    return new Uint8Array(await answer.arrayBuffer());
+  };
+  try {
+    const { verifyAnswer } = await import(VERIFY);
+    const root = JSON.parse(new TextDecoder().decode(await get("")(ROOT)));
+    const shown = await verifyAnswer({ root, path, bytes: answered.bytes, release: answered.release,
+      getKeyed: get(state.authorization), getPublic: get("") });
+    const periods = shown.periods.map((p) => `from ${p.from} until ${p.until || "now"}`).join(", ");
+    proof.textContent = `Verified: this answer is document ${shown.index + 1} of the ${shown.treeSize} of release `
+      + `${shown.release}, which the log ${shown.origin} (${shown.size} entries, signed by ${shown.vkey}) says was live `
+      + `${periods}.`;
+    proof.dataset.verified = shown.release;
+  } catch (failure) {
+    proof.className = "error";
+    proof.textContent = "Not verified: " + failure.message;
+    proof.dataset.verified = "";
+  }
 }
 
 // ---- the ranking of a model: sortable ----------------------------------------------------
