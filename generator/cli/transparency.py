@@ -98,15 +98,22 @@ def cite(url: str, key: str | None, output: Path | None, since: Path | None) -> 
               help="The document's bytes as you kept them: they must be those cited.")
 @click.option("--since", "since", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A checkpoint you saved before: the log cited must extend it.")
-def verify(citation: Path, trust: tuple[str, ...], document: Path | None, since: Path | None) -> None:
+@click.option("--witness", "witness", multiple=True, metavar="VKEY",
+              help="A witness you trust (its cosignature verifier key, type 0x04). Repeat for each.")
+@click.option("--quorum", type=click.IntRange(min=0), default=None,
+              help="How many of the --witness keys must have cosigned the checkpoint [default: all of them].")
+def verify(citation: Path, trust: tuple[str, ...], document: Path | None, since: Path | None,
+           witness: tuple[str, ...], quorum: int | None) -> None:
     """Check a citation offline: exit 0 and print the release and its live periods, or exit 1 with one line
     saying what does not hold."""
     from ..transparency.citation import CitationError, verify_citation
-    from ..transparency.note import NoteError, read_verifier
+    from ..transparency.note import COSIGNATURE, NoteError, read_verifier
     try:
         trusted = [read_verifier(vkey) for vkey in trust]
+        witnesses = [read_verifier(vkey, (COSIGNATURE,)) for vkey in witness]
         verified = verify_citation(citation.read_bytes(), trusted, document.read_bytes() if document else None,
-                                   since.read_bytes() if since else None)
+                                   since.read_bytes() if since else None, witnesses,
+                                   len(witnesses) if quorum is None else quorum)
     except (CitationError, NoteError) as error:
         raise click.ClickException(f"{citation}: {error}") from None
     click.echo(f"{verified.path} (SHA-256 {verified.sha256}) is a document of release {verified.release}, "
@@ -115,3 +122,51 @@ def verify(citation: Path, trust: tuple[str, ...], document: Path | None, since:
         click.echo(f"  live from {start} until {end or 'the checkpoint at least (still live)'}")
     if verified.pruned:
         click.echo(f"  pruned at {verified.pruned}")
+    if verified.cosigners:
+        click.echo(f"  cosigned by {len(verified.cosigners)} witness(es): {', '.join(verified.cosigners)}")
+
+
+@log.group("witness")
+def log_witness() -> None:
+    """The witnesses each new checkpoint is sent to (C2SP tlog-witness)."""
+
+
+@log_witness.command("add")
+@click.argument("url")
+@click.argument("vkey")
+@SITE_OPTION
+def log_witness_add(url: str, vkey: str, site_dir: Path) -> None:
+    """Send each new checkpoint to the witness at URL (its submission prefix), whose cosignatures verify with
+    VKEY (its verifier key, type 0x04); its cosignatures are published with the checkpoint."""
+    from ..witnesses import add_witness
+    add_witness(site_dir, url, vkey)
+
+
+@log_witness.command("list")
+@SITE_OPTION
+def log_witness_list(site_dir: Path) -> None:
+    """The witnesses, their keys and the log's size each last cosigned."""
+    from ..witnesses import witnesses
+    for url, vkey, size in witnesses(site_dir):
+        click.echo(f"{url}  {vkey}  cosigned size {size}")
+
+
+@log.command("cosign")
+@SITE_OPTION
+@click.pass_context
+def log_cosign(ctx: click.Context, site_dir: Path) -> None:
+    """Send the newest checkpoint to every witness that has not cosigned it (build, promote and rollback do);
+    exit 1 if one did not."""
+    if not ask_witnesses(ctx, site_dir):
+        ctx.exit(1)
+
+
+def ask_witnesses(ctx: click.Context, site_dir: Path) -> bool:
+    """The newest checkpoint sent to the witnesses, and how each answered; False if one did not cosign.
+    Nothing without witnesses."""
+    from ..witnesses import cosign
+    results = cosign(site_dir)
+    for result in results:
+        _say(ctx, f"witness {result.url}: " + (f"cosigned size {result.size}" if not result.error else
+                                               f"did not cosign: {result.error} (riskapi log cosign asks again)"))
+    return all(not result.error for result in results)

@@ -22,7 +22,7 @@ import orjson
 
 from .documents import ReleaseTree, document_leaf
 from .entries import PRUNE, RELEASE, SWITCH, Entry, read_entry
-from .note import Checkpoint, NoteError, Verifier, note_text, open_note, read_checkpoint
+from .note import Checkpoint, NoteError, Verifier, cosigned_by, note_text, open_note, read_checkpoint
 from .tree import consistency_proof, inclusion_proof, leaf_hash, root, verify_consistency, verify_inclusion
 
 FORMAT = "riskapi-citation/1"
@@ -124,6 +124,7 @@ class Verified:
     periods: tuple[tuple[str, str | None], ...]  # (from, until; None: still live at the checkpoint)
     pruned: str | None
     signed_by: tuple[str, ...]
+    cosigners: tuple[str, ...] = ()
 
 
 def _field(value: dict, name: str, kind: type, what: str) -> object:
@@ -147,11 +148,13 @@ def _open(note: str, trusted: list[Verifier], what: str) -> tuple[Checkpoint, tu
 
 
 def verify_citation(data: bytes, trusted: list[Verifier], document: bytes | None = None,
-                    since_note: bytes | None = None) -> Verified:
+                    since_note: bytes | None = None, witnesses: list[Verifier] | None = None,
+                    quorum: int = 0) -> Verified:
     """Every check of a citation, offline: the checkpoint signed by a trusted key; each entry in the log at
     it; the release's first entry stating the tree the document is proved in; the document's bytes (when
     given) those cited; the live periods from consecutive entries; and, with `since_note` (a checkpoint
-    held before, signed by a trusted key), that the log extends it. A CitationError says what fails."""
+    held before, signed by a trusted key), that the log extends it; and that `quorum` of `witnesses` cosigned
+    the checkpoint (C2SP tlog-cosignature). A CitationError says what fails."""
     try:
         citation = orjson.loads(data)
     except orjson.JSONDecodeError as error:
@@ -160,6 +163,12 @@ def verify_citation(data: bytes, trusted: list[Verifier], document: bytes | None
         raise CitationError(f"not a citation of the form {FORMAT}")
     checkpoint, signed_by = _open(str(_field(citation, "checkpoint", str, "the checkpoint")), trusted,
                                   "the checkpoint")
+    try:
+        cosigners = cosigned_by(str(citation["checkpoint"]).encode(), witnesses or [])
+    except NoteError as error:
+        raise CitationError(f"the checkpoint: {error}") from None
+    if len(cosigners) < quorum:
+        raise CitationError(f"the checkpoint is cosigned by {len(cosigners)} of the witnesses given; {quorum} needed")
     release = str(_field(citation, "release", str, "the citation"))
     cited = _field(citation, "entries", list, "the citation")
     assert isinstance(cited, list)
@@ -204,7 +213,7 @@ def verify_citation(data: bytes, trusted: list[Verifier], document: bytes | None
     pruned = next((e.at for e in entries.values() if e.event == PRUNE and e.release == release), None)
     if since_note is not None:
         _check_since(citation, since_note, trusted, checkpoint)
-    return Verified(release, path, sha256, checkpoint.origin, checkpoint.size, periods, pruned, signed_by)
+    return Verified(release, path, sha256, checkpoint.origin, checkpoint.size, periods, pruned, signed_by, cosigners)
 
 
 def _periods(entries: dict[int, Entry], release: str, size: int) -> tuple[tuple[str, str | None], ...]:

@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 ED25519 = 0x01  # the signature type of Ed25519 signatures
+COSIGNATURE = 0x04  # of Ed25519 timestamped cosignatures (C2SP tlog-cosignature): a witness's
+COSIGNED = b"cosignature/v1\ntime %d\n"  # what a cosignature signs, before the checkpoint's text
 DASH = "\u2014 "  # a signature line's start: em dash, space
 PRIVATE = "PRIVATE+KEY+"
 MAX_SIGNATURES = 100  # a verifier must accept at least 16
@@ -27,8 +29,8 @@ class NoteError(ValueError):
     """A note, key or checkpoint that is malformed, or whose signature does not verify."""
 
 
-def key_id(name: str, public: bytes) -> int:
-    return struct.unpack(">I", hashlib.sha256(name.encode() + b"\n" + bytes([ED25519]) + public).digest()[:4])[0]
+def key_id(name: str, public: bytes, kind: int = ED25519) -> int:
+    return struct.unpack(">I", hashlib.sha256(name.encode() + b"\n" + bytes([kind]) + public).digest()[:4])[0]
 
 
 def _check_name(name: str) -> None:
@@ -40,17 +42,24 @@ def _check_name(name: str) -> None:
 class Verifier:
     name: str
     public: bytes  # 32 bytes
+    kind: int = ED25519  # or COSIGNATURE: a witness's key
 
     @property
     def id(self) -> int:
-        return key_id(self.name, self.public)
+        return key_id(self.name, self.public, self.kind)
 
     @property
     def vkey(self) -> str:
-        """The verifier key, as clients are given it: `name+hex(ID)+base64(0x01 || public key)`."""
-        return f"{self.name}+{self.id:08x}+{base64.b64encode(bytes([ED25519]) + self.public).decode()}"
+        """The verifier key, as clients are given it: `name+hex(ID)+base64(type || public key)`."""
+        return f"{self.name}+{self.id:08x}+{base64.b64encode(bytes([self.kind]) + self.public).decode()}"
 
     def verifies(self, text: bytes, signature: bytes) -> bool:
+        """Whether `signature` signs `text`; a cosignature signs its timestamp (its first 8 bytes) and then
+        the checkpoint's text."""
+        if self.kind == COSIGNATURE:
+            if len(signature) != 72:
+                return False
+            text, signature = COSIGNED % struct.unpack(">Q", signature[:8])[0] + text, signature[8:]
         try:
             Ed25519PublicKey.from_public_bytes(self.public).verify(signature, text)
             return True
@@ -62,25 +71,30 @@ class Verifier:
 class Signer:
     name: str
     seed: bytes  # the 32-byte Ed25519 private key
+    kind: int = ED25519  # or COSIGNATURE: a witness's key
 
     @classmethod
-    def generate(cls, name: str) -> Signer:
+    def generate(cls, name: str, kind: int = ED25519) -> Signer:
         _check_name(name)
         key = Ed25519PrivateKey.generate()
-        return cls(name, key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption()))
+        return cls(name, key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption()), kind)
 
     @property
     def verifier(self) -> Verifier:
         key = Ed25519PrivateKey.from_private_bytes(self.seed)
-        return Verifier(self.name, key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
+        return Verifier(self.name, key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw), self.kind)
 
     @property
     def skey(self) -> str:
         """The private key in Go's form, which note.NewSigner reads."""
-        return f"{PRIVATE}{self.name}+{self.verifier.id:08x}+{base64.b64encode(bytes([ED25519]) + self.seed).decode()}"
+        key = base64.b64encode(bytes([self.kind]) + self.seed).decode()
+        return f"{PRIVATE}{self.name}+{self.verifier.id:08x}+{key}"
 
-    def signature_line(self, text: bytes) -> str:
-        signature = Ed25519PrivateKey.from_private_bytes(self.seed).sign(text)
+    def signature_line(self, text: bytes, timestamp: int = 0) -> str:
+        """The note signature line of `text`; a cosignature's (COSIGNATURE) dated `timestamp`."""
+        stamp = struct.pack(">Q", timestamp) if self.kind == COSIGNATURE else b""
+        signed = COSIGNED % timestamp + text if self.kind == COSIGNATURE else text
+        signature = stamp + Ed25519PrivateKey.from_private_bytes(self.seed).sign(signed)
         payload = struct.pack(">I", self.verifier.id) + signature
         return f"{DASH}{self.name} {base64.b64encode(payload).decode()}\n"
 
@@ -100,24 +114,22 @@ def _decoded(text: str) -> bytes:
         raise NoteError(f"not base64: {text[:60]!r}") from None
 
 
-def _material(name: str, key: str) -> bytes:
-    """An Ed25519 key's 32 bytes from base64(0x01 || key)."""
+def _material(name: str, key: str, kinds: tuple[int, ...] = (ED25519,)) -> tuple[int, bytes]:
+    """An Ed25519 key's type and 32 bytes from base64(type || key)."""
     _check_name(name)
     raw = _decoded(key)
-    if len(raw) != 33 or raw[0] != ED25519:
-        raise NoteError("only Ed25519 keys (type 0x01, 32 bytes) are taken")
-    return raw[1:]
+    if len(raw) != 33 or raw[0] not in kinds:
+        raise NoteError("only Ed25519 keys (type " + " or ".join(f"0x{k:02x}" for k in kinds) + ", 32 bytes) are taken")
+    return raw[0], raw[1:]
 
 
-def _check_id(hex_id: str, name: str, public: bytes) -> None:
-    if hex_id != f"{key_id(name, public):08x}":
-        raise NoteError(f"the key ID {hex_id!r} is not that of the key {name!r}")
-
-
-def read_verifier(vkey: str) -> Verifier:
+def read_verifier(vkey: str, kinds: tuple[int, ...] = (ED25519,)) -> Verifier:
+    """A verifier key (`name+id+base64`) of one of `kinds` (a log's: Ed25519; a witness's: COSIGNATURE)."""
     name, hex_id, key = _key_parts(vkey, 3)
-    verifier = Verifier(name, _material(name, key))
-    _check_id(hex_id, name, verifier.public)
+    kind, public = _material(name, key, kinds)
+    verifier = Verifier(name, public, kind)
+    if hex_id != f"{verifier.id:08x}":
+        raise NoteError(f"the key ID {hex_id!r} is not that of the key {name!r}")
     return verifier
 
 
@@ -125,8 +137,10 @@ def read_signer(skey: str) -> Signer:
     if not skey.startswith(PRIVATE):
         raise NoteError("not a private key (PRIVATE+KEY+name+id+base64)")
     name, hex_id, key = _key_parts(skey.removeprefix(PRIVATE), 3)
-    signer = Signer(name, _material(name, key))
-    _check_id(hex_id, name, signer.verifier.public)
+    kind, seed = _material(name, key, (ED25519, COSIGNATURE))
+    signer = Signer(name, seed, kind)
+    if hex_id != f"{signer.verifier.id:08x}":
+        raise NoteError(f"the key ID {hex_id!r} is not that of the key {name!r}")
     return signer
 
 
@@ -218,3 +232,19 @@ def read_checkpoint(text: bytes) -> Checkpoint:
     if len(raw) != 32:
         raise NoteError("a checkpoint's root hash is 32 bytes")
     return Checkpoint(origin, int(size), raw)
+
+
+def cosigned_by(data: bytes, witnesses: list[Verifier]) -> tuple[str, ...]:
+    """The witnesses (of `witnesses`) whose cosignature of the note verifies; a NoteError where a witness's
+    line does not (a note one of its signatures fails is no note)."""
+    note = read_note(data)
+    known = {(w.name, w.id): w for w in witnesses}
+    found = []
+    for name, id_, signature in note.signatures:
+        witness = known.get((name, id_))
+        if witness is None:
+            continue
+        if not witness.verifies(note.text, signature):
+            raise NoteError(f"the cosignature of {name} does not verify")
+        found.append(witness.vkey)
+    return tuple(dict.fromkeys(found))
