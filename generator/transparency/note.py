@@ -188,15 +188,7 @@ def open_note(data: bytes, verifiers: list[Verifier]) -> Note:
     """The note, once a signature of a known key verifies (signatures of unknown keys are ignored; one of
     a known key that does not verify rejects the whole note); a NoteError otherwise."""
     note = read_note(data)
-    known = {(v.name, v.id): v for v in verifiers}
-    verified = []
-    for name, id_, signature in note.signatures:
-        verifier = known.get((name, id_))
-        if verifier is None:
-            continue
-        if not verifier.verifies(note.text, signature):
-            raise NoteError(f"the signature of {name} does not verify")
-        verified.append(verifier.vkey)
+    verified = _verified_by(note, verifiers, "signature")
     if not verified:
         raise NoteError("no signature of a trusted key: "
                         + (", ".join(sorted({n for n, _, _ in note.signatures})) or "none"))
@@ -237,14 +229,19 @@ def read_checkpoint(text: bytes) -> Checkpoint:
 def cosigned_by(data: bytes, witnesses: list[Verifier]) -> tuple[str, ...]:
     """The witnesses (of `witnesses`) whose cosignature of the note verifies; a NoteError where a witness's
     line does not (a note one of its signatures fails is no note)."""
-    note = read_note(data)
-    known = {(w.name, w.id): w for w in witnesses}
-    found = []
+    return tuple(dict.fromkeys(_verified_by(read_note(data), witnesses, "cosignature")))
+
+
+def _verified_by(note: Note, verifiers: list[Verifier], what: str) -> list[str]:
+    """The keys of `verifiers` whose lines of the note verify (lines of other keys are ignored; one of a
+    known key that does not verify is a NoteError)."""
+    known = {(v.name, v.id): v for v in verifiers}
+    verified = []
     for name, id_, signature in note.signatures:
-        witness = known.get((name, id_))
-        if witness is None:
+        verifier = known.get((name, id_))
+        if verifier is None:
             continue
-        if not witness.verifies(note.text, signature):
-            raise NoteError(f"the cosignature of {name} does not verify")
-        found.append(witness.vkey)
-    return tuple(dict.fromkeys(found))
+        if not verifier.verifies(note.text, signature):
+            raise NoteError(f"the {what} of {name} does not verify")
+        verified.append(verifier.vkey)
+    return verified
