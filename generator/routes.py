@@ -89,6 +89,7 @@ class Rule:
     download: bool = False  # an export: its download name says which release and model it is
     timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
     page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
+    cache: str = ""  # its own Cache-Control (serving.ROUTE_CACHE), whatever the operator's
     status: int = 0
     answer: str = ""  # RFC 7089 for the absolute URI in its `uri` segment: "timegate" (a 302), "timemap"
     under: str = API
@@ -178,7 +179,8 @@ RULES = (
                       "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.", "",
                       media_type=serving.MEDIA_TYPES["atom"], tag="releases", choice="atom"))),
     # the log of releases (C2SP tlog-tiles): public, so monitors and witnesses follow it without a key
-    Rule("log-checkpoint", "/log/checkpoint", "log/checkpoint.txt", root="timeline", key=False, endpoints=(Endpoint(
+    Rule("log-checkpoint", "/log/checkpoint", "log/checkpoint.txt", root="timeline", key=False, cache="fresh",
+         endpoints=(Endpoint(
         "log-checkpoint", "getLogCheckpoint", "The log of releases: its checkpoint",
         "The signed checkpoint of the log of releases",
         "The log's size and root hash (C2SP tlog-checkpoint) in a note signed with the operator's Ed25519 key "
@@ -186,9 +188,9 @@ RULES = (
         "log's tiles and entry bundles are under /log/tile/ (C2SP tlog-tiles). No key needed.", "",
         media_type=serving.MEDIA_TYPES["txt"], tag="releases"),)),
     Rule("log-entries", "/log/tile/entries/{bundle}", "log/tile/entries/{bundle}.bundle",
-         (Segment("bundle", "bundle"),), root="timeline", key=False),
+         (Segment("bundle", "bundle"),), root="timeline", key=False, cache="forever"),
     Rule("log-tile", "/log/tile/{tile}", "log/tile/{tile}.tile", (Segment("tile", "tile"),), root="timeline",
-         key=False),
+         key=False, cache="forever"),
     Rule("release", "/releases/current/", f"{_BASE}/releases/current/{{audience}}index.json", timegate=True,
          endpoints=(Endpoint(
              "release", "getCurrentRelease", "Current release", "The release the answers come from",
@@ -336,7 +338,7 @@ def edge_table() -> dict:
     of its segments in order, and what answers it."""
     def entry(rule: Rule) -> dict:
         described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
-        for field_name in ("file", "key", "challenge", "root", "download", "timegate", "status", "answer"):
+        for field_name in ("file", "key", "challenge", "root", "download", "timegate", "status", "answer", "cache"):
             described[field_name] = getattr(rule, field_name)
         if rule.variants is not None:
             described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,

@@ -64,6 +64,10 @@ CSP = {
     "data": "default-src 'none'; frame-ancestors 'none'",
 }
 ERROR_CACHE_CONTROL = "no-store"  # an error is never cached (any status ≥ 400)
+# Cache-Control of the routes that set their own, whatever the operator's (--cache-control): the log's
+# checkpoint is asked again each time (tlog-tiles: no caching beyond seconds); its tiles and bundles never
+# change (a path's bytes are the same for good: the log only grows)
+ROUTE_CACHE = {"fresh": "no-cache", "forever": "public, max-age=31536000, immutable"}
 RELEASE_HEADER = "X-Release"  # the release that answered: a client cites it
 DOWNLOAD = 'attachment; filename="{name}"'  # Content-Disposition of a bulk export's 200: which release it is
 # The headers a server sets from what it answers (the edges by these names; nginx's add_header lines too)
@@ -178,7 +182,8 @@ def edge_contract() -> dict[str, object]:
             "BINARY": list(BINARY),
             "HEADERS": {"every": EVERY_ANSWER, "preflight": PREFLIGHT,
                         "by_status": {str(status): headers for status, headers in BY_STATUS.items()},
-                        "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "download": DOWNLOAD},
+                        "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "download": DOWNLOAD,
+                        "route_cache": ROUTE_CACHE},
             "LINK_TYPE": LINK_FORMAT, "PAGE_TYPES": [media_type(ext) for ext in PAGE_EXTENSIONS],
             "ERRORS": ERRORS, "REDIRECT": REDIRECT, "LINK": LINK, "LINK_PARAMETER": LINK_PARAMETER,
             "LINKS": LINKS, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,

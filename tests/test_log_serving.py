@@ -52,6 +52,12 @@ def test_every_server_answers_the_signed_checkpoint_tiles_and_bundles_without_a_
     assert bundle.status == 200 and bundle.header("Content-Type") == "application/octet-stream"
     assert read_bundle(bundle.body) == entries
     assert [json.loads(e)["event"] for e in read_bundle(bundle.body)] == ["release", "switch"]
+    # its own Cache-Control whatever the operator's (here "private, no-cache"): the checkpoint asked again each
+    # time, a tile's or a bundle's bytes kept for good (the log only grows), an error never stored
+    assert answer.header("Cache-Control") == "no-cache"
+    assert tile.header("Cache-Control") == bundle.header("Cache-Control") == "public, max-age=31536000, immutable"
+    assert live.get(f"{API}/log/tile/0/001", user=None).header("Cache-Control") == "no-store"
+    assert live.get(f"{API}/", user=None).header("Cache-Control") == "private, no-cache"  # the operator's
     # a key sent is not needed, and a revoked one does not matter: the log is public
     assert live.get(f"{API}/log/checkpoint", user="carol").status == 200
     for missing in ("tile/0/001", "tile/0/000.p/3", "tile/1/000.p/1", "tile/entries/000", "tile/0/000.p/0",

@@ -119,6 +119,7 @@ async function originRequest(request) {
       const twin = encoding(value(headers, "accept-encoding"), result.size, release, result.file);
       const carried = {};
       for (const name of CARRIED) if (result.headers[name]) carried[name] = result.headers[name];
+      if (result.cache) carried.cache = result.cache;  // the route's own Cache-Control (finish), by name
       headers["x-api-response"] = [{ key: "x-api-response", value: JSON.stringify(carried) }];
       request.uri = `/${objectKey(result, twin)}`;
       request.querystring = "";
@@ -129,12 +130,15 @@ async function originRequest(request) {
 }
 
 // The origin response of an object: the headers of its path the origin request handed on, on a 200 (a
-// 206 only the download name, as nginx sends it).
+// 206 only the download name, as nginx sends it); a route's own Cache-Control as x-api-cache, which the
+// viewer response sets.
 function originResponse(request, response) {
   const carried = JSON.parse(value(request.headers, "x-api-response") || "{}");
   const status = Number(response.status);
   for (const name in carried) {
-    if (status === 200 || (status === 206 && name === "Content-Disposition")) {
+    if (name === "cache" && status < 400) {  // the route's own Cache-Control, for the viewer response to set
+      response.headers["x-api-cache"] = [{ key: "x-api-cache", value: carried[name] }];
+    } else if (status === 200 || (status === 206 && name === "Content-Disposition")) {
       response.headers[name.toLowerCase()] = [{ key: name, value: carried[name] }];
     }
   }

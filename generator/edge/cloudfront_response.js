@@ -18,7 +18,10 @@ async function handler(event) {
   const answered = JSON.parse(value(event.request.headers || {}, "x-answer") || "[]");
   if (!answered[0]) return response;
   const type = value(headers, "content-type");
-  const result = { status, headers: {} };
+  // a route's own Cache-Control (the log's, by its name in the contract), handed on by the origin-response
+  // Lambda (an object's own metadata never counts: one body serves many paths)
+  const result = { status, headers: {}, cache: value(headers, "x-api-cache") };
+  delete headers["x-api-cache"];
   finish(result, { id: answered[0], cache_control: answered[1] }, event.request.method, PAGE_TYPES.indexOf(type) >= 0);
   if (answered[2] && status < 400) result.headers["Memento-Datetime"] = answered[2];
   if (answered[3] && status < 400) result.headers["Link"] = answered[3];

@@ -225,7 +225,8 @@ export function finish(result, release, method, page) {
   const headers = result.headers;
   const status = result.status;
   const ok = status >= 200 && status < 400;
-  headers[NAMES.cache] = ok ? release.cache_control : HEADERS.error_cache_control;
+  const own = result.cache ? HEADERS.route_cache[result.cache] : "";  // a route's own (the log's): serving.ROUTE_CACHE
+  headers[NAMES.cache] = ok ? own || release.cache_control : HEADERS.error_cache_control;
   Object.assign(headers, HEADERS.every, HEADERS.by_status[status] || {}, method === "OPTIONS" ? HEADERS.preflight : {});
   headers[NAMES.csp] = page && ok ? HEADERS.csp.page : HEADERS.csp.data;
   headers[NAMES.release] = release.id;
@@ -361,6 +362,7 @@ async function route(request, path, release, lookup, platform) {
   }
   const files = rule.root === "timeline" ? within(lookup.parent, "timeline") : lookup;
   const answered = await releaseFile(files, fill(rule.file, values), download);
+  if (rule.cache) answered.cache = rule.cache;  // its own Cache-Control, not the operator's (finish)
   if (rule.timegate && answered.status === 200) {  // an original names its TimeGate (RFC 7089)
     answered.headers[NAMES.link] = timeLinks(`${request.path}${query ? "?" + query : ""}`, table.scope, release.site_url);
   }

@@ -58,6 +58,8 @@ def _location(rule: Rule) -> Location:
         location.lines.append("set $timegate_route 1;")
     if rule.page:
         location.lines.append("set $page_route 1;")
+    if rule.cache:
+        location.lines.append(f'set $route_cache "{serving.ROUTE_CACHE[rule.cache]}";')
     if rule.download:
         model = "$model" if rule.segments[0].kind == "model" else ""
         location.lines.append(f'set $download_name "{routes.download_name("$scope", "$format", model)}";')
