@@ -18,7 +18,7 @@ from generator.promote import promote
 from generator.publish import RELEASES, rollback
 from generator.transparency.citation import CitationError, make_citation, verify_citation
 from generator.transparency.documents import release_leaves
-from generator.transparency.note import Signer, read_verifier
+from generator.transparency.note import COSIGNATURE, Signer, read_verifier
 
 from .live import NODE_22
 
@@ -80,6 +80,17 @@ def citations(history) -> list[dict]:
     cases.append({"citation": cases[0]["citation"], "vkeys": [Signer.generate("127.0.0.1:8080/api/v1/log").verifier.vkey],
                   "document": None, "since": None})  # a key of the same name, another key
     cases.append({"citation": "{", "vkeys": [vkey], "document": None, "since": None})
+    # cosigned by a witness (C2SP tlog-cosignature): counted against a quorum; a broken cosignature refused
+    witness, stranger = (Signer.generate(name, COSIGNATURE) for name in ("witness.example/one", "witness.example/two"))
+    cosigned = json.loads(cases[0]["citation"])
+    text = cosigned["checkpoint"][:cosigned["checkpoint"].rfind("\n\n") + 1].encode()
+    cosigned["checkpoint"] += witness.signature_line(text, 1764000000)
+    broken = json.loads(json.dumps(cosigned))
+    broken["checkpoint"] = broken["checkpoint"][:-10] + "AAAAAAAA=\n"
+    for citation, witnesses, quorum in ((cosigned, [witness], 1), (cosigned, [witness, stranger], 1),
+                                        (cosigned, [witness, stranger], 2), (broken, [witness], 1)):
+        cases.append({"citation": orjson.dumps(citation).decode(), "vkeys": [vkey], "document": None, "since": None,
+                      "witnesses": [w.verifier.vkey for w in witnesses], "quorum": quorum})
     return cases
 
 
@@ -87,7 +98,9 @@ def python_says(case: dict) -> dict:
     try:
         verified = verify_citation(case["citation"].encode(), [read_verifier(k) for k in case["vkeys"]],
                                    base64.b64decode(case["document"]) if case["document"] else None,
-                                   case["since"].encode() if case["since"] else None)
+                                   case["since"].encode() if case["since"] else None,
+                                   [read_verifier(k, (COSIGNATURE,)) for k in case.get("witnesses", [])],
+                                   case.get("quorum", 0))
     except CitationError as error:
         return {"ok": False, "error": str(error)}
     return {"ok": True, "release": verified.release, "path": verified.path, "pruned": verified.pruned,
@@ -107,7 +120,9 @@ def test_node_verifies_every_citation_as_python_does(history, tmp_path):
     said = node(cases, tmp_path)["results"]
     expected = [python_says(case) for case in cases]
     valid = sum(e["ok"] for e in expected)
-    assert valid >= 10 and len(expected) - valid == 10  # the ten tampered cases fail in Python
+    # the ten tampered cases fail in Python, and the two witnessed ones that do not meet their policy
+    assert valid >= 10 and len(expected) - valid == 12
+    assert [e["ok"] for e in expected[-4:]] == [True, True, False, False]
     for case_index, (js, py) in enumerate(zip(said, expected)):
         if py["ok"]:
             assert js == py, case_index

@@ -1,5 +1,6 @@
 // The JavaScript citation verifier (generator/templates/docs/verify.js) on the cases tests/test_verify_js.py
-// writes: reads a JSON file of {citation, vkeys, document (base64) or null, since or null}, prints for each
+// writes: reads a JSON file of {citation, vkeys, document (base64) or null, since or null, witnesses, quorum},
+// prints for each
 // {ok, release, periods, pruned} or {ok: false, error}.
 import { readFileSync } from "node:fs";
 import { verifyCitation } from "../../generator/templates/docs/verify.js";
@@ -9,7 +10,8 @@ const results = [];
 for (const one of cases) {
   const document = one.document === null ? null : Uint8Array.from(Buffer.from(one.document, "base64"));
   try {
-    const verified = await verifyCitation(one.citation, one.vkeys, document, one.since);
+    const verified = await verifyCitation(one.citation, one.vkeys, document, one.since, one.witnesses || [],
+      one.quorum || 0);
     results.push({ ok: true, release: verified.release, periods: verified.periods, pruned: verified.pruned,
       path: verified.path });
   } catch (error) {

@@ -99,20 +99,50 @@ export async function verifyConsistency(oldSize, newSize, oldRoot, newRoot, proo
 
 // ---- C2SP signed-note and tlog-checkpoint, as transparency/note.py
 
-async function keyId(name, publicKey) {
-  return (await sha256(concat(encoder.encode(name + "\n"), [1], publicKey))).slice(0, 4);
+async function keyId(name, publicKey, kind) {
+  return (await sha256(concat(encoder.encode(name + "\n"), [kind], publicKey))).slice(0, 4);
 }
 
-export async function readVerifier(vkey) {
+// A verifier key (name+id+base64): a log's (Ed25519, type 1) or, with kind 4, a witness's (C2SP
+// tlog-cosignature: timestamped Ed25519).
+export async function readVerifier(vkey, kind = 1) {
   const parts = String(vkey).trim().split("+");
   if (parts.length < 3) fail(`not a key of the form name+id+base64: ${String(vkey).slice(0, 60)}`);
   const [name, id] = parts;
   const raw = fromBase64(parts.slice(2).join("+"), "a verifier key");
-  if (!name || /[\s+]/.test(name) || raw.length !== 33 || raw[0] !== 1) fail("only Ed25519 verifier keys are taken");
+  if (!name || /[\s+]/.test(name) || raw.length !== 33 || raw[0] !== kind) fail(`only Ed25519 keys of type ${kind} are taken`);
   const publicKey = raw.slice(1);
-  if (id !== hex(await keyId(name, publicKey))) fail(`the key ID ${id} is not that of the key ${name}`);
+  if (id !== hex(await keyId(name, publicKey, kind))) fail(`the key ID ${id} is not that of the key ${name}`);
   const key = await crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
-  return { name, id, vkey: String(vkey).trim(), key };
+  return { name, id, vkey: String(vkey).trim(), key, kind };
+}
+
+// What a key's signature line signs: the note's text, or for a cosignature its timestamp line first.
+function signedBy(verifier, text, payload) {
+  if (verifier.kind !== 4) return { message: encoder.encode(text), signature: payload };
+  if (payload.length !== 72) return null;
+  const time = new DataView(payload.buffer, payload.byteOffset, 8).getBigUint64(0);
+  return { message: encoder.encode(`cosignature/v1\ntime ${time}\n${text}`), signature: payload.slice(8) };
+}
+
+async function verifiedBy(note, keys, what) {
+  const split = note.lastIndexOf("\n\n");
+  const text = note.slice(0, split + 1);
+  const verified = [];
+  for (const line of note.slice(split + 2, -1).split("\n")) {
+    const fields = line.startsWith(DASH) ? line.slice(DASH.length).split(" ") : [];
+    if (fields.length !== 2) fail(`${what}: a malformed signature line`);
+    const payload = fromBase64(fields[1], what);
+    if (payload.length < 5) fail(`${what}: a signature too short to hold a key ID`);
+    const known = keys.find((v) => v.name === fields[0] && v.id === hex(payload.slice(0, 4)));
+    if (!known) continue;
+    const signed = signedBy(known, text, payload.slice(4));
+    if (!signed || !(await crypto.subtle.verify("Ed25519", known.key, signed.signature, signed.message))) {
+      fail(`${what}: the ${known.kind === 4 ? "cosignature" : "signature"} of ${known.name} does not verify`);
+    }
+    if (!verified.includes(known)) verified.push(known);
+  }
+  return verified;
 }
 
 async function openNote(note, trusted, what) {
@@ -120,20 +150,7 @@ async function openNote(note, trusted, what) {
   const split = note.lastIndexOf("\n\n");
   if (split < 0 || !note.endsWith("\n")) fail(`${what}: a note without its blank line and signature lines`);
   const text = note.slice(0, split + 1);
-  const lines = note.slice(split + 2, -1).split("\n");
-  const verified = [];
-  for (const line of lines) {
-    const fields = line.startsWith(DASH) ? line.slice(DASH.length).split(" ") : [];
-    if (fields.length !== 2) fail(`${what}: a malformed signature line`);
-    const payload = fromBase64(fields[1], what);
-    if (payload.length < 5) fail(`${what}: a signature too short to hold a key ID`);
-    const known = trusted.find((v) => v.name === fields[0] && v.id === hex(payload.slice(0, 4)));
-    if (!known) continue;
-    if (!(await crypto.subtle.verify("Ed25519", known.key, payload.slice(4), encoder.encode(text)))) {
-      fail(`${what}: the signature of ${known.name} does not verify`);
-    }
-    verified.push(known);
-  }
+  const verified = await verifiedBy(note, trusted, what);
   if (!verified.length) fail(`${what}: no signature of a trusted key`);
   const [origin, size, root, ...rest] = text.split("\n");
   if (rest.length < 1 || !origin || !/^(0|[1-9][0-9]*)$/.test(size)) fail(`${what}: not a checkpoint`);
@@ -192,8 +209,9 @@ function periodsOf(entries, release, size) {
   return periods;
 }
 
-// What a citation proves, checked offline: see transparency/citation.py, verify_citation.
-export async function verifyCitation(text, vkeys, documentBytes, sinceNote) {
+// What a citation proves, checked offline: see transparency/citation.py, verify_citation. `witnessKeys`:
+// the witnesses trusted (their cosignature verifier keys), `quorum` of which must have cosigned.
+export async function verifyCitation(text, vkeys, documentBytes, sinceNote, witnessKeys = [], quorum = 0) {
   let citation;
   try {
     citation = JSON.parse(typeof text === "string" ? text : new TextDecoder().decode(text));
@@ -201,9 +219,14 @@ export async function verifyCitation(text, vkeys, documentBytes, sinceNote) {
     fail(`not a citation: ${error.message}`);
   }
   if (!citation || citation.format !== FORMAT) fail(`not a citation of the form ${FORMAT}`);
-  const trusted = await Promise.all(vkeys.map(readVerifier));
+  const trusted = await Promise.all(vkeys.map((vkey) => readVerifier(vkey)));
   if (typeof citation.checkpoint !== "string") fail("the checkpoint: no checkpoint");
   const checkpoint = await openNote(citation.checkpoint, trusted, "the checkpoint");
+  const witnesses = await Promise.all(witnessKeys.map((vkey) => readVerifier(vkey, 4)));
+  const cosigners = await verifiedBy(citation.checkpoint, witnesses, "the checkpoint");
+  if (cosigners.length < quorum) {
+    fail(`the checkpoint is cosigned by ${cosigners.length} of the witnesses given; ${quorum} needed`);
+  }
   const release = citation.release;
   if (typeof release !== "string" || !Array.isArray(citation.entries)) fail("the citation: no release or entries");
   const hashes = hashesOf(citation.hashes, "the log's hashes");
@@ -253,7 +276,7 @@ export async function verifyCitation(text, vkeys, documentBytes, sinceNote) {
     }
   }
   return { release, path: doc.path, sha256: doc.sha256, origin: checkpoint.origin, size: checkpoint.size, periods,
-    pruned: pruned ? pruned.at : null };
+    pruned: pruned ? pruned.at : null, cosigners: cosigners.map((w) => w.vkey) };
 }
 
 // ---- an answer as the explorer shows it, proved from what the servers answer (riskapi cite's fetches)
