@@ -47,8 +47,7 @@ class History:
     removed: frozenset[str]  # pruned
     switches: tuple[Switch, ...]  # those that took effect, in order
     settings: dict[str, str] = field(default_factory=dict)
-    log: tuple[bytes, ...] = ()  # the log of releases, every entry (log.py)
-    checkpoint: Latest | None = None  # its newest checkpoint (checkpoints.py)
+    checkpoint: Latest | None = None  # the newest checkpoint of the log of releases (checkpoints.py)
 
     @functools.cached_property
     def periods(self) -> list[LivePeriod]:

@@ -86,10 +86,11 @@ def backfill(db: sqlite3.Connection) -> None:
             log_prune(db, value, db.execute("SELECT removed_at FROM release WHERE id = ?", (value,)).fetchone()[0])
 
 
-def entries(db: sqlite3.Connection) -> list[bytes]:
-    """The log, in order (an entry stored as text by a hand's edit is read as its UTF-8 bytes)."""
+def entries(db: sqlite3.Connection, size: int = -1) -> list[bytes]:
+    """The log, in order, or its first `size` entries (an entry stored as text by a hand's edit is read as
+    its UTF-8 bytes)."""
     return [row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
-            for row in db.execute("SELECT entry FROM log ORDER BY seq")]
+            for row in db.execute("SELECT entry FROM log WHERE ? < 0 OR seq < ? ORDER BY seq", (size, size))]
 
 
 def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> None:

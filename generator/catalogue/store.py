@@ -231,7 +231,7 @@ class Catalogue:
                     switches = [Switch(*row) for row in self.db.execute(
                         "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
                     settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
-                    entries, latest = tuple(log.entries(self.db)), checkpoints.latest(self.db)
+                    latest = checkpoints.latest(self.db)
                 finally:
                     self.db.execute("COMMIT")
             except sqlite3.DatabaseError as error:
@@ -242,8 +242,7 @@ class Catalogue:
         done = tuple(s for s in switches if settled.get(s.seq, s.state) == "done")
         check_present(self.path, self.site, current, done)
         return History(current, {r: bool(staged) for r, staged, _ in releases},
-                       frozenset(r for r, _, removed in releases if removed is not None), done, settings,
-                       entries, latest)
+                       frozenset(r for r, _, removed in releases if removed is not None), done, settings, latest)
 
     # ---- writing
 
@@ -372,6 +371,12 @@ class Catalogue:
                        "delivered_at = CASE WHEN ? THEN ? ELSE delivered_at END "
                        "WHERE release = ? AND user = ? AND url = ?",
                        (attempts, status, error, delivered, instants.now_ms(), release, user, url))
+
+
+def read_log(site: Path, size: int) -> list[bytes]:
+    """The log's first `size` entries (a checkpoint's: the log only grows, so they are the same whenever read)."""
+    with Catalogue.open(site) as catalogue:
+        return log.entries(catalogue.db, size)
 
 
 def read_history(site: Path) -> History:

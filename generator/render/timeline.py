@@ -21,6 +21,7 @@ import orjson
 from .. import document_routes, routes, serving
 from ..catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
 from ..catalogue.checkpoints import Latest
+from ..catalogue.store import read_log
 from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..validate import DocumentValidator
 from .feeds import FEEDS, feeds
@@ -70,8 +71,9 @@ def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset(),
     history = history or read_history(site)
     kept = tuple(r for r in kept_releases(site, history) if r not in leave_out and r != current) + (current,)
     staged = tuple(r for r in staged_releases(site, history) if r not in leave_out and r != current)
+    logged = tuple(read_log(site, history.checkpoint.size)) if history.checkpoint else ()  # read only here
     return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site, history)),
-                    tuple(history.periods), history.log, history.checkpoint)
+                    tuple(history.periods), logged, history.checkpoint)
 
 
 def http_date(instant: str) -> str:
