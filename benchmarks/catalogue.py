@@ -13,21 +13,10 @@ import argparse
 import os
 import shutil
 import sqlite3
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from .common import record
-
-
-def median_ms(action, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+from .common import median_ms, record
 
 
 def main() -> None:

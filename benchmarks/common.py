@@ -7,10 +7,21 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "BENCHMARKS.md"
+
+
+def median_ms(action, runs: int) -> float:
+    """The median time of `action()` over `runs` calls, in milliseconds."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
 
 
 def summary(values: list[float]) -> dict:

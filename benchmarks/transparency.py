@@ -17,22 +17,11 @@ import datetime
 import shutil
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-from .common import record
+from .common import median_ms, record
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def timed(action, runs: int) -> float:
-    """The median time of `action()` in seconds."""
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def node_verify(base: Path, cited: tuple[bytes, bytes], vkey: str) -> float:
@@ -79,7 +68,10 @@ def main() -> None:
         folder = (site / CURRENT).resolve()
         files = manifest(folder)["files"]
         leaves = release_leaves(files)
-        tree_cost = timed(lambda: (root(release_leaves(files)), tree_files(release_leaves(files))), args.runs)
+        def tree() -> None:  # what the writer does: the leaves, the root, the tiles
+            hashes = release_leaves(files)
+            root(hashes), tree_files(hashes)
+        tree_cost = median_ms(tree, args.runs) / 1000
         with Catalogue.open(site) as catalogue:
             entries, note = catalogue.log_entries(), catalogue.latest_checkpoint().note
         log_bytes = sum(len(e) for e in entries)
@@ -94,9 +86,9 @@ def main() -> None:
                                                   leaves, entries, note))
             citations.append((citation, body))
         sizes = sorted(len(c) for c, _ in citations)
-        per_document = statistics.median(timed(lambda c=c, b=b: verify_citation(c, trusted, b), args.runs)
+        per_document = statistics.median(median_ms(lambda c=c, b=b: verify_citation(c, trusted, b), args.runs) / 1000
                                          for c, b in citations)
-        floor = timed(lambda: open_note(note, trusted), max(args.runs, 50))
+        floor = median_ms(lambda: open_note(note, trusted), max(args.runs, 50)) / 1000
         whole = per_document * len(leaves)
 
         # ten years of releases, simulated: a release entry and a switch entry each
@@ -121,8 +113,9 @@ def main() -> None:
         at_scale = orjson.dumps(make_citation("http://127.0.0.1:8080" + url_of(path), url_of(path),
                                               (folder / path).read_bytes(), cited_id, leaves, simulated, checked))
         node_time = node_verify(base, citations[0], vkey)
-        since_time = timed(lambda: (open_note(checked, [signer.verifier]),
-                                    verify_consistency(old, size, old_root, new_root, since)), max(args.runs, 50))
+        since_time = median_ms(lambda: (open_note(checked, [signer.verifier]),
+                                        verify_consistency(old, size, old_root, new_root, since)),
+                               max(args.runs, 50)) / 1000
     finally:
         shutil.rmtree(base, ignore_errors=True)
     lines = [

@@ -5,6 +5,7 @@ citation is written; nothing is taken on the server's word."""
 from __future__ import annotations
 
 import hashlib
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -68,16 +69,14 @@ def log_entries(client: Client, size: int) -> list[bytes]:
 def leaf_candidates(path: str, query: str) -> list[str]:
     """The leaf URLs a fetched path and query may be (the release-scoped path as its route's; a final "/";
     a country code in upper case; an empty filter dropped), most likely first."""
-    scoped = routes.RELEASES_UNDER + "/"
-    if path.startswith(scoped):
-        rest = "/" + path[len(scoped):].split("/", 1)[-1] if "/" in path[len(scoped):] else "/"
-        path = routes.API + dict(routes.SCOPED_ALIASES).get(rest, rest)
+    path = routes.route_path(path)
     if not path.endswith("/") and "." not in path.rsplit("/", 1)[-1]:
         path += "/"
     parts = path.split("/")
     upper = "/".join(p.upper() if len(p) == 3 and p.isalpha() and i == len(parts) - 2 else p
                      for i, p in enumerate(parts))
-    pairs = [(k, v.upper() if k in ("code", "country_code") else v)
+    codes = {variants.code for variants in (routes.COUNTRY_VARIANTS, routes.SCORE_VARIANTS)}  # the code filters
+    pairs = [(k, v.upper() if k in codes else v)
              for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if v]
     queries = ["&".join(f"{k}={v}" for k, v in pairs)] + [""]
     return [p + ("?" + q if q else "") for p in dict.fromkeys([path, upper]) for q in dict.fromkeys(queries)]
@@ -93,12 +92,13 @@ def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
     release = headers.get(serving.RELEASE_HEADER.lower())
     if not release:
         raise CitationError(f"{url}: the answer names no release ({serving.RELEASE_HEADER})")
-    for attempt in range(3):  # a server that switched between two fetches is asked again
+    for attempt in range(3):  # a server that switched (or reloaded) between two fetches is asked again
         try:
             return _proved(client, url, split, document, release, since_note)
-        except CitationError as error:
-            if attempt == 2 or "do not make" not in str(error):
+        except CitationError:
+            if attempt == 2:
                 raise
+            time.sleep(0.5 * (attempt + 1))
     raise AssertionError("unreachable")
 
 

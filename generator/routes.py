@@ -317,6 +317,17 @@ def in_release(url: str, release: str) -> str:
     return API + past_path(url.removeprefix(API)).replace("{release}", release)
 
 
+def route_path(path: str) -> str:
+    """The route's path a path answers as: a kept release's (RELEASES_UNDER/{id}/…, past_path) as the
+    current route it is a past answer of (its release document and change document by their aliases);
+    any other as it is. The edge core's routeOfScoped is the same for the edges."""
+    scoped = re.match(rf"^{RELEASES_UNDER}/{RELEASE_ID}(/.*)?$", path)
+    if scoped is None:
+        return path
+    rest = scoped.group(1) or "/"
+    return API + next((route for alias, route in SCOPED_ALIASES if rest.rstrip("/") == alias.rstrip("/")), rest)
+
+
 def rule_of(path: str) -> Rule | None:
     """The rule a normalised path answers by, or None."""
     return next((rule for rule, pattern in _compiled(RULES) if pattern.match(path)), None)

@@ -13,14 +13,13 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalogue import Catalogue
+from .catalogue import Catalogue, checkpoints
 from .catalogue.log_copy import write_copy
 from .errors import CatalogueError
-from .transparency.note import COSIGNATURE, NoteError, Verifier, cosigned_by, read_note, read_verifier
+from .transparency.note import COSIGNATURE, DASH, NoteError, Verifier, cosigned_by, note_text, read_verifier
 from .transparency.tree import consistency_proof, leaf_hash
 
 TIMEOUT = 10  # seconds, per witness
-SIZE_TYPE = "text/x.tlog.size"  # a witness's 409: the size it last cosigned
 
 
 @dataclass(frozen=True)
@@ -41,13 +40,12 @@ def add_witness(site: Path, url: str, vkey: str) -> None:
     except NoteError as error:
         raise CatalogueError(f"{vkey[:60]}: not a witness's verifier key ({error})") from None
     with Catalogue.open(site) as catalogue, catalogue.transaction() as db:
-        db.execute("INSERT INTO witness (url, vkey) VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET vkey = excluded.vkey",
-                   (url.rstrip("/"), vkey))
+        checkpoints.add_witness(db, url.rstrip("/"), vkey)
 
 
 def witnesses(site: Path) -> list[tuple[str, str, int]]:
     with Catalogue.open(site) as catalogue:
-        return catalogue.db.execute("SELECT url, vkey, size FROM witness ORDER BY url").fetchall()
+        return checkpoints.witnesses(catalogue.db)
 
 
 def _post(url: str, body: bytes) -> tuple[int, bytes]:
@@ -77,11 +75,11 @@ def cosign(site: Path) -> list[Cosigned]:
     cosignatures that verify with it (the checkpoint's note with their lines)."""
     with Catalogue.open(site) as catalogue:
         latest = catalogue.latest_checkpoint()
-        entries = catalogue.log_entries()
-        listed = catalogue.db.execute("SELECT url, vkey, size FROM witness ORDER BY url").fetchall()
+        listed = checkpoints.witnesses(catalogue.db)
+        entries = catalogue.log_entries(latest.size) if latest and latest.signer and listed else []
     if latest is None or not latest.signer or not listed:
         return []
-    leaves = [leaf_hash(entry) for entry in entries[:latest.size]]
+    leaves = [leaf_hash(entry) for entry in entries]
     note, results = latest.note, []
     for url, vkey, size in listed:
         witness = read_verifier(vkey, (COSIGNATURE,))
@@ -93,29 +91,28 @@ def cosign(site: Path) -> list[Cosigned]:
             results.append(Cosigned(url, size, f"not reached ({getattr(error, 'reason', error)})"))
             continue
         lines = answer.decode("utf-8", "replace")
+        mine = "".join(line for line in lines.splitlines(keepends=True) if line.startswith(f"{DASH}{witness.name} "))
         try:
-            if status != 200 or not cosigned_by(latest.note + lines.encode(), [witness]):
+            if status != 200 or not cosigned_by(latest.note + mine.encode(), [witness]):
                 raise NoteError(f"answered {status}: {lines.strip()[:120]}")
         except NoteError as error:
             results.append(Cosigned(url, size, str(error)))
             continue
-        mine = [line for line in lines.splitlines(keepends=True) if cosigned_by(latest.note + line.encode(), [witness])]
-        note = _without(note, witness) + "".join(mine).encode()
+        note = _without(note, witness) + mine.encode()
         results.append(Cosigned(url, latest.size))
         with Catalogue.open(site) as catalogue, catalogue.transaction() as db:
-            db.execute("UPDATE witness SET size = ? WHERE url = ?", (latest.size, url))
+            checkpoints.cosigned(db, url, latest.size)
     if note != latest.note:
         with Catalogue.open(site) as catalogue:
             with catalogue.transaction() as db:
-                db.execute("INSERT INTO checkpoint (size, root, note, signer) SELECT size, root, ?, signer "
-                           "FROM checkpoint WHERE rowid = (SELECT max(rowid) FROM checkpoint)", (note,))
+                checkpoints.add_cosignatures(db, note)
             write_copy(site, entries, latest.size, note)
     return results
 
 
 def _without(note: bytes, witness: Verifier) -> bytes:
     """The note without the witness's earlier cosignature lines (a newer one replaces them)."""
-    parsed = read_note(note)
-    keep = [line for line in note.decode().split("\n\n")[-1].splitlines(keepends=True)
-            if not line.startswith(f"\u2014 {witness.name} ")]
-    return parsed.text + b"\n" + "".join(keep).encode()
+    text = note_text(note)
+    kept = [line for line in note[len(text) + 1:].decode().splitlines(keepends=True)
+            if not line.startswith(f"{DASH}{witness.name} ")]
+    return text + b"\n" + "".join(kept).encode()

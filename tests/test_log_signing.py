@@ -123,6 +123,8 @@ def test_log_init_makes_a_key_only_its_owner_reads_outside_the_site_and_signs_wi
     then_stage_promote_rollback(site)
     with Catalogue.open(site) as catalogue:
         latest = catalogue.latest_checkpoint()
+    # entries: the first release (its entry, its switch), the forced build (2), the promote of the staged
+    # one (2), the rollback (a switch): 7
     assert read_checkpoint(open_note(latest.note, [read_verifier(vkey)]).text).size == 2 + 2 + 2 + 1
 
 

@@ -20,10 +20,8 @@ from generator.transparency.citation import CitationError, make_citation, verify
 from generator.transparency.documents import release_leaves
 from generator.transparency.note import COSIGNATURE, Signer, read_verifier
 
+from .conftest import ROOT, TINY
 from .live import NODE_22
-
-ROOT_OF_TESTS = __import__("pathlib").Path(__file__).parent
-TINY = ROOT_OF_TESTS / "fixtures" / "tiny"
 
 
 def flip(text: str) -> str:
@@ -109,7 +107,7 @@ def python_says(case: dict) -> dict:
 
 def node(cases, tmp_path, *extra) -> dict:
     (tmp_path / "cases.json").write_text(json.dumps(cases))
-    result = subprocess.run([str(NODE_22 / "node"), str(ROOT_OF_TESTS / "clients" / "verify_citations.mjs"),
+    result = subprocess.run([str(NODE_22 / "node"), str(ROOT / "tests" / "clients" / "verify_citations.mjs"),
                              str(tmp_path / "cases.json"), *extra], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -57,6 +57,7 @@ def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
             assert run("log", "witness", "add", url, witness.vkey, "--site", site).exit_code == 0
         assert run("log", "witness", "add", servers[0][1], vkey, "--site", site).exit_code == 1  # a log's key
         built = run("build", "--data", TINY, "--site", site, "--force")
+        # the log: the first release and its switch, then this build's release and switch: 4 entries
         assert built.exit_code == 0 and built.output.count("cosigned size 4") == 2, built.output
         checkpoint, _ = latest(site)
         witnesses = [read_verifier(w.vkey, (COSIGNATURE,)) for w in (one, two)]

@@ -19,12 +19,10 @@ line for line, and kept beside as `history.imported`.
 """
 from .history import PROMOTE, PUBLISH, ROLLBACK, STAGE, SWITCHES, History, LivePeriod, Switch
 from .instants import built_at, built_at_ms, now_ms, parse_instant, rfc3339
+from .settings import KEEP, KEEP_DAYS, SITE_URL
 from .store import (
                     CATALOGUE,
                     JOURNAL,
-                    KEEP,
-                    KEEP_DAYS,
-                    SITE_URL,
                     Catalogue,
                     Outgoing,
                     catalogue_path,

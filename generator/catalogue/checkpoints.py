@@ -18,15 +18,17 @@ from ..routes import DEFAULT_SITE_URL, url_for
 from ..transparency.note import Checkpoint, NoteError, Signer, read_signer, sign
 from ..transparency.tree import leaf_hash, root
 from . import log
-
-# the site's settings: the signing key's file, the log's origin, the verifier key of the signing key
-LOG_KEY, LOG_ORIGIN, LOG_VKEY = "log_key", "log_origin", "log_vkey"
+from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY, SITE_URL
 
 
-def origin_of(site_url: str | None) -> str:
-    """The log's origin (tlog-tiles): its URL prefix without the scheme, as `127.0.0.1:8080/api/v1/log`."""
+def log_origin(settings: dict[str, str], site_url: str | None = None) -> str:
+    """The log's origin: the one fixed with its key (LOG_ORIGIN), else its URL prefix without the scheme
+    (tlog-tiles), as `127.0.0.1:8080/api/v1/log`, from the site's address (`site_url`, where the site has not
+    remembered it yet)."""
+    if settings.get(LOG_ORIGIN):
+        return settings[LOG_ORIGIN]
     prefix = url_for("log-checkpoint").rsplit("/", 1)[0]
-    return (site_url or DEFAULT_SITE_URL).split("://", 1)[-1].rstrip("/") + prefix
+    return (site_url or settings.get(SITE_URL) or DEFAULT_SITE_URL).split("://", 1)[-1].rstrip("/") + prefix
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,13 @@ def read_key(path: Path) -> Signer:
 
 
 def latest(db: sqlite3.Connection) -> Latest | None:
-    rows = db.execute("SELECT size, note, signer FROM checkpoint ORDER BY rowid").fetchall()
-    if not rows:
+    """The newest checkpoint, read alone (every history read does this: not every note ever signed)."""
+    row = db.execute("SELECT size, note, signer FROM checkpoint ORDER BY rowid DESC LIMIT 1").fetchone()
+    if row is None:
         return None
-    size, note, signer = rows[-1]
-    return Latest(size, note, signer, tuple(sorted({row[0] for row in rows})))
+    sizes = tuple(size for size, in db.execute("SELECT DISTINCT size FROM checkpoint ORDER BY size"))
+    size, note, signer = row
+    return Latest(size, note, signer, sizes)
 
 
 def checkpoint(db: sqlite3.Connection) -> bool:
@@ -63,9 +67,8 @@ def checkpoint(db: sqlite3.Connection) -> bool:
     (CatalogueError) where the log no longer extends the last checkpoint. Its origin is the site's
     (LOG_ORIGIN, set with the key), else made from the site's address (an unsigned log's may change)."""
     settings = dict(db.execute("SELECT name, value FROM setting").fetchall())
-    origin = settings.get(LOG_ORIGIN) or origin_of(settings.get("site_url"))
-    entries = log.entries(db)
-    leaves = [leaf_hash(entry) for entry in entries]
+    origin = log_origin(settings)
+    leaves = [leaf_hash(entry) for entry in log.entries(db)]
     signer = read_key(Path(settings[LOG_KEY])) if settings.get(LOG_KEY) else None
     signed_by = signer.verifier.vkey if signer else ""
     last = db.execute("SELECT size, root, signer, note FROM checkpoint ORDER BY rowid DESC LIMIT 1").fetchone()
@@ -77,10 +80,11 @@ def checkpoint(db: sqlite3.Connection) -> bool:
                                  "checkpoint was made from")
         if size == len(leaves) and last_signer == signed_by and last_note.startswith(f"{origin}\n".encode()):
             return False
-    text = Checkpoint(origin, len(leaves), root(leaves)).text()
+    tree_root = root(leaves)
+    text = Checkpoint(origin, len(leaves), tree_root).text()
     note = sign(text, [signer]) if signer else text
     db.execute("INSERT INTO checkpoint (size, root, note, signer) VALUES (?, ?, ?, ?)",
-               (len(leaves), root(leaves), note, signed_by))
+               (len(leaves), tree_root, note, signed_by))
     return True
 
 
@@ -98,7 +102,7 @@ def signing_key(settings: dict[str, str], site: Path, key_file: Path, rotate: bo
     if current and not rotate and Path(current) != key_file:
         raise CatalogueError(f"the log of {site} is signed with the key in {current} already; nothing was "
                              "changed (--rotate makes a new one)")
-    origin = settings.get(LOG_ORIGIN) or origin_of(settings.get("site_url"))
+    origin = log_origin(settings)
     if key_file.exists():
         signer = read_key(key_file)
         if signer.name != origin:
@@ -124,5 +128,26 @@ def write_key(path: Path, signer: Signer) -> None:
 def log_identity(settings: dict[str, str], site_url: str | None = None) -> tuple[str, str | None]:
     """The log's origin and the verifier key clients check its checkpoints with (None: unsigned), as a
     site's settings have them (`site_url`: the site's address now, where it has not remembered it yet)."""
-    return (settings.get(LOG_ORIGIN) or origin_of(site_url or settings.get("site_url")),
-            settings.get(LOG_VKEY))
+    return log_origin(settings, site_url), settings.get(LOG_VKEY)
+
+
+# ---- the witnesses a checkpoint is sent to (witnesses.py sends it), and the cosignatures they answered
+
+def add_witness(db: sqlite3.Connection, url: str, vkey: str) -> None:
+    db.execute("INSERT INTO witness (url, vkey) VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET vkey = excluded.vkey",
+               (url, vkey))
+
+
+def witnesses(db: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    """Each witness: its address, its verifier key, the log's size it last cosigned."""
+    return db.execute("SELECT url, vkey, size FROM witness ORDER BY url").fetchall()
+
+
+def cosigned(db: sqlite3.Connection, url: str, size: int) -> None:
+    db.execute("UPDATE witness SET size = ? WHERE url = ?", (size, url))
+
+
+def add_cosignatures(db: sqlite3.Connection, note: bytes) -> None:
+    """The newest checkpoint again, its note with the witnesses' cosignatures: what servers answer now."""
+    db.execute("INSERT INTO checkpoint (size, root, note, signer) SELECT size, root, ?, signer FROM checkpoint "
+               "WHERE rowid = (SELECT max(rowid) FROM checkpoint)", (note,))

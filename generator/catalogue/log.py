@@ -10,6 +10,7 @@ from ..transparency.documents import ReleaseTree
 from ..transparency.entries import PRUNE, RELEASE, SWITCH, prune_entry, read_entry, release_entry, switch_entry
 from ..transparency.note import note_text, read_checkpoint
 from .instants import SECOND, built_at, built_at_ms, parse_instant, rfc3339, whole_second
+from .settings import LOG_ORIGIN
 
 STATEMENTS = ("""CREATE TABLE log (
     seq INTEGER PRIMARY KEY,            -- the entry's index in the log, from 0
@@ -93,13 +94,15 @@ def entries(db: sqlite3.Connection, size: int = -1) -> list[bytes]:
             for row in db.execute("SELECT entry FROM log WHERE ? < 0 OR seq < ? ORDER BY seq", (size, size))]
 
 
-def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> None:
+def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> tuple[set[str], str | None]:
     """The rows the log tells of (a catalogue made anew from a copy of its log), inside the caller's
     transaction: the log verbatim; each release it names, with its tree; each switch, done, at its
     instant; each prune; the checkpoint (its signer unknown: the next one with the site's key signs again)
-    and the log's origin."""
+    and the log's origin. Returns the releases it names and the one its last switch made live."""
+    named, live = set(), None
     for seq, data in enumerate(entries):
         entry = read_entry(data)
+        named.add(entry.release)
         at = None if entry.event == RELEASE else parse_instant(entry.at)
         db.execute("INSERT INTO log (seq, event, release, at, entry) VALUES (?, ?, ?, ?, ?)",
                    (seq, entry.event, entry.release, at, data))
@@ -110,10 +113,12 @@ def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> None:
         elif entry.event == SWITCH:
             db.execute("INSERT INTO switch (action, release, at, clock, state) VALUES (?, ?, ?, ?, 'done')",
                        (entry.action, entry.release, at, at))
+            live = entry.release
         else:
             db.execute("UPDATE release SET removed_at = ? WHERE id = ?", (at, entry.release))
     checkpoint = read_checkpoint(note_text(note))
     db.execute("INSERT INTO checkpoint (size, root, note, signer) VALUES (?, ?, ?, '')",
                (checkpoint.size, checkpoint.root, note))
-    db.execute("INSERT INTO setting (name, value) VALUES ('log_origin', ?) "
-               "ON CONFLICT (name) DO UPDATE SET value = excluded.value", (checkpoint.origin,))
+    db.execute("INSERT INTO setting (name, value) VALUES (?, ?) "
+               "ON CONFLICT (name) DO UPDATE SET value = excluded.value", (LOG_ORIGIN, checkpoint.origin))
+    return named, live

@@ -22,10 +22,10 @@ from .journal import REPAIR_HINT, import_journal
 from .log_copy import CHECKPOINT, LOG_COPY, write_copy
 from .migrations import VERSION as SCHEMA_VERSION
 from .migrations import backfill_log, fill_trees, migrate
+from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
-SITE_URL, KEEP, KEEP_DAYS = "site_url", "keep", "keep_days"  # the site's settings a build remembers
 
 SCHEMA = """
 CREATE TABLE release (
@@ -284,28 +284,28 @@ class Catalogue:
         if latest is not None and (made or not (self.site / LOG_COPY / CHECKPOINT).is_file()):
             write_copy(self.site, log.entries(self.db), latest.size, latest.note)
 
-    def restore_log(self, entries: list[bytes], note: bytes) -> None:
+    def restore_log(self, entries: list[bytes], note: bytes) -> tuple[set[str], str | None]:
         """An empty catalogue given the history a copy of the log tells (log_copy.py): the log itself,
         verbatim, every release it names (with its tree), every switch with its instant, every prune, the
-        checkpoint and the log's origin; one transaction."""
+        checkpoint and the log's origin; one transaction. The releases it names, and the one live last."""
         with self.transaction() as db:
-            log.restore(db, entries, note)
+            return log.restore(db, entries, note)
 
     def use_log_key(self, key_file: Path, rotate: bool = False) -> str:
         """The log signed from now on with the key in `key_file` (made there, or one of this log's kept
         there: after a repair): checkpoints.signing_key; the checkpoint signed with it; its verifier key."""
         settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
         signer, path = checkpoints.signing_key(settings, self.site, key_file, rotate)
-        self.remember({checkpoints.LOG_KEY: str(path), checkpoints.LOG_ORIGIN: signer.name,
-                       checkpoints.LOG_VKEY: signer.verifier.vkey})  # and signs (remember: checkpoint)
+        self.remember({LOG_KEY: str(path), LOG_ORIGIN: signer.name,
+                       LOG_VKEY: signer.verifier.vkey})  # and signs (remember: checkpoint)
         return signer.verifier.vkey
 
     def latest_checkpoint(self) -> checkpoints.Latest | None:
         return checkpoints.latest(self.db)
 
-    def log_entries(self) -> list[bytes]:
-        """The log of releases, every entry in order."""
-        return log.entries(self.db)
+    def log_entries(self, size: int = -1) -> list[bytes]:
+        """The log of releases, every entry in order (or its first `size`)."""
+        return log.entries(self.db, size)
 
     def tree(self, release: str) -> ReleaseTree | None:
         """The release's Merkle tree as recorded; None where it is not known."""
@@ -376,7 +376,7 @@ class Catalogue:
 def read_log(site: Path, size: int) -> list[bytes]:
     """The log's first `size` entries (a checkpoint's: the log only grows, so they are the same whenever read)."""
     with Catalogue.open(site) as catalogue:
-        return log.entries(catalogue.db, size)
+        return catalogue.log_entries(size)
 
 
 def read_history(site: Path) -> History:

@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from ..catalogue.checkpoints import Latest
+from ..transparency.note import note_text, read_checkpoint
 from .common import SITE_OPTION, _say, main
 
 LOG_KEY_FILE = "keys/log-signing.key"  # beside the keys file: outside the served tree
@@ -56,7 +57,7 @@ def log_status(site_dir: Path) -> None:
 def describe(latest: Latest | None) -> str:
     if latest is None:
         return "the log is empty: no release was made live yet"
-    origin = latest.note.split(b"\n", 1)[0].decode()
+    origin = read_checkpoint(note_text(latest.note)).origin
     signed = f"signed by {latest.signer}" if latest.signer else "unsigned: `riskapi log init` makes its key"
     return f"{origin}: {latest.size} entries, {signed}"
 

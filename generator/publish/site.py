@@ -255,8 +255,7 @@ def _repair_from_log(site: Path, entries: list[bytes], note: bytes) -> list[str]
     name staged again (their manifests say so). A switch to the current release after the copy's
     checkpoint (the copy is written after each) is recorded as of the repair."""
     with Catalogue.make_empty(site) as catalogue:
-        catalogue.restore_log(entries, note)
-        named = {row[0] for row in catalogue.db.execute("SELECT id FROM release")}
+        named, live = catalogue.restore_log(entries, note)
         staged = []
         for release in releases(site):
             stated = manifest(site / RELEASES / release) or {}
@@ -265,11 +264,10 @@ def _repair_from_log(site: Path, entries: list[bytes], note: bytes) -> list[str]
                                       tree=manifest_tree(stated))
                 staged.append(release)
         catalogue.fill_trees()
-        switches = catalogue.db.execute("SELECT release FROM switch ORDER BY seq DESC LIMIT 1").fetchone()
         current = current_release(site)
         notes = [f"{len(entries)} entries of the log of releases recovered from {site / LOG_COPY}: every switch "
                  "and prune with its instant; the log goes on as it was"]
-        if current is not None and (switches is None or switches[0] != current):
+        if current is not None and live != current:
             catalogue.add_release(current, tree=manifest_tree(manifest(site / RELEASES / current) or {"files": {}}))
             catalogue.confirm(catalogue.intend(PUBLISH, current))
             notes.append(f"{current} went live after the log's last copy: recorded as live from now")

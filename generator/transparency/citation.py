@@ -238,8 +238,7 @@ def _periods(entries: dict[int, Entry], release: str, size: int) -> tuple[tuple[
 def _check_since(citation: dict, since_note: bytes, trusted: list[Verifier], checkpoint: Checkpoint) -> None:
     since, _ = _open(since_note.decode("utf-8", "replace"), trusted, "the checkpoint held before")
     held = citation.get("since")
-    if not isinstance(held, dict) or held.get("checkpoint", "").split("\n\n")[0] != \
-            since_note.decode("utf-8", "replace").split("\n\n")[0]:
+    if not isinstance(held, dict) or note_text(str(held.get("checkpoint", "")).encode()) != note_text(since_note):
         raise CitationError(f"the citation holds no proof from the checkpoint held before (size {since.size}): "
                             "cite again with --since")
     if since.origin != checkpoint.origin:

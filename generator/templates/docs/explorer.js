@@ -10,6 +10,9 @@ const state = { base: "", authorization: "", ranking: [], sort: { key: "rank", d
 const ROOT = document.currentScript.dataset.root;
 const VERIFY = document.currentScript.dataset.verify;  // the citation verifier, an ES module
 
+// A URL of the API root as a path: the API is asked at the address the visitor chose.
+const pathOf = (url) => url.replace(/^\w+:\/\/[^/]*/, "");
+
 // An endpoint's path (and query) from its template in the API root, its {segments} filled in.
 function urlFor(operation, values, query) {
   const path = state.urls[operation].replace(/\{(\w+)\}/g, (whole, name) => encodeURIComponent(values[name]));
@@ -204,9 +207,8 @@ async function proveShown(path, answered) {
   const proof = $("proof");
   proof.className = "muted";
   proof.textContent = "Checking this answer against the signed log of releases …";
-  // every URL as the API root's endpoints are taken: its path, at the address the visitor chose
   const get = (authorization) => async (url) => {
-    const answer = await fetch(state.base + url.replace(/^\w+:\/\/[^/]*/, ""),
+    const answer = await fetch(state.base + pathOf(url),
       authorization ? { headers: { Authorization: authorization } } : {});
     if (!answer.ok) throw new Error(`${url}: ${answer.status}`);
     return new Uint8Array(await answer.arrayBuffer());
@@ -310,7 +312,7 @@ async function connect(event) {
   let models, countries;
   try {
     const root = await api(ROOT);  // answered without a key: each endpoint's URL template
-    for (const endpoint of root.endpoints) state.urls[endpoint.operationId] = endpoint.url.replace(/^\w+:\/\/[^/]*/, "");
+    for (const endpoint of root.endpoints) state.urls[endpoint.operationId] = pathOf(endpoint.url);
     [models, countries] = await Promise.all([api(urlFor("listRiskScoreModels", {})),
                                              api(urlFor("listCountries", {}, "model=name"))]);
   } catch (failure) {
