@@ -237,3 +237,14 @@ def test_nested_locations_answer_every_path_as_the_routes_in_order_would():
             assert after.match == "/" or after.lines == ["return 404;"], path
         else:
             assert after.match == before.match and after.lines == before.lines, path
+
+
+def test_a_release_scoped_path_answers_as_its_route():
+    # a kept release's path → the route it is a past answer of (cite's leaf URL); any other path as it is
+    assert routes.route_path("/api/v1/releases/20261127T150140Z/riskscores/sovereign/AUT/") == \
+        "/api/v1/riskscores/sovereign/AUT/"
+    assert routes.route_path("/api/v1/releases/20261127T150140Z-02") == "/api/v1/releases/current/"
+    assert routes.route_path("/api/v1/releases/20261127T150140Z/changes") == "/api/v1/releases/current/changes/"
+    assert routes.route_path("/api/v1/releases/current/") == "/api/v1/releases/current/"  # no id: itself
+    for path in ("/api/v1/riskscores/aml/", "/api/v1/releases/", "/docs/"):
+        assert routes.route_path(path) == path
