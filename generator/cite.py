@@ -12,6 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from . import routes, serving
+from .catalogue.log_copy import CHECKPOINT, Reader
 from .transparency.citation import CitationError, make_citation
 from .transparency.documents import document_leaf
 from .transparency.entries import RELEASE, read_entry
@@ -40,6 +41,25 @@ class Client:
                 from None
         except (urllib.error.URLError, OSError) as error:
             raise CitationError(f"{self.site + path}: {getattr(error, 'reason', error)}") from None
+
+
+def log_reader(url: str) -> Reader:
+    """The log of releases a server answers under /api/v1/log/ (public: no key), file by file as
+    catalogue/log_copy.py reads a copy: what a repair recovers the history from when every other copy is
+    lost. `url` is the site's address (anything after it, such as /api/v1/, is ignored)."""
+    split = urllib.parse.urlsplit(url)
+    if split.scheme not in ("http", "https") or not split.netloc:
+        raise CitationError(f"{url}: not an http(s) URL")
+    client = Client(f"{split.scheme}://{split.netloc}", None)
+
+    def read(path: str) -> bytes | None:
+        route = (routes.url_for("log-checkpoint") if path == CHECKPOINT
+                 else routes.url_for("log-entries", bundle=path.removeprefix(f"tile/{ENTRIES}/")))
+        try:
+            return client.get(route, keyed=False)[0]
+        except CitationError as error:
+            raise OSError(str(error)) from None
+    return read
 
 
 def _leaves(data: bytes) -> list[bytes]:

@@ -73,6 +73,8 @@ S3_LINE = ("riskapi deploy s3 --site {site} --bucket {bucket} --endpoint-url {en
 # Run by tests/test_cite_verify.py against a live server ({url}, {key}, {vkey}; files in a folder of its own).
 CITE_LINE = "riskapi cite {url} --key {key} -o {out} --since {since}"
 VERIFY_LINE = "riskapi verify {out} --trust {vkey} --document {document} --since {since}"
+# Run by tests/test_log_repair.py with a site that lost its catalogue and its log's copy, from Ceph's bucket.
+REPAIR_LINE = "riskapi releases --site {site} --repair --log-from s3://{bucket}/risk --endpoint-url {endpoint} --trust {vkey}"
 # Run by tests/test_witnesses.py with two witnesses on loopback.
 WITNESS_VERIFY_LINE = "riskapi verify {out} --trust {vkey} --witness {witness} --witness {other} --quorum 2"
 COSIGN_LINE = "riskapi log cosign --site {site}"
@@ -91,7 +93,8 @@ def readme_rows() -> dict[str, set[str]]:
 
 
 def test_every_readme_option_is_run_here():
-    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE, CITE_LINE, VERIFY_LINE, WITNESS_VERIFY_LINE, COSIGN_LINE]
+    lines = COMMAND_LINES + [SERVE_LINE, S3_LINE, CITE_LINE, VERIFY_LINE, WITNESS_VERIFY_LINE, COSIGN_LINE,
+             REPAIR_LINE]
     rows = readme_rows()
     assert len(rows) >= 11 and "riskapi serve" in rows
     for name, options in rows.items():

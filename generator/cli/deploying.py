@@ -30,7 +30,8 @@ _keep_options = options(
 
 
 STEPS = {"upload": "uploading {total:,} objects the bucket lacks", "manifests": "writing {total} release manifest(s)",
-         "switch": "switching current.json", "prune": "pruning what no kept release names"}
+         "switch": "switching current.json", "log": "copying the log of releases to log/",
+         "prune": "pruning what no kept release names"}
 
 
 @contextlib.contextmanager

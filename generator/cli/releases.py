@@ -115,16 +115,35 @@ def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
 @main.command("releases")
 @SITE_OPTION
 @click.option("--repair", is_flag=True,
-              help="Rebuild a missing or damaged release catalogue from the log of releases kept in site/log/ (every "
-                   "instant), else from the release folders (the damaged file is "
-                   "kept beside it) and say which live periods could not be recovered.")
+              help="Rebuild a missing or damaged release catalogue from a copy of the log of releases (every "
+                   "instant): the site's own, site/log/, and those of --log-from, else from the release folders "
+                   "(the damaged file is kept beside it), and say which live periods could not be recovered.")
+@click.option("--log-from", "log_from", multiple=True, metavar="SOURCE",
+              help="With --repair: another copy of the log — s3://BUCKET[/PREFIX] (the copy riskapi deploy s3 "
+                   "keeps; AWS credentials as for deploy s3), a server's address (https://HOST: the log it "
+                   "answers under /api/v1/log/, no key needed) or a folder (tlog-tiles layout). The longest copy "
+                   "is taken once the others are found to be its beginning.")
+@click.option("--endpoint-url", default=None, help="With an s3:// --log-from: an S3-compatible server's address.")
+@click.option("--trust", default=None, metavar="VKEY",
+              help="With --repair: refuse a copy whose checkpoint this verifier key (riskapi log init prints it) "
+                   "did not sign.")
 @click.pass_context
-def releases_command(ctx: click.Context, site_dir: Path, repair: bool) -> None:
+def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from: tuple[str, ...],
+                     endpoint_url: str | None, trust: str | None) -> None:
     """List the releases: the current one (*), when each was live, where a rollback goes, and any never live,
     unknown or incomplete."""
     from ..catalogue import read_history
+    if (log_from or trust) and not repair:
+        raise click.UsageError("--log-from and --trust go with --repair")
     if repair:
-        for note in publish.repair_catalogue(site_dir):
+        copies, verifier = log_copies(log_from, endpoint_url), None
+        if trust:
+            from ..transparency.note import NoteError, read_verifier
+            try:
+                verifier = read_verifier(trust)
+            except NoteError as error:
+                raise click.BadParameter(str(error), param_hint="--trust") from None
+        for note in publish.repair_catalogue(site_dir, copies, verifier):
             _say(ctx, note)
     current = publish.current_release(site_dir)
     ids = publish.releases(site_dir)
@@ -162,6 +181,42 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool) -> None:
             click.echo(f"    live {span}")
     for note in history.clock_notes():
         click.echo(f"note: {note}")
+
+
+def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list:
+    """The copies of the log of releases at `sources` (catalogue/log_copy.py), each read and checked whole
+    before the repair moves anything; a source without a log is an error (it was named to be used)."""
+    from ..catalogue.log_copy import folder_reader, read_log
+    from ..errors import CatalogueError
+    copies = []
+    for source in sources:
+        if source.startswith("s3://"):
+            copy = _bucket_copy(source, endpoint_url)
+        elif source.startswith(("http://", "https://")):
+            from ..cite import log_reader
+            copy = read_log(log_reader(source), source)
+        else:
+            copy = read_log(folder_reader(Path(source)), source)
+        if copy is None:
+            raise CatalogueError(f"{source}: no copy of the log of releases there (no checkpoint)")
+        copies.append(copy)
+    return copies
+
+
+def _bucket_copy(source: str, endpoint_url: str | None):  # -> LogCopy | None
+    """The copy of the log riskapi deploy s3 keeps in s3://BUCKET[/PREFIX]."""
+    from ..catalogue.log_copy import read_log
+    from ..deploy.s3 import log_reader
+    from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
+    from .deploying import _folder
+    try:
+        import boto3
+    except ModuleNotFoundError:
+        raise DeployError(INSTALL_S3) from None
+    bucket, _, prefix = source.removeprefix("s3://").partition("/")
+    with explaining(bucket, endpoint_url):
+        client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
+        return read_log(log_reader(client, bucket, _folder(prefix)), source)
 
 
 @main.command()

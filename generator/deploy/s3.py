@@ -5,12 +5,16 @@ Cloudflare R2 behind the Worker (its S3 API) — as manifests over content-addre
     manifests/<id>.json       each release an edge answers (the current one, each kept or staged one)
     current.json              {"release", "previous", "answered", "timeline", "before"}: the live
                               release, what this deploy answers, and what the deploy before answered
+    log/…                     a copy of the log of releases as tlog-tiles lays it out (`checkpoint`,
+                              `tile/entries/…`): what `riskapi releases --repair --log-from s3://…`
+                              recovers the history from when the site's catalogue and its copy are lost
 
 Steps, each safe to kill (the next deploy finishes what one left):
 1. upload the objects the bucket lacks (a listing says which; a body is checked against its SHA-256
    before it goes);
 2. write each release's manifest, after every object it names is there (checked by a second listing);
-3. write current.json (the switch of anything that reads it);
+3. write current.json (the switch of anything that reads it), then the log's copy (full bundles once,
+   the checkpoint last);
 4. prune: delete the manifests neither this deploy nor the one before answers, then sweep (mark and
    sweep): delete the objects no manifest left in the bucket names, nor the timeline of this deploy or
    the one before (an edge still on the previous version reads those). An object a kept release names
@@ -26,6 +30,7 @@ from typing import Any, Callable
 
 import orjson
 
+from ..catalogue.log_copy import CHECKPOINT, LOG_COPY, Reader, copy_files, is_replaced
 from ..publish import built_against, release_order, twins_of
 from ..render.timeline import Timeline
 from ..serving import JSON, media_type
@@ -159,10 +164,31 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
                 else pointer.get("previous"), "answered": sorted(releases, key=release_order),
                 "timeline": sorted(timeline), "before": before}
     store.put(POINTER, orjson.dumps(switched), ContentType=JSON, CacheControl="no-cache")
+    tell("log", 0, 1)
+    _write_log_copy(store, edge)
     tell("prune", 0, 1)
     report.pruned, report.swept = prune(store, set(releases) | set(before["answered"]),
                                         set(timeline) | set(before["timeline"]), releases)
     return report
+
+
+def _write_log_copy(store: Bucket, edge: Timeline) -> None:
+    """The log of releases up to the deployed checkpoint under log/ (catalogue/log_copy.py's layout): a
+    full bundle only where the bucket lacks it, the partial one and the checkpoint replaced."""
+    if edge.checkpoint is None:
+        return
+    held = store.keys(f"{LOG_COPY}/")
+    for path, data in copy_files(edge.log, edge.checkpoint.size, edge.checkpoint.note).items():
+        key = f"{LOG_COPY}/{path}"
+        if is_replaced(path) or key not in held:
+            store.put(key, data, ContentType=media_type("txt" if path == CHECKPOINT else "bundle"),
+                      **({"CacheControl": "no-cache"} if is_replaced(path) else {}))
+
+
+def log_reader(client: Any, bucket: str, prefix: str = "") -> Reader:
+    """The bucket's copy of the log, file by file (a Reader of catalogue/log_copy.py)."""
+    store = Bucket(client, bucket, prefix)
+    return lambda path: store.get(f"{LOG_COPY}/{path}")
 
 
 def _releases(store: Bucket, edge: Timeline) -> dict[str, ReleaseObjects]:

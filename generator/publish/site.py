@@ -8,6 +8,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..catalogue import (
     CATALOGUE,
@@ -20,12 +21,13 @@ from ..catalogue import (
     read_history,
     switching,
 )
-from ..catalogue.log_copy import LOG_COPY, read_copy
+from ..catalogue.log_copy import LogCopy, newest_copy, read_copy, write_copy
 from ..errors import PublishError, ServeError
 from ..files import link_atomic
 from ..layout import CURRENT, MANIFEST, RELEASES, current_release, manifest, release_order, releases
 from ..release_ids import STAMP
 from ..transparency.documents import manifest_tree
+from ..transparency.note import Verifier
 
 CHANGES = "changes.txt"  # what the release changed against the one current before it
 
@@ -187,11 +189,12 @@ def rollback(site: Path) -> str:
 
 
 
-def repair_catalogue(site: Path) -> list[str]:
+def repair_catalogue(site: Path, copies: Sequence[LogCopy] = (), trust: Verifier | None = None) -> list[str]:
     """Rebuild a site's catalogue (the damaged one is kept beside, renamed); return what could not be
-    recovered. From the site's copy of its log of releases (site/log/) where it has one: every instant, and
-    the log unchanged (_repair_from_log); a copy that does not hold together changes nothing. Else from its
-    release folders.
+    recovered. From a copy of its log of releases where there is one — the site's own (site/log/) or
+    `copies` read elsewhere (the bucket's, a server's), the longest of those that agree, signed by `trust`
+    where given: every instant, and the log unchanged (_repair_from_log); a copy that does not hold
+    together, or two that disagree, change nothing. Else from its release folders.
 
     What a release folder tells: its manifest names the release that was current when it was built, which
     was live then. So the releases live before the current one are the chain of those, from `current` back;
@@ -201,14 +204,15 @@ def repair_catalogue(site: Path) -> list[str]:
     again, with its audiences, for review and promote; any other is left unknown (never served, never
     deleted)."""
     with SiteLock(site):
-        copy = read_copy(site)  # read (and checked) before anything is moved
+        own = read_copy(site)  # read (and checked) before anything is moved
+        copy = newest_copy([*([own] if own else []), *copies], trust)
         stamp = time.strftime(STAMP, time.gmtime())
         for suffix in ("", "-wal", "-shm"):
             old = site / f"{CATALOGUE}{suffix}"
             if old.exists():
                 os.replace(old, site / f"{CATALOGUE}.damaged-{stamp}{suffix}")
         if copy is not None:
-            return _repair_from_log(site, *copy)
+            return _repair_from_log(site, copy)
         on_disk = releases(site)
         chain, notes = [], []
         release = current_release(site)
@@ -249,13 +253,16 @@ def repair_catalogue(site: Path) -> list[str]:
         return notes
 
 
-def _repair_from_log(site: Path, entries: list[bytes], note: bytes) -> list[str]:
-    """The catalogue made anew from the site's copy of its log (site/log/): every switch with its exact
-    instant, every prune, the log itself unchanged; the releases built with --stage that the log does not
-    name staged again (their manifests say so). A switch to the current release after the copy's
-    checkpoint (the copy is written after each) is recorded as of the repair."""
+def _repair_from_log(site: Path, copy: LogCopy) -> list[str]:
+    """The catalogue made anew from a copy of its log: every switch with its exact instant, every prune,
+    the log itself unchanged (and the site's own copy written again from it); the releases built with
+    --stage that the log does not name staged again (their manifests say so). A switch to the current
+    release after the copy's checkpoint (the site's copy is written after each) is recorded as of the
+    repair."""
+    entries = copy.entries
+    write_copy(site, entries, len(entries), copy.note)
     with Catalogue.make_empty(site) as catalogue:
-        named, live = catalogue.restore_log(entries, note)
+        named, live = catalogue.restore_log(entries, copy.note)
         staged = []
         for release in releases(site):
             stated = manifest(site / RELEASES / release) or {}
@@ -265,7 +272,7 @@ def _repair_from_log(site: Path, entries: list[bytes], note: bytes) -> list[str]
                 staged.append(release)
         catalogue.fill_trees()
         current = current_release(site)
-        notes = [f"{len(entries)} entries of the log of releases recovered from {site / LOG_COPY}: every switch "
+        notes = [f"{len(entries)} entries of the log of releases recovered from {copy.where}: every switch "
                  "and prune with its instant; the log goes on as it was"]
         if current is not None and live != current:
             catalogue.add_release(current, tree=manifest_tree(manifest(site / RELEASES / current) or {"files": {}}))
