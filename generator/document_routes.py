@@ -170,8 +170,8 @@ def url_of(file: str) -> str:
     return path + ("?" + "&".join(query) if query else "")
 
 
-EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl"}
-MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"}
+EXPORT_FORMATS = {"csv": "export-csv", "jsonl": "export-jsonl", "parquet": "export-parquet"}
+MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl", "parquet": "export-model-parquet"}
 
 
 def export(format: str, model: str | None = None) -> Route:
@@ -186,6 +186,7 @@ def export(format: str, model: str | None = None) -> Route:
 
 _ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")
 _TREE_FOLDER = rule_named("tree-tile").file.split("{")[0]  # the tiles of its tree, made from every document
+_NAMED_SUFFIX = ".parquet"  # a Parquet export names its release in the file's metadata
 
 
 def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
@@ -227,9 +228,9 @@ class VisibleFiles:
 
 
 def names_its_release(file: str) -> bool:
-    """The documents that name their own release, and the tiles of the tree over them: left out when
-    releases are compared."""
-    return file == _ROOT_FILE or file.startswith((_RELEASE_FOLDER, _TREE_FOLDER))
+    """The documents that name their own release (the API root, the release documents, the Parquet
+    exports in their metadata), and the tiles of the tree over them: left out when releases are compared."""
+    return file == _ROOT_FILE or file.startswith((_RELEASE_FOLDER, _TREE_FOLDER)) or file.endswith(_NAMED_SUFFIX)
 
 
 def document_count(countries: int, models: int, audiences: int) -> int:

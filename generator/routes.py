@@ -132,7 +132,7 @@ def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
     return spellings[0] if len(spellings) == 1 else "(?:" + "|".join(spellings) + ")"
 
 
-_FORMAT = Segment("format", "choice", ("csv", "jsonl"))
+_FORMAT = Segment("format", "choice", ("csv", "jsonl", "parquet"))
 _BASE = API.strip("/")
 COUNTRY_VARIANTS = Variants("countries", "code", "name", "model", COUNTRY_ORDERINGS)
 SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", SCORE_ORDERINGS)
@@ -145,7 +145,7 @@ _MODEL = Parameter("model", "path", "Model code; custom models only for clients 
 _COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
                           (("minLength", 3), ("maxLength", 3)), examples="countries")
 _EXPORTS = "Every result of the release's public models"
-_CSV, _JSONL = serving.MEDIA_TYPES["csv"], serving.MEDIA_TYPES["jsonl"]
+_CSV, _JSONL, _PARQUET = serving.MEDIA_TYPES["csv"], serving.MEDIA_TYPES["jsonl"], serving.MEDIA_TYPES["parquet"]
 
 # In the order they are matched: the first rule whose path matches answers. Each rule's endpoints
 # document it (OpenAPI, the API root, the reference page).
@@ -219,7 +219,13 @@ RULES = (
                       "export.", "", media_type=_CSV, tag="exports", choice="csv"),
              Endpoint("export-jsonl", "exportScoresJsonl", "Bulk export (JSON Lines)", f"{_EXPORTS} as JSON Lines",
                       "The same rows as the CSV export, one JSON object per line (numbers as numbers; a field is left "
-                      "out where the CSV cell is empty).", "", media_type=_JSONL, tag="exports", choice="jsonl"))),
+                      "out where the CSV cell is empty).", "", media_type=_JSONL, tag="exports", choice="jsonl"),
+             Endpoint("export-parquet", "exportScoresParquet", "Bulk export (Parquet)", f"{_EXPORTS} as Apache Parquet",
+                      "The same rows and columns as the CSV export, typed (dates as dates, scores as floats, "
+                      "categories dictionary-encoded, empty cells as nulls), each column described and the release "
+                      "named in the file's metadata; sorted by model and country, a row group per model or run of "
+                      "countries, so a reader that asks for one model's columns fetches only those (Range "
+                      "requests).", "", media_type=_PARQUET, tag="exports", choice="parquet"))),
     Rule("model-export", "/exports/{model}/scores.{format}", f"{_BASE}/exports/{{model}}/scores.{{format}}",
          (Segment("model", "model"), _FORMAT), download=True, timegate=True, endpoints=(
              Endpoint("export-model-csv", "exportModelScoresCsv", "Bulk export of one model (CSV)",
@@ -228,7 +234,10 @@ RULES = (
                       choice="csv"),
              Endpoint("export-model-jsonl", "exportModelScoresJsonl", "Bulk export of one model (JSON Lines)",
                       "Every result of one model as JSON Lines", "The rows of one model, as the JSON Lines export "
-                      "has them.", "", (_MODEL,), media_type=_JSONL, tag="exports", choice="jsonl"))),
+                      "has them.", "", (_MODEL,), media_type=_JSONL, tag="exports", choice="jsonl"),
+             Endpoint("export-model-parquet", "exportModelScoresParquet", "Bulk export of one model (Parquet)",
+                      "Every result of one model as Apache Parquet", "The rows of one model, as the Parquet export "
+                      "has them.", "", (_MODEL,), media_type=_PARQUET, tag="exports", choice="parquet"))),
     Rule("models", "/configuration/riskscoremodels/", f"{_BASE}/configuration/riskscoremodels/{{audience}}index.json",
          timegate=True, aliases=("/configuration/riskscoresmodels/",), endpoints=(Endpoint(
              "models", "listRiskScoreModels", "Risk score models", "List risk score models",

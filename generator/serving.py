@@ -19,9 +19,12 @@ MEDIA_TYPES = {
     "tile": "application/octet-stream",  # a Merkle tree's tile (C2SP tlog-tiles): hashes, no text
     "bundle": "application/octet-stream",  # a bundle of the log's entries (C2SP tlog-tiles)
     "txt": "text/plain",  # the log's checkpoint (C2SP tlog-checkpoint)
+    "parquet": "application/vnd.apache.parquet",  # a bulk export as Apache Parquet (IANA, 2024)
 }
 DEFAULT_EXTENSION = "json"  # errors and anything untyped
-BINARY = ("tile", "bundle")  # bytes, not text: no charset, and no compressed twins (hashes do not compress)
+PROOF_FILES = ("tile", "bundle")  # the Merkle trees' own files: not documents of a release's tree
+# bytes, not text: no charset, and no compressed twins (hashes do not compress; Parquet compresses its pages)
+BINARY = (*PROOF_FILES, "parquet")
 
 
 def media_type(extension: str) -> str:

@@ -124,7 +124,7 @@ def test_values_match_the_sources():
 def test_build_is_strict_and_publishes_every_planned_document(demo_site):
     site, report = demo_site
     written = [path for path in read_manifest(site / CURRENT)
-               if path.startswith("api/") and path.endswith((".json", ".csv", ".jsonl"))]
+               if path.startswith("api/") and path.endswith((".json", ".csv", ".jsonl", ".parquet"))]
     # 249 countries, 6 models, 2 audiences: public and the custom model acme_aml alone
     assert report.documents == len(written) == document_routes.document_count(249, 6, 2)
     assert not report.warnings
@@ -203,11 +203,11 @@ def test_document_count():
     # per audience (2: public, acme_aml): 1 model list + 249 country documents          = 2 × 250 = 500
     # countries: 4 orderings + 249 filters + 1 empty                                      =         254
     # per model (6): 4 orderings + 249 filters + 1 empty + 249 country documents
-    #                + its CSV and JSON Lines exports                                     = 6 × 505 = 3030
+    #                + its CSV, JSON Lines and Parquet exports                            = 6 × 506 = 3036
     # openapi.json and the API root                                                       =           2
     # per audience: the release and what it changed                                      = 2 × 2 =   4
-    # the public models' CSV and JSON Lines exports                                       =           2
-    assert document_routes.document_count(249, 6, 2) == 500 + 254 + 3030 + 2 + 4 + 2
+    # the public models' CSV, JSON Lines and Parquet exports                             =           3
+    assert document_routes.document_count(249, 6, 2) == 500 + 254 + 3036 + 2 + 4 + 3
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import orjson
+import pyarrow.parquet as pq
 
 from generator import document_routes
 from generator.build import build
@@ -35,9 +36,17 @@ def test_two_builds_give_identical_bytes_with_one_job_or_two(tmp_path):
     named = [path for path in first if not path.endswith((".gz", ".br", ".tile"))
              and (path in ("docs/changes/index.html", CHANGES) or document_routes.names_its_release(path))]
     # the API root, the release document and the change document of the public audience and of acme_aml's,
-    # the changes page and changes.txt (and the tile of the tree over them, which holds their hashes)
-    assert len(named) == 7 and sum(path.endswith(".tile") for path in first) == 1
+    # the changes page and changes.txt, the Parquet exports (the public models', each of the 3 models') (and
+    # the tile of the tree over them, which holds their hashes)
+    assert len(named) == 7 + 4 and sum(path.endswith(".tile") for path in first) == 1
     for path in named:
+        if path.endswith(".parquet"):  # the same rows, types and metadata, the release apart
+            tables = [pq.read_table(tmp_path / site / CURRENT / path) for site in ("a", "b")]
+            assert tables[0].num_rows > 0 and tables[0].equals(tables[1])
+            metadata = [t.schema.metadata for t in tables]
+            assert (metadata[0][b"release"], metadata[1][b"release"]) == (first_id.encode(), second_id.encode())
+            assert {**metadata[0], b"release": b""} == {**metadata[1], b"release": b""}
+            continue
         texts = [(tmp_path / site / CURRENT / path).read_text() for site in ("a", "b")]
         assert (texts[0].replace(first_id, "ID").replace(built_at(first_id), "AT")
                 == texts[1].replace(second_id, "ID").replace(built_at(second_id), "AT"))

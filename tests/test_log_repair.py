@@ -27,8 +27,8 @@ from generator.transparency.tree import consistency_proof, leaf_hash, root, veri
 
 from .conftest import TINY
 from .live import serve_process, worker_readable_folder
-from .test_readme_commands import REPAIR_LINE
 from .test_catalogue import then_stage_promote_rollback
+from .test_readme_commands import REPAIR_LINE
 
 
 def run(*args):

@@ -148,7 +148,8 @@ def test_openapi_is_valid_openapi_3_1():
     validate_openapi(copy.deepcopy(document))
     keyed = {"/configuration/riskscoremodels/", "/configuration/countries/", "/riskscores/{model}/",
              "/riskscores/{model}/{country_code}/", "/riskscores/country/{code}/", "/exports/scores.csv",
-             "/exports/scores.jsonl", "/exports/{model}/scores.csv", "/exports/{model}/scores.jsonl"}
+             "/exports/scores.jsonl", "/exports/scores.parquet", "/exports/{model}/scores.csv",
+             "/exports/{model}/scores.jsonl", "/exports/{model}/scores.parquet"}
     # every keyed route also as a kept release answered it; the releases' list, TimeMap and documents
     assert set(document["paths"]) == keyed | {"/configuration/riskscoresmodels/", "/", "/releases/current/",
                                               "/releases/current/changes/", "/releases/{release}/changes/"} | {
@@ -214,6 +215,9 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/exports/scores.csv": "exportScoresCsv", "/exports/scores.jsonl": "exportScoresJsonl",
         "/releases/current/changes/": "getReleaseChanges", "/releases/{release}/changes/": "getReleaseChangesInRelease",
         "/exports/{model}/scores.csv": "exportModelScoresCsv", "/exports/{model}/scores.jsonl": "exportModelScoresJsonl",
+        "/exports/scores.parquet": "exportScoresParquet", "/exports/{model}/scores.parquet": "exportModelScoresParquet",
+        "/releases/{release}/exports/scores.parquet": "exportScoresParquetInRelease",
+        "/releases/{release}/exports/{model}/scores.parquet": "exportModelScoresParquetInRelease",
         "/releases/{release}/configuration/riskscoremodels/": "listRiskScoreModelsInRelease",
         "/releases/{release}/configuration/countries/": "listCountriesInRelease",
         "/releases/{release}/riskscores/{model}/": "getModelScoresInRelease",
@@ -246,6 +250,10 @@ def test_openapi_examples_are_real_answers_of_the_release():
             assert not any("examples" in c for c in content.values())  # they change with every build
             continue
         path = path.removeprefix("/releases/{release}")  # a kept release's route: the current one's example
+        if path.endswith(".parquet"):  # bytes: no example, the bytes beside its own type for generic clients
+            assert list(content) == ["application/vnd.apache.parquet", "application/octet-stream"]
+            assert not any("examples" in c for c in content.values())
+            continue
         if path.startswith("/exports/"):  # the export's first lines, as they are
             media, answer = next(iter(content.items()))  # its own type first (text/plain beside JSON Lines)
             assert golden("api/v1" + path.replace("{model}", "sovereign"), text=True).startswith(

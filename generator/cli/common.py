@@ -86,11 +86,14 @@ def reader_went_away() -> bool:
 
 def out_of_memory(error: Exception) -> bool:
     """Whether an error is the process running out of memory, however the library says it (Python's
-    MemoryError, a thread that cannot get its stack, orjson's allocation failure)."""
+    MemoryError, a thread that cannot get its stack, orjson's allocation failure, a shared library that
+    cannot be mapped, Arrow's failures to allocate or to start a thread)."""
+    arrow = type(error).__module__.startswith("pyarrow")
     return isinstance(error, MemoryError) or (
-        isinstance(error, (RuntimeError, ValueError)) and any(
+        isinstance(error, (RuntimeError, ValueError, ImportError)) or arrow) and any(
             words in str(error).lower() for words in ("can't start new thread", "memory allocation failed",
-                                                      "not enough memory")))
+                                                      "not enough memory", "failed to map segment",
+                                                      "failed to launch worker thread", "bad_alloc"))
 
 
 def describe_os_error(error: OSError) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +25,9 @@ from .common import (
     main,
 )
 from .transparency import ask_witnesses
+
+if TYPE_CHECKING:
+    from ..catalogue.log_copy import LogCopy
 from .webhooks import tell_subscribers
 
 
@@ -183,12 +187,12 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
         click.echo(f"note: {note}")
 
 
-def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list:
+def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list[LogCopy]:
     """The copies of the log of releases at `sources` (catalogue/log_copy.py), each read and checked whole
     before the repair moves anything; a source without a log is an error (it was named to be used)."""
     from ..catalogue.log_copy import folder_reader, read_log
     from ..errors import CatalogueError
-    copies = []
+    copies: list[LogCopy] = []
     for source in sources:
         if source.startswith("s3://"):
             copy = _bucket_copy(source, endpoint_url)
@@ -203,7 +207,7 @@ def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list:
     return copies
 
 
-def _bucket_copy(source: str, endpoint_url: str | None):  # -> LogCopy | None
+def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
     """The copy of the log riskapi deploy s3 keeps in s3://BUCKET[/PREFIX]."""
     from ..catalogue.log_copy import read_log
     from ..deploy.s3 import log_reader

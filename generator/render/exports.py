@@ -1,4 +1,4 @@
-"""The bulk exports: every result of a release as rows of CSV and JSON Lines.
+"""The bulk exports: every result of a release as rows of CSV, JSON Lines and Parquet (parquet.py).
 
 Rows are read off the endpoint 4 documents the build has just rendered and validated, so an export
 says number for number what the JSON answers say. Each model's rows are rendered once, into its own
@@ -11,12 +11,17 @@ import io
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import orjson
 
 from .. import document_routes
 from ..publish.twins import GzipPartFile, gzip_part
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from . import parquet
 
 COLUMNS = (
     ("model", "the model's code"),
@@ -86,23 +91,26 @@ _VALUE_COLUMNS = HEADER[4:-2]  # date … data_quality: the columns read off a r
 SharedCells = dict[int, tuple[dict, tuple, dict]]  # id(result) → (result, its CSV cells, its JSON fields)
 
 
-def _rows_of(document: dict, csv_rows: list[tuple], json_rows: list[dict], shared: SharedCells) -> None:
-    """Append one endpoint 4 document's rows as the CSV export writes them (the free-text cells —
-    reference, raw value, components — spreadsheet-safe; numbers, codes and categories are never
-    formulas) and as the JSON Lines export does (without what has no value, as the API's documents
-    leave it out). One pass for both: the rows are most of a build's rendering.
+def _rows_of(document: dict, rows: list[tuple], json_rows: list[dict], shared: SharedCells) -> list[int]:
+    """Append one endpoint 4 document's rows as tuples of the columns' values (what the Parquet export
+    types) and as the JSON Lines export writes them (without what has no value, as the API's documents
+    leave it out); return the indexes in `rows` of those the CSV export writes otherwise (_csv_rows).
+    One pass for all three: the rows are most of a build's rendering.
 
     A result without a score is one dict shared by many documents (documents.py): its cells are read
     once into `shared`, which holds the dict, so its id stays its own while they are kept."""
     model, country = document["model"]["type"], document["entity"]["countryCode"]
+    to_csv: list[int] = []
     for level, reference, results in _levels(document):
-        safe_reference = spreadsheet_safe(reference)
+        unsafe = reference.startswith(FORMULA_STARTS)
         base = {"model": model, "country_code": country, "level": level, "reference": reference}
         indicators = level == "indicator"  # only an indicator's results hold raw data
         for result in results:
             known = shared.get(id(result))
             if known is not None:  # the very dict: `shared` holds it, so no other object has its id
-                csv_rows.append((model, country, level, safe_reference, *known[1]))
+                if unsafe:
+                    to_csv.append(len(rows))
+                rows.append((model, country, level, reference, *known[1]))
                 row = base.copy()
                 row.update(known[2])
                 json_rows.append(row)
@@ -112,19 +120,34 @@ def _rows_of(document: dict, csv_rows: list[tuple], json_rows: list[dict], share
             row = base.copy()
             row.update(fields)
             raw_value, components = _raw(result) if indicators else (None, None)
+            if unsafe or components is not None or spreadsheet_safe(raw_value) is not raw_value:
+                to_csv.append(len(rows))
+            rows.append((model, country, level, reference, *values, raw_value, components))
             if raw_value is None and components is None:
-                cells = (*values, None, None)
-                csv_rows.append((model, country, level, safe_reference, *cells))
                 if result.get("score") is None:
-                    shared[id(result)] = (result, cells, fields)
+                    shared[id(result)] = (result, (*values, None, None), fields)
             else:
-                csv_rows.append((model, country, level, safe_reference, *values, spreadsheet_safe(raw_value),
-                                 None if components is None else spreadsheet_safe(_components_cell(components))))
                 if raw_value is not None:
                     row["raw_value"] = raw_value
                 if components is not None:
                     row["raw_components"] = components
             json_rows.append(row)
+    return to_csv
+
+
+def _csv_rows(rows: list[tuple], to_csv: list[int]) -> list[tuple]:
+    """The rows as the CSV export writes them: the free-text cells (reference, raw value, components)
+    spreadsheet-safe, the components as `name=value; …`; numbers, codes and categories are never
+    formulas. Only the rows `to_csv` names differ from the values."""
+    if not to_csv:
+        return rows
+    written = rows.copy()
+    for i in to_csv:
+        row = rows[i]
+        components = row[-1]
+        written[i] = (*row[:3], spreadsheet_safe(row[3]), *row[4:-2], spreadsheet_safe(row[-2]),
+                      None if components is None else spreadsheet_safe(_components_cell(components)))
+    return written
 
 
 _ROW_START = b'{"model":'  # every row's first key
@@ -146,14 +169,23 @@ def gzip_part_of(rows: Path) -> Path:
 
 @dataclass
 class ExportChunks:
-    """Each model's rows, rendered once as CSV and as JSON Lines into files of `folder`, copied into the
-    exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is held), and
-    compressed once as they are written: the parts of the gzip twins of its export and the public one."""
+    """Each model's rows, rendered once as CSV, as JSON Lines and as Parquet into files of `folder`,
+    copied into the exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is
+    held), the text ones compressed once as they are written: the parts of the gzip twins of its export and
+    the public one. The Parquet files name `release` in their metadata."""
 
     folder: Path
+    release: str = ""
     csv: dict[str, Path] = field(default_factory=dict)
     jsonl: dict[str, Path] = field(default_factory=dict)
+    parquet: dict[str, Path] = field(default_factory=dict)
     custom: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        # pyarrow (~100 MB of address space) is loaded by a build alone, in its process before the
+        # workers fork; a command that builds nothing never pays for it
+        from . import parquet
+        self._parquet = parquet
 
     @contextmanager
     def model(self, code: str, custom: bool) -> Iterator["ModelRows"]:
@@ -161,28 +193,39 @@ class ExportChunks:
         for the exports)."""
         self.register(code, custom)
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
+        typed = self._parquet.ParquetRows(self.parquet[code], self.parquet_schema(code))
         with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as csv_file, \
                 GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
-            yield ModelRows(csv_file, jsonl_file)
+            yield ModelRows(csv_file, jsonl_file, typed)
+        typed.close()
 
     def register(self, code: str, custom: bool) -> None:
         """Know a model's rows files (written here, or by a build's worker process: the same names)."""
         self.csv[code], self.jsonl[code] = self.folder / f"{code}.csv", self.folder / f"{code}.jsonl"
+        self.parquet[code] = self.folder / f"{code}.parquet"
         if custom:
             self.custom.add(code)
 
+    def parquet_schema(self, code: str | None = None) -> "pa.Schema":
+        return self._parquet.schema(COLUMNS, self.release, f"the model {code}" if code else "the public models")
+
     def render_model(self, code: str) -> Iterator[tuple[document_routes.Route, "ExportFile"]]:
-        """Both exports of one model alone, once its rows are written."""
+        """The exports of one model alone, once its rows are written."""
         yield document_routes.export("csv", code), ExportFile.of_rows([_HEADER_LINE], [self.csv[code]])
         yield document_routes.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]])
+        yield document_routes.export("parquet", code), ExportFile([self.parquet[code]], None)
 
     def render_public(self) -> Iterator[tuple[document_routes.Route, "ExportFile"]]:
-        """Both exports of the public models (the same file for every key), as the models' files in order
-        (the writer copies them one after the other): every model's rows are written twice at most (here
-        and in its own exports), whatever the number of audiences."""
+        """The exports of the public models (the same file for every key), as the models' files in order
+        (the writer copies the text ones one after the other; the Parquet one is joined a row group at a
+        time): every model's rows are written twice at most (here and in its own exports), whatever the
+        number of audiences."""
         public = [code for code in sorted(self.csv) if code not in self.custom]
         yield document_routes.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])
         yield document_routes.export("jsonl"), ExportFile.of_rows([], [self.jsonl[c] for c in public])
+        joined = self.folder / "public.parquet"
+        self._parquet.join(joined, [self.parquet[c] for c in public], self.parquet_schema())
+        yield document_routes.export("parquet"), ExportFile([joined], None)
 
 
 _HEADER_LINE = (",".join(HEADER) + "\n").encode()
@@ -190,29 +233,31 @@ _HEADER_LINE = (",".join(HEADER) + "\n").encode()
 
 class ModelRows:
     """One model's export rows as they are written: `render(document)` gives an endpoint 4 document's
-    rows as CSV and as JSON Lines, `write(rows)` appends them to the model's files (and compresses them
-    into their gzip parts), a document at a time."""
+    rows as CSV, as JSON Lines and as values, `write(rows)` appends them to the model's files (and
+    compresses the text ones into their gzip parts; the values go to its Parquet file), a document at a
+    time."""
 
-    def __init__(self, csv_file: GzipPartFile, jsonl_file: GzipPartFile):
-        self._csv_file, self._jsonl_file = csv_file, jsonl_file
+    def __init__(self, csv_file: GzipPartFile, jsonl_file: GzipPartFile, typed: "parquet.ParquetRows"):
+        self._csv_file, self._jsonl_file, self._typed = csv_file, jsonl_file, typed
         self._buffer = io.StringIO()
         self._writer = csv.writer(self._buffer, lineterminator="\n")
         self._shared: SharedCells = {}  # for this model's documents only: held while they are rendered
 
-    def render(self, document: dict) -> tuple[bytes, bytes]:
-        csv_rows: list[tuple] = []
+    def render(self, document: dict) -> tuple[bytes, bytes, list[tuple]]:
+        rows: list[tuple] = []
         json_rows: list[dict] = []
-        _rows_of(document, csv_rows, json_rows, self._shared)
+        to_csv = _rows_of(document, rows, json_rows, self._shared)
         # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
         # One write per document and format: a call per row cost a fifth of the build's render.
         self._buffer.seek(0)
         self._buffer.truncate()
-        self._writer.writerows(csv_rows)
-        return self._buffer.getvalue().encode(), _json_lines(json_rows)
+        self._writer.writerows(_csv_rows(rows, to_csv))
+        return self._buffer.getvalue().encode(), _json_lines(json_rows), rows
 
-    def write(self, rows: tuple[bytes, bytes]) -> None:
+    def write(self, rows: tuple[bytes, bytes, list[tuple]]) -> None:
         self._csv_file.write(rows[0])
         self._jsonl_file.write(rows[1])
+        self._typed.add(rows[2])
 
 
 @dataclass(frozen=True)
@@ -220,7 +265,7 @@ class ExportFile:
     """An export as consecutive parts, bytes or files, written one after the other (ReleaseWriter.write_parts)."""
 
     parts: list[bytes | Path]
-    gzip_parts: list[bytes | Path]  # each part as a part of a joined gzip twin (twins.py)
+    gzip_parts: list[bytes | Path] | None  # each part as a part of a joined gzip twin (twins.py); None: no twin
 
     @classmethod
     def of_rows(cls, heads: list[bytes], rows: list[Path]) -> "ExportFile":

@@ -108,17 +108,23 @@ def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> d
 
 
 def _ok(schema: dict, media_type: str = MEDIA_TYPES["json"]) -> dict:
-    """A 200 answer of this type and schema. A text type that generic client generators do not read
-    (JSON Lines, link-format, Atom: openapi-python-client warns and returns None) is declared with
-    text/plain beside it, the same characters, which they hand over as a string."""
+    """A 200 answer of this type and schema. A type that generic client generators do not read (JSON
+    Lines, link-format, Atom, Parquet: openapi-python-client warns and leaves the answer out) is declared
+    with a generic one beside it — text/plain, the same characters, which they hand over as a string;
+    application/octet-stream, the same bytes, handed over as bytes."""
     content = {media_type: {"schema": schema}}
-    if media_type in TEXT_WITHOUT_READERS:
-        content[MEDIA_TYPES["txt"]] = {"schema": {"type": "string"}}
-    return {"description": "OK" if media_type not in TEXT_WITHOUT_READERS
-            else f"OK: {media_type} ({MEDIA_TYPES['txt']} for clients that read it as text)", "content": content}
+    generic = (MEDIA_TYPES["txt"] if media_type in TEXT_WITHOUT_READERS
+               else OCTETS if media_type in BINARY_TYPES and media_type != OCTETS else None)
+    if generic is None:
+        return {"description": "OK", "content": content}
+    content[generic] = {"schema": {"type": "string"} if generic == MEDIA_TYPES["txt"]
+                        else {"type": "string", "format": "binary"}}
+    return {"description": f"OK: {media_type} ({generic} for clients that read it as such)", "content": content}
 
 
 TEXT_WITHOUT_READERS = tuple(MEDIA_TYPES[ext] for ext in ("jsonl", "link", "atom"))
+BINARY_TYPES = tuple(MEDIA_TYPES[ext] for ext in serving.BINARY)
+OCTETS = MEDIA_TYPES["tile"]  # application/octet-stream
 
 
 def _error(text: str, detail: str) -> dict:
@@ -159,8 +165,8 @@ def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Comp
         return {"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
     if endpoint.schema:
         return components.rewrite(schemas[endpoint.schema])
-    if endpoint.bound.download:
-        return EXPORT_SCHEMA
+    if endpoint.bound.download:  # a binary one (Parquet) as bytes, which generated clients hand over as such
+        return EXPORT_SCHEMA if endpoint.media_type not in BINARY_TYPES else {**EXPORT_SCHEMA, "format": "binary"}
     return {"type": "object"} if endpoint.media_type == MEDIA_TYPES["json"] else {"type": "string"}
 
 

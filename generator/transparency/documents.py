@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from ..document_routes import url_of
 from ..routes import API, rule_named
-from ..serving import BINARY, MEDIA_TYPES
+from ..serving import MEDIA_TYPES, PROOF_FILES
 from .tiles import tiles
 from .tree import leaf_hash, root
 
@@ -38,9 +38,9 @@ def document_leaf(url: str, sha256: str) -> bytes:
 
 
 def _is_document(path: str) -> bool:
-    """An API document: a file under the API of a text type (no twin, and no tile of the tree itself)."""
+    """An API document: a file under the API of a served type (no twin, and no tile of the tree itself)."""
     extension = PurePosixPath(path).suffix[1:]
-    return path.startswith(API.strip("/") + "/") and extension in MEDIA_TYPES and extension not in BINARY
+    return path.startswith(API.strip("/") + "/") and extension in MEDIA_TYPES and extension not in PROOF_FILES
 
 
 def leaf_data(files: Mapping[str, Mapping]) -> list[bytes]:

@@ -1,0 +1,112 @@
+"""The bulk exports as Apache Parquet: the rows and columns of the CSV export, typed — dates as dates,
+scores and weights as floats, ranks and points as integers, categories dictionary-encoded (a reader's
+categoricals), empty cells as nulls — each column described, and the release named in the file's
+metadata.
+
+Written with pyarrow (the reference implementation of Arrow and Parquet, which pandas, polars and DuckDB
+read the same way): a model's rows a row group at a time as its documents are rendered, so memory holds
+one group, never the export. Rows come sorted by model and country (a model's documents are rendered
+country by country, in code order), a group ends only between two countries, and every column chunk has
+its statistics and page index: a reader asking for one model's or country's rows skips the others'
+groups, and one asking for two columns fetches those columns' chunks alone (Range requests).
+
+A raw value is a number for one indicator and a category for another, so `raw_value` is text, as the CSV
+writes it (`-0.004`, `Tier 1 or 2`); `raw_components` maps each component's name to its value, as text."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (casts load it: here, once, before a build's workers fork)
+import pyarrow.parquet as pq
+
+# One model's file is written by one process a group at a time: Arrow's thread pools (a thread per core,
+# eight for I/O, each with its stack) would only take address space a build under a memory limit needs.
+pa.set_cpu_count(1)
+pa.set_io_thread_count(1)
+
+ROW_GROUP_ROWS = 16_384  # a group is closed at the first country boundary past this many rows
+COMPRESSION = "zstd"  # read by every current Parquet reader; smaller than snappy at about its speed
+
+_CATEGORY = pa.dictionary(pa.int32(), pa.string())
+# the type of each export column (render/exports.py's COLUMNS, in order)
+TYPES = {
+    "model": _CATEGORY, "country_code": pa.string(), "level": _CATEGORY, "reference": pa.string(),
+    "date": pa.date32(), "type": _CATEGORY, "score": pa.float64(), "risk_class": _CATEGORY,
+    "risk_class_numeric": pa.int8(), "country_rank": pa.int32(), "country_universe": pa.int32(),
+    "risk_points": pa.int32(), "risk_points_max": pa.int32(), "weight": pa.float64(), "rating_letter": _CATEGORY,
+    "data_quality": _CATEGORY, "raw_value": pa.string(), "raw_components": pa.map_(pa.string(), pa.string()),
+}
+SORTED_BY = ("model", "country_code")
+
+
+def schema(columns: Sequence[tuple[str, str]], release: str, rows_of: str) -> pa.Schema:
+    """The export's schema: each column typed and described; the release and whose rows in its metadata."""
+    fields = [pa.field(name, TYPES[name], metadata={"description": description}) for name, description in columns]
+    return pa.schema(fields, metadata={"release": release, "rows": rows_of,
+                                       "sorted_by": ",".join(SORTED_BY)})
+
+
+def _text(value: Any) -> str | None:
+    """A raw value as the CSV export writes it: text as it is, a number as Python writes it."""
+    return value if value is None or isinstance(value, str) else repr(value)
+
+
+def table(rows: Sequence[tuple], file_schema: pa.Schema) -> pa.Table:
+    """Rows (tuples in the columns' order; `raw_components` a dict or None) as a typed table."""
+    columns = list(zip(*rows)) if rows else [()] * len(file_schema)
+    arrays = []
+    for field, column in zip(file_schema, columns):
+        values: Sequence[Any] = column
+        if field.name == "raw_value":
+            values = [_text(v) for v in column]
+        elif field.name == "raw_components":
+            values = [None if c is None else [(k, _text(v)) for k, v in c.items()] for c in column]
+        if pa.types.is_dictionary(field.type):
+            array = pa.array(values, pa.string()).dictionary_encode()
+        elif pa.types.is_date(field.type):
+            array = pa.array(values, pa.string()).cast(field.type)
+        else:
+            array = pa.array(values, field.type)
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=file_schema)
+
+
+def writer(path: Path, file_schema: pa.Schema) -> pq.ParquetWriter:
+    return pq.ParquetWriter(path, file_schema, compression=COMPRESSION, write_page_index=True,
+                            sorting_columns=[pq.SortingColumn(file_schema.get_field_index(c)) for c in SORTED_BY])
+
+
+class ParquetRows:
+    """One model's Parquet export as its rows come, a document (a country) at a time: a row group written
+    whenever ROW_GROUP_ROWS are held, at a country's end."""
+
+    def __init__(self, path: Path, file_schema: pa.Schema):
+        self.path, self.schema = path, file_schema
+        self._rows: list[tuple] = []
+        self._writer = writer(path, file_schema)
+
+    def add(self, rows: list[tuple]) -> None:
+        self._rows.extend(rows)
+        if len(self._rows) >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._writer.write_table(table(self._rows, self.schema), row_group_size=len(self._rows))
+            self._rows = []
+
+    def close(self) -> None:
+        self._flush()
+        self._writer.close()
+
+
+def join(target: Path, parts: Sequence[Path], file_schema: pa.Schema) -> None:
+    """One Parquet file of the row groups of `parts` (models' exports, in order), a group at a time."""
+    with writer(target, file_schema) as out:
+        for part in parts:
+            source = pq.ParquetFile(part, memory_map=True, pre_buffer=False)  # no I/O thread: read as written
+            for group in range(source.num_row_groups):
+                read = source.read_row_group(group, use_threads=False)
+                out.write_table(read.cast(file_schema), row_group_size=read.num_rows)

@@ -1,0 +1,121 @@
+"""The Parquet exports (issue 47): the rows and columns of the JSON Lines export, typed, described and naming
+their release, sorted so a reader skips by model and country; served as bytes (never compressed again, no
+charset) by nginx, the Worker and CloudFront's harness alike (tests/fixtures/tiny; alice holds acme_aml,
+bob holds nothing)."""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from generator import routes
+from generator.build import build
+from generator.publish import CURRENT
+from generator.render import parquet
+from generator.render.exports import COLUMNS
+
+from .conftest import FIXTURES, SERVERS, TINY
+
+API = routes.API
+PARQUET = "application/vnd.apache.parquet"
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def live(request):
+    """The server under test: nginx, or the same release and keys at the edge (workerd, CloudFront)."""
+    return request.getfixturevalue(FIXTURES[request.param])
+
+
+def as_exported(line: dict) -> dict:
+    """A JSON Lines row as the Parquet export holds it: every column (None where the line leaves one out),
+    the raw value as text (written as the CSV writes a number), the components' values as text too."""
+    def text(value):
+        return value if value is None or isinstance(value, str) else repr(value)
+    row = {name: line.get(name) for name, _ in COLUMNS}
+    row["raw_value"] = text(row["raw_value"])
+    if row["raw_components"] is not None:
+        row["raw_components"] = [(k, text(v)) for k, v in row["raw_components"].items()]
+    return row
+
+
+def read(body: bytes) -> pa.Table:
+    return pq.read_table(pa.BufferReader(body))
+
+
+@pytest.mark.parametrize("export", ["", "sovereign/", "acme_aml/"])
+def test_a_parquet_export_holds_the_json_lines_rows_typed_described_and_naming_its_release(live, export):
+    answer = live.get(f"{API}/exports/{export}scores.parquet", user="alice")
+    assert answer.status == 200, answer.body
+    assert answer.header("Content-Type") == PARQUET  # bytes: no charset
+    release = answer.header("X-Release")
+    model = export.rstrip("/")
+    assert answer.header("Content-Disposition") == (
+        f'attachment; filename="country-risk-scores-{model + "-" if model else ""}{release}.parquet"')
+    table = read(answer.body)
+    lines = live.get(f"{API}/exports/{export}scores.jsonl", user="alice").body.decode().splitlines()
+    rows = table.to_pylist()
+    assert len(rows) == len(lines) > 0
+    for row, line in zip(rows, map(json.loads, lines)):
+        row["date"] = row["date"].isoformat()  # a date, written as the JSON writes it
+        assert row == as_exported(line)
+    # the types a reader gets: the year's date, floats, small integers, categories as dictionaries
+    types = {field.name: field.type for field in table.schema}
+    assert types["date"] == pa.date32() and types["score"] == types["weight"] == pa.float64()
+    assert types["risk_class_numeric"] == pa.int8() and types["country_rank"] == pa.int32()
+    assert types["risk_class"] == types["model"] == pa.dictionary(pa.int32(), pa.string())
+    assert types["raw_components"] == pa.map_(pa.string(), pa.string())
+    assert [(f.name, f.metadata[b"description"].decode()) for f in table.schema] == list(COLUMNS)
+    metadata = table.schema.metadata
+    assert metadata[b"release"] == release.encode()
+    assert metadata[b"rows"] == (f"the model {model}" if model else "the public models").encode()
+    # the public models' file holds theirs alone (alice's grant adds a file, not rows): sdg and sovereign
+    assert {r["model"] for r in rows} == ({model} if model else {"sdg", "sovereign"})
+
+
+def test_a_custom_models_parquet_export_is_not_found_without_the_grant(live):
+    answer = live.get(f"{API}/exports/acme_aml/scores.parquet", user="bob")
+    assert answer.status == 404 and json.loads(answer.body) == {"detail": "Not found."}
+    assert answer.header("Content-Type") == "application/json; charset=utf-8"
+    assert live.get(f"{API}/exports/scores.parquet", user=None).status == 403  # the key is checked first
+    assert live.get(f"{API}/exports/sovereign/scores.parquet", user="bob").status == 200
+
+
+def test_parquet_comes_as_it_is_whatever_the_client_accepts_and_in_ranges(live):
+    whole = live.get(f"{API}/exports/scores.parquet", user="bob")
+    assert whole.body[:4] == whole.body[-4:] == b"PAR1"  # Parquet's magic, first and last
+    for accepted in ("gzip", "br", "br, gzip"):  # its pages are compressed already: never again on the wire
+        answer = live.get(f"{API}/exports/scores.parquet", user="bob", headers={"Accept-Encoding": accepted})
+        assert answer.header("Content-Encoding") is None and answer.body == whole.body, accepted
+    # a reader's first two requests: the footer's length and magic, then the footer
+    tail = live.get(f"{API}/exports/scores.parquet", user="bob", headers={"Range": "bytes=-8"})
+    assert tail.status == 206 and tail.body == whole.body[-8:]
+    footer = int.from_bytes(tail.body[:4], "little")
+    size = len(whole.body)
+    asked = f"bytes={size - 8 - footer}-{size - 9}"
+    meta = live.get(f"{API}/exports/scores.parquet", user="bob", headers={"Range": asked})
+    assert meta.status == 206 and meta.header("Content-Range") == f"bytes {size - 8 - footer}-{size - 9}/{size}"
+    assert meta.body == whole.body[size - 8 - footer:size - 8]
+
+
+def test_row_groups_end_between_countries_and_are_sorted_by_model_and_country(tmp_path, monkeypatch):
+    # groups of at least 40 rows: the tiny fixture's models have 3 countries of 20 to 40 rows each, so a
+    # model's rows make more than one group, and no country's rows are split between two
+    monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 40)
+    build(TINY, tmp_path / "site", jobs=1)
+    source = pq.ParquetFile(tmp_path / "site" / CURRENT / "api/v1/exports/scores.parquet")
+    meta = source.metadata
+    keys = [(r["model"], r["country_code"]) for r in source.read(columns=["model", "country_code"]).to_pylist()]
+    assert keys == sorted(keys)
+    groups = [source.read_row_group(i, columns=["model", "country_code"]).to_pylist() for i in range(meta.num_row_groups)]
+    assert meta.num_row_groups > 2  # two public models, each in more than one group
+    seen: dict[tuple[str, str], int] = {}
+    for index, group in enumerate(groups):
+        for row in group:
+            assert seen.setdefault((row["model"], row["country_code"]), index) == index  # one group per country
+        statistics = meta.row_group(index).column(1).statistics  # a reader skips a group by these
+        codes = [row["country_code"] for row in group]
+        assert (statistics.min, statistics.max) == (min(codes), max(codes))
+        assert [c.column_index for c in meta.row_group(index).sorting_columns] == [0, 1]  # model, country_code
+    assert source.schema_arrow.metadata[b"sorted_by"] == b"model,country_code"
