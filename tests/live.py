@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import http.client
+import io
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from click.testing import CliRunner
 
@@ -105,6 +107,40 @@ class LiveServer:
 
     def get(self, path: str, **kwargs) -> Response:
         return self.request("GET", path, **kwargs)
+
+
+class RangeReader(io.RawIOBase):
+    """A file served over HTTP, read as Parquet readers read one (fsspec's, object stores'): each read a
+    Range request, with the key; `fetched` holds the ranges asked, so a test sees what a reader skipped."""
+
+    def __init__(self, get: Callable[..., Response], path: str, size: int):
+        self.get, self.path, self.size = get, path, size
+        self.position = 0
+        self.fetched: list[tuple[int, int]] = []  # (first byte, bytes)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.position = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence] + offset
+        return self.position
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        wanted = min(len(buffer), self.size - self.position)
+        if wanted <= 0:
+            return 0
+        answer = self.get(self.path, headers={"Range": f"bytes={self.position}-{self.position + wanted - 1}"})
+        assert answer.status == 206 and len(answer.body) == wanted, (answer.status, len(answer.body), wanted)
+        buffer[:wanted] = answer.body
+        self.fetched.append((self.position, wanted))
+        self.position += wanted
+        return wanted
 
 
 def assert_error_headers(answer: Response) -> None:

@@ -26,7 +26,8 @@ from .live import free_port
 
 TYPES = {".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8",
          ".js": "text/javascript; charset=utf-8", ".csv": "text/csv; charset=utf-8",
-         ".jsonl": "application/x-ndjson; charset=utf-8", ".tile": "application/octet-stream"}
+         ".jsonl": "application/x-ndjson; charset=utf-8", ".tile": "application/octet-stream",
+         ".parquet": "application/vnd.apache.parquet"}
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def _whole(client, bucket, prefix=""):
         assert {prefix + shard for shard in head["shards"]} <= held, release
         for path, (key, _, size, _) in files.items():
             assert prefix + key in held, (release, path)
-            if size > head["compressed_over"] and not path.endswith(".tile"):  # a tree's hashes: no twins
+            if size > head["compressed_over"] and not path.endswith((".tile", ".parquet")):  # bytes: no twins
                 assert {prefix + key + twin for twin in TWINS} <= held, (release, path)
     pointer = _objects(client, bucket, f"{prefix}current.json")
     if pointer:
@@ -103,7 +104,7 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
         assert answer["Body"].read() == body, relative
         assert answer["ContentType"] == TYPES["." + relative.rsplit(".", 1)[1]] and "ContentEncoding" not in answer
         for twin, coding in (("", None), (".gz", "gzip"), (".br", "br")):
-            if twin and size > 1024 and not relative.endswith(".tile"):  # the release's own twins, as nginx serves them
+            if twin and size > 1024 and not relative.endswith((".tile", ".parquet")):  # the release's own twins, as nginx serves them
                 encoded = client.get_object(Bucket=bucket, Key=f"risk/{key}{twin}")
                 assert encoded["Body"].read() == (release_dir / (relative + twin)).read_bytes()
                 assert encoded["ContentEncoding"] == coding

@@ -16,7 +16,8 @@ from generator.publish import CURRENT
 from generator.render import parquet
 from generator.render.exports import COLUMNS
 
-from .conftest import FIXTURES, SERVERS, TINY
+from .conftest import DEMO_DATA, FIXTURES, SERVERS, TINY
+from .live import RangeReader, serving_copy_of
 
 API = routes.API
 PARQUET = "application/vnd.apache.parquet"
@@ -64,7 +65,8 @@ def test_a_parquet_export_holds_the_json_lines_rows_typed_described_and_naming_i
     types = {field.name: field.type for field in table.schema}
     assert types["date"] == pa.date32() and types["score"] == types["weight"] == pa.float64()
     assert types["risk_class_numeric"] == pa.int8() and types["country_rank"] == pa.int32()
-    assert types["risk_class"] == types["model"] == pa.dictionary(pa.int32(), pa.string())
+    assert types["risk_class"] == types["level"] == pa.dictionary(pa.int32(), pa.string())
+    assert types["model"] == types["country_code"] == pa.string()  # the sort keys: readers skip groups by them
     assert types["raw_components"] == pa.map_(pa.string(), pa.string())
     assert [(f.name, f.metadata[b"description"].decode()) for f in table.schema] == list(COLUMNS)
     metadata = table.schema.metadata
@@ -119,3 +121,39 @@ def test_row_groups_end_between_countries_and_are_sorted_by_model_and_country(tm
         assert (statistics.min, statistics.max) == (min(codes), max(codes))
         assert [c.column_index for c in meta.row_group(index).sorting_columns] == [0, 1]  # model, country_code
     assert source.schema_arrow.metadata[b"sorted_by"] == b"model,country_code"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo data served by nginx: exports large enough that a reader's ranges matter."""
+    with serving_copy_of(DEMO_DATA, tmp_path_factory.mktemp("demo")) as server:
+        yield server
+
+
+def test_a_reader_of_one_models_two_columns_fetches_the_footer_and_their_chunks_alone(demo):
+    # pyarrow reading over HTTP as fsspec does (a Range request a read): the file's end (the footer), then
+    # for the row groups whose statistics say `sovereign`, the pages of the two columns asked and of
+    # `model` (the filter's) — nothing of the other models' groups, nor of the 15 other columns
+    path = f"{API}/exports/scores.parquet"
+    whole = demo.get(path, user="bob").body
+    reader = RangeReader(lambda p, headers: demo.get(p, user="bob", headers=headers), path, len(whole))
+    table = pq.read_table(pa.PythonFile(reader, mode="r"), columns=["country_code", "score"],
+                          filters=[("model", "=", "sovereign")], pre_buffer=False)
+    expected = [row for row in read(whole).to_pylist() if row["model"] == "sovereign"]
+    assert table.to_pylist() == [{"country_code": r["country_code"], "score": r["score"]} for r in expected]
+    meta = pq.ParquetFile(pa.BufferReader(whole)).metadata
+    footer_starts = len(whole) - 8 - int.from_bytes(whole[-8:-4], "little")
+
+    def span(group: int, column: int) -> tuple[int, int]:
+        chunk = meta.row_group(group).column(column)
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        return start, start + chunk.total_compressed_size
+
+    groups = [g for g in range(meta.num_row_groups) if meta.row_group(g).column(0).statistics.min == "sovereign"]
+    allowed = [span(g, c) for g in groups for c in (1, 6, 0)]  # country_code, score and model of sovereign's
+    for start, size in reader.fetched:
+        assert start + size == len(whole) and start <= footer_starts or any(
+            low <= start and start + size <= high for low, high in allowed), (start, size)  # the footer, or those
+    assert all(any(low <= start < high for start, _ in reader.fetched) for low, high in allowed[:2 * len(groups)])
+    fetched = sum(size for _, size in reader.fetched)
+    assert fetched <= len(whole) // 4  # the issue's measure: at most a quarter of the file

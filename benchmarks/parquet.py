@@ -1,0 +1,123 @@
+"""The Parquet exports (issue 47): what they add to a build of the demo data, and what a reader of one
+model's two columns fetches over HTTP from nginx.
+
+- Build: the same build with the Parquet exports and without them (the exports' Parquet writing replaced
+  by nothing, the floor of this run), interleaved, 2 jobs, in memory (`/dev/shm`); goal ≤ 1.10×.
+- Reading: the demo release served by `riskapi serve` (the real nginx.conf); pyarrow reads the public
+  models' `scores.parquet` with a Range request per read (as fsspec does), asking for `country_code` and
+  `score` of `sovereign`; the bytes fetched against the file's; goal ≤ 25 %."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+from .common import ROOT, record
+
+
+class _NoParquet:
+    """What the build does of the Parquet exports in the floor: nothing."""
+
+    def __init__(self, *_: object) -> None:
+        pass
+
+    def add(self, rows: list) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def without_parquet() -> Iterator[None]:
+    """A build without the Parquet exports: rows handed to nothing, no Parquet file rendered."""
+    from generator.render import exports, parquet
+    saved = (parquet.ParquetRows, exports.ExportChunks.render_model, exports.ExportChunks.render_public, parquet.join)
+
+    def only_text(render):
+        def rendered(self, *args):
+            return ((route, file) for route, file in render(self, *args) if not route.file.endswith(".parquet"))
+        return rendered
+
+    parquet.ParquetRows = _NoParquet  # type: ignore[misc,assignment]
+    parquet.join = lambda *_: None  # type: ignore[assignment]
+    exports.ExportChunks.render_model = only_text(saved[1])  # type: ignore[method-assign]
+    exports.ExportChunks.render_public = only_text(saved[2])  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        parquet.ParquetRows, parquet.join = saved[0], saved[3]  # type: ignore[misc]
+        exports.ExportChunks.render_model, exports.ExportChunks.render_public = saved[1], saved[2]
+
+
+def build_seconds(folder: Path, parquet: bool) -> float:
+    from generator.build import build
+    site = folder / ("with" if parquet else "without")
+    shutil.rmtree(site, ignore_errors=True)
+    context = contextlib.nullcontext() if parquet else without_parquet()
+    with context:
+        started = time.perf_counter()
+        build(ROOT / "data", site, jobs=2)
+        return time.perf_counter() - started
+
+
+def fetched_fraction(folder: Path) -> tuple[int, int, int]:
+    """(bytes fetched, the file's bytes, requests) reading one model's two columns over HTTP from nginx."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.live import RangeReader, serve_process
+    site = folder / "with"
+    with serve_process(site, folder / "keys.csv") as served:  # alice's key, made for it
+        def get(path: str, headers: dict[str, str]):
+            import urllib.request
+
+            from tests.live import Response
+            request = urllib.request.Request(f"http://127.0.0.1:{served.port}{path}",
+                                             headers={"Authorization": f"apikey alice:{served.key}", **headers})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return Response(answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read())
+        path = "/api/v1/exports/scores.parquet"
+        size = len(get(path, {}).body)
+        reader = RangeReader(get, path, size)
+        pq.read_table(pa.PythonFile(reader, mode="r"), columns=["country_code", "score"],
+                      filters=[("model", "=", "sovereign")], pre_buffer=False)
+        return sum(n for _, n in reader.fetched), size, len(reader.fetched)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as place:
+        folder = Path(place)
+        folder.chmod(0o755)  # nginx's workers read the site
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(args.runs):
+            for parquet in (False, True):  # interleaved: the machine's drift falls on both
+                times[parquet].append(build_seconds(folder, parquet))
+        ratios = [a / b for a, b in zip(times[True], times[False])]
+        fetched, size, requests = fetched_fraction(folder)
+        exports = sorted((folder / "with" / "current" / "api/v1/exports").rglob("*.parquet"))
+        parquet_bytes = sum(p.stat().st_size for p in exports)
+        csv_bytes = sum(p.stat().st_size for p in (folder / "with" / "current" / "api/v1/exports").rglob("*.csv"))
+    lines = [
+        "| measure | value |", "|---|---|",
+        f"| build with the Parquet exports / without (floor), 2 jobs, in memory | **{statistics.median(ratios):.3f}×** "
+        f"(min {min(ratios):.3f}, max {max(ratios):.3f}; {statistics.median(times[True]):.2f} s against "
+        f"{statistics.median(times[False]):.2f} s, {args.runs} interleaved runs) |",
+        f"| one model's two columns read over HTTP from nginx (pyarrow, a Range request a read) | **{fetched:,}** of "
+        f"{size:,} bytes: **{fetched / size:.1%}** in {requests} requests |",
+        f"| the release's Parquet exports ({len(exports)} files) against its CSV ones | {parquet_bytes / 1e6:.2f} MB "
+        f"against {csv_bytes / 1e6:.2f} MB ({parquet_bytes / csv_bytes:.1%}) |",
+    ]
+    record("Parquet exports", f"python3 -m benchmarks.parquet --runs {args.runs}", lines)
+
+
+if __name__ == "__main__":
+    main()
