@@ -12,6 +12,8 @@ from .release_ids import release_order
 RELEASES = "releases"
 CURRENT = "current"
 MANIFEST = "manifest.json"  # in each release folder: every file with its size and sha256, and what it is
+NGINX_DIR = "nginx"
+RELEASE_INFO = f"{NGINX_DIR}/release.json"  # what a release says of itself for whoever serves it
 
 
 def releases(site: Path) -> list[str]:
@@ -36,3 +38,10 @@ def manifest(release_dir: Path) -> dict | None:
         return orjson.loads((release_dir / MANIFEST).read_bytes())
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
+    """A release's custom models and the audiences it has a variant for (None: a release from before
+    audiences were listed, which had one for every set)."""
+    info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
+    return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None

@@ -12,13 +12,22 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import Callable
 
-from . import release_ids, serving
+from . import serving
 from .endpoints import Endpoint, Parameter
+from .route_grammar import (  # noqa: F401 (the grammar's parts, as the route table's users name them)
+    API,
+    BUNDLE,
+    CHALLENGE,
+    NAME,
+    NGINX_CAPTURE,
+    RELEASE_ID,
+    TILE,
+    Rule,
+    Segment,
+    Variants,
+)
 
-API = "/api/v1"
 DEFAULT_SITE_URL = "http://127.0.0.1:8080"  # where `riskapi serve` answers by default
 MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # models.csv, keys grants and the {model} of a URL
 PUBLIC = serving.PUBLIC_AUDIENCE
@@ -29,108 +38,6 @@ SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_na
 
 
 # ---------------------------------------------------------------- the URL grammar: what every server routes by
-
-RELEASE_ID = release_ids.PATTERN  # a release's UTC build time (release_ids.py makes and reads them)
-NAME = r"[a-z][a-z0-9_]*"
-# a tile of a Merkle tree (C2SP tlog-tiles, transparency/tiles.py): level 0–63, the index in 3-digit parts, a
-# partial tile's width 1–255; an entry bundle: the index and width alone
-BUNDLE = r"(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
-TILE = r"(?:[0-9]|[1-5][0-9]|6[0-3])/" + BUNDLE
-
-
-@dataclass(frozen=True)
-class Segment:
-    """A typed part of a URL path. `model`: a model the key may see (else 404); `country`: a country code
-    in any letter case, answered as the release's code (else 404); `choice`: one of `choices`; `name`: a
-    lower-case name the file decides (a methodology page); `uri`: the rest of the path, slashes and all
-    (an absolute URI, as Memento's TimeGates take it)."""
-
-    name: str
-    kind: str
-    choices: tuple[str, ...] = ()
-
-    @property
-    def pattern(self) -> str:
-        if self.kind == "choice":
-            return "|".join(re.escape(choice) for choice in self.choices)
-        return {"country": "[^/]+", "uri": ".+", "tile": TILE, "bundle": BUNDLE}.get(self.kind, NAME)
-
-
-@dataclass(frozen=True)
-class Variants:
-    """The query variants of a list (docs/api.md, filters and orderings): an exact code filter and an
-    exact name filter (at most one country matches: `filter=CODE/`, or `filter=none/`), else an ordering
-    (`ORDER=VALUE/`; the first is the plain URL). `name` names nginx's maps of it."""
-
-    name: str
-    code: str
-    country_name: str
-    order: str
-    orderings: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One URL family of the API: its path under `under` (a template of literal parts and {segment}s; a
-    final "/" may be left out by a client), who may ask, and the file that answers it. `file` is a
-    template of the segments and the slots {audience} (the key's audience variant folder), {variant}
-    (the query variant folder) and {preview} (the list with the staged releases, for keys that may
-    preview); its `root` is the release answering ("release") or the list of releases and the
-    TimeMap ("timeline"); `status` answers without a file."""
-
-    name: str
-    path: str
-    file: str = ""
-    segments: tuple[Segment, ...] = ()
-    key: bool = True  # False: answered without a key (a key sent is not checked)
-    challenge: bool = False  # without credentials: 401 with WWW-Authenticate (feed readers wait for it), not 403
-    root: str = "release"
-    variants: Variants | None = None
-    download: bool = False  # an export: its download name says which release and model it is
-    timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
-    page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
-    cache: str = ""  # its own Cache-Control (serving.ROUTE_CACHE), whatever the operator's
-    status: int = 0
-    answer: str = ""  # RFC 7089 for the absolute URI in its `uri` segment: "timegate" (a 302), "timemap"
-    under: str = API
-    aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
-    # its documented operations (OpenAPI, the API root, the reference page); not part of what it routes
-    endpoints: tuple[Endpoint, ...] = field(default=(), compare=False, hash=False)
-    # what the build writes for it, where render/ does not already: "module:function" of its renderer, called
-    # with the dataset, the models' current scores and the audiences, giving (document_routes.Route, document)
-    documents: str = field(default="", compare=False)
-
-    def regex(self) -> str:
-        """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
-        named groups: nginx_regex)."""
-        return "^" + _alternatives(self, lambda segment: f"({segment.pattern})") + "$"
-
-    def nginx_regex(self) -> str:
-        return "^" + _alternatives(self, lambda s: f"(?<{NGINX_CAPTURE.get(s.kind, s.name)}>{s.pattern})") + "$"
-
-    @property
-    def template(self) -> str:
-        """The documented URL of the family, as `riskapi usage` names it."""
-        return self.under + self.path
-
-    def segment(self, name: str) -> Segment:
-        return next(s for s in self.segments if s.name == name)
-
-
-# what nginx.conf's maps read a segment as ($uri is nginx's own)
-NGINX_CAPTURE = {"model": "model", "country": "path_code", "uri": "timegate_target"}
-CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
-
-
-def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
-    spellings = []
-    for path in (rule.path, *rule.aliases):
-        optional = path.endswith("/") and path != "/" or (path == "/" and rule.under != "")
-        parts = re.split(r"(\{[a-z_]+\})", (rule.under + path).rstrip("/") if optional else rule.under + path)
-        spellings.append("".join(group(rule.segment(part[1:-1])) if part.startswith("{") else re.escape(part)
-                                 for part in parts) + ("/?" if optional else ""))
-    return spellings[0] if len(spellings) == 1 else "(?:" + "|".join(spellings) + ")"
-
 
 _FORMAT = Segment("format", "choice", ("csv", "jsonl", "parquet"))
 _BASE = API.strip("/")
@@ -238,6 +145,22 @@ RULES = (
              Endpoint("export-model-parquet", "exportModelScoresParquet", "Bulk export of one model (Parquet)",
                       "Every result of one model as Apache Parquet", "The rows of one model, as the Parquet export "
                       "has them.", "", (_MODEL,), media_type=_PARQUET, tag="exports", choice="parquet"))),
+    # the point-in-time panel (render/panel.py): every value published and when, kept with the list of
+    # releases (it changes with every switch, and holds pruned releases' periods)
+    Rule("history", "/exports/history.parquet", "history.parquet", root="timeline", endpoints=(Endpoint(
+        "history", "exportHistoryParquet", "Point-in-time panel (Parquet)",
+        "Every value the public models published, with when it was published",
+        "The export's rows of every release that was live, with `known_from` and `known_until`: when the release "
+        "answering that value went live and stopped being live (null while it answers). A value unchanged across "
+        "releases is one row; a pruned release's values stay. Join a backtest's dates to it as of each date "
+        "(pandas `merge_asof`, polars `join_asof`, DuckDB `ASOF JOIN`) and it sees what was published then.",
+        "", media_type=_PARQUET, tag="exports"),)),
+    Rule("model-history", "/exports/{model}/history.parquet", "history/{model}.parquet", (Segment("model", "model"),),
+         root="timeline", endpoints=(Endpoint(
+             "model-history", "exportModelHistoryParquet", "Point-in-time panel of one model (Parquet)",
+             "Every value one model published, with when it was published", "One model's rows of the "
+             "point-in-time panel; a custom model's only for keys granted it.", "", (_MODEL,), media_type=_PARQUET,
+             tag="exports"),)),
     Rule("models", "/configuration/riskscoremodels/", f"{_BASE}/configuration/riskscoremodels/{{audience}}index.json",
          timegate=True, aliases=("/configuration/riskscoresmodels/",), endpoints=(Endpoint(
              "models", "listRiskScoreModels", "Risk score models", "List risk score models",
@@ -307,11 +230,14 @@ ENDPOINTS = tuple(sorted((dataclasses.replace(e, rule=rule) for rule in RULES fo
 PAGES = "/docs"
 # Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
 # answered it; the release itself is its release document, …/changes/ what it changed (SCOPED_ALIASES:
-# the rest of the path, a final "/" optional → the route it answers as); the releases' own routes
-# and the log's (SCOPED_REFUSED…) are no route there.
+# the rest of the path, a final "/" optional → the route it answers as); the releases' own routes, the
+# log's and every other route of the timeline (the point-in-time panel: no release holds it) are no
+# route there (SCOPED_REFUSED: regular expressions of the rest of the path).
 RELEASES_UNDER = f"{API}/releases"
 SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"))
-SCOPED_REFUSED = ("/releases/", "/log/")
+_OWN = ("/releases/", "/log/")  # refused whole: whatever follows
+SCOPED_REFUSED = (*(f"^{own}" for own in _OWN), *(dataclasses.replace(rule, under="").regex() for rule in RULES
+                                                 if rule.root == "timeline" and not rule.path.startswith(_OWN)))
 
 
 def past_path(path: str) -> str:

@@ -4,6 +4,7 @@ charset) by nginx, the Worker and CloudFront's harness alike (tests/fixtures/tin
 bob holds nothing)."""
 from __future__ import annotations
 
+import datetime
 import json
 
 import pyarrow as pa
@@ -12,6 +13,7 @@ import pytest
 
 from generator import routes
 from generator.build import build
+from generator.catalogue import read_history
 from generator.publish import CURRENT
 from generator.render import parquet
 from generator.render.exports import COLUMNS
@@ -157,3 +159,21 @@ def test_a_reader_of_one_models_two_columns_fetches_the_footer_and_their_chunks_
     assert all(any(low <= start < high for start, _ in reader.fetched) for low, high in allowed[:2 * len(groups)])
     fetched = sum(size for _, size in reader.fetched)
     assert fetched <= len(whole) // 4  # the issue's measure: at most a quarter of the file
+
+
+def test_the_point_in_time_panel_is_served_by_every_server_as_the_list_of_releases_is(live):
+    # the tiny site has had one release live: the panel is its export's rows, each published since its switch
+    answer = live.get(f"{API}/exports/history.parquet", user="bob")
+    assert answer.status == 200 and answer.header("Content-Type") == PARQUET
+    panel = read(answer.body)
+    export = read(live.get(f"{API}/exports/scores.parquet", user="bob").body)
+    (period,) = read_history(live.site).periods
+    since = datetime.datetime.fromtimestamp(period.start / 1000, datetime.timezone.utc)
+    assert panel.drop_columns(["known_from", "known_until"]).to_pylist() == export.to_pylist()
+    assert set(panel.column("known_from").to_pylist()) == {since} and set(panel.column("known_until").to_pylist()) == {None}
+    assert read(live.get(f"{API}/exports/acme_aml/history.parquet", user="alice").body).num_rows > 0
+    refused = live.get(f"{API}/exports/acme_aml/history.parquet", user="bob")  # a custom model's: its grant
+    assert refused.status == 404 and json.loads(refused.body) == {"detail": "Not found."}
+    assert live.get(f"{API}/exports/history.parquet", user=None).status == 403
+    scoped = live.get(f"{API}/releases/{period.release}/exports/history.parquet", user="bob")
+    assert scoped.status == 404  # no release holds the panel

@@ -155,7 +155,8 @@ def test_openapi_is_valid_openapi_3_1():
                                               "/releases/current/changes/", "/releases/{release}/changes/"} | {
         "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/",
                                                          "/releases/feed.json", "/releases/feed.atom",
-                                                         "/log/checkpoint"}
+                                                         "/log/checkpoint", "/exports/history.parquet",
+                                                         "/exports/{model}/history.parquet"}
     assert "as_of" in [p["name"] for p in document["paths"]["/riskscores/{model}/"]["get"]["parameters"]]
     assert "302" in document["paths"]["/riskscores/{model}/"]["get"]["responses"]
     scoped = document["paths"]["/releases/{release}/riskscores/{model}/"]["get"]
@@ -229,7 +230,8 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/releases/{release}/exports/{model}/scores.jsonl": "exportModelScoresJsonlInRelease",
         "/releases/": "listReleases", "/releases/timemap": "getTimeMap", "/releases/{release}/": "getRelease",
         "/releases/feed.json": "getReleasesJsonFeed", "/releases/feed.atom": "getReleasesAtomFeed",
-        "/log/checkpoint": "getLogCheckpoint"}
+        "/log/checkpoint": "getLogCheckpoint", "/exports/history.parquet": "exportHistoryParquet",
+        "/exports/{model}/history.parquet": "exportModelHistoryParquet"}
     letters = document["components"]["schemas"]["RatingLetter"]
     names = letters["x-enum-varnames"]
     assert len(names) == len(letters["enum"]) == len(set(names)) == 21

@@ -461,7 +461,7 @@ def test_reference_documents_every_endpoint_and_command(live):
     from generator.routes import API, ENDPOINTS
     page = live.get("/", user=None).body.decode()
     paths = [API + p for e in ENDPOINTS for p in (e.path, e.alias) if p] + [f"{API}/openapi.json"]
-    assert len(paths) == 21  # 19 endpoints, one alias, openapi.json
+    assert len(paths) == 23  # 21 endpoints, one alias, openapi.json
     for path in paths:
         assert path in page, path
     for name, _ in command_table():

@@ -275,7 +275,7 @@ async function scopedRoute(request, m, release, lookup, platform) {
   const rest = m[2] || "";
   // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
   // the releases' own routes are no route there
-  const target = table.scope.refused.some((prefix) => rest.startsWith(prefix)) ? null
+  const target = table.scope.refused.some((pattern) => new RegExp(pattern).test(rest)) ? null
     : routeOfScoped(rest, table.scope);
   const result = target === null ? error(404, "not_found") : await route(Object.assign({}, request,
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);

@@ -387,9 +387,11 @@ class ReleaseWriter(ReleaseFiles):
         kept = {current, self.previous, *history.stack[-2:], *history.staged}
         if self.keep_days is not None:
             kept |= live_within(self.site, self.keep_days, history)
-        pruned = []
-        for old in releases(self.site)[:-self.keep] if self.keep else releases(self.site):
-            if old in history.built and old not in kept:
-                self._remove(old)
-                pruned.append(old)
-        return tuple(pruned)
+        going = [old for old in (releases(self.site)[:-self.keep] if self.keep else releases(self.site))
+                 if old in history.built and old not in kept]
+        if going:  # the point-in-time panel keeps what they published: read while they are on disk
+            from ..render.panel import update_panel  # pyarrow: loaded by a build that prunes alone
+            update_panel(self.site, history.periods)
+        for old in going:
+            self._remove(old)
+        return tuple(going)

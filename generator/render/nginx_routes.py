@@ -186,7 +186,7 @@ def render(part: str) -> str:
     # exact strings (a map tries no regex on an empty value): the rest with and without its final "/"
     scoped_routes = [(spelling, routes.API + route) for rest, route in routes.SCOPED_ALIASES
                      for spelling in (rest.rstrip("/"), rest)]
-    scoped_routes += [(f"~^{refused}", "/_no_route") for refused in routes.SCOPED_REFUSED]
+    scoped_routes += [(f"~{refused}", "/_no_route") for refused in routes.SCOPED_REFUSED]
     locations = []
     for rule in rules:
         if rule.name == "releases":  # the releases under their id come before the list's own routes

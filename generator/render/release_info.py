@@ -7,17 +7,10 @@ from pathlib import Path
 
 import orjson
 
+from ..layout import NGINX_DIR, RELEASE_INFO, read_release_info
 from ..publish import RELEASES, live_release
 
-NGINX_DIR = "nginx"
-RELEASE_INFO = f"{NGINX_DIR}/release.json"
-
-
-def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
-    """A release's custom models and the audiences it has a variant for (None: a release from before
-    audiences were listed, which had one for every set)."""
-    info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
-    return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None
+__all__ = ["NGINX_DIR", "RELEASE_INFO", "read_release_info", "release_site_url", "release_variants"]
 
 
 def release_site_url(release_dir: Path) -> str | None:

@@ -26,6 +26,7 @@ from ..publish import RELEASES, gone_releases, kept_releases, release_order, sta
 from ..validate import DocumentValidator
 from .feeds import FEEDS, feeds
 from .log_files import log_documents
+from .panel import panel_files, update_panel
 from .release_info import read_release_info, release_site_url
 
 LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
@@ -172,6 +173,20 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
             out[f"{FEEDS}/{variant}{name_of_feed}"] = body
     out[TIMEMAP] = timemap(timeline, site_url).encode()
     out.update(log_documents(timeline.log, timeline.checkpoint))
+    out.update(panel_documents(timeline))
+    return out
+
+
+def panel_documents(timeline: Timeline) -> dict[str, bytes]:
+    """The point-in-time panel (panel.py), brought up to the live periods first: the public models' and
+    each model's (a custom one answers only keys granted it, as its other routes)."""
+    site = timeline.folder.parent
+    update_panel(site, timeline.periods)
+    public, models = panel_files(site)
+    model_file = routes.rule_named("model-history").file
+    out = {model_file.format(model=code): path.read_bytes() for code, path in models.items()}
+    if public is not None:
+        out[routes.rule_named("history").file] = public.read_bytes()
     return out
 
 

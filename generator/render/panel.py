@@ -1,0 +1,204 @@
+"""The point-in-time panel: every value the API published and when it was published — each bulk export
+row with `known_from` and `known_until`, the instants of the switches that made a release answering it
+live and not live (null while it still answers). A value unchanged across a switch keeps its row, so the
+panel grows with what changed, not with the releases kept; a pruned release's rows stay (they were
+published then). Served as /api/v1/exports/history.parquet (the public models) and
+/exports/{model}/history.parquet, the same for every key, with the list of releases (timeline.py).
+
+Kept in `site/panel/` — a Parquet file a model (`models/`), the public models' joined (`public.parquet`)
+and `state.json`, the live periods it holds — and brought up to the catalogue's live periods before a
+release is pruned (its exports are read while on disk) and wherever a server's configuration is made:
+each new period closes the open rows its release does not answer and opens the ones it adds, model by
+model, comparing whole rows (a model whose export did not change is not read). Periods that no longer
+agree with the catalogue (a repair that changed instants) make the panel again from the releases on disk."""
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..catalogue import LivePeriod, read_history
+from ..files import write_atomic
+from ..layout import RELEASES, manifest, read_release_info
+from . import parquet
+from .exports import COLUMNS, HEADER
+
+PANEL = "panel"
+STATE = "state.json"
+PUBLIC = "public"  # the public models' panel, joined from theirs
+MODELS = "models"  # each model's
+KNOWN = (("known_from", "when the release that published this value went live (UTC)"),
+         ("known_until", "when it stopped being live (UTC); null: it still answers"))
+INSTANT = pa.timestamp("ms", tz="UTC")
+SORTED_BY = ("model", "country_code", "reference", "date", "known_from")  # Arrow sorts no dictionary column
+
+
+def schema(rows_of: str) -> pa.Schema:
+    """The export's schema, then `known_from` and `known_until`; no release in its metadata (it holds many)."""
+    base = parquet.schema(COLUMNS, "", rows_of)
+    fields = [*base, *(pa.field(name, INSTANT, metadata={"description": text}) for name, text in KNOWN)]
+    return pa.schema(fields, metadata={b"rows": base.metadata[b"rows"], b"sorted_by": ",".join(SORTED_BY).encode()})
+
+
+@dataclass(frozen=True)
+class Period:
+    release: str
+    start: int  # ms
+
+    def as_json(self) -> list:
+        return [self.release, self.start]
+
+
+def _export(site: Path, release: str, model: str) -> pa.Table | None:
+    """A model's rows as `release` exported them (its Parquet export; a release built before there was one:
+    its JSON Lines export, typed the same way); None where the release has no such model."""
+    folder = site / RELEASES / release / "api/v1/exports" / model
+    typed = folder / "scores.parquet"
+    if typed.is_file():
+        return pq.read_table(typed, memory_map=True, pre_buffer=False)
+    lines = folder / "scores.jsonl"
+    if not lines.is_file():
+        return None
+    rows = [tuple(row.get(column) for column in HEADER) for row in map(json.loads, lines.read_text().splitlines())]
+    return parquet.table(rows, parquet.schema(COLUMNS, release, f"the model {model}"))
+
+
+def _export_sha(site: Path, release: str, model: str) -> str | None:
+    files = (manifest(site / RELEASES / release) or {}).get("files", {})
+    entry = files.get(f"api/v1/exports/{model}/scores.jsonl")
+    return entry["sha256"] if entry else None
+
+
+def _models(site: Path, release: str) -> dict[str, bool]:
+    """The models a release exports, each with whether it is custom."""
+    folder = site / RELEASES / release
+    custom = set(read_release_info(folder)[0])
+    exports = folder / "api/v1/exports"
+    return {p.name: p.name in custom for p in sorted(exports.iterdir()) if p.is_dir()} if exports.is_dir() else {}
+
+
+def _fingerprint(table: pa.Table) -> pa.Array:
+    """Each row's export columns as one string, a null apart from any text: rows compare whole."""
+    parts = []
+    for name in HEADER:
+        column = table.column(name)
+        if pa.types.is_map(column.type):  # no cast to text: written out (components are rare)
+            text = pa.array([None if v is None else repr(v) for v in column.to_pylist()], pa.string())
+        elif pa.types.is_dictionary(column.type):
+            text = pc.cast(pc.dictionary_decode(column), pa.string())
+        else:
+            text = pc.cast(column, pa.string())
+        parts.append(pc.fill_null(text, "\x00"))
+    return pc.binary_join_element_wise(*parts, "\x1f")
+
+
+def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa.Schema) -> pa.Table:
+    """One model's panel after a switch at `at` to a release answering `rows` (None: not the model): the
+    open rows it does not answer closed at `at`, the rows it adds opened at `at`."""
+    if held is None or held.num_rows == 0:  # nothing to close: the release's rows, in the export's order
+        if rows is None:
+            return file_schema.empty_table()
+        columns = [rows.column(name).cast(file_schema.field(name).type) for name in HEADER]
+        known = [pa.array([at] * rows.num_rows, INSTANT), pa.nulls(rows.num_rows, INSTANT)]
+        return _sorted(pa.Table.from_arrays([*columns, *known], schema=file_schema))
+    is_open = pc.is_null(held.column("known_until"))
+    closed, still = held.filter(pc.invert(is_open)), held.filter(is_open)
+    answered = _fingerprint(rows) if rows is not None else pa.array([], pa.string())
+    stays = pc.is_in(_fingerprint(still), value_set=answered)
+    ending = still.filter(pc.invert(stays))
+    ending = ending.set_column(ending.schema.get_field_index("known_until"), file_schema.field("known_until"),
+                               pa.array([at] * ending.num_rows, INSTANT))
+    staying = still.filter(stays)
+    parts = [closed, staying, ending]
+    if rows is not None and rows.num_rows:
+        added = rows.filter(pc.invert(pc.is_in(answered, value_set=_fingerprint(staying))))
+        columns = [added.column(name).cast(file_schema.field(name).type) for name in HEADER]
+        columns += [pa.array([at] * added.num_rows, INSTANT), pa.nulls(added.num_rows, INSTANT)]
+        parts.append(pa.Table.from_arrays(columns, schema=file_schema))
+    return _sorted(pa.concat_tables([part.cast(file_schema) for part in parts]))
+
+
+def _sorted(table: pa.Table) -> pa.Table:
+    """In SORTED_BY's order (a stable sort: rows equal in it keep the export's order), whatever made it."""
+    return table.sort_by([(name, "ascending") for name in SORTED_BY])
+
+
+def _write(path: Path, table: pa.Table) -> None:
+    """A panel file, replaced whole: row groups of ROW_GROUP_ROWS in its order."""
+    temporary = path.with_name(path.name + ".tmp")
+    with parquet.writer(temporary, table.schema) as out:
+        out.write_table(table, row_group_size=parquet.ROW_GROUP_ROWS)
+    temporary.replace(path)
+
+
+def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
+    """Bring site/panel/ up to the catalogue's live periods (`live`, where the caller has them); whether
+    anything changed. The releases of the new periods are read from disk: it is called before a prune and
+    wherever a server's configuration is made.
+
+    Safe to stop at any point: a model's file is replaced whole, the state names the periods applied to
+    every model after each period (a period applied again to a model that has it changes nothing: its
+    rows are those open), and the public models' file is joined again until the state says it was."""
+    periods = [Period(p.release, p.start) for p in (read_history(site).periods if live is None else live)]
+    folder = site / PANEL
+    folder.mkdir(exist_ok=True)
+    with open(folder / ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one writer (a build's prune, a promote, a server's render)
+        state_file = folder / STATE
+        state = json.loads(state_file.read_text()) if state_file.is_file() else {}
+        held = [Period(*p) for p in state.get("periods", [])]
+        models: dict[str, bool] = dict(state.get("models", {}))  # every model the panel holds → custom
+        if held != periods[:len(held)]:  # the catalogue tells another history: make it again
+            held, models = [], {}
+            shutil.rmtree(folder / MODELS, ignore_errors=True)
+        (folder / MODELS).mkdir(exist_ok=True)
+        new = periods[len(held):]
+        if not new and state.get("joined"):
+            return False
+
+        def remember(applied: list[Period], joined: bool) -> None:
+            write_atomic(state_file, json.dumps({"periods": [p.as_json() for p in applied], "models": models,
+                                                 "joined": joined}).encode())
+        last = held[-1].release if held else None
+        for period in new:
+            if (site / RELEASES / period.release).is_dir():  # else pruned before the panel caught up: unread
+                _apply(site, period, last, models)
+            last = period.release
+            held.append(period)
+            remember(held, joined=False)
+        public = [folder / MODELS / f"{m}.parquet" for m, custom in sorted(models.items())
+                  if not custom and (folder / MODELS / f"{m}.parquet").is_file()]
+        joined = folder / f"{PUBLIC}.parquet.tmp"
+        parquet.join(joined, public, schema("the public models"))
+        joined.replace(folder / f"{PUBLIC}.parquet")
+        remember(held, joined=True)
+        return True
+
+
+def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]) -> None:
+    """One new live period, model by model: a model whose export is the release before's is left as it
+    is (every row stays open); `models` learns the period's."""
+    answered = _models(site, period.release)
+    models.update(answered)
+    for model in models:
+        path = site / PANEL / MODELS / f"{model}.parquet"
+        if model in answered and last is not None and path.is_file() and \
+                _export_sha(site, last, model) == _export_sha(site, period.release, model):
+            continue
+        before = pq.read_table(path) if path.is_file() else None
+        rows = _export(site, period.release, model) if model in answered else None
+        _write(path, _step(before, rows, period.start, schema(f"the model {model}")))
+
+
+def panel_files(site: Path) -> tuple[Path | None, dict[str, Path]]:
+    """The public models' panel, and each model's by its code."""
+    public = site / PANEL / f"{PUBLIC}.parquet"
+    return (public if public.is_file() else None,
+            {path.stem: path for path in sorted((site / PANEL / MODELS).glob("*.parquet"))})
