@@ -1,11 +1,16 @@
-"""The Parquet exports (issue 47): what they add to a build of the demo data, and what a reader of one
-model's two columns fetches over HTTP from nginx.
+"""The Parquet exports and the point-in-time panel (issue 47): what they add to a build of the demo data,
+what a reader of one model's two columns fetches over HTTP from nginx, and how the panel grows.
 
 - Build: the same build with the Parquet exports and without them (the exports' Parquet writing replaced
   by nothing, the floor of this run), interleaved, 2 jobs, in memory (`/dev/shm`); goal ≤ 1.10×.
 - Reading: the demo release served by `riskapi serve` (the real nginx.conf); pyarrow reads the public
   models' `scores.parquet` with a Range request per read (as fsspec does), asking for `country_code` and
-  `score` of `sovereign`; the bytes fetched against the file's; goal ≤ 25 %."""
+  `score` of `sovereign`; the bytes fetched against the file's; goal ≤ 25 %.
+- The panel: the demo data, then `--revisions` more releases, each changing one model's observations (as
+  benchmarks/objects.py does: every value of its first numeric indicator nudged, models in turn); after
+  each build the panel is brought up to date, timed against the build; at the end the public models'
+  panel against one release's `scores.parquet` (goal ≤ 1.5× when ≤ 10 % of the values change a release),
+  with the share of values that changed."""
 from __future__ import annotations
 
 import argparse
@@ -90,9 +95,41 @@ def fetched_fraction(folder: Path) -> tuple[int, int, int]:
         return sum(n for _, n in reader.fetched), size, len(reader.fetched)
 
 
+def panel_growth(folder: Path, revisions: int) -> dict:
+    """Build the data and `revisions` revised releases (all kept), the panel updated after each; its
+    time against the build's, its size against one release's export, and the values changed a release."""
+    from generator.build import build
+    from generator.render.panel import panel_files, update_panel
+
+    from .objects import _revise
+    data, site = folder / "data", folder / "panel-site"
+    shutil.copytree(ROOT / "data", data)
+    models = sorted(p.stem for p in (data / "observations").glob("*.csv"))
+    builds, updates = [], []
+    for revision in range(revisions + 1):
+        if revision:
+            _revise(data, models[(revision - 1) % len(models)], revision)
+        started = time.perf_counter()
+        build(data, site, guard=None, keep=revisions + 1, force=True, jobs=2)
+        builds.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        update_panel(site)
+        updates.append(time.perf_counter() - started)
+    import pyarrow.parquet as pq
+    public, _ = panel_files(site)
+    export = site / "current" / "api/v1/exports/scores.parquet"
+    rows = pq.ParquetFile(export).metadata.num_rows
+    panel_rows = pq.ParquetFile(public).metadata.num_rows
+    return {"revisions": revisions, "build": statistics.median(builds[1:]), "update": statistics.median(updates[1:]),
+            "first_update": updates[0], "ratio": statistics.median([u / b for u, b in zip(updates[1:], builds[1:])]),
+            "panel_bytes": public.stat().st_size, "export_bytes": export.stat().st_size,
+            "changed": (panel_rows - rows) / revisions / rows, "panel_rows": panel_rows, "rows": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--revisions", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir="/dev/shm") as place:
         folder = Path(place)
@@ -106,6 +143,7 @@ def main() -> None:
         exports = sorted((folder / "with" / "current" / "api/v1/exports").rglob("*.parquet"))
         parquet_bytes = sum(p.stat().st_size for p in exports)
         csv_bytes = sum(p.stat().st_size for p in (folder / "with" / "current" / "api/v1/exports").rglob("*.csv"))
+        grown = panel_growth(folder, args.revisions)
     lines = [
         "| measure | value |", "|---|---|",
         f"| build with the Parquet exports / without (floor), 2 jobs, in memory | **{statistics.median(ratios):.3f}×** "
@@ -116,7 +154,18 @@ def main() -> None:
         f"| the release's Parquet exports ({len(exports)} files) against its CSV ones | {parquet_bytes / 1e6:.2f} MB "
         f"against {csv_bytes / 1e6:.2f} MB ({parquet_bytes / csv_bytes:.1%}) |",
     ]
-    record("Parquet exports", f"python3 -m benchmarks.parquet --runs {args.runs}", lines)
+    lines += [
+        f"| the panel brought up to date after a build, one model changed (median of {grown['revisions']}) | "
+        f"**{grown['update']:.2f} s**, {grown['ratio']:.1%} of the build ({grown['build']:.2f} s); the first "
+        f"release's (every model): {grown['first_update']:.2f} s |",
+        f"| build with the Parquet exports and the panel / today's | **{statistics.median(ratios) * (1 + grown['ratio']):.3f}×** "
+        f"(the two ratios above multiplied) |",
+        f"| the public models' panel after {grown['revisions']} revisions / one release's `scores.parquet` | "
+        f"**{grown['panel_bytes'] / grown['export_bytes']:.2f}×** ({grown['panel_bytes'] / 1e6:.2f} MB against "
+        f"{grown['export_bytes'] / 1e6:.2f} MB; {grown['panel_rows']:,} rows against {grown['rows']:,}: "
+        f"{grown['changed']:.1%} of the values changed a release) |",
+    ]
+    record("Parquet exports", f"python3 -m benchmarks.parquet --runs {args.runs} --revisions {args.revisions}", lines)
 
 
 if __name__ == "__main__":

@@ -118,8 +118,9 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
     # the list of releases (one per audience, with and without the staged ones), its feeds and the TimeMap
     # 4 lists (per audience, with and without staged ones: none staged, so the same two by two): 2 bodies
     # over 1 KB with 2 encodings each = 6; the TimeMap; 4 feeds, the same two by two = 2; the log of releases:
-    # its checkpoint, its one tile and its one entry bundle (2 entries, none over 1 KB) = 3: 12 objects
-    assert len(pointer["timeline"]) == 2 * 3 + 1 + 2 + 3
+    # its checkpoint, its one tile and its one entry bundle (2 entries, none over 1 KB) = 3; the point-in-time
+    # panel: the public models' and each of the 3 models' (bytes: no encodings) = 4: 16 objects
+    assert len(pointer["timeline"]) == 2 * 3 + 1 + 2 + 3 + 4
     assert {prefix for prefix in pointer["timeline"]} <= set(k.removeprefix("risk/") for k in objects)
     _whole(client, bucket, "risk/")
     again = _deploy(s3, site, bucket, "--prefix", "risk/")
