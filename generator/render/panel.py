@@ -70,10 +70,11 @@ def _export(site: Path, release: str, model: str) -> pa.Table | None:
     return parquet.table(rows, parquet.schema(COLUMNS, release, f"the model {model}"))
 
 
-def _export_sha(site: Path, release: str, model: str) -> str | None:
-    files = (manifest(site / RELEASES / release) or {}).get("files", {})
-    entry = files.get(f"api/v1/exports/{model}/scores.jsonl")
-    return entry["sha256"] if entry else None
+def _export_shas(site: Path, release: str | None) -> dict[str, str]:
+    """The SHA-256 of each model's JSON Lines export in a release (from its manifest: read once)."""
+    files = (manifest(site / RELEASES / release) or {}).get("files", {}) if release else {}
+    return {path.split("/")[3]: entry["sha256"] for path, entry in files.items()
+            if path.startswith("api/v1/exports/") and path.endswith("/scores.jsonl") and path.count("/") == 4}
 
 
 def _models(site: Path, release: str) -> dict[str, bool]:
@@ -111,14 +112,15 @@ def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa
     is_open = pc.is_null(held.column("known_until"))
     closed, still = held.filter(pc.invert(is_open)), held.filter(is_open)
     answered = _fingerprint(rows) if rows is not None else pa.array([], pa.string())
-    stays = pc.is_in(_fingerprint(still), value_set=answered)
+    held_prints = _fingerprint(still)
+    stays = pc.is_in(held_prints, value_set=answered)
     ending = still.filter(pc.invert(stays))
     ending = ending.set_column(ending.schema.get_field_index("known_until"), file_schema.field("known_until"),
                                pa.array([at] * ending.num_rows, INSTANT))
     staying = still.filter(stays)
     parts = [closed, staying, ending]
     if rows is not None and rows.num_rows:
-        added = rows.filter(pc.invert(pc.is_in(answered, value_set=_fingerprint(staying))))
+        added = rows.filter(pc.invert(pc.is_in(answered, value_set=held_prints.filter(stays))))
         columns = [added.column(name).cast(file_schema.field(name).type) for name in HEADER]
         columns += [pa.array([at] * added.num_rows, INSTANT), pa.nulls(added.num_rows, INSTANT)]
         parts.append(pa.Table.from_arrays(columns, schema=file_schema))
@@ -187,10 +189,10 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
     is (every row stays open); `models` learns the period's."""
     answered = _models(site, period.release)
     models.update(answered)
+    before_shas, shas = _export_shas(site, last), _export_shas(site, period.release)
     for model in models:
         path = site / PANEL / MODELS / f"{model}.parquet"
-        if model in answered and last is not None and path.is_file() and \
-                _export_sha(site, last, model) == _export_sha(site, period.release, model):
+        if model in answered and path.is_file() and before_shas.get(model, "") == shas.get(model):
             continue
         before = pq.read_table(path) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
