@@ -8,6 +8,7 @@ import datetime
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -179,3 +180,16 @@ def test_the_point_in_time_panel_is_served_by_every_server_as_the_list_of_releas
     assert live.get(f"{API}/exports/history.parquet", user=None).status == 403
     scoped = live.get(f"{API}/releases/{period.release}/exports/history.parquet", user="bob")
     assert scoped.status == 404  # no release holds the panel
+
+
+def test_pyarrow_reads_a_model_of_the_panel_and_the_export_over_http_with_fsspec_and_the_key_in_a_header(live):
+    # fsspec's HTTP file system as a client sets it up: the key in a header, Range requests for its blocks
+    import fsspec
+    fs = fsspec.filesystem("http", headers={"Authorization": f"apikey bob:{live.keys['bob']}"}, skip_instance_cache=True)
+    for name in ("scores", "history"):
+        url = f"http://127.0.0.1:{live.port}{API}/exports/{name}.parquet"
+        with fs.open(url, block_size=4096, cache_type="readahead") as remote:
+            table = pq.read_table(remote, columns=["country_code", "score"], filters=[("model", "=", "sovereign")])
+        whole = read(live.get(f"{API}/exports/{name}.parquet", user="bob").body)
+        expected = whole.filter(pc.equal(whole.column("model"), "sovereign")).select(["country_code", "score"])
+        assert table.num_rows > 0 and table.to_pylist() == expected.to_pylist(), name

@@ -169,27 +169,30 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
             write_atomic(state_file, json.dumps({"periods": [p.as_json() for p in applied], "models": models,
                                                  "joined": joined}).encode())
         last = held[-1].release if held else None
+        rewritten: set[str] = set()
         for period in new:
             if (site / RELEASES / period.release).is_dir():  # else pruned before the panel caught up: unread
-                _apply(site, period, last, models)
+                rewritten |= _apply(site, period, last, models)
             last = period.release
             held.append(period)
             remember(held, joined=False)
-        public = [folder / MODELS / f"{m}.parquet" for m, custom in sorted(models.items())
-                  if not custom and (folder / MODELS / f"{m}.parquet").is_file()]
-        joined = folder / f"{PUBLIC}.parquet.tmp"
-        parquet.join(joined, public, schema("the public models"))
-        joined.replace(folder / f"{PUBLIC}.parquet")
+        public = [m for m, custom in sorted(models.items()) if not custom]
+        if rewritten & set(public) or not state.get("joined") or not (folder / f"{PUBLIC}.parquet").is_file():
+            joined = folder / f"{PUBLIC}.parquet.tmp"
+            parquet.join(joined, [folder / MODELS / f"{m}.parquet" for m in public
+                                  if (folder / MODELS / f"{m}.parquet").is_file()], schema("the public models"))
+            joined.replace(folder / f"{PUBLIC}.parquet")
         remember(held, joined=True)
         return True
 
 
-def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]) -> None:
+def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]) -> set[str]:
     """One new live period, model by model: a model whose export is the release before's is left as it
-    is (every row stays open); `models` learns the period's."""
+    is (every row stays open); `models` learns the period's. The models whose panel was rewritten."""
     answered = _models(site, period.release)
     models.update(answered)
     before_shas, shas = _export_shas(site, last), _export_shas(site, period.release)
+    rewritten = set()
     for model in models:
         path = site / PANEL / MODELS / f"{model}.parquet"
         if model in answered and path.is_file() and before_shas.get(model, "") == shas.get(model):
@@ -197,6 +200,8 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
         before = pq.read_table(path) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
         _write(path, _step(before, rows, period.start, schema(f"the model {model}")))
+        rewritten.add(model)
+    return rewritten
 
 
 def panel_files(site: Path) -> tuple[Path | None, dict[str, Path]]:
