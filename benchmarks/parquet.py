@@ -40,24 +40,24 @@ class _NoParquet:
 
 @contextlib.contextmanager
 def without_parquet() -> Iterator[None]:
-    """A build without the Parquet exports: rows handed to nothing, no Parquet file rendered."""
-    from generator.render import exports, parquet
-    saved = (parquet.ParquetRows, exports.ExportChunks.render_model, exports.ExportChunks.render_public, parquet.join)
+    """A build without the Parquet exports: rows handed to nothing, nothing joined, no Parquet file added."""
+    from generator import model_builds
+    from generator.render import parquet
+    saved = (parquet.ParquetRows, parquet.join, model_builds.ValidatedWriter.add_one)
+    add_one = saved[2]
 
-    def only_text(render):
-        def rendered(self, *args):
-            return ((route, file) for route, file in render(self, *args) if not route.file.endswith(".parquet"))
-        return rendered
+    def only_text(self, route, document):  # type: ignore[no-untyped-def]
+        if not route.file.endswith(".parquet"):
+            add_one(self, route, document)
 
     parquet.ParquetRows = _NoParquet  # type: ignore[misc,assignment]
     parquet.join = lambda *_: None  # type: ignore[assignment]
-    exports.ExportChunks.render_model = only_text(saved[1])  # type: ignore[method-assign]
-    exports.ExportChunks.render_public = only_text(saved[2])  # type: ignore[method-assign]
+    model_builds.ValidatedWriter.add_one = only_text  # type: ignore[method-assign]
     try:
         yield
     finally:
-        parquet.ParquetRows, parquet.join = saved[0], saved[3]  # type: ignore[misc]
-        exports.ExportChunks.render_model, exports.ExportChunks.render_public = saved[1], saved[2]
+        parquet.ParquetRows, parquet.join = saved[0], saved[1]  # type: ignore[misc]
+        model_builds.ValidatedWriter.add_one = saved[2]  # type: ignore[method-assign]
 
 
 def build_seconds(folder: Path, parquet: bool) -> float:
