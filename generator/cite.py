@@ -12,12 +12,12 @@ import urllib.request
 from dataclasses import dataclass
 
 from . import routes, serving
-from .catalogue.log_copy import CHECKPOINT, Reader
+from .catalogue.log_copy import CHECKPOINT, Reader, read_log
+from .errors import CatalogueError
 from .transparency.citation import CitationError, make_citation
 from .transparency.documents import document_leaf
 from .transparency.entries import RELEASE, read_entry
-from .transparency.note import note_text, read_checkpoint
-from .transparency.tiles import ENTRIES, WIDTH, read_bundle, tile_path
+from .transparency.tiles import ENTRIES, level_tiles
 from .transparency.tree import leaf_hash
 
 TIMEOUT = 30  # seconds, per request
@@ -50,8 +50,10 @@ def log_reader(url: str) -> Reader:
     split = urllib.parse.urlsplit(url)
     if split.scheme not in ("http", "https") or not split.netloc:
         raise CitationError(f"{url}: not an http(s) URL")
-    client = Client(f"{split.scheme}://{split.netloc}", None)
+    return _served_log(Client(f"{split.scheme}://{split.netloc}", None))
 
+
+def _served_log(client: Client) -> Reader:
     def read(path: str) -> bytes | None:
         route = (routes.url_for("log-checkpoint") if path == CHECKPOINT
                  else routes.url_for("log-entries", bundle=path.removeprefix(f"tile/{ENTRIES}/")))
@@ -69,21 +71,9 @@ def _leaves(data: bytes) -> list[bytes]:
 def tree_leaves(client: Client, release: str, size: int) -> list[bytes]:
     """The leaf hashes of a release's tree of `size` leaves, from its level-0 tiles."""
     leaves: list[bytes] = []
-    for n in range(-(-size // WIDTH)):
-        width = min(WIDTH, size - n * WIDTH)
-        path = routes.url_for("tree-tile", release, tile=tile_path(0, n, width))
-        leaves += _leaves(client.get(path)[0])
+    for tile in level_tiles(0, size):
+        leaves += _leaves(client.get(routes.url_for("tree-tile", release, tile=tile))[0])
     return leaves
-
-
-def log_entries(client: Client, size: int) -> list[bytes]:
-    """The log's first `size` entries, from its bundles."""
-    entries: list[bytes] = []
-    for n in range(-(-size // WIDTH)):
-        width = min(WIDTH, size - n * WIDTH)
-        bundle = tile_path(ENTRIES, n, width).removeprefix(f"{ENTRIES}/")
-        entries += read_bundle(client.get(routes.url_for("log-entries", bundle=bundle), keyed=False)[0])
-    return entries
 
 
 def leaf_candidates(path: str, query: str) -> list[str]:
@@ -125,9 +115,13 @@ def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
 def _proved(client: Client, url: str, split: urllib.parse.SplitResult, document: bytes, release: str,
             since_note: bytes | None) -> dict:
     """The citation of `document` from the log and tiles the server answers now."""
-    note, _ = client.get(routes.url_for("log-checkpoint"), keyed=False)
-    checkpoint = read_checkpoint(note_text(note))
-    entries = log_entries(client, checkpoint.size)
+    try:  # the checkpoint and every entry it names, checked against each other (as a repair reads a copy)
+        copy = read_log(_served_log(client), client.site)
+    except CatalogueError as error:
+        raise CitationError(str(error)) from None
+    if copy is None:
+        raise CitationError(f"{client.site} answers no checkpoint of its log of releases")
+    entries, note = copy.entries, copy.note
     stated = next((e.tree for e in map(read_entry, entries) if e.event == RELEASE and e.release == release), None)
     if stated is None:
         raise CitationError(f"the log at {client.site} names no release {release} with its tree")

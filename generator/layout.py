@@ -14,6 +14,7 @@ CURRENT = "current"
 MANIFEST = "manifest.json"  # in each release folder: every file with its size and sha256, and what it is
 NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"  # what a release says of itself for whoever serves it
+ROUTING = f"{NGINX_DIR}/routing.json"  # the release's routing as data: what `riskapi deploy` gives the edge
 
 
 def releases(site: Path) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from ..errors import CatalogueError
 from ..files import write_atomic
 from ..transparency.note import NoteError, Verifier, note_text, open_note, read_checkpoint
-from ..transparency.tiles import ENTRIES, WIDTH, bundles, read_bundle, tile_path
+from ..transparency.tiles import ENTRIES, bundles, level_tiles, read_bundle
 from ..transparency.tree import leaf_hash, root
 
 LOG_COPY = "log"
@@ -77,8 +77,8 @@ def read_log(read: Reader, where: str) -> LogCopy | None:
     except NoteError as error:
         raise CatalogueError(f"{where}/{CHECKPOINT}: {error}") from None
     entries: list[bytes] = []
-    for n in range(-(-checkpoint.size // WIDTH)):
-        path = "tile/" + tile_path(ENTRIES, n, min(WIDTH, checkpoint.size - n * WIDTH))
+    for bundle in level_tiles(ENTRIES, checkpoint.size):
+        path = f"tile/{bundle}"
         try:
             data = read(path)
             if data is None:

@@ -149,6 +149,17 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
                    "the live release answers 503, never another release's answer)", err=True)
 
 
+def s3_client(endpoint_url: str | None) -> Any:
+    """An S3 client of a session of its own: the credentials of this run's environment, never ones read
+    earlier (boto3 is the s3 extra: said so where it is not installed)."""
+    from ..deploy.s3_errors import INSTALL_S3, DeployError
+    try:
+        import boto3
+    except ModuleNotFoundError:
+        raise DeployError(INSTALL_S3) from None
+    return boto3.session.Session().client("s3", endpoint_url=endpoint_url)
+
+
 def _folder(prefix: str) -> str:
     """A --prefix as a folder of the bucket: "risk" and "risk/" are "risk/"."""
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
@@ -166,17 +177,12 @@ def deploy_s3(ctx: click.Context, site_dir: Path, bucket: str, endpoint_url: str
     """Upload the site's releases to an S3 or R2 bucket as manifests over content-addressed objects, switch its
     current.json to the current one, then prune (credentials: AWS_* or ~/.aws)."""
     from ..deploy import s3
-    from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
+    from ..deploy.s3_errors import explaining
     from ..publish import live_release
-    try:
-        import boto3
-    except ModuleNotFoundError:
-        raise DeployError(INSTALL_S3) from None
     release = live_release(site_dir)
     prefix = _folder(prefix)
     with explaining(bucket, endpoint_url):
-        # a session of its own: the credentials of this run's environment, never ones read earlier
-        client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
+        client = s3_client(endpoint_url)
         with deploy_progress(ctx) as progress:
             report = s3.deploy(client, bucket, site_dir, prefix, keep, keep_days, progress)
     _say(ctx, f"release {release} is live in s3://{bucket}/{prefix}: {report.uploaded} objects uploaded "

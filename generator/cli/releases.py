@@ -211,16 +211,11 @@ def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
     """The copy of the log riskapi deploy s3 keeps in s3://BUCKET[/PREFIX]."""
     from ..catalogue.log_copy import read_log
     from ..deploy.s3 import log_reader
-    from ..deploy.s3_errors import INSTALL_S3, DeployError, explaining
-    from .deploying import _folder
-    try:
-        import boto3
-    except ModuleNotFoundError:
-        raise DeployError(INSTALL_S3) from None
+    from ..deploy.s3_errors import explaining
+    from .deploying import _folder, s3_client
     bucket, _, prefix = source.removeprefix("s3://").partition("/")
     with explaining(bucket, endpoint_url):
-        client = boto3.session.Session().client("s3", endpoint_url=endpoint_url)
-        return read_log(log_reader(client, bucket, _folder(prefix)), source)
+        return read_log(log_reader(s3_client(endpoint_url), bucket, _folder(prefix)), source)
 
 
 @main.command()

@@ -7,12 +7,11 @@ from pathlib import Path
 import orjson
 
 from .. import document_routes
+from ..layout import ROUTING
 from ..load.records import Dataset
-from .release_info import NGINX_DIR, RELEASE_INFO
+from .release_info import RELEASE_INFO
 from .templates import template_environment
 from .timeline import Timeline, gate_table, http_date
-
-ROUTING = f"{NGINX_DIR}/routing.json"  # the release's routing as data: what `riskapi deploy` gives the edge
 
 
 def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:

@@ -18,15 +18,16 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .. import document_routes
 from ..catalogue import LivePeriod, read_history
 from ..files import write_atomic
-from ..layout import RELEASES, manifest, read_release_info
+from ..layout import RELEASES, ROUTING, manifest
 from . import parquet
 from .exports import COLUMNS, HEADER
 
@@ -59,30 +60,27 @@ class Period:
 def _export(site: Path, release: str, model: str) -> pa.Table | None:
     """A model's rows as `release` exported them (its Parquet export; a release built before there was one:
     its JSON Lines export, typed the same way); None where the release has no such model."""
-    folder = site / RELEASES / release / "api/v1/exports" / model
-    typed = folder / "scores.parquet"
+    folder = site / RELEASES / release
+    typed = folder / document_routes.export("parquet", model).file
     if typed.is_file():
         return pq.read_table(typed, memory_map=True, pre_buffer=False)
-    lines = folder / "scores.jsonl"
+    lines = folder / document_routes.export("jsonl", model).file
     if not lines.is_file():
         return None
     rows = [tuple(row.get(column) for column in HEADER) for row in map(json.loads, lines.read_text().splitlines())]
     return parquet.table(rows, parquet.schema(COLUMNS, release, f"the model {model}"))
 
 
-def _export_shas(site: Path, release: str | None) -> dict[str, str]:
+def _export_shas(site: Path, release: str | None, models: Iterable[str]) -> dict[str, str]:
     """The SHA-256 of each model's JSON Lines export in a release (from its manifest: read once)."""
     files = (manifest(site / RELEASES / release) or {}).get("files", {}) if release else {}
-    return {path.split("/")[3]: entry["sha256"] for path, entry in files.items()
-            if path.startswith("api/v1/exports/") and path.endswith("/scores.jsonl") and path.count("/") == 4}
+    found = {model: files.get(document_routes.export("jsonl", model).file) for model in models}
+    return {model: entry["sha256"] for model, entry in found.items() if entry}
 
 
 def _models(site: Path, release: str) -> dict[str, bool]:
-    """The models a release exports, each with whether it is custom."""
-    folder = site / RELEASES / release
-    custom = set(read_release_info(folder)[0])
-    exports = folder / "api/v1/exports"
-    return {p.name: p.name in custom for p in sorted(exports.iterdir()) if p.is_dir()} if exports.is_dir() else {}
+    """The models a release answers, each with whether it is custom (its routing)."""
+    return dict(json.loads((site / RELEASES / release / ROUTING).read_bytes())["models"])
 
 
 def _fingerprint(table: pa.Table) -> pa.Array:
@@ -191,7 +189,7 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
     is (every row stays open); `models` learns the period's. The models whose panel was rewritten."""
     answered = _models(site, period.release)
     models.update(answered)
-    before_shas, shas = _export_shas(site, last), _export_shas(site, period.release)
+    before_shas, shas = _export_shas(site, last, models), _export_shas(site, period.release, models)
     rewritten = set()
     for model in models:
         path = site / PANEL / MODELS / f"{model}.parquet"

@@ -31,6 +31,12 @@ def tile_path(level: int | str, index: int, width: int = WIDTH) -> str:
     return f"{level}/{index_path(index)}" + (f".p/{width}" if width < WIDTH else "")
 
 
+def level_tiles(level: int | str, size: int) -> list[str]:
+    """The paths of the tiles of a level (with level ENTRIES, the bundles) that hold its first `size`
+    hashes (entries): full ones, then the partial one where `size` is no multiple of 256."""
+    return [tile_path(level, n, min(WIDTH, size - n * WIDTH)) for n in range(-(-size // WIDTH))]
+
+
 def tiles(leaves: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, bytes]:
     """Every tile of the tree of these leaf hashes, by path: the full tiles of each level and the partial
     one its size calls for (a tree of 256 leaves: one full tile at level 0, one of width 1 at level 1);
