@@ -178,3 +178,37 @@ def test_a_panel_update_stopped_at_any_write_is_finished_by_the_next_one_byte_fo
     shutil.rmtree(again / "panel")
     update_panel(again)
     assert panel_bytes(site) == panel_bytes(again)
+
+
+def test_the_row_by_row_update_makes_the_panel_the_whole_row_compare_makes(data_copy, tmp_path, monkeypatch):
+    """The panel's usual update compares two exports row by row and whole rows only where they differ
+    (`_step_from`); any other update compares every row whole (`_step`). Over a history with changed
+    values, a row added (the rows no longer line up), a model's rows gone and back, and a rollback, both
+    make the same files — and the row-by-row one is taken where it can be."""
+    site = tmp_path / "site"
+    observations = data_copy / "observations"
+    build(data_copy, site, keep=10)
+    replace_in(observations / "sovereign.csv", *GDP_AUT_2024)  # a value: lines up
+    replace_in(observations / "sdg.csv", "electricity,CIV,2024,70,", "electricity,CIV,2024,75,")
+    build(data_copy, site, keep=10)
+    with open(observations / "sovereign.csv", "a") as csv:  # a row more: does not line up
+        csv.write("inflation,NGA,2023,18,actual\n")
+    build(data_copy, site, keep=10)
+    replace_in(observations / "sdg.csv", "electricity,CIV,2024,75,", "electricity,CIV,2024,70,")  # back
+    build(data_copy, site, keep=10)
+    rollback(site)
+    taken = []
+    row_by_row = panel._step_from
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        stepped = row_by_row(*args)
+        taken.append(stepped is not None)
+        return stepped
+    monkeypatch.setattr(panel, "_step_from", counted)
+    update_panel(site)
+    made = panel_bytes(site)
+    assert True in taken and False in taken  # both kinds of update were met
+    shutil.rmtree(site / panel.PANEL)
+    monkeypatch.setattr(panel, "_step_from", lambda *args: None)  # every update compares whole rows
+    update_panel(site)
+    assert panel_bytes(site) == made

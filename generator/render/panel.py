@@ -14,6 +14,7 @@ agree with the catalogue (a repair that changed instants) make the panel again f
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import shutil
 from dataclasses import dataclass
@@ -96,6 +97,59 @@ def _fingerprint(table: pa.Table) -> pa.Array:
             text = pc.cast(column, pa.string())
         parts.append(pc.fill_null(text, "\x00"))
     return pc.binary_join_element_wise(*parts, "\x1f")
+
+
+def _changed(before: pa.Table, after: pa.Table) -> pa.ChunkedArray:
+    """Where two exports of as many rows may differ, row by row: a superset (a row with components, or a
+    NaN, counts as changed; rows found equal whole after all stay as they are), at a column compare's cost."""
+    differs = []
+    for name in HEADER:
+        a, b = before.column(name), after.column(name)
+        if pa.types.is_map(a.type):  # no compare of maps in Arrow; components are rare
+            differs.append(pc.or_(pc.is_valid(a), pc.is_valid(b)))
+            continue
+        if pa.types.is_dictionary(a.type):  # two files' dictionaries differ: compare the values
+            a, b = pc.dictionary_decode(a), pc.dictionary_decode(b)
+        same = pc.or_(pc.fill_null(pc.equal(a, b), False), pc.and_(pc.is_null(a), pc.is_null(b)))
+        differs.append(pc.invert(same))
+    return functools.reduce(pc.or_, differs)
+
+
+def _key(table: pa.Table) -> pa.Array:
+    """A row's country and reference as one string: where a changed row's may be, before whole rows compare."""
+    return pc.binary_join_element_wise(table.column("country_code"), table.column("reference"), "\x1f",
+                                       null_handling="replace", null_replacement="\x00")
+
+
+def _whole(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+def _step_from(held: pa.Table, before: pa.Table, rows: pa.Table, at: int, file_schema: pa.Schema) -> pa.Table | None:
+    """`_step` when the panel's open rows are `before`, the export of the release before (None where they
+    are not, or its rows do not line up with `rows`): only the rows that differ between the two exports,
+    row by row, are compared whole — an open row equal to a changed one of `before` and to none of `rows`
+    closes, a changed row of `rows` equal to none of `before` opens. The same rows as `_step`'s (rows
+    repeated whole within one export aside, which no export has: a row is a country's level, reference
+    and date)."""
+    is_open = pc.is_null(held.column("known_until"))
+    if before.num_rows != rows.num_rows or pc.sum(is_open).as_py() != before.num_rows:
+        return None
+    differs = _changed(before, rows)
+    old, new = before.filter(differs), rows.filter(differs)
+    old_prints, new_prints = _fingerprint(old), _fingerprint(new)
+    maybe = pc.and_(is_open, pc.is_in(_key(held), value_set=_key(old)))
+    candidates = _fingerprint(held.filter(maybe))
+    ends = pc.and_(pc.is_in(candidates, value_set=old_prints), pc.invert(pc.is_in(candidates, value_set=new_prints)))
+    maybe, ends = _whole(maybe), _whole(ends)
+    closing = pc.replace_with_mask(maybe, maybe, ends)  # a candidate closes if it ends; no other row does
+    until = file_schema.get_field_index("known_until")
+    held = held.set_column(until, file_schema.field("known_until"),
+                           pc.if_else(closing, pa.scalar(at, INSTANT), held.column(until)))
+    added = new.filter(pc.invert(pc.is_in(new_prints, value_set=old_prints)))
+    columns = [added.column(name).cast(file_schema.field(name).type) for name in HEADER]
+    columns += [pa.array([at] * added.num_rows, INSTANT), pa.nulls(added.num_rows, INSTANT)]
+    return _sorted(pa.concat_tables([held.cast(file_schema), pa.Table.from_arrays(columns, schema=file_schema)]))
 
 
 def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa.Schema) -> pa.Table:
@@ -195,9 +249,12 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
         path = site / PANEL / MODELS / f"{model}.parquet"
         if model in answered and path.is_file() and before_shas.get(model, "") == shas.get(model):
             continue
-        before = pq.read_table(path) if path.is_file() else None
+        held = pq.read_table(path) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
-        _write(path, _step(before, rows, period.start, schema(f"the model {model}")))
+        file_schema = schema(f"the model {model}")
+        before = _export(site, last, model) if last and held is not None and rows is not None else None
+        stepped = _step_from(held, before, rows, period.start, file_schema) if before is not None else None
+        _write(path, stepped if stepped is not None else _step(held, rows, period.start, file_schema))
         rewritten.add(model)
     return rewritten
 

@@ -1,0 +1,109 @@
+"""Parquet files joined byte for byte (render/parquet.join over render/thrift_compact): the public models'
+export and panel are their models' row groups copied under a new footer. Read back by pyarrow, polars and
+DuckDB as the rows of the parts in order, with the joined file's metadata, statistics and page indexes."""
+from __future__ import annotations
+
+import datetime
+
+import duckdb
+import polars
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from generator.render import parquet, thrift_compact
+from generator.render.exports import COLUMNS, HEADER
+
+
+def test_a_struct_is_written_and_read_as_the_compact_protocol_says():
+    # worked by hand: field 1 (i32 3): header 0x15 (delta 1, type 5), zigzag 3 = 6; field 2 (binary "ab"):
+    # 0x18, length 2, the bytes; field 20 (i64 -1): delta 18 > 15, so type alone (0x06), then the id as a
+    # zigzag varint (40 = 0x28), then zigzag -1 = 1; field 21 (bool true): 0x11 (delta 1, type TRUE);
+    # field 22 (list of three i32 300, 0, -2): 0x19, then 0x35 (3 items, type 5), 300 → 600 = 0xd8 0x04,
+    # 0 → 0, -2 → 3; the stop 0x00
+    written = thrift_compact.Struct({
+        1: (thrift_compact.I32, 3), 2: (thrift_compact.BINARY, b"ab"), 20: (thrift_compact.I64, -1),
+        21: (thrift_compact.TRUE, True),
+        22: (thrift_compact.LIST, thrift_compact.Sequence(thrift_compact.I32, [300, 0, -2]))})
+    encoded = bytes([0x15, 0x06, 0x18, 0x02]) + b"ab" + bytes([0x06, 0x28, 0x01, 0x11, 0x19, 0x35, 0xD8, 0x04,
+                                                               0x00, 0x03, 0x00])
+    assert thrift_compact.encode(written) == encoded
+    assert thrift_compact.decode(encoded) == written
+
+
+def rows(model: str, countries: list[str]) -> list[tuple]:
+    """Export rows for a model: each country a model row and an indicator row (with components for one)."""
+    made = []
+    for rank, country in enumerate(countries, 1):
+        values = {"model": model, "country_code": country, "level": "model", "reference": model,
+                  "date": "2024-12-31", "type": "actual", "score": 50.0 + rank, "risk_class": "medium",
+                  "risk_class_numeric": 2, "country_rank": rank, "country_universe": len(countries)}
+        made.append(tuple(values.get(name) for name in HEADER))
+        indicator = dict(values, level="indicator", reference="gdp_growth", raw_value=1.5 * rank,
+                         raw_components={"real": "1.5"} if rank == 2 else None)
+        made.append(tuple(indicator.get(name) for name in HEADER))
+    return made
+
+
+@pytest.fixture
+def parts(tmp_path):
+    """Three models' files as a build writes them: two row groups in the first."""
+    made = []
+    for model, groups in (("aml", [["AUT", "CIV"], ["NGA"]]), ("esg", [["AUT", "NGA"]]), ("sdg", [["CIV"]])):
+        path = tmp_path / f"{model}.parquet"
+        typed = parquet.ParquetRows(path, parquet.schema(COLUMNS, "R1", f"the model {model}"))
+        for countries in groups:
+            typed.add(rows(model, countries))
+            typed._flush()  # a group per list, as ROW_GROUP_ROWS would close them
+        typed.close()
+        made.append(path)
+    return made
+
+
+def test_a_footer_and_a_page_index_are_read_and_written_back_byte_for_byte(parts):
+    data = parts[0].read_bytes()
+    size = int.from_bytes(data[-8:-4], "little")
+    footer = data[-8 - size:-8]
+    meta = thrift_compact.decode(footer)
+    assert thrift_compact.encode(meta) == footer
+    assert meta.get(3) == 6 and len(meta.get(4).items) == 2  # FileMetaData: rows, row groups
+    chunk = meta.get(4).items[1].get(1).items[0]  # the second group's first column chunk
+    at, length = chunk.get(4), chunk.get(5)  # its offset index
+    index = thrift_compact.decode(data[at:at + length])
+    assert thrift_compact.encode(index) == data[at:at + length]
+    assert index.get(1).items[0].get(1) == chunk.get(3).get(11) or chunk.get(3).get(9)  # its first page
+
+
+def test_joined_files_hold_the_parts_rows_in_order_with_the_joined_files_metadata(parts, tmp_path):
+    target = tmp_path / "public.parquet"
+    file_schema = parquet.schema(COLUMNS, "R2", "the public models")
+    parquet.join(target, parts, file_schema)
+    read = pq.read_table(target)
+    assert read.equals(pa.concat_tables([pq.read_table(part) for part in parts]))
+    assert read.num_rows == 2 * 3 + 2 * 2 + 2 * 1
+    assert read.schema.metadata[b"release"] == b"R2" and read.schema.metadata[b"rows"] == b"the public models"
+    assert read.schema.field("score").metadata == file_schema.field("score").metadata
+    assert read.column("raw_components").to_pylist()[3] == [("real", "1.5")]  # aml CIV's indicator row
+    meta = pq.ParquetFile(target).metadata
+    assert meta.num_row_groups == 4 and meta.row_group(3).num_rows == 2
+    for group in range(4):  # each chunk's statistics and page index came along
+        column = meta.row_group(group).column(1)
+        assert column.statistics.has_min_max and column.has_offset_index and column.has_column_index
+        assert meta.row_group(group).sorting_columns == meta.row_group(0).sorting_columns != ()
+    # a reader skipping by model and country finds the rows; pages are found by the moved offsets
+    only = pq.read_table(target, filters=[("model", "=", "esg"), ("country_code", "=", "NGA")], columns=["score"])
+    assert only.column("score").to_pylist() == [52.0, 52.0]
+    assert polars.read_parquet(target).shape == (12, len(HEADER))
+    assert duckdb.sql(f"select model, count(*) from '{target}' group by model order by model").fetchall() == [
+        ("aml", 6), ("esg", 4), ("sdg", 2)]
+    assert duckdb.sql(f"select min(date) from '{target}'").fetchall() == [(datetime.date(2024, 12, 31),)]
+
+
+def test_no_parts_join_into_a_file_of_no_rows_and_other_columns_are_refused(parts, tmp_path):
+    empty = tmp_path / "empty.parquet"
+    parquet.join(empty, [], parquet.schema(COLUMNS, "R2", "the public models"))
+    assert pq.read_table(empty).num_rows == 0 and pq.read_schema(empty).metadata[b"release"] == b"R2"
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"model": ["aml"]}), other)
+    with pytest.raises(ValueError, match="other.parquet: not written with the columns"):
+        parquet.join(tmp_path / "joined.parquet", [parts[0], other], parquet.schema(COLUMNS, "R2", "x"))
