@@ -90,6 +90,11 @@ def test_joined_files_hold_the_parts_rows_in_order_with_the_joined_files_metadat
         column = meta.row_group(group).column(1)
         assert column.statistics.has_min_max and column.has_offset_index and column.has_column_index
         assert meta.row_group(group).sorting_columns == meta.row_group(0).sorting_columns != ()
+    footer = thrift_compact.decode(target.read_bytes()[-8 - meta.serialized_size:-8])
+    for group in footer.get(4).items:  # each group's offset is its first chunk's first page, moved with it
+        first = group.get(1).items[0].get(3)
+        assert group.get(5) == (first.get(11) or first.get(9))
+        assert group.get(7) in (None, footer.get(4).items.index(group))  # its ordinal, where written
     # a reader skipping by model and country finds the rows; pages are found by the moved offsets
     only = pq.read_table(target, filters=[("model", "=", "esg"), ("country_code", "=", "NGA")], columns=["score"])
     assert only.column("score").to_pylist() == [52.0, 52.0]

@@ -217,8 +217,8 @@ class ExportChunks:
 
     def render_public(self) -> Iterator[tuple[document_routes.Route, "ExportFile"]]:
         """The exports of the public models (the same file for every key), as the models' files in order
-        (the writer copies the text ones one after the other; the Parquet one is joined a row group at a
-        time): every model's rows are written twice at most (here and in its own exports), whatever the
+        (the writer copies the text ones one after the other; the Parquet one joins their row groups' bytes
+        under a new footer): every model's rows are written twice at most (here and in its own exports), whatever the
         number of audiences."""
         public = [code for code in sorted(self.csv) if code not in self.custom]
         yield document_routes.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])

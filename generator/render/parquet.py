@@ -112,16 +112,17 @@ def join(target: Path, parts: Sequence[Path], file_schema: pa.Schema) -> None:
     in order), their bytes copied as they are: the column chunks one after the other, then their column
     indexes, then their offset indexes (each page's offset moved by where its chunk now starts), then a
     footer — `file_schema`'s, as pyarrow writes it for no rows, with the parts' row groups. No value is
-    decoded or encoded again: a model's file is joined at the speed of a copy."""
+    decoded or encoded again, and memory holds one part and the page indexes."""
     template = io.BytesIO()
     writer(template, file_schema).close()
     footer = _footer(template.getvalue())
     groups: list[thrift_compact.Struct] = []
+    column_indexes: list[tuple[thrift_compact.Struct, bytes]] = []
+    offset_indexes: list[tuple[thrift_compact.Struct, thrift_compact.Struct]] = []
     with open(target, "wb") as out:
         out.write(MAGIC)
-        sources = [(part, memoryview(part.read_bytes())) for part in parts]
-        placed = []
-        for part, data in sources:
+        for part in parts:
+            data = part.read_bytes()
             meta = _footer(data)
             if meta.get(2) != footer.get(2):  # the columns, their types and names
                 raise ValueError(f"{part}: not written with the columns of the file it is joined into")
@@ -133,27 +134,25 @@ def join(target: Path, parts: Sequence[Path], file_schema: pa.Schema) -> None:
             shift = out.tell() - len(MAGIC)
             out.write(data[len(MAGIC):end])
             for group in meta.get(4).items:
-                _move(group, 5, shift)
-                for chunk in group.get(1).items:
-                    for number in (9, 10, 11):
-                        _move(chunk.get(3), number, shift)
+                _move(group, 5, shift)  # where its first page is
                 groups.append(group)
-            placed.append((data, chunks, shift))
-        for data, chunks, _ in placed:  # column indexes: no offsets in them, copied
-            for chunk in [c for c in chunks if c.get(6) is not None]:
-                at, size = chunk.get(6), chunk.get(7)
-                chunk.set(6, out.tell())
-                out.write(data[at:at + size])
-        for data, chunks, shift in placed:  # offset indexes: each page's offset moved
-            for chunk in [c for c in chunks if c.get(4) is not None]:
-                at = chunk.get(4)
-                index = thrift_compact.decode(data[at:at + chunk.get(5)])
-                for page in index.get(1).items:
-                    _move(page, 1, shift)
-                encoded = thrift_compact.encode(index)
-                chunk.set(4, out.tell())
-                chunk.set(5, len(encoded))
-                out.write(encoded)
+            for chunk in chunks:
+                _move_chunk(chunk, shift)
+                if chunk.get(6) is not None:  # a column index has no offset: copied
+                    column_indexes.append((chunk, data[chunk.get(6):chunk.get(6) + chunk.get(7)]))
+                if chunk.get(4) is not None:
+                    index = thrift_compact.decode(data[chunk.get(4):chunk.get(4) + chunk.get(5)])
+                    for page in index.get(1).items:
+                        _move(page, 1, shift)
+                    offset_indexes.append((chunk, index))
+        for chunk, copied in column_indexes:
+            chunk.set(6, out.tell())
+            out.write(copied)
+        for chunk, index in offset_indexes:
+            encoded = thrift_compact.encode(index)
+            chunk.set(4, out.tell())
+            chunk.set(5, len(encoded))
+            out.write(encoded)
         for ordinal, group in enumerate(groups):
             if 7 in group.fields:
                 group.set(7, ordinal)
@@ -161,6 +160,15 @@ def join(target: Path, parts: Sequence[Path], file_schema: pa.Schema) -> None:
         footer.fields[4] = (thrift_compact.LIST, thrift_compact.Sequence(thrift_compact.STRUCT, groups))
         encoded = thrift_compact.encode(footer)
         out.write(encoded + len(encoded).to_bytes(4, "little") + MAGIC)
+
+
+def _move_chunk(chunk: thrift_compact.Struct, shift: int) -> None:
+    """A column chunk's offsets moved by `shift`: its data, index and dictionary pages, and (deprecated,
+    0 from pyarrow) where older writers put its metadata."""
+    for number in (9, 10, 11):
+        _move(chunk.get(3), number, shift)
+    if chunk.get(2):
+        _move(chunk, 2, shift)
 
 
 MAGIC = b"PAR1"
