@@ -131,6 +131,22 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
     return said
 
 
+def _parquet_files(site: Path, release: str, kept: int) -> str:
+    """What the Parquet exports and the point-in-time panel add (docs/deploy.md's limits): a release's
+    exports (new bytes every release: they name it) and the panel the last deploy's list holds."""
+    from generator.publish import RELEASES
+    from generator.render.panel import panel_files
+    exports = sorted((site / RELEASES / release / "api/v1/exports").rglob("*.parquet"))
+    exported = sum(path.stat().st_size for path in exports)
+    public, models = panel_files(site)
+    panel = [path for path in (public, *models.values()) if path]
+    held = sum(path.stat().st_size for path in panel)
+    return (f"- the Parquet files: a release's exports {len(exports):,} files, {exported / 1e6:.2f} MB "
+            f"({kept} kept: {kept * exported / 1e6:.0f} MB of the bucket); the point-in-time panel after "
+            f"{kept - 1} revisions {len(panel):,} files, {held / 1e6:.2f} MB (the public models' "
+            f"{(public.stat().st_size if public else 0) / 1e6:.2f} MB)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--revisions", type=int, default=30)
@@ -206,6 +222,7 @@ def main() -> None:
         disk, distinct_disk = _disk_bytes(site / RELEASES)
         print(f"nginx's disk: {distinct_disk / 1e9:.2f} GB, hard links once ({disk / 1e9:.2f} GB per path)", flush=True)
         documents_count = known[release].files
+        parquet_line = _parquet_files(site, release, args.revisions + 1)
         _keys(work / "keys.csv", grant_sets, args.clients)
         strict = _strict(site, work / "keys.csv", work / "deploys", args.revisions + 1)
         revisions = rows[1:]
@@ -234,6 +251,7 @@ def main() -> None:
             f"- the bucket after {args.revisions + 1} kept releases: {len(held):,} objects, {stored / 1e9:.2f} GB (R2's "
             f"free 10 GB: {stored / R2_FREE_BYTES:.0%} used); the same releases on nginx's disk "
             f"{distinct_disk / 1e9:.2f} GB (hard links counted once; {disk / 1e9:.2f} GB counted per release)",
+            parquet_line,
             *([f"- at 30 revisions (31 kept), from the {args.revisions} measured (what a revision adds to the bucket, "
                f"on average, times 30; each changes one of the {len(models)} models in turn): the bucket ≈ "
                f"{projected / 1e9:.1f} GB (R2's free 10 GB: {projected / R2_FREE_BYTES:.0%})"] if projected else []),
