@@ -43,8 +43,13 @@ def export_rows(site, release: str, model: str) -> list[dict]:
 def test_a_value_is_one_row_while_it_does_not_change_and_a_new_row_each_time_it_does(data_copy, tmp_path):
     site = tmp_path / "site"
     first = build(data_copy, site).release  # A: AUT grew 2.5 % in 2024
+    update_panel(site)
+    inodes = {model: path.stat().st_ino for model, path in panel_files(site)[1].items()}
     replace_in(data_copy / "observations" / "sovereign.csv", *GDP_AUT_2024)
     second = build(data_copy, site).release  # B: 0.5 %
+    update_panel(site)  # sdg's export is B's as it was A's (one file, hard-linked): its panel is not rewritten
+    now = {model: path.stat().st_ino for model, path in panel_files(site)[1].items()}
+    assert now["sdg"] == inodes["sdg"] and now["sovereign"] != inodes["sovereign"]  # (a file replaced: a new inode)
     assert rollback(site) == first  # A again
     assert update_panel(site) and not update_panel(site)  # brought up to date once; then nothing to do
     periods = read_history(site).periods
