@@ -278,23 +278,21 @@ def test_promote_refuses_what_a_build_would(tmp_path):
     assert current_release(site) == newer
 
 
-def test_a_memento_client_finds_the_memento_through_the_documented_timegate_prefix(a_and_b):
-    """memento-client (PyPI) as its documentation sets it up: a TimeGate prefix, then the original URI.
-    The releases link to http://127.0.0.1:8080 (their --site-url); a transport adapter sends what the
-    client asks there to the server under test, as a DNS name would."""
-    import datetime
+SITE = "http://127.0.0.1:8080"  # the --site-url the releases link to
 
+
+def local_session(server, user: str):
+    """A requests session as a client sets one up (the key in its headers) that reaches the server under
+    test at SITE (a transport adapter sends it there, as a DNS name would) and no other host: what it
+    asks elsewhere is recorded, with the key it carried, and never sent."""
     import requests
-    from memento_client import MementoClient
-
-    server, first, second, _ = a_and_b
-    site, here = "http://127.0.0.1:8080", f"http://127.0.0.1:{server.port}"
+    here = f"http://127.0.0.1:{server.port}"
 
     class ToTheServerUnderTest(requests.adapters.HTTPAdapter):
         def send(self, request, **kwargs):
-            request.url = here + request.url.removeprefix(site)
+            request.url = here + request.url.removeprefix(SITE)
             return super().send(request, **kwargs)
-    elsewhere = []
+    elsewhere: list[tuple[str, str | None]] = []
 
     class NowhereElse(requests.adapters.HTTPAdapter):  # every other host: intercepted, never reached
         def send(self, request, **kwargs):
@@ -303,11 +301,22 @@ def test_a_memento_client_finds_the_memento_through_the_documented_timegate_pref
     session = requests.Session()
     session.mount("http://", NowhereElse())
     session.mount("https://", NowhereElse())
-    session.mount(site, ToTheServerUnderTest())  # the longest prefix wins
+    session.mount(SITE, ToTheServerUnderTest())  # the longest prefix wins
     session.mount(here, requests.adapters.HTTPAdapter())  # redirects followed from the server under test
-    session.headers["Authorization"] = f"apikey alice:{server.keys['alice']}"
-    client = MementoClient(timegate_uri=f"{site}/api/v1/timegate/", session=session)
-    original = f"{site}/api/v1/riskscores/sovereign/AUT/"
+    session.headers["Authorization"] = f"apikey {user}:{server.keys[user]}"
+    return session, elsewhere
+
+
+def test_a_memento_client_finds_the_memento_through_the_documented_timegate_prefix(a_and_b):
+    """memento-client (PyPI) as docs/api.md sets it up: our TimeGate prefix, then the original URI."""
+    import datetime
+
+    from memento_client import MementoClient
+
+    server, first, second, _ = a_and_b
+    session, elsewhere = local_session(server, "alice")
+    client = MementoClient(timegate_uri=f"{SITE}/api/v1/timegate/", session=session)
+    original = f"{SITE}/api/v1/riskscores/sovereign/AUT/"
     info = client.get_memento_info(original, datetime.datetime(2026, 3, 15, 12, 0))  # while A was live
     closest = info["mementos"]["closest"]
     assert closest["uri"][0].endswith(f"/api/v1/releases/{first}/riskscores/sovereign/AUT/")
@@ -315,6 +324,26 @@ def test_a_memento_client_finds_the_memento_through_the_documented_timegate_pref
     now = client.get_memento_info(original, datetime.datetime(2026, 7, 1))  # B is live since 1 June
     assert now["mementos"]["closest"]["uri"][0].endswith(f"/api/v1/releases/{second}/riskscores/sovereign/AUT/")
     assert elsewhere == []  # the documented set-up sends nothing, least of all the key, to another host
+
+
+def test_a_client_following_the_originals_timegate_link_reaches_the_memento_and_no_other_host(a_and_b):
+    """RFC 7089's discovery: read the original's `Link`, ask the URI its rel names "timegate" with
+    Accept-Datetime, follow the redirect: the memento of the release live then, nothing sent elsewhere."""
+    import requests.utils
+
+    server, first, second, _ = a_and_b
+    session, elsewhere = local_session(server, "bob")
+    original = f"{SITE}/api/v1/riskscores/sovereign/CIV/"
+    links = requests.utils.parse_header_links(session.get(original).headers["Link"])
+    timegate = next(link["url"] for link in links if "timegate" in link["rel"].split())
+    # A went live 2026-03-01T00:00:00Z, B 2026-06-01T00:00:00Z: asked within each, each release's memento
+    for when, release, live in (("Sun, 15 Mar 2026 12:00:00 GMT", first, "Sun, 01 Mar 2026 00:00:00 GMT"),
+                                ("Wed, 01 Jul 2026 00:00:00 GMT", second, "Mon, 01 Jun 2026 00:00:00 GMT")):
+        answer = session.get(timegate, headers={"Accept-Datetime": when})
+        assert answer.history and answer.history[0].status_code == 302
+        assert answer.status_code == 200 and answer.url.endswith(f"/api/v1/releases/{release}/riskscores/sovereign/CIV/")
+        assert answer.headers["Memento-Datetime"] == live
+    assert elsewhere == []
 
 
 def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(a_and_b):
