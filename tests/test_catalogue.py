@@ -165,6 +165,7 @@ CATALOGUE_FAULTS = {
 }
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 @pytest.mark.parametrize("fault", CATALOGUE_FAULTS, ids=list(CATALOGUE_FAULTS))
 def test_a_running_serve_applies_a_revocation_whatever_the_catalogue_and_follows_the_repair(tmp_path, fault):
     with serving_copy_of(TINY, tmp_path) as server:
@@ -315,6 +316,7 @@ def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeyp
 
 # ---- retention on proof; a prune seen by a running serve at once ----------------------------------------
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_prune_is_served_by_a_running_serve(place):
     site = place / "site"
     build(TINY, site)

@@ -217,6 +217,7 @@ def serve_checkpoint(serve) -> bytes:
         return answer.read()
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_citations_made_before_a_key_rotation_still_verify(tmp_path):
     base = worker_readable_folder("riskapi-rotate-")
     try:

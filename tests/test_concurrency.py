@@ -67,6 +67,7 @@ def release_bytes(site) -> dict[str, bytes]:
     return {file: (site / CURRENT / file).read_bytes() for file in FILES}
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_swaps_and_key_rotation_under_load(server):
     observations = server.data / "observations" / "acme_aml.csv"
     variants = [observations.read_text()]

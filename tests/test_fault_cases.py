@@ -224,6 +224,7 @@ def rejected_release(site: Path) -> str:
     return new
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_revocation_lands_within_seconds_while_nginx_rejects_the_new_release(place):
     site, keys = place / "site", place / "keys.csv"
     assert run("build", "--data", TINY, "--site", site, "-q").exit_code == 0
@@ -496,6 +497,7 @@ def test_bad_keys_lines_serve_no_key_on_nginx_and_in_workerd_alike(place):
 
 # ---- contained failures: the build's own processes ------------------------------------------------------
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_build_under_any_memory_limit_ends_and_leaves_the_live_release(tmp_path):
     """ulimit -v from 100 to 600 MB, 50 MB apart: what fails first differs (a shared library that cannot
     be mapped, a thread's stack, orjson, the write worker, Arrow's allocator, a native allocation that

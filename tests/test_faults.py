@@ -50,6 +50,7 @@ def write_worker_of(build: subprocess.Popen, site: Path) -> int:
     return wait_for(writing, what="write worker")
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_build_killed_by_sigkill_leaves_no_lock_and_the_next_build_cleans_up(tmp_path):
     site = tmp_path / "site"
     build = start_build(DEMO_DATA, site)
@@ -135,6 +136,7 @@ def test_a_broken_keys_line_is_skipped_by_line_and_never_shows_a_key(live):
     assert live.get("/api/v1/riskscores/acme_aml/", user="alice").status == 200
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_parallel_keys_edits_lose_nothing(tmp_path):
     keys = tmp_path / "keys.csv"
     assert subprocess.run([sys.executable, "-m", "generator.cli", "keys", "add", "carol", "--keys", str(keys)],
@@ -292,6 +294,7 @@ def served(place):
     return place
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_nginx_ends_when_serve_is_killed(served):
     place, port = served, free_port()
     serve = start_serve(place, port)
@@ -305,6 +308,7 @@ def test_nginx_ends_when_serve_is_killed(served):
     assert again.wait(timeout=20) == 0
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(served):
     place, port = served, free_port()
     serve = start_serve(place, port)

@@ -32,6 +32,7 @@ def run(*args):
 
 # ---- a catalogue that is not the site's: refused by every command, nothing pruned on its word ------------
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_catalogue_from_another_site_or_an_older_backup_is_refused_and_prunes_nothing(tmp_path):
     site = tmp_path / "a"
     ours = [build(TINY, site, force=True).release for _ in range(3)]
@@ -120,6 +121,7 @@ def test_a_switch_waiting_for_the_catalogue_s_lock_is_dated_after_the_wait(tmp_p
 
 # ---- prunes under a running serve ------------------------------------------------------------------------
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_back_to_back_prunes_never_stop_a_running_serve(place):
     site = place / "site"
     build(TINY, site)

@@ -8,6 +8,7 @@ import sys
 import threading
 import urllib.request
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
@@ -83,6 +84,7 @@ def test_replace_rotates_a_users_key(tmp_path):
     assert state == {old: False, new: True}
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory):
     import tempfile
 
@@ -126,6 +128,7 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
     assert next_line().strip() == "stopped"
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_hundred_thousand_bad_lines_are_told_in_ten(tmp_path, tiny_site):
     # 100,000 lines whose active column says "maybe" (one kind) and 3 with a bad user (another):
     # the first 5 of the first kind, "… and 99,995 more like the last", the 3 others, and the heading

@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from generator.build import build
@@ -160,6 +161,7 @@ def test_the_bucket_keeps_a_copy_of_the_log_a_repair_recovers_every_instant_from
     assert missing.exit_code == 1 and f"s3://{bucket}/elsewhere: no copy of the log" in missing.output
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_server_answering_the_log_is_a_copy_a_repair_recovers_every_instant_from():
     base = worker_readable_folder("riskapi-repair-")
     try:

@@ -133,6 +133,7 @@ def demo(tmp_path_factory):
         yield server
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_reader_of_one_models_two_columns_fetches_the_footer_and_their_chunks_alone(demo):
     # pyarrow reading over HTTP as fsspec does (a Range request a read): the file's end (the footer), then
     # for the row groups whose statistics say `sovereign`, the pages of the two columns asked and of

@@ -124,6 +124,7 @@ def test_each_subscriber_gets_one_signed_event_with_only_what_its_key_may_see(re
         bob.close()
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_failing_receiver_is_retried_and_a_silent_one_given_up_within_the_bound(released):
     site, keys = released
     flaky, silent = Receiver(script=[500, 503]), Receiver(silent=True)
@@ -206,6 +207,7 @@ def test_a_redirect_is_not_followed_and_notify_again_reuses_the_id_and_skips_wha
             receiver.close()
 
 
+@pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_an_answer_trickled_a_byte_at_a_time_is_cut_off_at_the_deadline(released):
     site, keys = released
     slow = Receiver(trickle=True)
