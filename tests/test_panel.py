@@ -193,6 +193,20 @@ def test_the_row_by_row_update_makes_the_panel_the_whole_row_compare_makes(data_
     site = tmp_path / "site"
     observations = data_copy / "observations"
     build(data_copy, site, keep=10)
+    kept = {name: (data_copy / name).read_text() for name in ("models.csv", "sections.csv", "indicators.csv",
+                                                                 "scoring.csv", "observations/acme_aml.csv")}
+    for name, text in kept.items():  # acme_aml gone for two releases
+        (data_copy / name).write_text("".join(line for line in text.splitlines(True) if not line.startswith("acme_aml,")))
+    (observations / "acme_aml.csv").unlink()
+    build(data_copy, site, keep=10, guard=None)
+    update_panel(site)  # its rows closed
+    closed = panel_files(site)[1]["acme_aml"].stat().st_ino
+    build(data_copy, site, keep=10, guard=None, force=True)
+    update_panel(site)
+    assert panel_files(site)[1]["acme_aml"].stat().st_ino == closed  # nothing left to close: not rewritten
+    for name, text in kept.items():  # and back
+        (data_copy / name).write_text(text)
+    build(data_copy, site, keep=10, guard=None)
     replace_in(observations / "sovereign.csv", *GDP_AUT_2024)  # a value: lines up
     replace_in(observations / "sdg.csv", "electricity,CIV,2024,70,", "electricity,CIV,2024,75,")
     build(data_copy, site, keep=10)

@@ -87,6 +87,11 @@ def _same_export(site: Path, before: str | None, after: str, model: str) -> bool
         return False
 
 
+def _open_rows(path: Path) -> bool:
+    """Whether a model's panel holds a row still published (its `known_until` column alone read)."""
+    return path.is_file() and pq.read_table(path, columns=["known_until"]).column(0).null_count > 0
+
+
 def _models(site: Path, release: str) -> dict[str, bool]:
     """The models a release answers, each with whether it is custom (its routing)."""
     return dict(json.loads((site / RELEASES / release / ROUTING).read_bytes())["models"])
@@ -255,6 +260,8 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
     for model in models:
         path = site / PANEL / MODELS / f"{model}.parquet"
         if model in answered and path.is_file() and _same_export(site, last, period.release, model):
+            continue
+        if model not in answered and not _open_rows(path):  # gone, and nothing of it left to close
             continue
         held = pq.read_table(path) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
