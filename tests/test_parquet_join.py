@@ -112,3 +112,10 @@ def test_no_parts_join_into_a_file_of_no_rows_and_other_columns_are_refused(part
     pq.write_table(pa.table({"model": ["aml"]}), other)
     with pytest.raises(ValueError, match="other.parquet: not written with the columns"):
         parquet.join(tmp_path / "joined.parquet", [parts[0], other], parquet.schema(COLUMNS, "R2", "x"))
+    # a bloom filter sits between the chunks and the footer, where a join does not look: refused, not lost
+    filtered = tmp_path / "filtered.parquet"
+    file_schema = parquet.schema(COLUMNS, "R1", "the model aml")
+    with pq.ParquetWriter(filtered, file_schema, bloom_filter_options={"country_code": {"ndv": 10, "fpp": 0.05}}) as out:
+        out.write_table(parquet.table(rows("aml", ["AUT"]), file_schema))
+    with pytest.raises(ValueError, match="filtered.parquet: bloom filters and encryption are not joined"):
+        parquet.join(tmp_path / "joined.parquet", [filtered], file_schema)

@@ -127,7 +127,7 @@ def join(target: Path, parts: Sequence[Path], file_schema: pa.Schema) -> None:
             if meta.get(2) != footer.get(2):  # the columns, their types and names
                 raise ValueError(f"{part}: not written with the columns of the file it is joined into")
             chunks = [chunk for group in meta.get(4).items for chunk in group.get(1).items]
-            if any(c.get(3).get(14) is not None or 8 in c.fields or 9 in c.fields for c in chunks):
+            if any(8 in c.fields or 9 in c.fields or c.get(3).get(14) is not None for c in chunks):
                 raise ValueError(f"{part}: bloom filters and encryption are not joined")
             indexes = [c.get(n) for c in chunks for n in (4, 6) if c.get(n) is not None]
             end = min(indexes, default=len(data) - 8 - int.from_bytes(data[-8:-4], "little"))
