@@ -134,9 +134,11 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
 def _parquet_files(site: Path, release: str, kept: int) -> str:
     """What the Parquet exports and the point-in-time panel add (docs/deploy.md's limits): a release's
     exports (new bytes every release: they name it) and the panel the last deploy's list holds."""
+    from generator.document_routes import export
     from generator.publish import RELEASES
     from generator.render.panel import panel_files
-    exports = sorted((site / RELEASES / release / "api/v1/exports").rglob("*.parquet"))
+    folder = Path(export("parquet").file).parent  # the exports' folder, as the route table places it
+    exports = sorted((site / RELEASES / release / folder).rglob("*.parquet"))
     exported = sum(path.stat().st_size for path in exports)
     public, models = panel_files(site)
     panel = [path for path in (public, *models.values()) if path]

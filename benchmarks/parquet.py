@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from generator.document_routes import export
+
 from .common import ROOT, record
 
 
@@ -87,7 +89,7 @@ def fetched_fraction(folder: Path) -> tuple[int, int, int]:
                                              headers={"Authorization": f"apikey alice:{served.key}", **headers})
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return Response(answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read())
-        path = "/api/v1/exports/scores.parquet"
+        path = export("parquet").url
         size = len(get(path, {}).body)
         reader = RangeReader(get, path, size)
         pq.read_table(pa.PythonFile(reader, mode="r"), columns=["country_code", "score"],
@@ -117,12 +119,12 @@ def panel_growth(folder: Path, revisions: int) -> dict:
         updates.append(time.perf_counter() - started)
     import pyarrow.parquet as pq
     public, _ = panel_files(site)
-    export = site / "current" / "api/v1/exports/scores.parquet"
-    rows = pq.ParquetFile(export).metadata.num_rows
+    exported = site / "current" / export("parquet").file
+    rows = pq.ParquetFile(exported).metadata.num_rows
     panel_rows = pq.ParquetFile(public).metadata.num_rows
     return {"revisions": revisions, "build": statistics.median(builds[1:]), "update": statistics.median(updates[1:]),
             "first_update": updates[0], "ratio": statistics.median([u / b for u, b in zip(updates[1:], builds[1:])]),
-            "panel_bytes": public.stat().st_size, "export_bytes": export.stat().st_size,
+            "panel_bytes": public.stat().st_size, "export_bytes": exported.stat().st_size,
             "changed": (panel_rows - rows) / revisions / rows, "panel_rows": panel_rows, "rows": rows}
 
 
@@ -140,9 +142,10 @@ def main() -> None:
                 times[parquet].append(build_seconds(folder, parquet))
         ratios = [a / b for a, b in zip(times[True], times[False])]
         fetched, size, requests = fetched_fraction(folder)
-        exports = sorted((folder / "with" / "current" / "api/v1/exports").rglob("*.parquet"))
+        exports_folder = folder / "with" / "current" / Path(export("parquet").file).parent
+        exports = sorted(exports_folder.rglob("*.parquet"))
         parquet_bytes = sum(p.stat().st_size for p in exports)
-        csv_bytes = sum(p.stat().st_size for p in (folder / "with" / "current" / "api/v1/exports").rglob("*.csv"))
+        csv_bytes = sum(p.stat().st_size for p in exports_folder.rglob("*.csv"))
         grown = panel_growth(folder, args.revisions)
     lines = [
         "| measure | value |", "|---|---|",

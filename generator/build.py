@@ -18,6 +18,7 @@ from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from .catalogue.checkpoints import log_identity
 from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
+from .layout import RELEASE_INFO
 from .load import Dataset, LoadedModels, load_dataset, load_models
 from .load.records import ModelData, ModelDefinition, ModelObservations, observation_counts
 from .model_builds import ModelJob, ModelWorkers, ObservationProblems, StageClock, ValidatedWriter, default_jobs
@@ -30,7 +31,7 @@ from .render.identity import render_api_root, render_current_release
 from .render.nginx_maps import render_release_maps
 from .render.openapi import build_openapi
 from .render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
-from .render.release_info import RELEASE_INFO, release_site_url
+from .render.release_info import release_site_url
 from .scoring import CurrentScores, score_model
 from .validate import SCHEMA_DIR, DocumentValidator
 

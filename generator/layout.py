@@ -41,6 +41,11 @@ def manifest(release_dir: Path) -> dict | None:
         return None
 
 
+def read_routing(release_dir: Path) -> dict:
+    """A release's routing as data (nginx_maps.py writes it): its models, prefix, variant folders."""
+    return orjson.loads((release_dir / ROUTING).read_bytes())
+
+
 def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
     """A release's custom models and the audiences it has a variant for (None: a release from before
     audiences were listed, which had one for every set)."""

@@ -11,16 +11,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from .edge import NGINX_TIMEGATE, script
 from .errors import ServeError
 from .files import write_atomic
 from .keys import ApiKey
+from .layout import read_release_info, read_routing
 from .render.key_map import render_key_map
 from .render.nginx_contract import error_body, error_location
-from .render.nginx_maps import ROUTING, render_scoped_maps
-from .render.release_info import read_release_info, release_site_url
+from .render.nginx_maps import render_scoped_maps
+from .render.release_info import release_site_url
 from .render.templates import template_environment
 from .render.timeline import Timeline, immutable
 from .resources import NGINX_CONF
@@ -95,8 +94,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                  for name in ("main.conf", "http.conf", "server.conf", "timegate.conf")}
     except ValueError as error:  # a path nginx cannot be given (nginx_quoted)
         raise ServeError(str(error)) from None
-    routings = [(release, orjson.loads((timeline.folder / release / ROUTING).read_bytes()))
-                for release in timeline.answered]
+    routings = [(release, read_routing(timeline.folder / release)) for release in timeline.answered]
     infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
     texts.update(render_scoped_maps(timeline, routings, timeline_root))
     texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),

@@ -22,9 +22,9 @@ from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
 from ..errors import CatalogueError
 from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
+from ..layout import read_release_info, read_routing
 from ..publish import GZIP_MIN_BYTES, live_release, live_within, release_order
-from ..render.nginx_maps import ROUTING
-from ..render.release_info import read_release_info, release_site_url
+from ..render.release_info import release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..routes import DEFAULT_SITE_URL, edge_table
@@ -46,7 +46,7 @@ def ascii_lower(text: str) -> str:
 def release_settings(release_dir: Path, release_id: str) -> dict:
     """What the edge core takes from the live release: its id, its API prefix, the variant folder that
     matches no filter (routing.json's) and the size over which its files have encoded twins."""
-    routing = orjson.loads((release_dir / ROUTING).read_bytes())
+    routing = read_routing(release_dir)
     return {"id": release_id, "prefix": routing["prefix"], "no_match": routing["no_match"],
             "compressed_over": GZIP_MIN_BYTES}
 

@@ -28,8 +28,8 @@ from typing import Callable, TypeGuard
 import orjson
 
 from ..edge import MANIFEST_FORMAT as FORMAT
+from ..layout import read_routing
 from ..publish import GZIP_MIN_BYTES, read_manifest, twins_of
-from ..render.nginx_maps import ROUTING
 from ..serving import BINARY
 
 OBJECTS, MANIFESTS = "objects/", "manifests/"
@@ -138,7 +138,7 @@ def release_objects(release_dir: Path, release: str, files: list[str], base: Rel
     result.bounds, bodies = shard(result.entries, base.bounds if base is not None else [])
     result.shards = [body.key for body in bodies]
     result.objects.update({body.key: body for body in bodies})
-    routing = orjson.loads((release_dir / ROUTING).read_bytes())
+    routing = read_routing(release_dir)
     result.head = orjson.dumps({
         "format": FORMAT, "release": release, "files": result.files, "compressed_over": GZIP_MIN_BYTES,
         "tables": routing_tables(routing), "bounds": result.bounds, "shards": result.shards})

@@ -164,6 +164,7 @@ function rulesOf(table) {
     table.pageRegex = new RegExp(table.pages);
     table.scopeRegex = new RegExp(`^${table.scope.under}/(${table.scope.id})(/[\\w./-]*)?$`);
     table.namedRegex = new RegExp(`^${table.scope.under}/(${table.scope.id})(?:/|$)`);
+    table.refusedRegexes = table.scope.refused.map((pattern) => new RegExp(pattern));
   }
   return table.compiled;
 }
@@ -275,7 +276,8 @@ async function scopedRoute(request, m, release, lookup, platform) {
   const rest = m[2] || "";
   // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
   // the releases' own routes are no route there
-  const target = table.scope.refused.some((pattern) => new RegExp(pattern).test(rest)) ? null
+  rulesOf(table);  // its regular expressions, compiled once
+  const target = table.refusedRegexes.some((refused) => refused.test(rest)) ? null
     : routeOfScoped(rest, table.scope);
   const result = target === null ? error(404, "not_found") : await route(Object.assign({}, request,
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);

@@ -207,7 +207,7 @@ class ExportChunks:
             self.custom.add(code)
 
     def parquet_schema(self, code: str | None = None) -> "pa.Schema":
-        return self._parquet.schema(COLUMNS, self.release, f"the model {code}" if code else "the public models")
+        return self._parquet.schema(COLUMNS, self.release, self._parquet.rows_of(code))
 
     def render_model(self, code: str) -> Iterator[tuple[document_routes.Route, "ExportFile"]]:
         """The exports of one model alone, once its rows are written."""

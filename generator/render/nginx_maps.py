@@ -7,9 +7,8 @@ from pathlib import Path
 import orjson
 
 from .. import document_routes
-from ..layout import ROUTING
+from ..layout import RELEASE_INFO, ROUTING
 from ..load.records import Dataset
-from .release_info import RELEASE_INFO
 from .templates import template_environment
 from .timeline import Timeline, gate_table, http_date
 

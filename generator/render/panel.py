@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from .. import document_routes
 from ..catalogue import LivePeriod, read_history
 from ..files import write_atomic
-from ..layout import RELEASES, ROUTING
+from ..layout import RELEASES, read_routing
 from . import parquet
 from .exports import COLUMNS, HEADER
 
@@ -70,7 +70,7 @@ def _export(site: Path, release: str, model: str) -> pa.Table | None:
     if not lines.is_file():
         return None
     rows = [tuple(row.get(column) for column in HEADER) for row in map(json.loads, lines.read_text().splitlines())]
-    return parquet.table(rows, parquet.schema(COLUMNS, release, f"the model {model}"))
+    return parquet.table(rows, parquet.schema(COLUMNS, release, parquet.rows_of(model)))
 
 
 def _same_export(site: Path, before: str | None, after: str, model: str) -> bool:
@@ -94,7 +94,7 @@ def _open_rows(path: Path) -> bool:
 
 def _models(site: Path, release: str) -> dict[str, bool]:
     """The models a release answers, each with whether it is custom (its routing)."""
-    return dict(json.loads((site / RELEASES / release / ROUTING).read_bytes())["models"])
+    return dict(read_routing(site / RELEASES / release)["models"])
 
 
 def _fingerprint(table: pa.Table) -> pa.Array:
@@ -160,20 +160,21 @@ def _step_from(held: pa.Table, before: pa.Table, rows: pa.Table, at: int, file_s
     held = held.set_column(until, file_schema.field("known_until"),
                            pc.if_else(closing, pa.scalar(at, INSTANT), held.column(until)))
     added = new.filter(pc.invert(pc.is_in(new_prints, value_set=old_prints)))
-    columns = [added.column(name).cast(file_schema.field(name).type) for name in HEADER]
-    columns += [pa.array([at] * added.num_rows, INSTANT), pa.nulls(added.num_rows, INSTANT)]
-    return _sorted(pa.concat_tables([held.cast(file_schema), pa.Table.from_arrays(columns, schema=file_schema)]))
+    return _sorted(pa.concat_tables([held.cast(file_schema), _opened(added, at, file_schema)]))
+
+
+def _opened(rows: pa.Table, at: int, file_schema: pa.Schema) -> pa.Table:
+    """Export rows as panel rows published from `at` on, still published."""
+    columns = [rows.column(name).cast(file_schema.field(name).type) for name in HEADER]
+    known = [pa.array([at] * rows.num_rows, INSTANT), pa.nulls(rows.num_rows, INSTANT)]
+    return pa.Table.from_arrays([*columns, *known], schema=file_schema)
 
 
 def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa.Schema) -> pa.Table:
     """One model's panel after a switch at `at` to a release answering `rows` (None: not the model): the
     open rows it does not answer closed at `at`, the rows it adds opened at `at`."""
     if held is None or held.num_rows == 0:  # nothing to close: the release's rows, in the export's order
-        if rows is None:
-            return file_schema.empty_table()
-        columns = [rows.column(name).cast(file_schema.field(name).type) for name in HEADER]
-        known = [pa.array([at] * rows.num_rows, INSTANT), pa.nulls(rows.num_rows, INSTANT)]
-        return _sorted(pa.Table.from_arrays([*columns, *known], schema=file_schema))
+        return file_schema.empty_table() if rows is None else _sorted(_opened(rows, at, file_schema))
     is_open = pc.is_null(held.column("known_until"))
     closed, still = held.filter(pc.invert(is_open)), held.filter(is_open)
     answered = _fingerprint(rows) if rows is not None else pa.array([], pa.string())
@@ -185,10 +186,8 @@ def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa
     staying = still.filter(stays)
     parts = [closed, staying, ending]
     if rows is not None and rows.num_rows:
-        added = rows.filter(pc.invert(pc.is_in(answered, value_set=held_prints.filter(stays))))
-        columns = [added.column(name).cast(file_schema.field(name).type) for name in HEADER]
-        columns += [pa.array([at] * added.num_rows, INSTANT), pa.nulls(added.num_rows, INSTANT)]
-        parts.append(pa.Table.from_arrays(columns, schema=file_schema))
+        parts.append(_opened(rows.filter(pc.invert(pc.is_in(answered, value_set=held_prints.filter(stays)))), at,
+                             file_schema))
     return _sorted(pa.concat_tables([part.cast(file_schema) for part in parts]))
 
 
@@ -244,8 +243,8 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
         public = [m for m, custom in sorted(models.items()) if not custom]
         if rewritten & set(public) or not state.get("joined") or not (folder / f"{PUBLIC}.parquet").is_file():
             joined = folder / f"{PUBLIC}.parquet.tmp"
-            parquet.join(joined, [folder / MODELS / f"{m}.parquet" for m in public
-                                  if (folder / MODELS / f"{m}.parquet").is_file()], schema("the public models"))
+            parquet.join(joined, [path for path in (_model_file(site, m) for m in public) if path.is_file()],
+                         schema(parquet.rows_of(None)))
             joined.replace(folder / f"{PUBLIC}.parquet")
         remember(held, joined=True)
         return True
@@ -258,19 +257,23 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
     models.update(answered)
     rewritten = set()
     for model in models:
-        path = site / PANEL / MODELS / f"{model}.parquet"
+        path = _model_file(site, model)
         if model in answered and path.is_file() and _same_export(site, last, period.release, model):
             continue
         if model not in answered and not _open_rows(path):  # gone, and nothing of it left to close
             continue
         held = pq.read_table(path) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
-        file_schema = schema(f"the model {model}")
+        file_schema = schema(parquet.rows_of(model))
         before = _export(site, last, model) if last and held is not None and rows is not None else None
         stepped = _step_from(held, before, rows, period.start, file_schema) if before is not None else None
         _write(path, stepped if stepped is not None else _step(held, rows, period.start, file_schema))
         rewritten.add(model)
     return rewritten
+
+
+def _model_file(site: Path, model: str) -> Path:
+    return site / PANEL / MODELS / f"{model}.parquet"
 
 
 def panel_files(site: Path) -> tuple[Path | None, dict[str, Path]]:

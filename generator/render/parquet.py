@@ -53,6 +53,11 @@ def schema(columns: Sequence[tuple[str, str]], release: str, rows_of: str) -> pa
                                        "sorted_by": ",".join(SORTED_BY)})
 
 
+def rows_of(model: str | None) -> str:
+    """Whose rows a file holds, as its metadata says: one model's, or the public models' (None)."""
+    return f"the model {model}" if model else "the public models"
+
+
 def _text(value: Any) -> str | None:
     """A raw value as the CSV export writes it: text as it is, a number as Python writes it."""
     return value if value is None or isinstance(value, str) else repr(value)
@@ -130,7 +135,7 @@ def join(target: Path, parts: Sequence[Path], file_schema: pa.Schema) -> None:
             if any(8 in c.fields or 9 in c.fields or c.get(3).get(14) is not None for c in chunks):
                 raise ValueError(f"{part}: bloom filters and encryption are not joined")
             indexes = [c.get(n) for c in chunks for n in (4, 6) if c.get(n) is not None]
-            end = min(indexes, default=len(data) - 8 - int.from_bytes(data[-8:-4], "little"))
+            end = min(indexes, default=_footer_start(data))
             shift = out.tell() - len(MAGIC)
             out.write(data[len(MAGIC):end])
             for group in meta.get(4).items:
@@ -178,8 +183,12 @@ def _footer(data: bytes | memoryview) -> thrift_compact.Struct:
     """A Parquet file's FileMetaData (its fields by number: 2 the columns, 3 the rows, 4 the row groups)."""
     if bytes(data[:4]) != MAGIC or bytes(data[-4:]) != MAGIC:
         raise ValueError("not a Parquet file")
-    size = int.from_bytes(data[-8:-4], "little")
-    return thrift_compact.decode(data[len(data) - 8 - size:len(data) - 8])
+    return thrift_compact.decode(data[_footer_start(data):len(data) - 8])
+
+
+def _footer_start(data: bytes | memoryview) -> int:
+    """Where a Parquet file's footer starts: its length is in the 4 bytes before the closing magic."""
+    return len(data) - 8 - int.from_bytes(data[-8:-4], "little")
 
 
 def _move(fields: thrift_compact.Struct, number: int, shift: int) -> None:

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import orjson
 
-from ..layout import NGINX_DIR, RELEASE_INFO, read_release_info
+from ..layout import RELEASE_INFO, read_release_info
 from ..publish import RELEASES, live_release
-
-__all__ = ["NGINX_DIR", "RELEASE_INFO", "read_release_info", "release_site_url", "release_variants"]
 
 
 def release_site_url(release_dir: Path) -> str | None:

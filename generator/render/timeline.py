@@ -22,12 +22,13 @@ from .. import document_routes, routes, serving
 from ..catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
 from ..catalogue.checkpoints import Latest
 from ..catalogue.store import read_log
+from ..layout import read_release_info
 from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..validate import DocumentValidator
 from .feeds import FEEDS, feeds
 from .log_files import log_documents
 from .panel import panel_files, update_panel
-from .release_info import read_release_info, release_site_url
+from .release_info import release_site_url
 
 LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
 TIMEMAP = "timemap.link"

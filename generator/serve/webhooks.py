@@ -41,8 +41,9 @@ from ..encodings import identity
 from ..errors import RiskApiError
 from ..files import write_atomic
 from ..keys import keys_lock, read_keys, served_audiences
+from ..layout import read_release_info
 from ..publish import RELEASES, current_release
-from ..render.release_info import read_release_info, release_site_url
+from ..render.release_info import release_site_url
 from ..serving import MEDIA_TYPES
 
 SUBSCRIBERS, DELIVERIES = "subscribers.csv", "deliveries.log"
