@@ -19,7 +19,8 @@ from . import document_routes
 from .errors import Problem
 from .load import LoadedModels
 from .load.records import Country, ModelData, ModelDefinition, ModelObservations, observation_count
-from .publish.writer import ReleaseFiles, ReleaseWriter
+from .publish.release_files import ReleaseFiles
+from .publish.writer import ReleaseWriter
 from .render import render_country_model_scores, render_model_lists
 from .render.changes import Sections, current_sections
 from .render.exports import ExportChunks, ExportFile

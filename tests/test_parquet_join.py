@@ -4,8 +4,10 @@ DuckDB as the rows of the parts in order, with the joined file's metadata, stati
 from __future__ import annotations
 
 import datetime
+import hashlib
 
 import duckdb
+import orjson
 import polars
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,18 +47,29 @@ def rows(model: str, countries: list[str]) -> list[tuple]:
     return made
 
 
+def lines(made: list[tuple]) -> bytes:
+    """Rows as the JSON Lines export writes them (what a row group's digest is of): no null fields."""
+    return b"".join(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n" for row in made)
+
+
+def write(path, model: str, groups: list[list[str]], release: str = "R1", earlier=None, changed=()):
+    """A model's file as a build writes it, a group per list of countries (as ROW_GROUP_ROWS would close
+    them); the countries in `changed` with other scores."""
+    typed = parquet.ParquetRows(path, parquet.schema(COLUMNS, release, f"the model {model}"), earlier)
+    for countries in groups:
+        made = [row if row[1] not in changed else (*row[:6], row[6] + 0.5, *row[7:]) for row in rows(model, countries)]
+        typed.add(made, lines(made))
+        typed._flush()
+    typed.close()
+    return path
+
+
 @pytest.fixture
 def parts(tmp_path):
     """Three models' files as a build writes them: two row groups in the first."""
     made = []
     for model, groups in (("aml", [["AUT", "CIV"], ["NGA"]]), ("esg", [["AUT", "NGA"]]), ("sdg", [["CIV"]])):
-        path = tmp_path / f"{model}.parquet"
-        typed = parquet.ParquetRows(path, parquet.schema(COLUMNS, "R1", f"the model {model}"))
-        for countries in groups:
-            typed.add(rows(model, countries))
-            typed._flush()  # a group per list, as ROW_GROUP_ROWS would close them
-        typed.close()
-        made.append(path)
+        made.append(write(tmp_path / f"{model}.parquet", model, groups))
     return made
 
 
@@ -121,3 +134,54 @@ def test_no_parts_join_into_a_file_of_no_rows_and_other_columns_are_refused(part
         out.write_table(parquet.table(rows("aml", ["AUT"]), file_schema))
     with pytest.raises(ValueError, match="filtered.parquet: bloom filters and encryption are not joined"):
         parquet.join(tmp_path / "joined.parquet", [filtered], file_schema)
+
+
+def chunk_bytes(path, group: int) -> list[bytes]:
+    """The bytes of a row group's column chunks, each from its first page for its compressed size."""
+    meta, data = pq.ParquetFile(path).metadata.row_group(group), path.read_bytes()
+    spans = [(c.dictionary_page_offset or c.data_page_offset, c.total_compressed_size)
+             for c in (meta.column(i) for i in range(meta.num_columns))]
+    return [data[start:start + size] for start, size in spans]
+
+
+def test_a_row_group_whose_rows_did_not_change_is_copied_from_the_earlier_file_not_encoded_again(tmp_path, monkeypatch):
+    # the earlier file is snappy-compressed: a group copied from it keeps snappy, one encoded again is zstd
+    monkeypatch.setattr(parquet, "COMPRESSION", "snappy")
+    earlier = write(tmp_path / "R1.parquet", "aml", [["AUT", "CIV"], ["NGA"], ["ZAF"]])
+    monkeypatch.setattr(parquet, "COMPRESSION", "zstd")
+    later = write(tmp_path / "R2.parquet", "aml", [["AUT", "CIV"], ["NGA"], ["ZAF"]], "R2", earlier, {"NGA"})
+    fresh = write(tmp_path / "fresh.parquet", "aml", [["AUT", "CIV"], ["NGA"], ["ZAF"]], "R2", None, {"NGA"})
+    meta = pq.ParquetFile(later).metadata
+    assert [meta.row_group(g).column(0).compression for g in range(3)] == ["SNAPPY", "ZSTD", "SNAPPY"]
+    assert chunk_bytes(later, 0) == chunk_bytes(earlier, 0) and chunk_bytes(later, 2) == chunk_bytes(earlier, 2)
+    assert chunk_bytes(later, 1) == chunk_bytes(fresh, 1) != chunk_bytes(earlier, 1)
+    # the same rows, metadata, statistics and page indexes as the file written from scratch
+    assert pq.read_table(later).equals(pq.read_table(fresh))
+    assert pq.read_metadata(later).metadata == pq.read_metadata(fresh).metadata  # Arrow's schema included
+    digests = pq.read_metadata(later).metadata[parquet.GROUP_DIGESTS.encode()].decode().split(",")
+    changed = [(*row[:6], row[6] + 0.5, *row[7:]) for row in rows("aml", ["NGA"])]
+    assert digests == [hashlib.sha256(lines(made)).hexdigest()
+                       for made in (rows("aml", ["AUT", "CIV"]), changed, rows("aml", ["ZAF"]))]
+    for group in range(3):
+        column = meta.row_group(group).column(6)  # score
+        assert column.statistics.has_min_max and column.has_offset_index and column.has_column_index
+    only = pq.read_table(later, filters=[("country_code", "=", "NGA")], columns=["score"])
+    assert only.column("score").to_pylist() == [51.5, 51.5]  # NGA, the 1st of its group: 50 + 1, changed by 0.5
+    assert duckdb.sql(f"select count(*) from '{later}' where country_code = 'ZAF'").fetchall() == [(2,)]
+    assert not later.with_name(later.name + ".new").exists()  # the new groups' own file: joined and gone
+
+
+def test_nothing_is_copied_from_an_earlier_file_of_other_columns_or_without_digests(tmp_path, monkeypatch):
+    monkeypatch.setattr(parquet, "COMPRESSION", "snappy")
+    plain = tmp_path / "plain.parquet"  # an export written before there were digests
+    file_schema = parquet.schema(COLUMNS, "R1", "the model aml")
+    pq.write_table(parquet.table(rows("aml", ["AUT"]), file_schema), plain, compression="snappy")
+    other = write(tmp_path / "other.parquet", "aml", [["AUT"]])
+    other_schema = pa.schema([f.with_type(pa.float32()) if f.name == "weight" else f for f in file_schema])
+    pq.write_table(pq.read_table(other).cast(other_schema).replace_schema_metadata(
+        pq.read_schema(other).metadata), tmp_path / "typed-otherwise.parquet", compression="snappy")
+    monkeypatch.setattr(parquet, "COMPRESSION", "zstd")
+    for earlier in (plain, tmp_path / "typed-otherwise.parquet", tmp_path / "missing.parquet"):
+        later = write(tmp_path / "later.parquet", "aml", [["AUT"]], "R2", earlier)
+        assert pq.ParquetFile(later).metadata.row_group(0).column(0).compression == "ZSTD", earlier
+        assert pq.read_table(later).equals(pq.read_table(other))

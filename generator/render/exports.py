@@ -11,7 +11,7 @@ import io
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import orjson
 
@@ -176,6 +176,9 @@ class ExportChunks:
 
     folder: Path
     release: str = ""
+    # an earlier release's copy of a file by its path in a release, where its bytes are as published (None:
+    # none): the Parquet exports carry over the row groups whose rows did not change
+    earlier: Callable[[str], Path | None] = lambda _: None
     csv: dict[str, Path] = field(default_factory=dict)
     jsonl: dict[str, Path] = field(default_factory=dict)
     parquet: dict[str, Path] = field(default_factory=dict)
@@ -193,7 +196,8 @@ class ExportChunks:
         for the exports)."""
         self.register(code, custom)
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
-        typed = self._parquet.ParquetRows(self.parquet[code], self.parquet_schema(code))
+        typed = self._parquet.ParquetRows(self.parquet[code], self.parquet_schema(code),
+                                          self.earlier(document_routes.export("parquet", code).file))
         with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as csv_file, \
                 GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
             yield ModelRows(csv_file, jsonl_file, typed)
@@ -257,7 +261,7 @@ class ModelRows:
     def write(self, rows: tuple[bytes, bytes, list[tuple]]) -> None:
         self._csv_file.write(rows[0])
         self._jsonl_file.write(rows[1])
-        self._typed.add(rows[2])
+        self._typed.add(rows[2], rows[1])
 
 
 @dataclass(frozen=True)

@@ -65,17 +65,43 @@ class Reader:
     def struct(self) -> Struct:
         fields: dict[int, tuple[int, Any]] = {}
         data, last, value = self.data, 0, self.value
+        at = self.at
         while True:
-            header = data[self.at]
-            self.at += 1
+            header = data[at]
+            at += 1
             if header == 0:
+                self.at = at
                 return Struct(fields)
             kind, delta = header & 0x0F, header >> 4
-            last = last + delta if delta else self._zigzag()
-            if kind == TRUE or kind == FALSE:
-                fields[last] = (TRUE, kind == TRUE)
+            if delta:
+                last += delta
             else:
-                fields[last] = (kind, value(kind))
+                self.at = at
+                last = self._zigzag()
+                at = self.at
+            if kind == I32 or kind == I64 or kind == I16:  # most fields: integers and binaries, read here
+                n = shift = 0
+                while True:
+                    byte = data[at]
+                    at += 1
+                    n |= (byte & 0x7F) << shift
+                    if byte < 0x80:
+                        break
+                    shift += 7
+                fields[last] = (kind, (n >> 1) ^ -(n & 1))
+                continue
+            if kind == BINARY:
+                size = data[at]
+                if size < 0x80:
+                    at += 1 + size
+                    fields[last] = (kind, data[at - size:at])
+                    continue
+            elif kind == TRUE or kind == FALSE:
+                fields[last] = (TRUE, kind == TRUE)
+                continue
+            self.at = at
+            fields[last] = (kind, value(kind))
+            at = self.at
 
     def value(self, kind: int) -> Any:
         if kind == I32 or kind == I64 or kind == I16:
@@ -92,6 +118,12 @@ class Reader:
             self.at += 1
             size = header >> 4 if header >> 4 != 15 else self._varint()
             element = header & 0x0F
+            if element == STRUCT:
+                return Sequence(element, [self.struct() for _ in range(size)])
+            if element == I32 and all(b < 0x80 for b in self.data[self.at:self.at + size]):  # small integers
+                values = [(b >> 1) ^ -(b & 1) for b in self.data[self.at:self.at + size]]
+                self.at += size
+                return Sequence(element, values)
             return Sequence(element, [self.value(element) for _ in range(size)])
         if kind in (BYTE, TRUE, FALSE):  # a byte, or a bool inside a list (as its byte)
             self.at += 1
