@@ -1,11 +1,15 @@
-"""Child processes that never outlive the riskapi process that started them (Linux prctl)."""
+"""Child processes that never outlive the riskapi process that started them (Linux prctl); what a riskapi
+process does not import."""
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.abc
 import os
 import signal
+import sys
 from pathlib import Path
+from typing import Any
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 
@@ -44,3 +48,23 @@ def children(pid: int) -> set[int]:
             if state is not None and state[1] == pid and state[0] != "Z":
                 found.add(int(entry.name))
     return found
+
+
+def without_pandas() -> None:
+    """For the rest of a riskapi process (a command, a build's worker), which has no use for pandas: an
+    import of pandas fails, as where it is not installed. pyarrow's first conversion of Python values
+    imports pandas, where it is installed, to recognise its objects (apache/arrow#34994; Arrow tries again
+    at each conversion until the import succeeds): 0.2–0.3 s in each process that writes Parquet or brings
+    the panel up to date — most of what a rebuild's Parquet exports cost. Nothing where pandas is imported
+    already (a caller's own process that uses it)."""
+    if "pandas" not in sys.modules and not any(isinstance(finder, _NoPandas) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    """An import of pandas fails, as where it is not installed."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name.partition(".")[0] == "pandas":
+            raise ImportError("pandas is not imported by riskapi's processes")
+        return None

@@ -31,6 +31,14 @@ def test_a_struct_is_written_and_read_as_the_compact_protocol_says():
                                                                0x00, 0x03, 0x00])
     assert thrift_compact.encode(written) == encoded
     assert thrift_compact.decode(encoded) == written
+    # fields a shape names kept as their value's bytes (after each field's header), skipped to their end;
+    # a bool has none, and is read; written back byte for byte
+    raw = thrift_compact.RAW
+    kept = thrift_compact.decode(encoded, {2: raw, 20: raw, 21: raw, 22: raw})
+    assert kept.fields == {1: (thrift_compact.I32, 3), 2: (thrift_compact.BINARY, thrift_compact.Raw(b"\x02ab")),
+                           20: (thrift_compact.I64, thrift_compact.Raw(b"\x01")), 21: (thrift_compact.TRUE, True),
+                           22: (thrift_compact.LIST, thrift_compact.Raw(bytes([0x35, 0xD8, 0x04, 0x00, 0x03])))}
+    assert thrift_compact.encode(kept) == encoded
 
 
 def rows(model: str, countries: list[str]) -> list[tuple]:
@@ -79,6 +87,12 @@ def test_a_footer_and_a_page_index_are_read_and_written_back_byte_for_byte(parts
     footer = data[-8 - size:-8]
     meta = thrift_compact.decode(footer)
     assert thrift_compact.encode(meta) == footer
+    # read as a join reads it: the columns, statistics and the like kept as their bytes, written back the same
+    shaped = thrift_compact.decode(footer, parquet.FOOTER_SHAPE)
+    assert thrift_compact.encode(shaped) == footer
+    assert isinstance(shaped.get(2), thrift_compact.Raw) and shaped.get(3) == meta.get(3)
+    statistics = shaped.get(4).items[0].get(1).items[6].get(3).get(12)  # the first group's score statistics
+    assert statistics == thrift_compact.Raw(thrift_compact.encode(meta.get(4).items[0].get(1).items[6].get(3).get(12)))
     assert meta.get(3) == 6 and len(meta.get(4).items) == 2  # FileMetaData: rows, row groups
     chunk = meta.get(4).items[1].get(1).items[0]  # the second group's first column chunk
     at, length = chunk.get(4), chunk.get(5)  # its offset index

@@ -4,10 +4,18 @@ explain), keys.py, serving.py (serve, status, nginx-config), deploying.py, webho
 transparency.py (log)."""
 from __future__ import annotations
 
+from ..processes import without_pandas
 from . import deploying, keys, releases, serving, transparency, webhooks
 from .common import accept_verbosity_after, command_table, describe_os_error, main, out_of_memory
 
-__all__ = ["main", "command_table", "describe_os_error", "out_of_memory"]
+__all__ = ["main", "run", "command_table", "describe_os_error", "out_of_memory"]
 # each adds its commands to main as it is imported
 COMMANDS = (releases, keys, serving, deploying, webhooks, transparency)
 accept_verbosity_after(main)  # after every command is defined
+
+
+def run() -> None:
+    """The `riskapi` process: a process of its own, which never uses pandas (pyarrow would import it,
+    where installed, at its first conversion: 0.2 s a command that writes Parquet or the panel)."""
+    without_pandas()
+    main()

@@ -1,4 +1,4 @@
 """python -m generator.cli: the riskapi command."""
-from . import main
+from . import run
 
-main()
+run()

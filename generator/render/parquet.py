@@ -31,6 +31,7 @@ from . import thrift_compact
 pa.set_cpu_count(1)
 pa.set_io_thread_count(1)
 
+
 ROW_GROUP_ROWS = 16_384  # a group is closed at the first country boundary past this many rows
 COMPRESSION = "zstd"  # read by every current Parquet reader; smaller than snappy at about its speed
 
@@ -213,7 +214,8 @@ def join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file_
                     if chunk.get(6) is not None:  # a column index has no offset: copied
                         column_indexes.append((chunk, data[chunk.get(6):chunk.get(6) + chunk.get(7)]))
                     if chunk.get(4) is not None:
-                        index = thrift_compact.decode(data[chunk.get(4):chunk.get(4) + chunk.get(5)])
+                        index = thrift_compact.decode(data[chunk.get(4):chunk.get(4) + chunk.get(5)],
+                                                      OFFSET_INDEX_SHAPE)
                         for page in index.get(1).items:
                             _move(page, 1, shift)
                         offset_indexes.append((chunk, index))
@@ -260,13 +262,22 @@ def _move_chunk(chunk: thrift_compact.Struct, shift: int) -> None:
 
 
 MAGIC = b"PAR1"
+# What a join reads of a footer; the rest is kept as its bytes (a fifth of the time to read and write back):
+# the columns (FileMetaData 2, compared whole), key-value metadata (5) and column orders (7); of each row
+# group (4) its sorting columns (4), and of each column chunk's (1) metadata (3) its encodings (2), path
+# (3), key-value metadata (8), statistics (12), encoding and size statistics (13, 16) and geospatial (17)
+_RAW = thrift_compact.RAW
+FOOTER_SHAPE: thrift_compact.Shape = {
+    2: _RAW, 5: _RAW, 7: _RAW,
+    4: {4: _RAW, 1: {3: {2: _RAW, 3: _RAW, 8: _RAW, 12: _RAW, 13: _RAW, 16: _RAW, 17: _RAW}}}}
+OFFSET_INDEX_SHAPE: thrift_compact.Shape = {2: _RAW}  # the page locations (1) read; byte counts kept
 
 
 def _footer(data: bytes | memoryview) -> thrift_compact.Struct:
     """A Parquet file's FileMetaData (its fields by number: 2 the columns, 3 the rows, 4 the row groups)."""
     if bytes(data[:4]) != MAGIC or bytes(data[-4:]) != MAGIC:
         raise ValueError("not a Parquet file")
-    return thrift_compact.decode(data[_footer_start(data):len(data) - 8])
+    return thrift_compact.decode(data[_footer_start(data):len(data) - 8], FOOTER_SHAPE)
 
 
 def _footer_start(data: bytes | memoryview) -> int:

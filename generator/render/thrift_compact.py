@@ -22,6 +22,18 @@ class Struct:
         self.fields[number] = (self.fields[number][0], value)
 
 
+@dataclass(frozen=True)
+class Raw:
+    """A value kept as its encoded bytes, where a shape says so: written back as it was, never looked into."""
+    data: bytes
+
+
+RAW = "raw"
+# Which fields of a struct to keep as their bytes: field id → RAW, or the shape of a struct field (of a list
+# field: of its struct elements). A field the shape does not name is read whole.
+Shape = dict[int, Any]
+
+
 @dataclass
 class Sequence:
     """A list or set: its elements' type and the elements (a bool element as its byte, as read)."""
@@ -62,7 +74,7 @@ class Reader:
         n = self._varint()
         return (n >> 1) ^ -(n & 1)
 
-    def struct(self) -> Struct:
+    def struct(self, shape: Shape | None = None) -> Struct:
         fields: dict[int, tuple[int, Any]] = {}
         data, last, value = self.data, 0, self.value
         at = self.at
@@ -79,6 +91,15 @@ class Reader:
                 self.at = at
                 last = self._zigzag()
                 at = self.at
+            if shape is not None and last in shape and kind != TRUE and kind != FALSE:
+                self.at = at
+                if shape[last] == RAW:
+                    self._skip(kind)
+                    fields[last] = (kind, Raw(data[at:self.at]))
+                else:
+                    fields[last] = (kind, value(kind, shape[last]))
+                at = self.at
+                continue
             if kind == I32 or kind == I64 or kind == I16:  # most fields: integers and binaries, read here
                 n = shift = 0
                 while True:
@@ -103,12 +124,12 @@ class Reader:
             fields[last] = (kind, value(kind))
             at = self.at
 
-    def value(self, kind: int) -> Any:
+    def value(self, kind: int, shape: Shape | None = None) -> Any:
         if kind == I32 or kind == I64 or kind == I16:
             n = self._varint()
             return (n >> 1) ^ -(n & 1)
         if kind == STRUCT:
-            return self.struct()
+            return self.struct(shape)
         if kind == BINARY:
             size = self._varint()
             self.at += size
@@ -119,7 +140,7 @@ class Reader:
             size = header >> 4 if header >> 4 != 15 else self._varint()
             element = header & 0x0F
             if element == STRUCT:
-                return Sequence(element, [self.struct() for _ in range(size)])
+                return Sequence(element, [self.struct(shape) for _ in range(size)])
             if element == I32 and all(b < 0x80 for b in self.data[self.at:self.at + size]):  # small integers
                 values = [(b >> 1) ^ -(b & 1) for b in self.data[self.at:self.at + size]]
                 self.at += size
@@ -140,6 +161,49 @@ class Reader:
             key, value = types >> 4, types & 0x0F
             return Map(key, value, [(self.value(key), self.value(value)) for _ in range(size)])
         raise ValueError(f"not a Thrift compact type: {kind} at byte {self.at}")
+
+
+    def _skip(self, kind: int) -> None:
+        """Past a value of `kind` (a bool inside a list is its byte; in a struct it has none, and is not
+        skipped here), looking at no more of it than its end needs."""
+        data = self.data
+        if kind == I32 or kind == I64 or kind == I16:
+            while data[self.at] >= 0x80:
+                self.at += 1
+            self.at += 1
+        elif kind == BINARY:
+            size = self._varint()
+            self.at += size
+        elif kind == STRUCT:
+            while True:
+                header = data[self.at]
+                self.at += 1
+                if header == 0:
+                    return
+                if not header >> 4:
+                    self._varint()  # the field's id
+                if header & 0x0F not in (TRUE, FALSE):
+                    self._skip(header & 0x0F)
+        elif kind in (LIST, SET):
+            header = data[self.at]
+            self.at += 1
+            size = header >> 4 if header >> 4 != 15 else self._varint()
+            for _ in range(size):
+                self._skip(header & 0x0F)
+        elif kind in (BYTE, TRUE, FALSE):
+            self.at += 1
+        elif kind == DOUBLE:
+            self.at += 8
+        elif kind == MAP:
+            size = self._varint()
+            if size:
+                types = data[self.at]
+                self.at += 1
+                for _ in range(size):
+                    self._skip(types >> 4)
+                    self._skip(types & 0x0F)
+        else:
+            raise ValueError(f"not a Thrift compact type: {kind} at byte {self.at}")
 
 
 def _varint(out: bytearray, n: int) -> None:
@@ -172,7 +236,9 @@ def write_struct(out: bytearray, written: Struct) -> None:
 
 
 def write_value(out: bytearray, kind: int, value: Any) -> None:
-    if kind in _INTEGERS:
+    if value.__class__ is Raw:
+        out += value.data
+    elif kind in _INTEGERS:
         _zigzag(out, value)
     elif kind == BINARY:
         _varint(out, len(value))
@@ -207,7 +273,8 @@ def encode(written: Struct) -> bytes:
     return bytes(out)
 
 
-def decode(data: bytes | memoryview) -> Struct:
-    return Reader(data).struct()
+def decode(data: bytes | memoryview, shape: Shape | None = None) -> Struct:
+    """A struct, the fields `shape` names kept as their bytes."""
+    return Reader(data).struct(shape)
 
 
