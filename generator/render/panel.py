@@ -13,14 +13,16 @@ model, comparing whole rows (a model whose export did not change is not read). P
 agree with the catalogue (a repair that changed instants) make the panel again from the releases on disk."""
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import filecmp
 import functools
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -216,7 +218,7 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
     periods = [Period(p.release, p.start) for p in (read_history(site).periods if live is None else live)]
     folder = site / PANEL
     folder.mkdir(exist_ok=True)
-    with open(folder / ".lock", "a+") as lock:
+    with open(folder / ".lock", "a+") as lock, _arrow_threads(READ_THREADS):
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer (a build's prune, a promote, a server's render)
         state_file = folder / STATE
         state = json.loads(state_file.read_text()) if state_file.is_file() else {}
@@ -251,6 +253,22 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
         return True
 
 
+# The files are read a column per thread: the update runs after a build (a promote, a server's
+# configuration), when the cores are free; a build's own processes use one each (parquet.py)
+READ_THREADS = min(2, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def _arrow_threads(count: int) -> Iterator[None]:
+    """Arrow's thread pool at `count` threads for a while, then as it was."""
+    before = pa.cpu_count()
+    pa.set_cpu_count(count)
+    try:
+        yield
+    finally:
+        pa.set_cpu_count(before)
+
+
 def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]) -> set[str]:
     """One new live period, model by model: a model whose export is the release before's is left as it
     is (every row stays open); `models` learns the period's. The models whose panel was rewritten."""
@@ -263,7 +281,7 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
             continue
         if model not in answered and not _open_rows(path):  # gone, and nothing of it left to close
             continue
-        held = pq.read_table(path) if path.is_file() else None
+        held = pq.read_table(path, memory_map=True, pre_buffer=False) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
         file_schema = schema(parquet.rows_of(model))
         before = _export(site, last, model) if last and held is not None and rows is not None else None
