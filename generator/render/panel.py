@@ -20,6 +20,7 @@ import functools
 import json
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -253,8 +254,8 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
         return True
 
 
-# The files are read a column per thread: the update runs after a build (a promote, a server's
-# configuration), when the cores are free; a build's own processes use one each (parquet.py)
+# The files are read a column per thread, and models stepped a thread each: the update runs after a
+# build (a promote, a server's configuration), when the cores are free; a build's processes use one each
 READ_THREADS = min(2, os.cpu_count() or 1)
 
 
@@ -274,21 +275,26 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
     is (every row stays open); `models` learns the period's. The models whose panel was rewritten."""
     answered = _models(site, period.release)
     models.update(answered)
-    rewritten = set()
-    for model in models:
+
+    def due(model: str) -> bool:
         path = _model_file(site, model)
-        if model in answered and path.is_file() and _same_export(site, last, period.release, model):
-            continue
-        if model not in answered and not _open_rows(path):  # gone, and nothing of it left to close
-            continue
+        if model in answered:
+            return not (path.is_file() and _same_export(site, last, period.release, model))
+        return _open_rows(path)  # gone: only while something of it is left to close
+
+    def step(model: str) -> None:
+        path = _model_file(site, model)
         held = pq.read_table(path, memory_map=True, pre_buffer=False) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
         file_schema = schema(parquet.rows_of(model))
         before = _export(site, last, model) if last and held is not None and rows is not None else None
         stepped = _step_from(held, before, rows, period.start, file_schema) if before is not None else None
         _write(path, stepped if stepped is not None else _step(held, rows, period.start, file_schema))
-        rewritten.add(model)
-    return rewritten
+    rewritten = [model for model in models if due(model)]
+    # models a thread each: Arrow lets go of the GIL while it reads, compares, sorts and writes
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        list(pool.map(step, rewritten))
+    return set(rewritten)
 
 
 def _model_file(site: Path, model: str) -> Path:
