@@ -108,6 +108,23 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     sync_folder(path.parent)
 
 
+def link_or_copy(source: Path, target: Path) -> None:
+    """`target` the same bytes as `source`: a hard link where both are on one file system (the source
+    replaced later by a rename keeps the linked bytes), else a copy made a block at a time."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o644)
+
+
+def file_identity(path: Path) -> bytes:
+    """What tells a file apart from the one before it at `path` without reading it, for files replaced
+    whole by a rename (a new inode, size and time): device, inode, size and modification time."""
+    status = os.stat(path)
+    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}".encode()
+
+
 def link_atomic(link: Path, target: Path | str) -> None:
     """Point a symlink at `target` in one step: a new link renamed over the old one (synced)."""
     temporary = link.with_name(f".{link.name}.tmp-{os.getpid()}")

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from generator import routes
 from generator.build import build
 from generator.catalogue import read_history
 from generator.publish import RELEASES, releases, rollback
@@ -107,6 +108,11 @@ def test_the_panel_answers_as_of_any_instant_what_the_api_answers_and_is_served_
         assert answer.status == 200 and answer.header("content-type") == "application/vnd.apache.parquet"
         public, models = panel_files(server.site)
         assert answer.body == public.read_bytes()
+        # served from the configuration's timeline folder, where it is the panel's file linked (one file
+        # system here), not a copy held in memory
+        timeline = sorted((server.runtime.prefix / "timeline").iterdir(), key=lambda p: p.stat().st_mtime)[-1]
+        served = timeline / routes.rule_named("history").file
+        assert served.stat().st_ino == public.stat().st_ino and served.stat().st_mode & 0o777 == 0o644
         custom = server.get("/api/v1/exports/acme_aml/history.parquet", user="bob")
         assert custom.status == 404 and json.loads(custom.body) == {"detail": "Not found."}
         assert server.get("/api/v1/exports/acme_aml/history.parquet", user="alice").body == \

@@ -106,9 +106,11 @@ def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], boo
 
 
 def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
-    """The list of releases (per audience of the current release) and the TimeMap an edge answers, by
-    path, and their mtime: when what they say last changed."""
-    return timeline_documents(edge), last_change(edge)
+    """The list of releases (per audience of the current release) and the TimeMap an edge answers (the
+    log's and the panel's files too), by path, and their mtime: when what they say last changed."""
+    documents = timeline_documents(edge)
+    return {path: body.read_bytes() if isinstance(body, Path) else body for path, body in documents.items()}, \
+        last_change(edge)
 
 
 def timeline_table(documents: dict[str, bytes], stamp: int) -> dict[str, list]:

@@ -205,6 +205,7 @@ def _write(path: Path, table: pa.Table) -> None:
     temporary = path.with_name(path.name + ".tmp")
     with parquet.writer(temporary, table.schema) as out:
         out.write_table(table, row_group_size=parquet.ROW_GROUP_ROWS)
+    os.chmod(temporary, 0o644)  # served as it is (linked into a server's timeline): readable by nginx's workers
     temporary.replace(path)
 
 
@@ -249,6 +250,7 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
             joined = folder / f"{PUBLIC}.parquet.tmp"
             parquet.join(joined, [path for path in (_model_file(site, m) for m in public) if path.is_file()],
                          schema(parquet.rows_of(None)))
+            os.chmod(joined, 0o644)
             joined.replace(folder / f"{PUBLIC}.parquet")
         remember(held, joined=True)
         return True

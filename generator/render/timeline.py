@@ -142,11 +142,11 @@ def _entry(timeline: Timeline, release: str, periods: list[tuple[str, str | None
             "documents": public["documents"]}
 
 
-def documents(timeline: Timeline) -> dict[str, bytes]:
+def documents(timeline: Timeline) -> dict[str, bytes | Path]:
     """The list of releases for each audience of the current release (its custom models as granted), and a
     preview list of each with the staged releases, by path under LISTS; and the TimeMap; their links start
     with the current release's site address. Each list is checked against schemas/releases.json (a
-    ValueError names what is wrong)."""
+    ValueError names what is wrong). The log's files and the panel's (given as their files) too."""
     current_dir = timeline.folder / timeline.current
     custom, audiences = read_release_info(current_dir)
     site_url = release_site_url(current_dir) or routes.DEFAULT_SITE_URL
@@ -155,7 +155,7 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
     periods = timeline.starts()
     newest_first = sorted(timeline.answered, key=release_order, reverse=True)
     route = document_routes.Route(routes.url_for("releases"), "", "releases")
-    out = {}
+    out: dict[str, bytes | Path] = {}
     for audience in audiences or document_routes.audiences(custom):
         name = document_routes.audience_name(audience)
         variant = document_routes.audience_folder(name)
@@ -178,16 +178,17 @@ def documents(timeline: Timeline) -> dict[str, bytes]:
     return out
 
 
-def panel_documents(timeline: Timeline) -> dict[str, bytes]:
+def panel_documents(timeline: Timeline) -> dict[str, Path]:
     """The point-in-time panel (panel.py), brought up to the live periods first: the public models' and
-    each model's (a custom one answers only keys granted it, as its other routes)."""
+    each model's (a custom one answers only keys granted it, as its other routes), as their files in
+    site/panel/ (tens of MB at 10× the countries: linked or copied by who serves them, never held)."""
     site = timeline.folder.parent
     update_panel(site, timeline.periods)
     public, models = panel_files(site)
     model_file = routes.rule_named("model-history").file
-    out = {model_file.format(model=code): path.read_bytes() for code, path in models.items()}
+    out = {model_file.format(model=code): path for code, path in models.items()}
     if public is not None:
-        out[routes.rule_named("history").file] = public.read_bytes()
+        out[routes.rule_named("history").file] = public
     return out
 
 

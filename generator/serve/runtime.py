@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..catalogue import catalogue_path, read_history
 from ..errors import CatalogueError, KeysError, ServeError
-from ..files import link_atomic, write_atomic
+from ..files import file_identity, link_atomic, link_or_copy, write_atomic
 from ..keys import ApiKey, load_keys
 from ..nginx_config import (
     Configuration,
@@ -112,7 +112,9 @@ class NginxRuntime:
         by their content (the same documents keep their folder, so their ETags stay); the few newest
         folders stay for requests in flight on an older configuration."""
         files = timeline_documents(timeline)
-        digest = hashlib.sha256(b"".join(name.encode() + b"\0" + body for name, body in sorted(files.items())))
+        digest = hashlib.sha256()  # a file given as its path (the panel's) by its identity: not read here
+        for name, body in sorted(files.items()):
+            digest.update(name.encode() + b"\0" + (file_identity(body) if isinstance(body, Path) else body) + b"\0")
         base = self.prefix / "timeline"
         folder = base / digest.hexdigest()[:20]
         if folder.is_dir():
@@ -121,7 +123,10 @@ class NginxRuntime:
             staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=_made(base)))
             for name, body in files.items():
                 _made((staging / name).parent)
-                write_atomic(staging / name, body, mode=0o644)
+                if isinstance(body, Path):
+                    link_or_copy(body, staging / name)
+                else:
+                    write_atomic(staging / name, body, mode=0o644)
             os.chmod(staging, 0o755)
             os.rename(staging, folder)
         for old in sorted(base.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_TIMELINES:]:
