@@ -101,7 +101,7 @@ class Reader:
                 at = self.at
                 continue
             if kind == I32 or kind == I64 or kind == I16:  # most fields: integers and binaries, read here
-                n = shift = 0
+                n = shift = 0  # _varint in line: a call for each field was a third of reading a footer
                 while True:
                     byte = data[at]
                     at += 1
