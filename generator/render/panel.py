@@ -220,7 +220,7 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
     periods = [Period(p.release, p.start) for p in (read_history(site).periods if live is None else live)]
     folder = site / PANEL
     folder.mkdir(exist_ok=True)
-    with open(folder / ".lock", "a+") as lock, _arrow_threads(READ_THREADS):
+    with open(folder / ".lock", "a+") as lock, _arrow_threads(UPDATE_THREADS):
         fcntl.flock(lock, fcntl.LOCK_EX)  # one writer (a build's prune, a promote, a server's render)
         state_file = folder / STATE
         state = json.loads(state_file.read_text()) if state_file.is_file() else {}
@@ -258,7 +258,7 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
 
 # The files are read a column per thread, and models stepped a thread each: the update runs after a
 # build (a promote, a server's configuration), when the cores are free; a build's processes use one each
-READ_THREADS = min(2, os.cpu_count() or 1)
+UPDATE_THREADS = min(2, os.cpu_count() or 1)
 
 
 @contextlib.contextmanager
@@ -294,7 +294,7 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
         _write(path, stepped if stepped is not None else _step(held, rows, period.start, file_schema))
     rewritten = [model for model in models if due(model)]
     # models a thread each: Arrow lets go of the GIL while it reads, compares, sorts and writes
-    with ThreadPoolExecutor(READ_THREADS) as pool:
+    with ThreadPoolExecutor(UPDATE_THREADS) as pool:
         list(pool.map(step, rewritten))
     return set(rewritten)
 

@@ -162,7 +162,6 @@ class Reader:
             return Map(key, value, [(self.value(key), self.value(value)) for _ in range(size)])
         raise ValueError(f"not a Thrift compact type: {kind} at byte {self.at}")
 
-
     def _skip(self, kind: int) -> None:
         """Past a value of `kind` (a bool inside a list is its byte; in a struct it has none, and is not
         skipped here), looking at no more of it than its end needs."""
