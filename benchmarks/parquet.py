@@ -22,7 +22,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from generator.document_routes import export
 
@@ -75,16 +75,21 @@ def build_seconds(folder: Path, parquet: bool) -> float:
         return time.perf_counter() - started
 
 
+def revisable_data(folder: Path) -> tuple[Path, Callable[[int], None]]:
+    """A copy of the demo data in `folder`, and what makes its revision n (1, 2, …): one model's
+    observations changed, the models in turn (as benchmarks/objects.py revises them)."""
+    from .objects import _revise
+    shutil.copytree(ROOT / "data", folder)
+    models = sorted(p.stem for p in (folder / "observations").glob("*.csv"))
+    return folder, lambda revision: _revise(folder, models[(revision - 1) % len(models)], revision)
+
+
 def revision_seconds(folder: Path, runs: int) -> dict[bool, list[float]]:
     """A rebuild after a data release, with the Parquet exports and without: the demo data built once into
     each site (not timed), then `runs` revisions each changing one model's observations (models in turn,
     as panel_growth does), each built into both sites (which goes first alternates), every release kept."""
     from generator.build import build
-
-    from .objects import _revise
-    data = folder / "revised-data"
-    shutil.copytree(ROOT / "data", data)
-    models = sorted(p.stem for p in (data / "observations").glob("*.csv"))
+    data, revise = revisable_data(folder / "revised-data")
     sites = {parquet: folder / f"revised-{'with' if parquet else 'without'}" for parquet in (True, False)}
 
     def timed(parquet: bool) -> float:
@@ -96,7 +101,7 @@ def revision_seconds(folder: Path, runs: int) -> dict[bool, list[float]]:
         timed(parquet)
     times: dict[bool, list[float]] = {True: [], False: []}
     for run in range(runs):
-        _revise(data, models[run % len(models)], run + 1)
+        revise(run + 1)
         for parquet in ((True, False) if run % 2 else (False, True)):
             times[parquet].append(timed(parquet))
     return times
@@ -131,15 +136,11 @@ def panel_growth(folder: Path, revisions: int) -> dict:
     time against the build's, its size against one release's export, and the values changed a release."""
     from generator.build import build
     from generator.render.panel import panel_files, update_panel
-
-    from .objects import _revise
-    data, site = folder / "data", folder / "panel-site"
-    shutil.copytree(ROOT / "data", data)
-    models = sorted(p.stem for p in (data / "observations").glob("*.csv"))
+    (data, revise), site = revisable_data(folder / "data"), folder / "panel-site"
     builds, updates = [], []
     for revision in range(revisions + 1):
         if revision:
-            _revise(data, models[(revision - 1) % len(models)], revision)
+            revise(revision)
         started = time.perf_counter()
         build(data, site, guard=None, keep=revisions + 1, force=True, jobs=2)
         builds.append(time.perf_counter() - started)

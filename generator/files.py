@@ -119,8 +119,8 @@ def link_or_copy(source: Path, target: Path) -> None:
 
 
 def file_identity(path: Path) -> bytes:
-    """What tells a file apart from the one before it at `path` without reading it, for files replaced
-    whole by a rename (a new inode, size and time): device, inode, size and modification time."""
+    """What tells a file's bytes changed without reading them: device, inode, size and modification time
+    (a file replaced by a rename has another inode; one written in place another size or time)."""
     status = os.stat(path)
     return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}".encode()
 

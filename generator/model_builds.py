@@ -19,7 +19,6 @@ from . import document_routes
 from .errors import Problem
 from .load import LoadedModels
 from .load.records import Country, ModelData, ModelDefinition, ModelObservations, observation_count
-from .processes import without_pandas
 from .publish.release_files import ReleaseFiles
 from .publish.writer import ReleaseWriter
 from .render import render_country_model_scores, render_model_lists
@@ -161,7 +160,6 @@ def _build_in_worker(index: int) -> ModelBuild:
     twins) into the release."""
     assert _JOB is not None, "a model worker runs only in a process forked by ModelWorkers"
     job, writer, exports = _JOB
-    without_pandas()  # this process builds alone: pyarrow would import pandas, where installed, for nothing
     assert job.loaded is not None, "the workers read the observations"
     definition, log = job.definitions[index], job.loaded.log  # this process's copy of the log
     problems, warned = log.total, len(log.warnings)

@@ -275,8 +275,7 @@ async function scopedRoute(request, m, release, lookup, platform) {
   if (state === undefined || hidden) return { scope, result: error(404, "no_release", { id, list: table.scope.list }) };
   const rest = m[2] || "";
   // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
-  // the releases' own routes are no route there
-  rulesOf(table);  // its regular expressions, compiled once
+  // the releases' own routes are no route there (their expressions compiled by answer, once per table)
   const target = table.refusedRegexes.some((refused) => refused.test(rest)) ? null
     : routeOfScoped(rest, table.scope);
   const result = target === null ? error(404, "not_found") : await route(Object.assign({}, request,

@@ -8,7 +8,7 @@ import os
 import signal
 from concurrent.futures import ProcessPoolExecutor
 
-from ..processes import end_with_parent
+from ..processes import end_with_parent, without_pandas
 
 
 def fork_pool(workers: int, lock_fd: int) -> ProcessPoolExecutor:
@@ -19,9 +19,11 @@ def fork_pool(workers: int, lock_fd: int) -> ProcessPoolExecutor:
 
 def start_write_worker(lock_fd: int) -> None:
     """In the forked worker, first: let go of the site lock (so it dies with the build's own process,
-    however that dies) and ask Linux to end this worker when its parent ends."""
+    however that dies), ask Linux to end this worker when its parent ends, and leave pandas unimported
+    (pyarrow would import it, where installed, for nothing: the worker builds models and writes files)."""
     os.close(lock_fd)  # the lock is held while any copy of its file is open
     end_with_parent(signal.SIGKILL)
+    without_pandas()
 
 
 def discard_pool(pool: ProcessPoolExecutor) -> None:

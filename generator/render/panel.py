@@ -169,8 +169,13 @@ def _step_from(held: pa.Table, before: pa.Table, rows: pa.Table, at: int, file_s
 def _opened(rows: pa.Table, at: int, file_schema: pa.Schema) -> pa.Table:
     """Export rows as panel rows published from `at` on, still published."""
     columns = [rows.column(name).cast(file_schema.field(name).type) for name in HEADER]
-    known = [pa.array([at] * rows.num_rows, INSTANT), pa.nulls(rows.num_rows, INSTANT)]
+    known = [_instants(at, rows.num_rows), pa.nulls(rows.num_rows, INSTANT)]
     return pa.Table.from_arrays([*columns, *known], schema=file_schema)
+
+
+def _instants(at: int, count: int) -> pa.Array:
+    """`count` times the instant `at` (ms), made in Arrow (no list of Python ints)."""
+    return pa.repeat(pa.scalar(at, INSTANT), count)
 
 
 def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa.Schema) -> pa.Table:
@@ -185,7 +190,7 @@ def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa
     stays = pc.is_in(held_prints, value_set=answered)
     ending = still.filter(pc.invert(stays))
     ending = ending.set_column(ending.schema.get_field_index("known_until"), file_schema.field("known_until"),
-                               pa.array([at] * ending.num_rows, INSTANT))
+                               _instants(at, ending.num_rows))
     staying = still.filter(stays)
     parts = [closed, staying, ending]
     if rows is not None and rows.num_rows:
@@ -205,7 +210,13 @@ def _write(path: Path, table: pa.Table) -> None:
     temporary = path.with_name(path.name + ".tmp")
     with parquet.writer(temporary, table.schema) as out:
         out.write_table(table, row_group_size=parquet.ROW_GROUP_ROWS)
-    os.chmod(temporary, 0o644)  # served as it is (linked into a server's timeline): readable by nginx's workers
+    _put_in_place(temporary, path)
+
+
+def _put_in_place(temporary: Path, path: Path) -> None:
+    """A panel file written whole at `temporary` renamed over `path`, readable by nginx's workers (it is
+    served as it is: linked into a server's timeline)."""
+    os.chmod(temporary, 0o644)
     temporary.replace(path)
 
 
@@ -250,8 +261,7 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
             joined = folder / f"{PUBLIC}.parquet.tmp"
             parquet.join(joined, [path for path in (_model_file(site, m) for m in public) if path.is_file()],
                          schema(parquet.rows_of(None)))
-            os.chmod(joined, 0o644)
-            joined.replace(folder / f"{PUBLIC}.parquet")
+            _put_in_place(joined, folder / f"{PUBLIC}.parquet")
         remember(held, joined=True)
         return True
 

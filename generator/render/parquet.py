@@ -33,7 +33,6 @@ from . import thrift_compact
 pa.set_cpu_count(1)
 pa.set_io_thread_count(1)
 
-
 ROW_GROUP_ROWS = 16_384  # a group is closed at the first country boundary past this many rows
 COMPRESSION = "zstd"  # read by every current Parquet reader; smaller than snappy at about its speed
 
@@ -161,16 +160,15 @@ class ParquetRows:
 
 
 def _groups_by_digest(previous: Path, file_schema: pa.Schema) -> dict[str, int]:
-    """The row groups of an earlier export by the digest of their rows; none where its columns are not
-    this file's (another version of the export) or it names no digests."""
-    template = io.BytesIO()
-    writer(template, file_schema).close()
+    """The row groups of an earlier export by the digest of their rows; none where it names no digests or
+    a join would refuse it: its columns not this file's (another version of the export or of pyarrow)."""
     try:
         metadata = pq.read_metadata(previous)
-    except (OSError, pa.ArrowException):
+        joinable = _footer_of(previous).get(_SCHEMA) == _template(file_schema).get(_SCHEMA)
+    except (OSError, ValueError, pa.ArrowException):
         return {}
     named = (metadata.metadata or {}).get(GROUP_DIGESTS.encode(), b"").decode()
-    if not named or not metadata.schema.equals(pq.read_metadata(pa.BufferReader(template.getvalue())).schema):
+    if not named or not joinable:
         return {}
     digests = named.split(",")
     if len(digests) != metadata.num_row_groups:
@@ -204,12 +202,18 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file_schema: pa.Schema,
-          key_value: dict[str, str] | None) -> None:
+def _template(file_schema: pa.Schema, key_value: dict[str, str] | None = None) -> thrift_compact.Struct:
+    """The footer pyarrow writes for `file_schema` and no rows (with `key_value` in its metadata): a
+    joined file's, and what a part's columns must be."""
     template = io.BytesIO()
     with writer(template, file_schema) as empty:
         empty.add_key_value_metadata(key_value or {})
-    footer = _footer(template.getvalue())
+    return _footer(template.getvalue())
+
+
+def _join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file_schema: pa.Schema,
+          key_value: dict[str, str] | None) -> None:
+    footer = _template(file_schema, key_value)
     groups: list[thrift_compact.Struct] = []
     column_indexes: list[tuple[thrift_compact.Struct, bytes]] = []
     offset_indexes: list[tuple[thrift_compact.Struct, thrift_compact.Struct]] = []
@@ -219,7 +223,7 @@ def _join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file
             path, taken = part if isinstance(part, tuple) else (part, None)
             data = path.read_bytes()
             meta = _footer(data)
-            if meta.get(2) != footer.get(2):  # the columns, their types and names
+            if meta.get(_SCHEMA) != footer.get(_SCHEMA):
                 raise ValueError(f"{path}: not written with the columns of the file it is joined into")
             all_groups = meta.get(4).items
             chunks = [chunk for group in all_groups for chunk in group.get(1).items]
@@ -284,6 +288,7 @@ def _move_chunk(chunk: thrift_compact.Struct, shift: int) -> None:
 
 
 MAGIC = b"PAR1"
+_SCHEMA = 2  # FileMetaData's schema: the columns' names, types and order, compared as their bytes
 # What a join reads of a footer; the rest is kept as its bytes (a fifth of the time to read and write back):
 # the columns (FileMetaData 2, compared whole), key-value metadata (5) and column orders (7); of each row
 # group (4) its sorting columns (4), and of each column chunk's (1) metadata (3) its encodings (2), path
@@ -300,6 +305,18 @@ def _footer(data: bytes | memoryview) -> thrift_compact.Struct:
     if bytes(data[:4]) != MAGIC or bytes(data[-4:]) != MAGIC:
         raise ValueError("not a Parquet file")
     return thrift_compact.decode(data[_footer_start(data):len(data) - 8], FOOTER_SHAPE)
+
+
+def _footer_of(path: Path) -> thrift_compact.Struct:
+    """A Parquet file's FileMetaData, its end alone read."""
+    with open(path, "rb") as source:
+        source.seek(-8, io.SEEK_END)
+        end = source.read(8)
+        if end[4:] != MAGIC:
+            raise ValueError(f"{path}: not a Parquet file")
+        size = int.from_bytes(end[:4], "little")
+        source.seek(-8 - size, io.SEEK_END)
+        return thrift_compact.decode(source.read(size), FOOTER_SHAPE)
 
 
 def _footer_start(data: bytes | memoryview) -> int:

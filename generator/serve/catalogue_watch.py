@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from pathlib import Path
 
 from ..catalogue import CATALOGUE, catalogue_path, read_history
 from ..errors import CatalogueError
+from ..files import file_identity
 from ..publish import RELEASES, current_release, releases
 
 
@@ -27,12 +27,11 @@ class CatalogueWatch:
         self._read_at = 0.0
 
     def _files(self) -> tuple:
-        stamps: list[tuple[int, int, int] | None] = []
+        stamps: list[bytes | None] = []
         for path in (catalogue_path(self.site), catalogue_path(self.site).with_name(CATALOGUE + "-wal"),
                      self.site / RELEASES):
             try:
-                info = os.stat(path)
-                stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
+                stamps.append(file_identity(path))
             except FileNotFoundError:
                 stamps.append(None)
         return (*stamps, current_release(self.site))
