@@ -68,7 +68,8 @@ def measure_floor(data: str) -> None:
 
     from generator.build import build
     from generator.files import sync_tree
-    from generator.publish import COMPRESSED_FORMS, GZIP_MIN_BYTES
+    from generator.publish import COMPRESSED_FORMS
+    from generator.serving import has_twins
     source = Path(tempfile.mkdtemp(prefix="bench-floor-src-"))
     target = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     try:
@@ -84,7 +85,7 @@ def measure_floor(data: str) -> None:
             path = target / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(body)
-            if len(body) > GZIP_MIN_BYTES:
+            if has_twins(str(relative), len(body)):
                 for suffix, compressor in COMPRESSED_FORMS:  # the same .gz and .br a release carries
                     stream = compressor()
                     path.with_name(path.name + suffix).write_bytes(stream.compress(body) + stream.flush())

@@ -25,6 +25,13 @@ DEFAULT_EXTENSION = "json"  # errors and anything untyped
 PROOF_FILES = ("tile", "bundle")  # the Merkle trees' own files: not documents of a release's tree
 # bytes, not text: no charset, and no compressed twins (hashes do not compress; Parquet compresses its pages)
 BINARY = (*PROOF_FILES, "parquet")
+COMPRESSED_OVER = 1024  # bytes: a smaller file grows when gzipped, so it has no compressed twins
+
+
+def has_twins(path: str, size: int) -> bool:
+    """Whether a served file has compressed twins (.gz, .br) beside it: the one rule that the writer,
+    the manifests, the bucket's sweep, the edges and nginx's gzip_static all follow."""
+    return size > COMPRESSED_OVER and path.rpartition(".")[2] not in BINARY
 
 
 def media_type(extension: str) -> str:

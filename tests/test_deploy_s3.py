@@ -71,8 +71,15 @@ def _bodies(client, bucket, prefix=""):
 def _whole(client, bucket, prefix=""):
     """The bucket's promise: every object a manifest names is there, and the live release has one."""
     held = set(_objects(client, bucket, f"{prefix}objects/"))
+
+    def shard_of(key):
+        return orjson.loads(client.get_object(Bucket=bucket, Key=prefix + key)["Body"].read())
+
     for release, (head, files) in _bodies(client, bucket, prefix).items():
         assert {prefix + shard for shard in head["shards"]} <= held, release
+        # what the sweep keeps for this manifest (objects.named_by), twins of text files included
+        missing = {prefix + key for key in objects.named_by(head, shard_of)} - held
+        assert not missing, (release, sorted(missing)[:5])
         for path, (key, _, size, _) in files.items():
             assert prefix + key in held, (release, path)
             if size > head["compressed_over"] and not path.endswith((".tile", ".parquet")):  # bytes: no twins
@@ -110,6 +117,10 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
                 assert encoded["ContentEncoding"] == coding
     # byte-identical documents are one object (the tiny release's empty lists under many filters)
     assert len({entry[0] for entry in named.values()}) < len(named)
+    # Parquet files over 1 KB have no twins, in the release's folder as in the bucket, and no manifest names
+    # one (it named two a Parquet file, never uploaded, until the writer and the manifests shared one rule)
+    parquet = [relative for relative, (_, _, size, _) in named.items() if relative.endswith(".parquet") and size > 1024]
+    assert parquet and not any((release_dir / (relative + twin)).exists() for relative in parquet for twin in TWINS)
     pointer = _pointer(client, bucket, "risk/")
     assert (pointer["release"], pointer["previous"], pointer["answered"]) == (release, None, [release])
     switched = _objects(client, bucket, "risk/current.json")["risk/current.json"]["LastModified"]  # in ms

@@ -16,7 +16,6 @@ from generator.errors import DataError, PublishError, ValidationFailed
 from generator.publish import (
     CHANGES,
     CURRENT,
-    GZIP_MIN_BYTES,
     RELEASES,
     ReleaseWriter,
     current_release,
@@ -24,6 +23,7 @@ from generator.publish import (
     releases,
     rollback,
 )
+from generator.serving import COMPRESSED_OVER, has_twins
 from generator.validate import SCHEMA_DIR
 
 from .conftest import TINY, make_nga_black, replace_in
@@ -56,7 +56,7 @@ def test_gzip_and_brotli_beside_files_over_1kb(tiny_site):
     release = tiny_site / CURRENT
     for path in release.rglob("index.json"):
         gz, br = path.with_name("index.json.gz"), path.with_name("index.json.br")
-        if path.stat().st_size > GZIP_MIN_BYTES:
+        if has_twins(path.name, path.stat().st_size):
             assert gzip.decompress(gz.read_bytes()) == path.read_bytes()
             assert brotli.decompress(br.read_bytes()) == path.read_bytes()
         else:
@@ -151,7 +151,7 @@ def test_a_write_that_fails_in_the_worker_process_fails_the_release(tmp_path):
     writer = ReleaseWriter(site)
     try:
         (writer.folder / "api/v1/x/index.json.gz").mkdir(parents=True)  # a folder where the gzip twin must go
-        writer.write("api/v1/x/index.json", b"[" + b"0," * GZIP_MIN_BYTES + b"0]")
+        writer.write("api/v1/x/index.json", b"[" + b"0," * COMPRESSED_OVER + b"0]")
         with pytest.raises(IsADirectoryError):
             writer.finish()  # the worker's error comes back to the build
     finally:
@@ -196,7 +196,7 @@ def test_the_release_s_pages_go_to_disk_while_it_is_written_and_that_ends_with_i
         try:
             assert _writeback_threads() == []  # not before the processes fork
             # new bytes each time (a file the previous release holds is linked, not handed over)
-            writer.write("api/v1/x/index.json", b"[" + b"0," * GZIP_MIN_BYTES + (b"1]" if publish else b"2]"))
+            writer.write("api/v1/x/index.json", b"[" + b"0," * COMPRESSED_OVER + (b"1]" if publish else b"2]"))
             writer.flush()  # handed to the write process: the pool forked
             assert [thread.is_alive() for thread in _writeback_threads()] == [True]
             if publish:

@@ -23,12 +23,12 @@ from ..errors import CatalogueError
 from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 from ..layout import read_release_info, read_routing
-from ..publish import GZIP_MIN_BYTES, live_release, live_within, release_order
+from ..publish import live_release, live_within, release_order
 from ..render.release_info import release_site_url
 from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
 from ..render.timeline import documents as timeline_documents
 from ..routes import DEFAULT_SITE_URL, edge_table
-from ..serving import edge_contract
+from ..serving import COMPRESSED_OVER, edge_contract
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
@@ -48,7 +48,7 @@ def release_settings(release_dir: Path, release_id: str) -> dict:
     matches no filter (routing.json's) and the size over which its files have encoded twins."""
     routing = read_routing(release_dir)
     return {"id": release_id, "prefix": routing["prefix"], "no_match": routing["no_match"],
-            "compressed_over": GZIP_MIN_BYTES}
+            "compressed_over": COMPRESSED_OVER}
 
 
 TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up

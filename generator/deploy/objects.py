@@ -23,14 +23,14 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, TypeGuard
+from typing import Callable, Mapping, TypeGuard
 
 import orjson
 
 from ..edge import MANIFEST_FORMAT as FORMAT
 from ..layout import read_routing
-from ..publish import GZIP_MIN_BYTES, read_manifest, twins_of
-from ..serving import BINARY
+from ..publish import read_manifest, twins_of
+from ..serving import COMPRESSED_OVER, has_twins
 
 OBJECTS, MANIFESTS = "objects/", "manifests/"
 TWINS = {".gz": "gzip", ".br": "br"}
@@ -89,17 +89,17 @@ def path_order(path: str) -> bytes:
     return path.encode("utf-16-be")
 
 
-def file_objects(path: str, entry: list, source: Path | bytes, twins: dict[str, Body | bytes]) -> dict[str, Body]:
+def file_objects(path: str, entry: list, source: Path | bytes, twins: Mapping[str, Body | bytes]) -> dict[str, Body]:
     """The objects of one file: its body and, over 1 KB, its encodings (`twins`: suffix → stored twin or
     bytes; a missing one is made)."""
     sha256 = entry[2]
     objects = {object_key(sha256, path): Body(object_key(sha256, path), source, sha256)}
-    if entry[1] > GZIP_MIN_BYTES and PurePosixPath(path).suffix[1:] not in BINARY:
+    if has_twins(path, entry[1]):
         made: dict[str, bytes] = {}
         for twin in TWINS:
             found = twins.get(twin)
             if found is None:  # a file whose twins were not written (made the same way as the build's)
-                made = made or twins_of(source if isinstance(source, bytes) else source.read_bytes())
+                made = made or twins_of(path, source if isinstance(source, bytes) else source.read_bytes())
                 found = made[twin]
             body = found if isinstance(found, Body) else Body("", found, hashlib.sha256(found).hexdigest())
             objects[object_key(sha256, path, twin)] = Body(object_key(sha256, path, twin), body.source, body.sha256)
@@ -140,7 +140,7 @@ def release_objects(release_dir: Path, release: str, files: list[str], base: Rel
     result.objects.update({body.key: body for body in bodies})
     routing = read_routing(release_dir)
     result.head = orjson.dumps({
-        "format": FORMAT, "release": release, "files": result.files, "compressed_over": GZIP_MIN_BYTES,
+        "format": FORMAT, "release": release, "files": result.files, "compressed_over": COMPRESSED_OVER,
         "tables": routing_tables(routing), "bounds": result.bounds, "shards": result.shards})
     return result
 
@@ -235,6 +235,6 @@ def named_by(head: dict, shard_of: Callable[[str], dict]) -> set[str]:
                 if entry is None:
                     continue
                 names.add(object_key(entry[2], path))
-                if entry[1] > head["compressed_over"]:
+                if has_twins(path, entry[1]):
                     names.update(object_key(entry[2], path, twin) for twin in TWINS)
     return names

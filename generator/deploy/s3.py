@@ -115,7 +115,7 @@ def timeline_objects(documents: dict[str, bytes], stamp: int) -> dict[str, Body]
     """The objects of the list of releases and the TimeMap (what the edges' description names)."""
     objects: dict[str, Body] = {}
     for relative, entry in timeline_table(documents, stamp).items():
-        objects.update(file_objects(relative, entry, documents[relative], dict(twins_of(documents[relative]))))
+        objects.update(file_objects(relative, entry, documents[relative], twins_of(relative, documents[relative])))
     return objects
 
 

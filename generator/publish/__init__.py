@@ -36,12 +36,12 @@ from .site import (
                    unknown_releases,
                    was_live,
 )
-from .twins import COMPRESSED_FORMS, GZIP_MIN_BYTES, TWIN_SUFFIXES, twins_of
+from .twins import COMPRESSED_FORMS, TWIN_SUFFIXES, twins_of
 from .writer import KEEP_RELEASES, ReleaseWriter
 
 __all__ = ["CHANGES", "CURRENT", "MANIFEST", "RELEASES", "Release", "SiteLock", "built_against", "current_release",
            "gone_releases", "kept_releases", "live_periods", "live_release", "live_within", "no_release",
            "missing_files",
            "read_manifest", "release_order", "releases", "repair_catalogue", "rollback", "staged_releases",
-           "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "GZIP_MIN_BYTES", "TWIN_SUFFIXES",
+           "switch_to", "unknown_releases", "was_live", "COMPRESSED_FORMS", "TWIN_SUFFIXES",
            "twins_of", "KEEP_RELEASES", "ReleaseWriter"]

@@ -1,5 +1,5 @@
-"""The compressed twins of a release's files (.gz, .br beside every file over 1 KB), which nginx's
-gzip_static/brotli_static and the edges serve as they are."""
+"""The compressed twins of a release's files (.gz, .br beside every text file over 1 KB: serving.has_twins),
+which nginx's gzip_static/brotli_static and the edges serve as they are."""
 from __future__ import annotations
 
 import functools
@@ -13,9 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 import brotli
 
 from ..files import NamedFile, read_blocks, write_file, write_joined
-from ..serving import BINARY
-
-GZIP_MIN_BYTES = 1024  # smaller files grow when gzipped
+from ..serving import has_twins
 
 
 class _BrotliStream:
@@ -86,7 +84,7 @@ def write_joined_gzip(path: Path, parts: list[bytes | Path], crc: int, size: int
     """Over 1 KB, the gzip twin of the file at `path`, written from parts (`write_joined`: its CRC-32
     and size), joined from those parts' `gzip_part`s (bytes, or files a GzipPartFile wrote) in the same
     order; its manifest entry by suffix, as _write_twins gives them."""
-    if size <= GZIP_MIN_BYTES:
+    if not has_twins(path.name, size):
         return {}
     trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
     digest, length = write_joined(path.with_name(path.name + GZIP), [_GZIP_HEADER, *parts, _LAST_BLOCK, trailer],
@@ -115,9 +113,9 @@ def twin_of_written(folder: Path, twin: tuple[str, str], stamp: int) -> list[tup
     return [(relative, _write_twins(path, lambda: read_blocks(path), path.stat().st_size, stamp, forms))]
 
 
-def twins_of(body: bytes) -> dict[str, bytes]:
-    """The compressed twins of a document held in memory (none at or under 1 KB), by suffix."""
-    if len(body) <= GZIP_MIN_BYTES:
+def twins_of(path: str, body: bytes) -> dict[str, bytes]:
+    """The compressed twins of a document held in memory (none where it has no twins), by suffix."""
+    if not has_twins(path, len(body)):
         return {}
     found = {}
     for suffix, compressor in COMPRESSED_FORMS:
@@ -131,7 +129,7 @@ def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, s
     """Over 1 KB, each compressed twin (of `forms`) of a file whose bytes `blocks()` gives; their manifest
     entries."""
     entries: dict[str, dict] = {}
-    if size <= GZIP_MIN_BYTES or path.suffix[1:] in BINARY:
+    if not has_twins(path.name, size):
         return entries
     for suffix, compressor in forms:
         stream, digest, length = compressor(), hashlib.sha256(), 0
