@@ -16,7 +16,7 @@ from generator.catalogue import Catalogue, read_history
 from generator.cli import main
 from generator.publish import CURRENT, rollback
 from generator.transparency.citation import tlog_proof
-from generator.transparency.note import Signer, read_checkpoint
+from generator.transparency.note import Checkpoint, Signer, note_text, read_checkpoint, read_signer, sign
 from generator.transparency.tree import leaf_hash, verify_inclusion
 
 from .conftest import FIXTURES, SERVERS, TINY
@@ -203,6 +203,18 @@ def test_a_release_live_twice_is_cited_with_both_periods_and_since_proves_the_lo
         del without["since"]
         plain.write_bytes(orjson.dumps(without))
         assert "cite again with --since" in verify(plain, vkey, "--since", held).output
+        # the citation's own checkpoint held before: the same log, nothing to prove; one of the same size with
+        # another root, signed by the log's own key (a fork it signed): refused
+        own = tmp_path / "own.checkpoint"
+        own.write_text(citation["checkpoint"])
+        same = verify(plain, vkey, "--since", own)
+        assert same.exit_code == 0, same.output
+        at = read_checkpoint(note_text(own.read_bytes()))
+        fork = Checkpoint(at.origin, at.size, bytes([at.root[0] ^ 1]) + at.root[1:]).text()
+        (tmp_path / "fork.checkpoint").write_bytes(
+            sign(fork, [read_signer((base / "keys" / "log.key").read_text().strip())]))
+        forked = verify(plain, vkey, "--since", tmp_path / "fork.checkpoint")
+        assert forked.exit_code == 1 and "history was rewritten" in forked.output, forked.output
         bad_proof = json.loads(json.dumps(citation))
         bad_proof["since"]["proof"] = [flip(h) for h in bad_proof["since"]["proof"]]
         (tmp_path / "bad.json").write_bytes(orjson.dumps(bad_proof))

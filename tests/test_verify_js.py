@@ -18,7 +18,16 @@ from generator.promote import promote
 from generator.publish import RELEASES, rollback
 from generator.transparency.citation import CitationError, make_citation, verify_citation
 from generator.transparency.documents import release_leaves
-from generator.transparency.note import COSIGNATURE, Signer, read_verifier
+from generator.transparency.note import (
+    COSIGNATURE,
+    Checkpoint,
+    Signer,
+    note_text,
+    read_checkpoint,
+    read_signer,
+    read_verifier,
+    sign,
+)
 
 from .conftest import ROOT, TINY
 from .live import NODE_22
@@ -78,6 +87,16 @@ def citations(history) -> list[dict]:
     cases.append({"citation": cases[0]["citation"], "vkeys": [Signer.generate("127.0.0.1:8080/api/v1/log").verifier.vkey],
                   "document": None, "since": None})  # a key of the same name, another key
     cases.append({"citation": "{", "vkeys": [vkey], "document": None, "since": None})
+    # the checkpoint held before is the citation's own (one without a proof from anything): nothing to prove;
+    # one of the same size with another root, signed by the log's own key (a fork it signed), refused
+    plain = json.loads(cases[0]["citation"])
+    del plain["since"]
+    cases.append({"citation": orjson.dumps(plain).decode(), "vkeys": [vkey], "document": None, "since": note.decode()})
+    forked = read_checkpoint(note_text(note))
+    forged = Checkpoint(forked.origin, forked.size, bytes([forked.root[0] ^ 1]) + forked.root[1:]).text()
+    signer = read_signer((site.parent / "log.key").read_text().strip())
+    cases.append({"citation": cases[0]["citation"], "vkeys": [vkey], "document": None,
+                  "since": sign(forged, [signer]).decode()})
     # cosigned by a witness (C2SP tlog-cosignature): counted against a quorum; a broken cosignature refused
     witness, stranger = (Signer.generate(name, COSIGNATURE) for name in ("witness.example/one", "witness.example/two"))
     cosigned = json.loads(cases[0]["citation"])
@@ -118,8 +137,10 @@ def test_node_verifies_every_citation_as_python_does(history, tmp_path):
     said = node(cases, tmp_path)["results"]
     expected = [python_says(case) for case in cases]
     valid = sum(e["ok"] for e in expected)
-    # the ten tampered cases fail in Python, and the two witnessed ones that do not meet their policy
-    assert valid >= 10 and len(expected) - valid == 12
+    # the ten tampered cases and the forked checkpoint fail in Python, and the two witnessed ones that do not
+    # meet their policy; the citation's own checkpoint held before verifies
+    assert valid >= 11 and len(expected) - valid == 13
+    assert [e["ok"] for e in expected[-6:-4]] == [True, False] and "rewritten" in expected[-5]["error"]
     assert [e["ok"] for e in expected[-4:]] == [True, True, False, False]
     for case_index, (js, py) in enumerate(zip(said, expected)):
         if py["ok"]:

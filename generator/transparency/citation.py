@@ -236,13 +236,24 @@ def _periods(entries: dict[int, Entry], release: str, size: int) -> tuple[tuple[
 
 
 def _check_since(citation: dict, since_note: bytes, trusted: list[Verifier], checkpoint: Checkpoint) -> None:
+    """That the log at the citation's checkpoint extends a checkpoint held before: the same checkpoint
+    needs no proof; an earlier one needs the citation's consistency proof from it; one of the same size
+    with another root is a fork, and a later one cannot be proved by this citation."""
     since, _ = _open(since_note.decode("utf-8", "replace"), trusted, "the checkpoint held before")
+    if since.origin != checkpoint.origin:
+        raise CitationError(f"the checkpoint held before is of another log ({since.origin})")
+    if since.size > checkpoint.size:
+        raise CitationError(f"the checkpoint held before (size {since.size}) is newer than the citation's "
+                            f"(size {checkpoint.size}): cite again to prove it")
+    if since.size == checkpoint.size:
+        if since.root != checkpoint.root:
+            raise CitationError(f"the log at the checkpoint (size {checkpoint.size}) is not the one held before "
+                                "at the same size: its history was rewritten")
+        return
     held = citation.get("since")
     if not isinstance(held, dict) or note_text(str(held.get("checkpoint", "")).encode()) != note_text(since_note):
         raise CitationError(f"the citation holds no proof from the checkpoint held before (size {since.size}): "
                             "cite again with --since")
-    if since.origin != checkpoint.origin:
-        raise CitationError(f"the checkpoint held before is of another log ({since.origin})")
     if not verify_consistency(since.size, checkpoint.size, since.root, checkpoint.root,
                               _hashes(held.get("proof"), "the consistency proof")):
         raise CitationError(f"the log at the checkpoint (size {checkpoint.size}) does not extend the one held "

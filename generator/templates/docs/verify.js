@@ -264,15 +264,26 @@ export async function verifyCitation(text, vkeys, documentBytes, sinceNote, witn
   const periods = periodsOf(entries, release, checkpoint.size);
   const pruned = [...entries.values()].find((e) => e.event === "prune" && e.release === release);
   if (sinceNote !== undefined && sinceNote !== null) {
+    // the same checkpoint needs no proof, an earlier one the citation's, one of the same size with another
+    // root is a fork, a later one this citation cannot prove (as riskapi verify's _check_since)
     const since = await openNote(sinceNote, trusted, "the checkpoint held before");
-    const held = citation.since;
-    if (!held || typeof held.checkpoint !== "string" || held.checkpoint.split("\n\n")[0] !== sinceNote.split("\n\n")[0]) {
-      fail(`the citation holds no proof from the checkpoint held before (size ${since.size}): cite again with --since`);
-    }
     if (since.origin !== checkpoint.origin) fail(`the checkpoint held before is of another log (${since.origin})`);
-    if (!(await verifyConsistency(since.size, checkpoint.size, since.root, checkpoint.root,
-      hashesOf(held.proof, "the consistency proof")))) {
-      fail(`the log at the checkpoint (size ${checkpoint.size}) does not extend the one held before (size ${since.size}): its history was rewritten`);
+    if (since.size > checkpoint.size) {
+      fail(`the checkpoint held before (size ${since.size}) is newer than the citation's (size ${checkpoint.size}): cite again to prove it`);
+    }
+    if (since.size === checkpoint.size) {
+      if (!equal(since.root, checkpoint.root)) {
+        fail(`the log at the checkpoint (size ${checkpoint.size}) is not the one held before at the same size: its history was rewritten`);
+      }
+    } else {
+      const held = citation.since;
+      if (!held || typeof held.checkpoint !== "string" || held.checkpoint.split("\n\n")[0] !== sinceNote.split("\n\n")[0]) {
+        fail(`the citation holds no proof from the checkpoint held before (size ${since.size}): cite again with --since`);
+      }
+      if (!(await verifyConsistency(since.size, checkpoint.size, since.root, checkpoint.root,
+        hashesOf(held.proof, "the consistency proof")))) {
+        fail(`the log at the checkpoint (size ${checkpoint.size}) does not extend the one held before (size ${since.size}): its history was rewritten`);
+      }
     }
   }
   return { release, path: doc.path, sha256: doc.sha256, origin: checkpoint.origin, size: checkpoint.size, periods,
