@@ -18,6 +18,7 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from generator.build import build
+from generator.catalogue import Catalogue, outbox
 from generator.cli import main
 from generator.keys import add_key
 from generator.publish import current_release
@@ -25,20 +26,23 @@ from generator.serve import webhooks
 from generator.validate import load_schemas
 
 from .conftest import make_nga_black
+from .live import free_port, wait_for
 
 
 class Receiver:
     """An HTTP server on loopback that records each POST and answers as told: `script` is the statuses
     of the first answers (then 200); `silent` never answers (a hung receiver)."""
 
-    def __init__(self, script=(), silent=False, location=None, trickle=False):
-        self.received, self.script, self.silent = [], list(script), silent
+    def __init__(self, script=(), silent=False, location=None, trickle=False, hold=None):
+        self.received, self.script, self.silent, self.answered = [], list(script), silent, []
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 outer.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                if hold is not None:  # no answer until the test lets it go (bounded)
+                    hold.wait(60)
                 if outer.silent:
                     time.sleep(3)
                     return
@@ -56,6 +60,7 @@ class Receiver:
                     self.send_header("Location", location)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                outer.answered.append(body)
 
             def log_message(self, *args):
                 pass
@@ -156,25 +161,92 @@ def test_a_subscriber_needs_a_user_of_the_keys_file_and_a_proper_secret(released
     assert CliRunner().invoke(main, ["subscribers", "remove", "bob", "--keys", str(keys)]).exit_code == 1  # none yet
 
 
-def test_a_build_that_goes_live_tells_the_subscribers_and_a_staged_one_does_not(tmp_path, data_copy):
+def delivered(site, release) -> bool:
+    with Catalogue.open(site) as catalogue:
+        return release not in outbox.pending(catalogue)
+
+
+def test_a_build_that_goes_live_queues_the_event_and_never_waits_for_a_subscriber(tmp_path, data_copy):
+    """Build and promote put the event in the outbox and return while the subscriber still holds the
+    request unanswered; the delivery, run beside, lands once it answers. A staged build tells nobody."""
     site, keys = tmp_path / "site", tmp_path / "keys" / "keys.csv"
     add_key(keys, "alice", ("acme_aml",))
-    receiver = Receiver()
+    hold = threading.Event()
+    receiver = Receiver(hold=hold)
     try:
         _subscribe(keys, "alice", receiver.url)
         built = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys)])
         assert built.exit_code == 0, built.output
-        assert " to alice at " + receiver.url + ": delivered (200, 1 attempt(s))" in built.output
+        assert "1 event(s) of " in built.output and "delivered in the background" in built.output
+        first = current_release(site)
+        wait_for(lambda: receiver.received, what="the event posted beside the build")
+        assert not receiver.answered and not delivered(site, first)  # the build returned; the POST waits still
+        hold.set()
+        wait_for(lambda: delivered(site, first), what="the delivery recorded")
+        assert [json.loads(body)["data"]["release"] for body in receiver.answered] == [first]
+        hold.clear()
         make_nga_black(data_copy)
         staged = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys),
                                            "--stage"])
-        assert staged.exit_code == 0 and len(receiver.received) == 1  # not live: nobody is told
+        assert staged.exit_code == 0 and "queued" not in staged.output  # not live: nobody is told
         release = staged.output.split("staged release ")[1].split(":")[0]
         promoted = CliRunner().invoke(main, ["promote", release, "--site", str(site), "--keys", str(keys)])
-        assert promoted.exit_code == 0, promoted.output
-        assert [json.loads(body)["data"]["release"] for _, body in receiver.received][-1] == release
+        assert promoted.exit_code == 0 and "1 event(s) of " + release in promoted.output, promoted.output
+        wait_for(lambda: len(receiver.received) == 2, what="the promote's event posted")
+        assert len(receiver.answered) == 1 and not delivered(site, release)  # promoted, not waited on
+        hold.set()
+        wait_for(lambda: delivered(site, release), what="the promote's delivery recorded")
+        assert [json.loads(body)["data"]["release"] for body in receiver.answered] == [first, release]
+        # the next build, and a rollback: the outbox is whole, nothing sent twice
+        rolled = CliRunner().invoke(main, ["rollback", "--site", str(site)])
+        assert rolled.exit_code == 0 and current_release(site) == first
+        assert delivered(site, first) and delivered(site, release) and len(receiver.received) == 2
     finally:
+        hold.set()
         receiver.close()
+
+
+def test_a_dead_subscriber_is_named_by_status_once_it_has_failed_for_a_day(tmp_path, data_copy):
+    site, keys = tmp_path / "site", tmp_path / "keys" / "keys.csv"
+    add_key(keys, "alice", ("acme_aml",))
+    dead = f"http://127.0.0.1:{free_port()}/hook"  # nothing listens there: every attempt is refused
+    _subscribe(keys, "alice", dead)
+    built = CliRunner().invoke(main, ["build", "--data", str(data_copy), "--site", str(site), "--keys", str(keys)])
+    assert built.exit_code == 0 and "queued" in built.output, built.output
+    pid = int(built.output.split("(process ")[1].split(";")[0])
+    release = current_release(site)
+
+    def tried() -> bool:
+        with Catalogue.open(site) as catalogue:
+            return catalogue.db.execute("SELECT attempts FROM delivery WHERE release = ?", (release,)).fetchone()[0] > 0
+
+    wait_for(tried, what="the background delivery's attempts recorded")  # 4 attempts, 7 s of backoff, then it ends
+    wait_for(lambda: not _running(pid), what="the background notify ending by itself")
+    status = CliRunner().invoke(main, ["status", "--site", str(site)])
+    assert f"events of 1 release(s) not delivered yet (riskapi notify --release ID sends one again): {release}" \
+        in status.output
+    assert "has failed since" not in status.output  # not yet a day
+    with Catalogue.open(site) as catalogue:
+        live_at = catalogue.db.execute("SELECT min(at) FROM switch WHERE release = ?", (release,)).fetchone()[0]
+        day = 24 * 3600 * 1000
+        assert outbox.failing(catalogue, live_at + day - 1) == []
+        (failing,) = outbox.failing(catalogue, live_at + day)
+    assert (failing.user, failing.url, failing.since, failing.events) == ("alice", dead, live_at, 1)
+    assert "Connection refused" in failing.error
+
+
+def _running(pid: int) -> bool:
+    """Whether the process `pid` (a child of ours, started by the build) has not ended; reaps it once it has."""
+    import os
+    try:
+        ended, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not our child, or reaped: see whether it still exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return ended == 0
 
 
 def _log(keys: Path) -> list[dict]:

@@ -17,6 +17,7 @@ documents, the edges' tables — is derived from `History.periods`, the one orde
 A site written before the catalogue existed has a text journal (`site/history`); it is imported once,
 line for line, and kept beside as `history.imported`.
 """
+from . import outbox
 from .history import PROMOTE, PUBLISH, ROLLBACK, STAGE, SWITCHES, History, LivePeriod, Switch
 from .instants import built_at, built_at_ms, now_ms, parse_instant, rfc3339
 from .settings import KEEP, KEEP_DAYS, SITE_URL
@@ -24,7 +25,6 @@ from .store import (
                     CATALOGUE,
                     JOURNAL,
                     Catalogue,
-                    Outgoing,
                     catalogue_path,
                     read_history,
                     switching,
@@ -32,4 +32,4 @@ from .store import (
 
 __all__ = ["PROMOTE", "PUBLISH", "ROLLBACK", "STAGE", "SWITCHES", "History", "LivePeriod", "Switch", "built_at",
            "built_at_ms", "now_ms", "parse_instant", "rfc3339", "CATALOGUE", "JOURNAL", "KEEP", "KEEP_DAYS", "SITE_URL",
-           "Catalogue", "Outgoing", "catalogue_path", "read_history", "switching"]
+           "Catalogue", "outbox", "catalogue_path", "read_history", "switching"]

@@ -6,7 +6,6 @@ import contextlib
 import os
 import shutil
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -22,52 +21,12 @@ from .journal import REPAIR_HINT, import_journal
 from .log_copy import CHECKPOINT, LOG_COPY, write_copy
 from .migrations import VERSION as SCHEMA_VERSION
 from .migrations import backfill_log, fill_trees, migrate
+from .schema import SCHEMA
 from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
 
-SCHEMA = """
-CREATE TABLE release (
-    id TEXT PRIMARY KEY,
-    built_at INTEGER NOT NULL,          -- ms since 1970, UTC
-    staged INTEGER NOT NULL DEFAULT 0,  -- built with --stage: answered to preview keys until promoted
-    audiences TEXT NOT NULL DEFAULT '', -- the audiences it serves, comma-separated
-    removed_at INTEGER,                 -- when it was pruned (ms); NULL while on disk
-    tree_size INTEGER,                  -- its Merkle tree (transparency/): how many documents,
-    tree_root BLOB                      -- and the root hash; NULL: not known (pruned before riskapi made trees)
-) WITHOUT ROWID;
-CREATE TABLE switch (
-    seq INTEGER PRIMARY KEY,
-    action TEXT NOT NULL CHECK (action IN ('publish', 'promote', 'rollback')),
-    release TEXT NOT NULL REFERENCES release (id),
-    at INTEGER NOT NULL,                -- ms, monotonic: max(clock, the last switch's + 1)
-    clock INTEGER NOT NULL,             -- what the clock said (ms)
-    state TEXT NOT NULL CHECK (state IN ('intent', 'done', 'void'))
-);
-CREATE TABLE setting (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE delivery (
-    release TEXT NOT NULL,
-    user TEXT NOT NULL,
-    url TEXT NOT NULL,
-    message TEXT NOT NULL UNIQUE,       -- the webhook-id of every attempt, in every run
-    body BLOB NOT NULL,                 -- the event as first made: each attempt sends the same bytes
-    attempts INTEGER NOT NULL DEFAULT 0,
-    status INTEGER,                     -- the last answer's status; NULL: none came
-    error TEXT NOT NULL DEFAULT '',
-    delivered_at INTEGER,
-    PRIMARY KEY (release, user, url)
-);
-""" + log.SCHEMA
-
-
-@dataclass(frozen=True)
-class Outgoing:
-    """One webhook event of the outbox: its webhook-id and body, as first made, and how it went."""
-    message: str
-    body: bytes
-    status: int | None
-    delivered: bool
 
 
 def catalogue_path(site: Path) -> Path:
@@ -350,27 +309,6 @@ class Catalogue:
             db.executemany("INSERT INTO setting (name, value) VALUES (?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET value = excluded.value", settings.items())
         self.checkpoint()  # an unsigned log's origin follows the site's address
-
-    # ---- the webhook outbox
-
-    def outbox(self, release: str, events: list[tuple[str, str, str, bytes]]) -> dict[tuple[str, str], Outgoing]:
-        """The outbox rows of `release` for these (user, url, new webhook-id, body): a row made once keeps
-        its id and body (an event already there is not made again); by (user, url)."""
-        with self.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO delivery (release, user, url, message, body) VALUES (?, ?, ?, ?, ?)",
-                           [(release, *event) for event in events])
-        rows = self.db.execute("SELECT user, url, message, body, status, delivered_at FROM delivery WHERE release = ?",
-                               (release,)).fetchall()
-        return {(user, url): Outgoing(message, body, status, delivered_at is not None)
-                for user, url, message, body, status, delivered_at in rows}
-
-    def attempted(self, release: str, user: str, url: str, attempts: int, status: int | None, error: str,
-                  delivered: bool) -> None:
-        with self.transaction() as db:
-            db.execute("UPDATE delivery SET attempts = attempts + ?, status = ?, error = ?, "
-                       "delivered_at = CASE WHEN ? THEN ? ELSE delivered_at END "
-                       "WHERE release = ? AND user = ? AND url = ?",
-                       (attempts, status, error, delivered, instants.now_ms(), release, user, url))
 
 
 def read_log(site: Path, size: int) -> list[bytes]:

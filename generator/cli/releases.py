@@ -28,7 +28,7 @@ from .transparency import ask_witnesses
 
 if TYPE_CHECKING:
     from ..catalogue.log_copy import LogCopy
-from .webhooks import tell_subscribers
+from .webhooks import queue_for_subscribers
 
 
 @main.command("build")
@@ -101,7 +101,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
                   "link of this release starts with it (--site-url), and later builds keep it")
     if not stage:
         ask_witnesses(ctx, site_dir)  # a witness that does not cosign never fails the build
-        tell_subscribers(ctx, site_dir, keys_file, report.release)  # a failed delivery never fails the build
+        queue_for_subscribers(ctx, site_dir, keys_file, report.release)  # delivered beside: never waited on
 
 
 @main.command()
@@ -231,7 +231,7 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
     replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
     ask_witnesses(ctx, site_dir)
-    tell_subscribers(ctx, site_dir, keys_file, release_id)
+    queue_for_subscribers(ctx, site_dir, keys_file, release_id)
 
 
 @main.command()

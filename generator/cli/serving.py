@@ -71,13 +71,16 @@ def serve(ctx: click.Context, site_dir: Path, keys_file: Path, host: str, port: 
 @SITE_OPTION
 @click.pass_context
 def status(ctx: click.Context, site_dir: Path) -> None:
-    """Show what each running `riskapi serve` of the site serves, and the changes nginx rejected."""
+    """Show what each running `riskapi serve` of the site serves, the changes nginx rejected, and the webhook
+    subscribers that have failed for a day."""
     from ..catalogue import read_history
     from ..errors import CatalogueError
     from ..serve.status import read_statuses
     try:
         for note in read_history(site_dir).clock_notes():
             click.echo(f"note: {note}")
+        for line in _webhook_lines(site_dir):
+            click.echo(line)
     except CatalogueError as error:
         click.echo(f"error: {error.format_message()}")
     statuses = read_statuses(site_dir)
@@ -95,6 +98,20 @@ def status(ctx: click.Context, site_dir: Path) -> None:
                 else ""
             click.echo(f"  rejected: {rejection['what']} {rejection['name']} at {rejection['at']}{still}:")
             click.echo("    " + rejection["reason"].replace("\n", "\n    "))
+
+
+def _webhook_lines(site_dir: Path) -> list[str]:
+    """The webhook events not delivered yet, and each subscriber failing for a day or more, with what to do."""
+    from ..catalogue import Catalogue, now_ms, outbox, rfc3339
+    with Catalogue.open(site_dir) as catalogue:
+        waiting, failing = outbox.pending(catalogue), outbox.failing(catalogue, now_ms())
+    lines = [f"webhooks: events of {len(waiting)} release(s) not delivered yet (riskapi notify --release ID sends "
+             f"one again): {', '.join(waiting)}"] if waiting else []
+    for subscriber in failing:
+        lines.append(f"webhooks: {subscriber.user} at {subscriber.url} has failed since {rfc3339(subscriber.since)} "
+                     f"({subscriber.events} event(s) not delivered; last: {subscriber.error or 'no answer'}): "
+                     f"`riskapi subscribers remove {subscriber.user} {subscriber.url}` stops it")
+    return lines
 
 
 @main.command("nginx-config")

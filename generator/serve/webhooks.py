@@ -25,6 +25,8 @@ import os
 import secrets
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -36,7 +38,8 @@ from typing import Sequence
 import orjson
 
 from .. import document_routes, routes
-from ..catalogue import Catalogue
+from ..catalogue import Catalogue, outbox
+from ..catalogue.outbox import Outgoing
 from ..encodings import identity
 from ..errors import RiskApiError
 from ..files import write_atomic
@@ -54,6 +57,7 @@ EVENT = "release.published"
 RETRY_DELAYS = (1.0, 2.0, 4.0)  # seconds before the 2nd, 3rd and 4th attempt: at most 4 attempts
 TIMEOUT = 10.0  # seconds an attempt may take in all: connect, send and read
 RUN_DEADLINE = 120.0  # seconds a notify may take in all; what it did not reach waits for the next one
+NOTIFY_OUTPUT = "notify.log"  # beside the keys file: what a notify run in the background said
 PARALLEL = 8  # subscribers delivered to at once: a slow one never holds up the others
 
 
@@ -296,12 +300,11 @@ def deliver(subscriber: Subscriber, message: str, body: bytes, delays: Sequence[
     return Delivery(subscriber, message, status, attempt, error)
 
 
-def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequence[float] = RETRY_DELAYS,
-           timeout: float = TIMEOUT, run_deadline: float = RUN_DEADLINE) -> list[Delivery]:
-    """Send every subscriber the event of `release` (default: the current one) that it has not been
-    delivered yet, and log each delivery. The events are an outbox in the site's catalogue: one row per
-    (release, subscriber), made once with its webhook-id and body, which every attempt and every later
-    notify sends again until it is delivered, and never after."""
+def queue_events(site: Path, keys_file: Path, release: str | None = None
+                 ) -> tuple[str, list[Subscriber], dict[tuple[str, str], Outgoing]]:
+    """The event of `release` (default: the current one) in the outbox for each subscriber its audiences
+    serve (outbox.queue: made once); the release, those subscribers and their rows. No network: what
+    build and promote do before they return."""
     release = release or current_release(site)
     if release is None or not (site / RELEASES / release).is_dir():
         raise WebhookError(f"no release {release!r} in {site}")
@@ -313,8 +316,17 @@ def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequ
     bodies = {audience: orjson.dumps(event(site, release, audience))
               for audience in {served[identity(s.user)] for s in subscribers}}
     with Catalogue.open(site) as catalogue:
-        rows = catalogue.outbox(release, [(s.user, s.url, f"msg_{uuid.uuid4().hex}", bodies[served[identity(s.user)]])
-                                          for s in subscribers])
+        rows = outbox.queue(catalogue, release, [(s.user, s.url, f"msg_{uuid.uuid4().hex}",
+                                                  bodies[served[identity(s.user)]]) for s in subscribers])
+    return release, subscribers, rows
+
+
+def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequence[float] = RETRY_DELAYS,
+           timeout: float = TIMEOUT, run_deadline: float = RUN_DEADLINE) -> list[Delivery]:
+    """Send every subscriber the event of `release` (default: the current one) that it has not been
+    delivered yet (queue_events), and log each delivery."""
+    release, subscribers, rows = queue_events(site, keys_file, release)
+    with Catalogue.open(site) as catalogue:
         deadline = time.monotonic() + run_deadline
         deliveries, pending = [], {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
@@ -326,12 +338,30 @@ def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequ
                 pending[pool.submit(deliver, subscriber, row.message, row.body, delays, timeout, deadline)] = subscriber
             for future in concurrent.futures.as_completed(pending):
                 done = future.result()
-                catalogue.attempted(release, done.subscriber.user, done.subscriber.url, done.attempts, done.status,
-                                    done.error, done.delivered)
+                outbox.attempted(catalogue, release, done.subscriber.user, done.subscriber.url, done.attempts,
+                                 done.status, done.error, done.delivered)
                 deliveries.append(done)
                 _log(keys_file, release, done)
     order = {(s.user, s.url): n for n, s in enumerate(subscribers)}
     return sorted(deliveries, key=lambda d: order[(d.subscriber.user, d.subscriber.url)])
+
+
+def notify_in_background(site: Path, keys_file: Path, release: str) -> int:
+    """`riskapi notify --release RELEASE` started on its own (its own session: a Ctrl-C of the build does not
+    stop it), bounded by its retries and RUN_DEADLINE; its deliveries in the log beside the keys file, and
+    anything it says in NOTIFY_OUTPUT there. Its process id."""
+    output = keys_file.with_name(NOTIFY_OUTPUT)
+    descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "generator.cli", "notify", "--release", release, "--site", str(site),
+             "--keys", str(keys_file)], stdin=subprocess.DEVNULL, stdout=descriptor, stderr=descriptor,
+            start_new_session=True)
+    finally:
+        os.close(descriptor)
+    return process.pid
+
+
 def _log(keys_file: Path, release: str, done: Delivery) -> None:
     line = orjson.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": EVENT, "release": release,
                          "user": done.subscriber.user, "url": done.subscriber.url, "message": done.message,
