@@ -15,7 +15,8 @@ import orjson
 
 from . import document_routes, routes
 from .catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
-from .catalogue.checkpoints import log_identity
+from .catalogue.checkpoints import log_identity, origin_of
+from .catalogue.settings import LOG_ORIGIN
 from .diff import DATA_COUNTS, ChangeGuard, ReleaseDiff, ReleaseSnapshot, diff_releases, format_diff, read_snapshot
 from .errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from .layout import RELEASE_INFO
@@ -53,6 +54,7 @@ class BuildReport:
     published: bool = False  # False: nothing changed against the current release, which stays
     site_url: str = ""  # the address the release links to
     site_url_before: str | None = None  # the site's address before this build, where it changed
+    log_origin: str | None = None  # the log's name, where the site's address would not name it so
     pruned: tuple[str, ...] = ()  # the releases the retention removed
     keep: int = 0  # the retention it was given (--keep, or the site's)
 
@@ -263,6 +265,9 @@ def remembered_settings(site_dir: Path, report: BuildReport, site_url: str | Non
     report.site_url = site_url
     if before not in (None, site_url):
         report.site_url_before = before
+    named = remembered.get(LOG_ORIGIN)
+    if named and named != origin_of(site_url):  # a log's name never changes: the operator hears of it
+        report.log_origin = named
     keep = keep if keep is not None else int(remembered.get(KEEP, KEEP_RELEASES))
     if keep_days is None and KEEP_DAYS in remembered:
         keep_days = float(remembered[KEEP_DAYS])

@@ -39,8 +39,10 @@ def add_witness(site: Path, url: str, vkey: str) -> None:
         read_verifier(vkey, (COSIGNATURE,))
     except NoteError as error:
         raise CatalogueError(f"{vkey[:60]}: not a witness's verifier key ({error})") from None
-    with Catalogue.open(site) as catalogue, catalogue.transaction() as db:
-        checkpoints.add_witness(db, url.rstrip("/"), vkey)
+    with Catalogue.open(site) as catalogue:
+        with catalogue.transaction() as db:
+            checkpoints.add_witness(db, url.rstrip("/"), vkey)
+        catalogue.keep_settings()
 
 
 def witnesses(site: Path) -> list[tuple[str, str, int]]:

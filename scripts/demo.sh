@@ -12,7 +12,7 @@ scripts/install.sh
 export PATH="$PWD/.venv/bin:$PATH"   # riskapi, in the environment install.sh made
 base="http://127.0.0.1:$port"
 # The log of releases signed from the first release on (its key beside the keys file, never in site/)
-[ -f keys/log-signing.key ] || riskapi log init --site site --key keys/log-signing.key
+[ -f keys/log-signing.key ] || riskapi log init --site site --key keys/log-signing.key --site-url "$base"
 riskapi build --data data --site site --site-url "$base"
 key=$(riskapi keys add demo --models acme_aml --replace --keys keys/keys.csv)
 cat <<TXT

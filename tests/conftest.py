@@ -19,6 +19,7 @@ from generator.scoring import score_model
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "tests" / "fixtures" / "tiny"
+LOOPBACK = "http://127.0.0.1:8080"  # the address a log on this machine is named after, given as --site-url
 GOLDEN = ROOT / "tests" / "golden" / "tiny"
 
 

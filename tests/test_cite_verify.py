@@ -19,7 +19,7 @@ from generator.transparency.citation import tlog_proof
 from generator.transparency.note import Checkpoint, Signer, note_text, read_checkpoint, read_signer, sign
 from generator.transparency.tree import leaf_hash, verify_inclusion
 
-from .conftest import FIXTURES, SERVERS, TINY
+from .conftest import FIXTURES, LOOPBACK, SERVERS, TINY
 from .live import serve_process, wait_for, worker_readable_folder
 
 API = "/api/v1"
@@ -168,7 +168,8 @@ def test_a_release_live_twice_is_cited_with_both_periods_and_since_proves_the_lo
     try:
         site, keys = base / "site", base / "keys" / "keys.csv"
         first = build(TINY, site).release
-        vkey = run("log", "init", "--site", site, "--key", base / "keys" / "log.key").output.strip().splitlines()[-1]
+        vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+                   "--key", base / "keys" / "log.key").output.strip().splitlines()[-1]
         with serve_process(site, keys) as serve:
             url = f"http://127.0.0.1:{serve.port}{API}/releases/{first}/riskscores/sovereign/AUT/"
             key = f"alice:{serve.key}"
@@ -235,7 +236,8 @@ def test_citations_made_before_a_key_rotation_still_verify(tmp_path):
     try:
         site, keys = base / "site", base / "keys" / "keys.csv"
         build(TINY, site)
-        old = run("log", "init", "--site", site, "--key", base / "keys" / "one.key").output.strip().splitlines()[-1]
+        old = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+                  "--key", base / "keys" / "one.key").output.strip().splitlines()[-1]
         with serve_process(site, keys) as serve:
             url = f"http://127.0.0.1:{serve.port}{API}/riskscores/sovereign/AUT/"
             cite(url, f"alice:{serve.key}", tmp_path / "before.json")

@@ -26,7 +26,7 @@ from generator.transparency.note import Checkpoint, Signer, note_text, open_note
 from generator.transparency.tiles import ENTRIES, tile_path
 from generator.transparency.tree import consistency_proof, leaf_hash, root, verify_consistency
 
-from .conftest import TINY
+from .conftest import LOOPBACK, TINY
 from .live import serve_process, worker_readable_folder
 from .test_catalogue import then_stage_promote_rollback
 from .test_readme_commands import REPAIR_LINE
@@ -46,7 +46,8 @@ def lived(tmp_path):
     """A site with a signed log and a history: published, staged and promoted, rolled back, pruned."""
     site = tmp_path / "site"
     build(TINY, site, keep=2)
-    vkey = run("log", "init", "--site", site, "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
+    vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+               "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
     build(TINY, site, force=True, keep=2)
     staged = build(TINY, site, force=True, stage=True, keep=2).release
     promote(site, staged)
@@ -62,12 +63,14 @@ def test_a_lost_catalogue_is_recovered_from_the_log_with_every_instant_and_the_l
     os.remove(site / CATALOGUE)
     repaired = run("releases", "--site", site, "--repair")
     assert repaired.exit_code == 0, repaired.output
-    assert "recovered from" in repaired.output and "riskapi log init --key" in repaired.output
+    assert "recovered from" in repaired.output and "restored the site's settings" in repaired.output
+    assert f"log key {tmp_path / 'log.key'}" in repaired.output and "--keep 2" in repaired.output
     assert state(site) == (periods, entries, note, pruned)  # the exact instants, the log, the checkpoint
-    # the log's key taken back: the next checkpoint is signed with it and extends the last one signed
+    # the log's key taken back by the repair (the site's copy of its settings): the next checkpoint is signed
+    # with it and extends the last one signed; `log init` with the same file changes nothing
+    build(TINY, site, force=True)
     again = run("log", "init", "--site", site, "--key", tmp_path / "log.key")
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == vkey
-    build(TINY, site, force=True, keep=2)
     with Catalogue.open(site) as catalogue:
         after = catalogue.log_entries()
         latest = catalogue.latest_checkpoint()
@@ -112,7 +115,8 @@ def test_a_switch_after_the_copys_checkpoint_is_recorded_as_of_the_repair(tmp_pa
 
 def test_a_key_made_before_the_first_release_signs_the_empty_log_and_then_every_release(tmp_path):
     site = tmp_path / "site"
-    made = run("log", "init", "--site", site, "--key", tmp_path / "log.key")  # as scripts/demo.sh does
+    made = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+               "--key", tmp_path / "log.key")  # as scripts/demo.sh does
     assert made.exit_code == 0, made.output
     vkey = made.output.strip().splitlines()[-1]
     with Catalogue.open(site) as catalogue:

@@ -33,7 +33,7 @@ from generator.transparency.note import (
 from generator.transparency.tiles import bundles, tiles
 from generator.transparency.tree import leaf_hash
 
-from .conftest import TINY
+from .conftest import LOOPBACK, TINY
 from .test_catalogue import then_stage_promote_rollback
 from .test_interop_go import tlogcheck  # noqa: F401  (the fixture)
 
@@ -100,14 +100,15 @@ def test_log_init_makes_a_key_only_its_owner_reads_outside_the_site_and_signs_wi
     site = tmp_path / "site"
     build(TINY, site)
     assert "unsigned: `riskapi log init` makes its key" in run("log", "status", "--site", site).output
-    assert run("log", "init", "--site", site, "--key", site / "log.key").exit_code == 1  # inside the site
-    made = run("log", "init", "--site", site, "--key", tmp_path / "keys" / "log.key")
+    assert run("log", "init", "--site-url", LOOPBACK, "--site", site,
+               "--key", site / "log.key").exit_code == 1  # inside the site
+    made = run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "keys" / "log.key")
     assert made.exit_code == 0, made.output
     vkey = made.output.strip().splitlines()[-1]
     key_file = tmp_path / "keys" / "log.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert read_signer(key_file.read_text().strip()).verifier.vkey == vkey
-    again = run("log", "init", "--site", site, "--key", tmp_path / "keys" / "other.key")
+    again = run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "keys" / "other.key")
     assert again.exit_code == 1 and "--rotate" in again.output and not (tmp_path / "keys" / "other.key").exists()
     with Catalogue.open(site) as catalogue:
         note = catalogue.latest_checkpoint().note
@@ -131,7 +132,8 @@ def test_log_init_makes_a_key_only_its_owner_reads_outside_the_site_and_signs_wi
 def test_a_rotated_key_signs_from_then_on_and_old_checkpoints_still_verify(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    first = run("log", "init", "--site", site, "--key", tmp_path / "one.key").output.strip().splitlines()[-1]
+    first = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+                "--key", tmp_path / "one.key").output.strip().splitlines()[-1]
     with Catalogue.open(site) as catalogue:
         before = catalogue.latest_checkpoint().note
     second = run("log", "init", "--rotate", "--site", site, "--key", tmp_path / "two.key")
@@ -149,7 +151,7 @@ def test_a_rotated_key_signs_from_then_on_and_old_checkpoints_still_verify(tmp_p
 def test_a_key_that_cannot_be_read_leaves_the_release_published_and_says_so(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    run("log", "init", "--site", site, "--key", tmp_path / "log.key")
+    run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "log.key")
     os.rename(tmp_path / "log.key", tmp_path / "moved.key")
     result = run("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and "signing key cannot be read" in result.output
@@ -165,7 +167,7 @@ def test_a_key_that_cannot_be_read_leaves_the_release_published_and_says_so(tmp_
 def test_a_rewritten_log_is_never_signed_and_the_site_goes_on(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    run("log", "init", "--site", site, "--key", tmp_path / "log.key")
+    run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "log.key")
     with Catalogue.open(site) as catalogue:
         signed = catalogue.latest_checkpoint()
     db = sqlite3.connect(site / CATALOGUE, isolation_level=None)  # an entry rewritten (a bug, a bad restore)
@@ -200,7 +202,8 @@ def test_serve_answers_the_checkpoint_signed_once_the_key_is_made(tmp_path):
                 with urllib.request.urlopen(f"http://127.0.0.1:{serve.port}/api/v1/log/checkpoint", timeout=10) as r:
                     return r.read()
             assert "\u2014" not in served().decode()  # unsigned: the checkpoint's text alone, no signature line
-            vkey = run("log", "init", "--site", site, "--key", base / "log.key").output.strip().splitlines()[-1]
+            vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+                       "--key", base / "log.key").output.strip().splitlines()[-1]
             signed = wait_for(lambda: (lambda note: note if b"\n\n" in note else None)(served()),
                               what="the signed checkpoint served")
             assert read_checkpoint(open_note(signed, [read_verifier(vkey)]).text).size == 2

@@ -50,7 +50,8 @@ COMMAND_LINES = [
     "--allow-private-network",
     "riskapi subscribers list --keys {keys}",
     "riskapi log status --site {site}",
-    "riskapi log init --key {prefix}/log-signing.key --site {site}",
+    "riskapi log init --key {prefix}/log-signing.key --site-url https://risk.example.com --site {site}",
+    "riskapi log init --rotate --key {prefix}/log-signing-2.key --site {site}",
     "riskapi log init --rotate --key {prefix}/log-signing-2.key --site {site}",
     "riskapi log sign --site {site}",
     "riskapi log witness add http://127.0.0.1:9/witness "

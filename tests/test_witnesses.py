@@ -21,7 +21,7 @@ from generator.transparency.citation import make_citation
 from generator.transparency.documents import release_leaves
 from generator.transparency.note import COSIGNATURE, cosigned_by, read_checkpoint, read_verifier
 
-from .conftest import TINY
+from .conftest import LOOPBACK, TINY
 from .test_catalogue import then_stage_promote_rollback
 from .witness_server import Witness, serve
 
@@ -49,7 +49,8 @@ def cite_current(site, out) -> None:
 def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    vkey = run("log", "init", "--site", site, "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
+    vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+               "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
     one, two = Witness("witness.example/one", vkey), Witness("witness.example/two", vkey)
     servers = [serve(one), serve(two)]
     try:
@@ -101,7 +102,8 @@ def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
 def test_a_witness_down_or_refusing_never_stops_a_release_and_is_asked_again(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    vkey = run("log", "init", "--site", site, "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
+    vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+               "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
     witness = Witness("witness.example/one", vkey)
     server, url = serve(witness)
     try:

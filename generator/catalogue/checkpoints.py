@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CatalogueError
+from ..files import sync_folder
 from ..routes import DEFAULT_SITE_URL, url_for
 from ..transparency.note import Checkpoint, NoteError, Signer, read_signer, sign
 from ..transparency.tree import leaf_hash, root
 from . import log
-from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY, SITE_URL
+from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY, SITE_URL, retired_vkeys
 
 
 def log_origin(settings: dict[str, str], site_url: str | None = None) -> str:
@@ -27,8 +28,12 @@ def log_origin(settings: dict[str, str], site_url: str | None = None) -> str:
     remembered it yet)."""
     if settings.get(LOG_ORIGIN):
         return settings[LOG_ORIGIN]
-    prefix = url_for("log-checkpoint").rsplit("/", 1)[0]
-    return (site_url or settings.get(SITE_URL) or DEFAULT_SITE_URL).split("://", 1)[-1].rstrip("/") + prefix
+    return origin_of(site_url or settings.get(SITE_URL) or DEFAULT_SITE_URL)
+
+
+def origin_of(site_url: str) -> str:
+    """The origin a log served at this site address is named by: its URL prefix without the scheme."""
+    return site_url.split("://", 1)[-1].rstrip("/") + url_for("log-checkpoint").rsplit("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -92,8 +97,9 @@ def signing_key(settings: dict[str, str], site: Path, key_file: Path, rotate: bo
     """The key the log is to be signed with, and its file: a new one written to `key_file`, named by the log's
     origin (fixed from then on) — or, where the file exists, the key it holds, if it is this log's (the key
     kept when a repair lost the site's settings). A log that has a key keeps it unless `rotate`: then
-    checkpoints are signed with the new one (those signed before still verify with the old). A file inside
-    the site is refused: nothing there may be a secret."""
+    checkpoints are signed with a new one (those signed before still verify with the old), and the key in
+    use, where `key_file` holds it, is kept beside it (retire_key). A file inside the site is refused:
+    nothing there may be a secret."""
     key_file = key_file.resolve()
     if key_file.is_relative_to(site.resolve()):
         raise CatalogueError(f"{key_file}: the log's signing key must be kept outside the site folder {site} "
@@ -108,10 +114,33 @@ def signing_key(settings: dict[str, str], site: Path, key_file: Path, rotate: bo
         if signer.name != origin:
             raise CatalogueError(f"{key_file} holds the key of another log ({signer.name}, not {origin}); nothing "
                                  "was changed: name a new file")
+        if not (rotate and signer.verifier.vkey == settings.get(LOG_VKEY)):
+            return signer, key_file
+        signer = Signer.generate(origin)
+        retire_key(key_file, signer)
         return signer, key_file
     signer = Signer.generate(origin)
     write_key(key_file, signer)
     return signer, key_file
+
+
+def retired_key_file(key_file: Path, signer: Signer) -> Path:
+    """Where a rotation keeps a key it replaced: beside its file, named by its key ID."""
+    return key_file.with_name(f"{key_file.name}.{signer.verifier.id:08x}.retired")
+
+
+def retire_key(key_file: Path, new: Signer) -> None:
+    """`new` in place of the key in `key_file`, whose file is kept beside (retired_key_file) first: a stop at
+    any point leaves the old key in place or the new one, and the old one's file kept."""
+    old = read_key(key_file)
+    kept = retired_key_file(key_file, old)
+    if not kept.exists():
+        os.link(key_file, kept)
+    fresh = key_file.with_name(key_file.name + ".new")
+    fresh.unlink(missing_ok=True)
+    write_key(fresh, new)
+    os.replace(fresh, key_file)
+    sync_folder(key_file.parent)
 
 
 def write_key(path: Path, signer: Signer) -> None:
@@ -125,10 +154,19 @@ def write_key(path: Path, signer: Signer) -> None:
         os.fsync(out.fileno())
 
 
-def log_identity(settings: dict[str, str], site_url: str | None = None) -> tuple[str, str | None]:
-    """The log's origin and the verifier key clients check its checkpoints with (None: unsigned), as a
-    site's settings have them (`site_url`: the site's address now, where it has not remembered it yet)."""
-    return log_origin(settings, site_url), settings.get(LOG_VKEY)
+@dataclass(frozen=True)
+class LogIdentity:
+    """What the API root says of the log: its origin, the verifier key its checkpoints are signed with
+    (None: unsigned) and those of its earlier keys, which checkpoints signed before a rotation verify with."""
+    origin: str
+    vkey: str | None
+    retired: tuple[str, ...] = ()
+
+
+def log_identity(settings: dict[str, str], site_url: str | None = None) -> LogIdentity:
+    """The log's identity as a site's settings have it (`site_url`: the site's address now, where it has not
+    remembered it yet)."""
+    return LogIdentity(log_origin(settings, site_url), settings.get(LOG_VKEY), tuple(retired_vkeys(settings)))
 
 
 # ---- the witnesses a checkpoint is sent to (witnesses.py sends it), and the cosignatures they answered

@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import Iterator
 
+import orjson
+
 from ..errors import CatalogueError
 from ..files import sync_folder
 from ..layout import current_release, releases
@@ -22,7 +24,17 @@ from .log_copy import CHECKPOINT, LOG_COPY, write_copy
 from .migrations import VERSION as SCHEMA_VERSION
 from .migrations import backfill_log, fill_trees, migrate
 from .schema import SCHEMA
-from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY
+from .settings import (
+    LOG_KEY,
+    LOG_ORIGIN,
+    LOG_RETIRED,
+    LOG_VKEY,
+    SETTINGS_COPY,
+    describe,
+    read_settings_copy,
+    retired_vkeys,
+    write_settings_copy,
+)
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
@@ -253,11 +265,13 @@ class Catalogue:
     def use_log_key(self, key_file: Path, rotate: bool = False) -> str:
         """The log signed from now on with the key in `key_file` (made there, or one of this log's kept
         there: after a repair): checkpoints.signing_key; the checkpoint signed with it; its verifier key."""
-        settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
+        settings = self.settings()
         signer, path = checkpoints.signing_key(settings, self.site, key_file, rotate)
-        self.remember({LOG_KEY: str(path), LOG_ORIGIN: signer.name,
-                       LOG_VKEY: signer.verifier.vkey})  # and signs (remember: checkpoint)
-        return signer.verifier.vkey
+        vkey, before = signer.verifier.vkey, settings.get(LOG_VKEY)
+        retired = [k for k in ([before] if before and before != vkey else []) + retired_vkeys(settings) if k != vkey]
+        self.remember({LOG_KEY: str(path), LOG_ORIGIN: signer.name, LOG_VKEY: vkey,
+                       LOG_RETIRED: orjson.dumps(retired).decode()})  # and signs (remember: checkpoint)
+        return vkey
 
     def latest_checkpoint(self) -> checkpoints.Latest | None:
         return checkpoints.latest(self.db)
@@ -304,11 +318,41 @@ class Catalogue:
         self.checkpoint()
 
     def remember(self, settings: dict[str, str]) -> None:
-        """The site's own settings (SITE_URL, KEEP, KEEP_DAYS), as the last build that published was given them."""
+        """The site's own settings (settings.py): the catalogue's, then the site's copy of them."""
         with self.transaction() as db:
             db.executemany("INSERT INTO setting (name, value) VALUES (?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET value = excluded.value", settings.items())
+        self.keep_settings()
         self.checkpoint()  # an unsigned log's origin follows the site's address
+
+    def settings(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT name, value FROM setting").fetchall())
+
+    def restore_settings(self) -> str:
+        """The settings and witnesses of the site's copy (settings.SETTINGS_COPY) taken back by a new catalogue
+        (a repair); the log's own origin, where its copy restored one, is kept. What was restored, said."""
+        kept = read_settings_copy(self.site)
+        if kept is None:
+            return (f"the site kept no copy of its settings ({SETTINGS_COPY}): build with your --site-url, --keep "
+                    "and --keep-days, and run `riskapi log init --key FILE` with the log's key file")
+        settings, witnesses = kept
+        named = self.settings().get(LOG_ORIGIN)
+        if named:
+            settings[LOG_ORIGIN] = named  # the log's checkpoints say what it is named
+        with self.transaction() as db:
+            for url, vkey in witnesses:
+                checkpoints.add_witness(db, url, vkey)
+        restored = f"restored the site's settings from {self.site / SETTINGS_COPY}: {describe(settings, witnesses)}"
+        try:
+            self.remember(settings)  # and signs with the key restored
+        except CatalogueError as error:  # remembered; only its signature waits
+            return f"{restored}; {error}"
+        return restored
+
+    def keep_settings(self) -> None:
+        """The site's copy of its settings and witnesses (settings.SETTINGS_COPY) written as they now are."""
+        witnesses = [(url, vkey) for url, vkey, _ in checkpoints.witnesses(self.db)]
+        write_settings_copy(self.site, self.settings(), witnesses)
 
 
 def read_log(site: Path, size: int) -> list[bytes]:

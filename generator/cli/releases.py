@@ -96,6 +96,9 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     if report.pruned:
         _say(ctx, f"pruned {len(report.pruned)} release(s), kept the newest {report.keep} and every one the retention "
                   f"keeps (riskapi build --keep, --keep-days): {', '.join(report.pruned)}")
+    if report.log_origin:
+        _say(ctx, f"note: the log of releases is named {report.log_origin}, not after {report.site_url}: a log's "
+                  "name never changes, so citations and `riskapi verify` keep saying it (a new site makes a new log)")
     if report.site_url_before:
         _say(ctx, f"note: the site's address changed from {report.site_url_before} to {report.site_url}: every "
                   "link of this release starts with it (--site-url), and later builds keep it")

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import click
 
+from .. import routes
 from ..catalogue.checkpoints import Latest
 from ..transparency.note import note_text, read_checkpoint
-from .common import SITE_OPTION, _say, main
+from .common import SITE_OPTION, _say, _site_url, main
 
 LOG_KEY_FILE = "keys/log-signing.key"  # beside the keys file: outside the served tree
 
@@ -20,17 +21,43 @@ def log() -> None:
 @log.command("init")
 @click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path), default=LOG_KEY_FILE,
               show_default=True, help="Where to write the new signing key (mode 0600; outside the site folder).")
-@click.option("--rotate", is_flag=True, help="Replace the log's key: checkpoints are signed with the new one from "
-                                             "now on; those signed before still verify with the old.")
+@click.option("--rotate", is_flag=True, help="Replace the log's key with a new one (the old key's file is kept "
+                                             "beside, renamed by its key ID): checkpoints are signed with the new "
+                                             "one from now on; those signed before still verify with the old, which "
+                                             "the API root keeps publishing.")
+@click.option("--site-url", default=None, callback=_site_url,
+              help="The address clients reach the API at: the log is named after it, for ever [default: the "
+                   "site's, as last given; the loopback default is taken only when given here].")
 @SITE_OPTION
 @click.pass_context
-def log_init(ctx: click.Context, key_file: Path, rotate: bool, site_dir: Path) -> None:
+def log_init(ctx: click.Context, key_file: Path, rotate: bool, site_url: str | None, site_dir: Path) -> None:
     """Make the log's Ed25519 signing key, sign the log's checkpoint with it and print its verifier key
     (publish that one: clients verify with it)."""
-    from ..catalogue import Catalogue
+    from ..catalogue import SITE_URL, Catalogue
+    from ..catalogue.checkpoints import log_origin, origin_of
+    from ..catalogue.settings import LOG_ORIGIN, LOG_VKEY
     with Catalogue.open(site_dir) as catalogue:
+        settings = catalogue.settings()
+        named = settings.get(LOG_ORIGIN)
+        if named and site_url and origin_of(site_url) != named:
+            raise click.ClickException(f"the log of {site_dir} is named {named} already, and a log's name never "
+                                       f"changes; nothing was changed (a new site makes a new log)")
+        address = site_url or settings.get(SITE_URL)
+        if not named and (address is None or (site_url is None and address == routes.DEFAULT_SITE_URL)):
+            raise click.ClickException(
+                f"the log would be named after {routes.DEFAULT_SITE_URL}, for ever: give the address clients reach "
+                "the API at with --site-url (--site-url " f"{routes.DEFAULT_SITE_URL} for a log on this machine); "
+                "nothing was changed")
+        if site_url and not named:
+            catalogue.remember({SITE_URL: site_url})  # the site's address from now on, as a build's --site-url
+        before = settings.get(LOG_VKEY)
         vkey = catalogue.use_log_key(key_file, rotate)
-    _say(ctx, f"the log's signing key is in {key_file} (keep it secret, and backed up); its verifier key:")
+        origin = log_origin(catalogue.settings())
+    _say(ctx, f"the log {origin} is signed with the key in {key_file} (keep it secret, and backed up)")
+    if before and before != vkey:
+        _say(ctx, f"the key it replaced is kept beside it; its verifier key {before} stays published in the API "
+                  "root (retiredVerifierKeys) from the next build, beside the new one")
+    _say(ctx, "its verifier key (the API root's log.verifierKey from the next build; clients verify with it):")
     click.echo(vkey)
 
 

@@ -228,6 +228,7 @@ def repair_catalogue(site: Path, copies: Sequence[LogCopy] = (), trust: Verifier
         off_chain = [r for r in on_disk if r not in chain]
         staged = [r for r in off_chain if (manifest(site / RELEASES / r) or {}).get("staged")]
         with Catalogue.make_empty(site) as catalogue:
+            notes.append(catalogue.restore_settings())  # first: the switches below are signed with its key
             for release in chain:
                 stated = manifest(site / RELEASES / release)
                 catalogue.add_release(release, tree=manifest_tree(stated) if stated else None)
@@ -263,6 +264,7 @@ def _repair_from_log(site: Path, copy: LogCopy) -> list[str]:
     write_copy(site, entries, len(entries), copy.note)
     with Catalogue.make_empty(site) as catalogue:
         named, live = catalogue.restore_log(entries, copy.note)
+        restored = catalogue.restore_settings()  # before any switch below: signed with the key it names
         staged = []
         for release in releases(site):
             stated = manifest(site / RELEASES / release) or {}
@@ -280,6 +282,5 @@ def _repair_from_log(site: Path, copy: LogCopy) -> list[str]:
             notes.append(f"{current} went live after the log's last copy: recorded as live from now")
         if staged:
             notes.append(f"staged again: {', '.join(staged)} (built with --stage, as its manifest says)")
-        notes.append("the site's settings are not in the log: run `riskapi log init --key FILE` with the log's key "
-                     "file to sign with it again, and build with your --site-url and retention")
+        notes.append(restored)
     return notes

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import document_routes, routes
 from ..catalogue import built_at
+from ..catalogue.checkpoints import LogIdentity
 from ..scoring.results import CurrentScores
 from .documents import timestamp
 from .pages import ReleaseChanges
@@ -15,9 +16,9 @@ def _release_link(site_url: str, release_id: str, url: str) -> dict:
     return {"id": release_id, "builtAt": built_at(release_id), "url": site_url + url}
 
 
-def render_api_root(site_url: str, release_id: str, log: tuple[str, str | None]) -> dict:
+def render_api_root(site_url: str, release_id: str, log: LogIdentity) -> dict:
     """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release, and
-    the log of releases: its checkpoint, origin and verifier key (`log`: origin, key; None when unsigned)."""
+    the log of releases: its checkpoint, origin and verifier keys (the one in use, and those retired)."""
     endpoints = [{"operationId": e.operation, "url": site_url + e.template, "summary": e.summary,
                   "keyRequired": e.keyed} for e in routes.ENDPOINTS]
     # the root answers for the current release only: its link is the current release's document
@@ -29,7 +30,8 @@ def render_api_root(site_url: str, release_id: str, log: tuple[str, str | None])
             "log": {"checkpoint": site_url + routes.url_for("log-checkpoint"),
                     "tiles": site_url + routes.url_for("log-tile", tile=""),
                     "releaseTiles": site_url + routes.url_for("tree-tile", "{release}", tile=""),
-                    "origin": log[0], "verifierKey": log[1]}}
+                    "origin": log.origin, "verifierKey": log.vkey,
+                    **({"retiredVerifierKeys": list(log.retired)} if log.retired else {})}}
 
 
 def render_current_release(site_url: str, changes: ReleaseChanges, visible: list[CurrentScores],
