@@ -56,6 +56,7 @@ class BuildReport:
     site_url_before: str | None = None  # the site's address before this build, where it changed
     log_origin: str | None = None  # the log's name, where the site's address would not name it so
     pruned: tuple[str, ...] = ()  # the releases the retention removed
+    held: tuple[str, ...] = ()  # of those, the ones whose folder stays while a running server uses it
     keep: int = 0  # the retention it was given (--keep, or the site's)
 
     def note_dataset(self, dataset: Dataset) -> None:
@@ -368,6 +369,7 @@ def publish(run: BuildRun, stage: bool, keep: int, keep_days: float | None) -> N
     names = tuple(document_routes.audience_name(a) for a in run.audiences)
     committed = run.clock.run("publish", run.writer.commit, stage, names)
     run.report.release, run.report.pruned, run.report.keep = committed.id, committed.pruned, keep
+    run.report.held = committed.held
     run.report.published = True
     with Catalogue.open(run.writer.site) as catalogue:
         catalogue.remember({SITE_URL: run.site_url, KEEP: str(keep),

@@ -96,6 +96,9 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     if report.pruned:
         _say(ctx, f"pruned {len(report.pruned)} release(s), kept the newest {report.keep} and every one the retention "
                   f"keeps (riskapi build --keep, --keep-days): {', '.join(report.pruned)}")
+    if report.held:
+        _say(ctx, f"the folder of {', '.join(report.held)} stays until the riskapi serve or deploy that answers "
+                  "from it has moved on (`riskapi status` names it); the next build deletes it")
     if report.log_origin:
         _say(ctx, f"note: the log of releases is named {report.log_origin}, not after {report.site_url}: a log's "
                   "name never changes, so citations and `riskapi verify` keep saying it (a new site makes a new log)")

@@ -39,6 +39,7 @@ class Release:
     files: int
     bytes: int
     pruned: tuple[str, ...] = ()  # the releases the retention removed after it was published
+    held: tuple[str, ...] = ()  # of those, the ones whose folder stays while a running server uses it
 
 
 def no_release(site: Path) -> ServeError:

@@ -21,6 +21,7 @@ from ..files import Writeback, sync_folder, sync_tree, write_file
 from ..release_ids import new_release_id
 from ..transparency.documents import ReleaseTree, release_leaves, tree_files
 from ..transparency.tree import root
+from .leases import held_while
 from .pool import discard_pool, fork_pool
 from .release_files import ReleaseFiles
 from .site import (
@@ -56,6 +57,7 @@ class ReleaseWriter(ReleaseFiles):
         self.workers = workers  # processes that write, and build models (model_builds.py) if more than one
         self.keep = keep
         self.keep_days = keep_days
+        self.held: tuple[str, ...] = ()  # releases pruned whose folders stay while a server answers from them
         current = site / CURRENT
         if current.exists() and not current.is_symlink():  # before the work, not after a whole release
             raise PublishError(f"{current} is a real folder, not the link to a release: move it away (serve "
@@ -114,19 +116,32 @@ class ReleaseWriter(ReleaseFiles):
         for link in self.site.glob(f".{CURRENT}.tmp-*"):
             link.unlink(missing_ok=True)
         never = {r for r, staged in history.built.items() if not staged} - history.ever_live
-        for release in set(releases(self.site)) & (never | history.removed):
-            self._remove(release)
+        self._remove(sorted(set(releases(self.site)) & (never | history.removed)))
         for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
             shutil.rmtree(leftover, ignore_errors=True)
 
-    def _remove(self, release: str) -> None:
-        """Pruned in the catalogue first, then renamed out of sight, then deleted: a kill at any step leaves
-        no half-deleted release on offer, and the next build finishes the job."""
-        with Catalogue.open(self.site) as catalogue:
-            catalogue.mark_removed(release)
-        going = self.site / RELEASES / f".gone-{release}"
-        os.rename(self.site / RELEASES / release, going)
-        shutil.rmtree(going, ignore_errors=True)
+    def _remove(self, going: list[str]) -> set[str]:
+        """Each release pruned in the catalogue first (gone, 410, to every server's next configuration), then
+        renamed out of sight, then deleted: a kill at any step leaves no half-deleted release on offer, and
+        the next build finishes the job. A folder a running server still answers from (its lease, leases.py)
+        stays until it has moved on: the next build deletes it. Returns those left on disk."""
+        held_now: set[str] = set()
+
+        def remove(held: set[str]) -> None:
+            with Catalogue.open(self.site) as catalogue:
+                for release in going:
+                    catalogue.mark_removed(release)
+            for release in going:
+                if release in held:
+                    held_now.add(release)
+                    continue
+                gone = self.site / RELEASES / f".gone-{release}"
+                os.rename(self.site / RELEASES / release, gone)
+                shutil.rmtree(gone, ignore_errors=True)
+
+        if going:
+            held_while(self.site, remove)
+        return held_now
 
     def scratch(self) -> Path:
         """A folder for the build's own intermediate files, beside the release and never in it;
@@ -250,7 +265,7 @@ class ReleaseWriter(ReleaseFiles):
         finally:
             self._writeback.stop()
             self._lock.unlock()
-        return Release(self.id, final, len(self.files), self.bytes, pruned)
+        return Release(self.id, final, len(self.files), self.bytes, pruned, self.held)
 
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was.
@@ -272,8 +287,9 @@ class ReleaseWriter(ReleaseFiles):
     def _prune(self) -> tuple[str, ...]:
         """Retention on proof: of the releases older than the newest `keep`, remove those the catalogue says
         were built and are not current, not staged, not where a rollback goes (the one live before the
-        current one, however old) and not live within the last `keep_days` days. A folder the catalogue
-        does not know is never removed; an unreadable catalogue removes nothing (it raises first)."""
+        current one, however old) and not live within the last `keep_days` days (the folders a running server
+        still answers from, `held`, are deleted by a later build). A folder the catalogue does not know is
+        never removed; an unreadable catalogue removes nothing (it raises first)."""
         with Catalogue.open(self.site) as catalogue:
             history = catalogue.history()
         current = history.current
@@ -285,6 +301,5 @@ class ReleaseWriter(ReleaseFiles):
         if going:  # the point-in-time panel keeps what they published: read while they are on disk
             from ..render.panel import update_panel  # pyarrow: loaded by a build that prunes alone
             update_panel(self.site, history.periods)
-        for old in going:
-            self._remove(old)
+        self.held = tuple(sorted(self._remove(going)))
         return tuple(going)
