@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .catalogue.fence import Fence
 from .edge import NGINX_TIMEGATE, script
 from .errors import ServeError
 from .files import write_atomic
@@ -32,6 +33,7 @@ BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 # Debian's libnginx-mod-http-js: njs runs the TimeGate (Accept-Datetime, ?as_of=); without it those 501.
 JS_MODULE = Path("/usr/lib/nginx/modules/ngx_http_js_module.so")
 _QUOTED = re.compile(r'"[^"]*"')
+HORIZON = "horizon"  # in the prefix: the instant (ms) nginx's record of what was live is whole up to (njs reads it)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Configuration:
     release: str
     texts: dict[str, bytes]
     infos: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
+    fence: Fence | None = None  # its timeline's (render/timeline.py): its TimeGate's record is whole up to it
 
 
 def nginx_binary() -> str:
@@ -98,8 +101,10 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
     infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
     texts.update(render_scoped_maps(timeline, routings, timeline_root))
     texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),
-                                                             "RELEASES_DIR": str(timeline.folder)})
-    return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos)
+                                                             "RELEASES_DIR": str(timeline.folder),
+                                                             "HORIZON_FILE": str(prefix / HORIZON)})
+    return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos,
+                         timeline.fence)
 
 
 def write_config(folder: Path, configuration: Configuration, keys: list[ApiKey]) -> None:
@@ -177,3 +182,12 @@ def check_release(release_dir: Path) -> str | None:
     """nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
     accepts it; None too where nginx is not installed (there is no reference server to ask)."""
     return ReleaseCheck(release_dir).result()
+
+
+def write_horizon(prefix: Path, at: int) -> None:
+    """The horizon nginx's TimeGate reads (edge/nginx_timegate.js), replaced whole (a rename; nothing to sync:
+    a lost horizon is one a reload or the next poll writes again, and an older one is only more careful)."""
+    temporary = prefix / f".{HORIZON}.tmp"
+    temporary.write_text(str(at))
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, prefix / HORIZON)

@@ -113,6 +113,8 @@ ERRORS = {
     "none_live": "No kept release was live at {instant}: the oldest kept, {id}, went live at {since}. "
                  "GET {list} lists the releases kept.",
     "gone_at": "Release {id}, live at {instant}, is no longer kept. GET {list} lists the releases kept.",
+    "beyond_record": "No release is known here at {instant} yet: this server's record of what was live runs to "
+                     "{horizon}, and a release may go live after it. Ask again later.",
     "no_timegate": "No TimeGate here for {uri}: this API's are for its routes under {api}/.",
     "no_timemap": "No TimeMap here for {uri}: this API's are for its routes under {api}/.",
     "no_njs_timegate": "This server cannot look up an instant: its nginx lacks the njs module "
@@ -125,6 +127,7 @@ ERRORS = {
 }
 REDIRECT = "Release {id} was live then: {location}"  # the TimeGate's 302 body, {"detail": …}
 STALE_RETRY_AFTER = "60"  # an edge meeting a bucket mid-update: 503, ask again then
+RECORD_RETRY_AFTER = "1"  # a past instant beyond a server's record of what was live (404): ask again then
 # The statuses nginx itself may raise (unknown path, malformed or oversized request, failures), each
 # answered as one of ERRORS with its status: status → (the status sent, the error).
 NGINX_ERRORS = {
@@ -197,5 +200,6 @@ def edge_contract() -> dict[str, object]:
             "LINK_TYPE": LINK_FORMAT, "PAGE_TYPES": [media_type(ext) for ext in PAGE_EXTENSIONS],
             "ERRORS": ERRORS, "REDIRECT": REDIRECT, "LINK": LINK, "LINK_PARAMETER": LINK_PARAMETER,
             "LINKS": LINKS, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,
+            "RECORD_RETRY_AFTER": RECORD_RETRY_AFTER,
             "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE,
             "NAMES": HEADER_NAMES}

@@ -22,7 +22,7 @@ from typing import Callable
 from click.testing import CliRunner
 
 from generator.build import build
-from generator.catalogue import Catalogue
+from generator.catalogue import Catalogue, now_ms
 from generator.cli import command_table
 from generator.cli import main as cli_main
 from generator.deploy import cloudflare
@@ -257,6 +257,7 @@ class EdgeRuntime:
     process: subprocess.Popen
     log: Path
     restart: object = None  # () -> LiveServer: deploy what the site holds now and start again
+    nginx: object = None  # the LiveServer of the site it was deployed from (its nginx runs beside)
 
     def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -280,7 +281,7 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
         process = subprocess.Popen([part.format(port=port) for part in command], cwd=cwd, env=env, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                    preexec_fn=end_with_parent)
-    runtime = EdgeRuntime(nginx.runtime.settings, process, log, restart)
+    runtime = EdgeRuntime(nginx.runtime.settings, process, log, restart, nginx)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -314,13 +315,27 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
     raise RuntimeError(f"{what} did not answer within {seconds:.0f} s:\n{log.read_text()[-3000:]}")
 
 
+def moved_on(server: LiveServer) -> LiveServer:
+    """What a running `riskapi serve` does within a poll or two of a switch: nginx reloads onto what the site
+    holds now (its lease on releases moves with it: a later build may prune the ones it no longer answers
+    from), and once the newest switch's instant has passed (it is dated up to a second ahead of the clock),
+    its record's horizon reaches it, so `as_of` at that instant is answered."""
+    nginx = server.runtime.nginx if isinstance(server.runtime, EdgeRuntime) else server
+    nginx.runtime.refresh()
+    with Catalogue.open(nginx.site) as catalogue:
+        newest = max((switch.at for switch in catalogue.history().switches), default=0)
+    wait_for(lambda: now_ms() > newest, seconds=30, what="the newest switch's instant passing")
+    nginx.runtime.advance_horizon()
+    return server
+
+
 def refreshed(server: LiveServer) -> LiveServer:
-    """The server answering what its site holds now: nginx reloads; an edge is deployed again and restarted."""
+    """The server answering what its site holds now: nginx moves on; an edge is deployed again and restarted."""
     if isinstance(server.runtime, EdgeRuntime):
+        moved_on(server)
         server.runtime.stop()
         return server.runtime.restart()
-    server.runtime.refresh()
-    return server
+    return moved_on(server)
 
 
 def start_server(kind: str, nginx: LiveServer, request) -> LiveServer:

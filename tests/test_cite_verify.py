@@ -241,11 +241,16 @@ def test_citations_made_before_a_key_rotation_still_verify(tmp_path):
         with serve_process(site, keys) as serve:
             url = f"http://127.0.0.1:{serve.port}{API}/riskscores/sovereign/AUT/"
             cite(url, f"alice:{serve.key}", tmp_path / "before.json")
-            new = run("log", "init", "--rotate", "--site", site, "--key", base / "keys" / "two.key")
+            # rotated in place, as `riskapi log init --rotate` on the default key does: the old one kept beside
+            new = run("log", "init", "--rotate", "--site", site, "--key", base / "keys" / "one.key")
+            assert new.exit_code == 0, new.output
+            assert (base / "keys" / f"one.key.{old.split('+')[1]}.retired").is_file()
             new_vkey = new.output.strip().splitlines()[-1]
             build(TINY, site, force=True)
             wait_for(lambda: checkpoint_size(cite(url, f"alice:{serve.key}", tmp_path / "after.json")) == 4
                      and new_vkey.split("+")[1] in serve_checkpoint_id(serve), what="a citation under the new key")
+            root = json.loads(serve.get(f"{API}/")[1])["log"]  # the API root names both keys
+            assert (root["verifierKey"], root["retiredVerifierKeys"]) == (new_vkey, [old])
         assert verify(tmp_path / "before.json", old).exit_code == 0
         assert verify(tmp_path / "after.json", new_vkey).exit_code == 0
         assert verify(tmp_path / "after.json", old).exit_code == 1

@@ -81,7 +81,13 @@ def test_a_key_change_changes_the_keys_only(tmp_path):
     add_key(keys, "carol")
     assert _deploy("--site", str(site), "--keys", str(keys), "--out", str(out)).exit_code == 0
     changed = {p.name for p, body in before.items() if p.read_bytes() != body}
-    assert changed == {"keys-kv.json"}  # the secret is kept, so no other key's hash moves; the script is the same
+    # the secret is kept, so no other key's hash moves; the script is the same; the description's TimeGate
+    # table differs in its horizon alone (the record reaches this deploy: render/timeline.gate_table)
+    assert changed <= {"keys-kv.json", "release.json"} and "keys-kv.json" in changed
+    old, new = (json.loads(body) for body in (before[out / "release.json"], (out / "release.json").read_bytes()))
+    old_gate, new_gate = old.pop("gate").split(","), new.pop("gate").split(",")
+    assert old == new and old_gate[:-1] == new_gate[:-1] and old_gate[-1].endswith(" - h")
+    assert int(new_gate[-1].split()[0]) >= int(old_gate[-1].split()[0])
 
 
 def test_a_deploy_killed_half_way_leaves_the_previous_project_whole(tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from generator import serving
 from generator.build import build
+from generator.catalogue import read_history
 from generator.cli import main
 from generator.deploy import cloudfront
 from generator.keys import add_key, revoke
@@ -160,6 +161,7 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_the_manifests_in_the
 
     def body(relative: str, twin: str = "") -> str:  # the object of a file: its SHA-256 and extension (by hand)
         return f"/objects/{listed[relative]['sha256']}.{relative.rsplit('.', 1)[1]}{twin}"
+    live_from = read_history(site).periods[-1].start_text  # within the record: the release's own instant
     asked = [
         _handed_on("/api/v1/riskscores/sovereign/aut", live=release),
         _handed_on("/api/v1/riskscores/sovereign/", "ordering=-country_name", live=release),
@@ -170,15 +172,16 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_the_manifests_in_the
         _handed_on("/api/v1/riskscores/sovereign/", live=release, auth="missing", grants=""),
         _handed_on("/api/v1/riskscores/sovereign/", live=release, auth="invalid", grants=""),
         _handed_on("/api/v1/", live=release, auth="missing", grants=""),  # the root needs no key
-        _handed_on("/api/v1/riskscores/sovereign/AUT/", "as_of=2099-01-01&ordering=x", live=release),
+        _handed_on("/api/v1/riskscores/sovereign/AUT/", f"as_of={live_from}&ordering=x", live=release),
         _handed_on("/api/v1/riskscores/sovereign/AUT/", live="20991231T000000Z"),  # published before that release
+        _handed_on("/api/v1/riskscores/sovereign/AUT/", "as_of=2099-01-01", live=release),  # past the record
         _handed_on("/api/v1/exports/scores.csv", live=release),
         _handed_on("/api/v1/nothing-here/", live=release),
     ]
     for event in asked:
         event["Records"][0]["cf"]["request"]["origin"] = origin
     answers = _lambda(out / cloudfront.ORIGIN_LAMBDA, asked, s3.env())
-    file, ordered, hidden, granted, audience, missing, invalid, root, gate, stale, export, nothing = answers
+    file, ordered, hidden, granted, audience, missing, invalid, root, gate, stale, future, export, nothing = answers
     assert file["uri"] == body("api/v1/riskscores/sovereign/AUT/index.json") and file["querystring"] == ""
     assert ordered["uri"] == body("api/v1/riskscores/sovereign/ordering=-country_name/index.json")
     assert hidden["status"] == "404" and json.loads(hidden["body"]) == {"detail": "Not found."}
@@ -194,6 +197,9 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_the_manifests_in_the
     assert gate["headers"]["location"] == [{"key": "Location",
                                             "value": f"/api/v1/releases/{release}/riskscores/sovereign/AUT/?ordering=x"}]
     assert gate["headers"]["x-release"][0]["value"] == release
+    # an instant after the record the deploy read (its fence: the bucket's record.json): not known there yet
+    assert future["status"] == "404" and "retry-after" not in future["headers"]
+    assert json.loads(future["body"])["detail"].startswith("No release is known here at 2099-01-01T00:00:00Z yet")
     # a Lambda not yet published again after a new release went live: 503, never the old one for now
     assert stale["status"] == "503" and stale["headers"]["retry-after"][0]["value"] == "60"
     assert stale["headers"]["cache-control"][0]["value"] == "no-store"

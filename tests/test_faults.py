@@ -200,7 +200,8 @@ def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next
     second = build(TINY, site, force=True).release
     assert second == f"{unknown}-02"  # ids go on after every folder's, known or not
     assert releases(site) == [first, unknown, second]
-    assert sorted(p.name for p in site.iterdir()) == [".lock", "catalogue.db", CURRENT, "log", RELEASES, "site-id"]
+    assert sorted(p.name for p in site.iterdir()) == [".lock", "catalogue.db", CURRENT, "leases", "log", RELEASES,
+                                                     "site-id", "site-settings.json"]
     assert [p.name for p in (site / RELEASES).iterdir() if p.name.startswith(".")] == []
     assert "unknown to the catalogue: never served, never deleted" in \
         next(line for line in run_releases(site) if unknown in line)

@@ -7,6 +7,7 @@ import datetime
 import json
 import random
 import shutil
+import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,7 +21,7 @@ from generator.render import panel
 from generator.render.panel import panel_files, update_panel
 
 from .conftest import TINY, replace_in
-from .live import serving_copy_of
+from .live import serving_copy_of, wait_for
 from .test_catalogue import then_stage_promote_rollback
 
 GDP_AUT_2024 = ("gdp_growth,AUT,2024,2.5,", "gdp_growth,AUT,2024,0.5,")  # sovereign: AUT's 2024 growth
@@ -122,10 +123,13 @@ def test_the_panel_answers_as_of_any_instant_what_the_api_answers_and_is_served_
         assert scoped.status == 404  # no release holds the panel: it is no route under a release's id
         panel = pq.read_table(pa.BufferReader(answer.body)).to_pylist()
         periods = read_history(server.site).periods
+        # as serve does each poll: the record moved on past the instants drawn (the live period open at its end)
+        wait_for(lambda: time.time() * 1000 > periods[-1].start + 2000, what="the draws' end passing")
+        server.runtime.advance_horizon()
         draw = random.Random(47)
-        for _ in range(12):  # (model, country, instant) drawn over the kept history; its end is now
+        for _ in range(12):  # (model, country, instant) drawn over the kept history and past its last switch
             model, country = draw.choice(["sdg", "sovereign"]), draw.choice(["AUT", "CIV", "NGA"])
-            start, end = periods[0].start, periods[-1].start + 5000
+            start, end = periods[0].start, periods[-1].start + 1000
             at = draw.randrange(start, end + 1000) // 1000 * 1000  # the API takes whole seconds
             when = instant(at)
             published = [r for r in panel if (r["model"], r["country_code"], r["level"]) == (model, country, "model")

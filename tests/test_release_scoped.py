@@ -10,7 +10,7 @@ from generator.build import build
 from generator.publish import current_release
 
 from .conftest import TINY, make_nga_black
-from .live import assert_error_headers, refreshed, serving_copy_of, start_server
+from .live import assert_error_headers, moved_on, refreshed, serving_copy_of, start_server
 
 # (path, user): endpoints 1-5 with filters and orderings, an export, a custom model, the release document
 RECORDED = [
@@ -114,8 +114,9 @@ def test_an_unknown_release_is_404_and_a_pruned_one_410(two_releases):
     assert never.status == 404
     assert json.loads(never.body) == {"detail": "No release 20000101T000000Z; GET /api/v1/releases/ lists the releases kept."}
     served, _, _ = two_releases
-    for _ in range(2):  # keep 1: the newest and the one before it stay; A goes
+    for _ in range(2):  # keep 1: the newest and the one before it stay; A goes, once no server answers from it
         build(TINY, server.site, force=True, keep=1)
+        moved_on(server)
     server = served[0] = refreshed(server)
     gone = server.get(scoped(first, "/api/v1/riskscores/sovereign/"), user="bob")
     assert gone.status == 410 and gone.header("x-release") == first

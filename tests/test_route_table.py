@@ -17,6 +17,7 @@ import pytest
 
 from generator import document_routes, nginx_config, routes
 from generator.build import build
+from generator.catalogue import read_history
 from generator.edge import CORE, KEYCHECK
 from generator.keys import add_key
 from generator.publish import CURRENT, current_release
@@ -147,7 +148,8 @@ def test_an_endpoint_added_in_one_table_entry_is_served_by_every_server(fixture_
     refused = live.get("/api/v1/fixture/AUT/", user=None)
     assert refused.status == 403 and json.loads(refused.body) == {
         "detail": "Authentication credentials were not provided."}
-    asked = live.get("/api/v1/fixture/AUT/?as_of=2099-01-01", user="bob")  # a TimeGate, as the entry says
+    live_from = read_history(servers["nginx"].site).periods[-1].start_text  # within every server's record
+    asked = live.get(f"/api/v1/fixture/AUT/?as_of={live_from}", user="bob")  # a TimeGate, as the entry says
     assert asked.status == 302 and asked.header("Location") == f"/api/v1/releases/{release}/fixture/AUT/"
 
 

@@ -81,6 +81,8 @@ def status(ctx: click.Context, site_dir: Path) -> None:
             click.echo(f"note: {note}")
         for line in _webhook_lines(site_dir):
             click.echo(line)
+        for line in _lease_lines(site_dir):
+            click.echo(line)
     except CatalogueError as error:
         click.echo(f"error: {error.format_message()}")
     statuses = read_statuses(site_dir)
@@ -98,6 +100,17 @@ def status(ctx: click.Context, site_dir: Path) -> None:
                 else ""
             click.echo(f"  rejected: {rejection['what']} {rejection['name']} at {rejection['at']}{still}:")
             click.echo("    " + rejection["reason"].replace("\n", "\n    "))
+
+
+def _lease_lines(site_dir: Path) -> list[str]:
+    """What holds the site's releases from a prune (publish/leases.py): each running serve or deploy, each edge."""
+    from ..publish.leases import EDGE, LEASES, read_leases
+    lines = []
+    for lease in read_leases(site_dir):
+        holder = (f"until the next deploy to it; remove site/{LEASES}/{lease.holder}.json once it is no longer used"
+                  if lease.pid == EDGE else f"pid {lease.pid}")
+        lines.append(f"lease: {lease.what} ({holder}) answers from {', '.join(lease.releases) or 'no release'}")
+    return lines
 
 
 def _webhook_lines(site_dir: Path) -> list[str]:
@@ -129,6 +142,8 @@ def nginx_config(ctx: click.Context, site_dir: Path, keys_file: Path, host: str,
                                            foreground=False), prefix)
 
     runtime.render()
+    runtime.now_served()  # the TimeGate's horizon as of this configuration: run nginx-config again to move it
+    runtime.lease.release()  # nothing of this process holds a release once it has written the configuration
     _say(ctx, f"wrote {runtime.conf}; start with: nginx -p {runtime.prefix} -c {runtime.conf / 'nginx.conf'}")
 
 

@@ -25,10 +25,12 @@ from ..edge import MANIFESTS_JS, MODULES
 from ..errors import CatalogueError
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
+from ..publish.leases import Holder
 from ..serving import STORE
 from .edge import (
     KEYS_SCRIPT,
     WORKER,
+    deploying,
     deployment_secret,
     edge_description,
     edge_timeline,
@@ -95,9 +97,9 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_co
     and the script's limit is 10 MiB."""
     project = CloudflareProject(out)
     try:
-        with folder_replacing(out, keep=OPERATORS_OWN) as folder:
+        with folder_replacing(out, keep=OPERATORS_OWN) as folder, deploying(site, f"deploy cloudflare {out}") as lease:
             _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
-                        keep_days, plan)
+                        keep_days, plan, lease)
     except CatalogueError as error:  # a revocation never waits on the history
         raise revocations_only(out, out / KV_ENTRIES, keys, STORE["key"], error) from None
     return project
@@ -110,8 +112,8 @@ def local_s3_secret(secret: str) -> str:
 
 def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey], out: Path, name: str,
                 cache_control: str, kv_namespace: str | None, bucket: str, prefix: str, keep: int | None,
-                keep_days: float | None, plan: str) -> None:
-    edge, left_out = edge_timeline(site, keep, keep_days=keep_days)
+                keep_days: float | None, plan: str, lease: Holder) -> None:
+    edge, left_out = edge_timeline(site, keep, keep_days=keep_days, holder=lease)
     project.releases = len(edge.answered)
     if left_out:
         project.notes.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): they answer "

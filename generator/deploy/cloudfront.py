@@ -31,10 +31,12 @@ from ..edge import CONTRACT_JS, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, sc
 from ..errors import CatalogueError
 from ..files import folder_replacing, write_atomic
 from ..keys import ApiKey
+from ..publish.leases import Holder
 from ..render.timeline import edge_states, immutable
 from ..routes import edge_table
 from ..serving import STORE, edge_contract
 from .edge import (
+    deploying,
     deployment_secret,
     edge_description,
     edge_timeline,
@@ -148,8 +150,8 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
     viewer-request function carries the deployment's secret the store's keys are hashed with."""
     project = CloudFrontProject(out)
     try:
-        with folder_replacing(out) as folder:
-            _write_into(folder, project, site, keys, out, cache_control, keep, keep_days)
+        with folder_replacing(out) as folder, deploying(site, f"deploy cloudfront {out}") as lease:
+            _write_into(folder, project, site, keys, out, cache_control, keep, keep_days, lease)
     except CatalogueError as error:  # a revocation never waits on the history
         store = out / "kvs.json"
         before = _read_store(store) if store.is_file() else {}
@@ -161,7 +163,7 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
 
 
 def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], out: Path,
-                cache_control: str, keep: int | None, keep_days: float | None) -> None:
+                cache_control: str, keep: int | None, keep_days: float | None, lease: Holder) -> None:
     secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
     code = {name: function_code(name, (MINIFIED / name).read_bytes(), secret) for name in FUNCTIONS}
     for name, text in code.items():
@@ -169,7 +171,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
         limit = GATE_BYTES if name == "viewer-request.js" else MAX_CODE_BYTES
         if project.code_bytes[name] > limit:  # the code is ours, not the data's: never deploy it
             raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over its {limit:,}")
-    edge, left_out = edge_timeline(site, keep, keep_days=keep_days)
+    edge, left_out = edge_timeline(site, keep, keep_days=keep_days, holder=lease)
     if left_out:
         project.warnings.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): "
                                 "they answer 410 at CloudFront")

@@ -6,17 +6,19 @@ HMAC-SHA256 hashes under a secret of the deployment (keyed_hash): no deploy bund
 a key, and the store alone gives none back."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import hmac
 import re
 import secrets
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import orjson
 
 from ..catalogue import read_history
+from ..catalogue.fence import fence
 from ..document_routes import audience_name
 from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
 from ..errors import CatalogueError
@@ -24,8 +26,17 @@ from ..files import write_atomic
 from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 from ..layout import read_release_info, read_routing
 from ..publish import live_release, live_within, release_order
+from ..publish.leases import Holder
 from ..render.release_info import release_site_url
-from ..render.timeline import Timeline, edge_states, gate_table, immutable, last_change, site_timeline
+from ..render.timeline import (
+    RECORD,
+    Timeline,
+    edge_states,
+    gate_table,
+    immutable,
+    last_change,
+    site_timeline,
+)
 from ..render.timeline import documents as timeline_documents
 from ..routes import DEFAULT_SITE_URL, edge_table
 from ..serving import COMPRESSED_OVER, edge_contract
@@ -67,6 +78,7 @@ def edge_description(edge: Timeline, cache_control: str, timeline: dict[str, lis
             "routes": edge_table(),  # the URL grammar, which core.js interprets
             "contract": edge_contract(),  # the serving contract: media types, headers, errors, folders, Links
             "manifest_format": MANIFEST_FORMAT,  # the bucket's manifests this edge reads (manifests.js)
+            "record": RECORD,  # the bucket's record of what was live, moved on by each deploy s3
             "tables": {**({release: {"audiences": held} for release, held in audiences.items()}
                           if audiences is not None else {}),
                        TIMELINE: {"files": timeline}}}
@@ -77,16 +89,29 @@ def site_url_of(edge: Timeline) -> str:
     return release_site_url(edge.folder / edge.current) or DEFAULT_SITE_URL
 
 
+@contextlib.contextmanager
+def deploying(site: Path, what: str) -> Iterator[Holder]:
+    """This deploy's lease on the releases it reads (edge_timeline takes it): none is pruned under it."""
+    holder = Holder(site, what, "deploy")
+    try:
+        yield holder
+    finally:
+        holder.release()
+
+
 def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], bool] | None = None,
-                  keep_days: float | None = None) -> tuple[Timeline, list[str]]:
+                  keep_days: float | None = None, holder: Holder | None = None) -> tuple[Timeline, list[str]]:
     """What an edge deploy answers: the site's current release at every route, and its other answered
     releases (kept, staged) under their id, newest first, at most `keep` in all (None: every one) and
     while `fits(release)` says the platform holds it — but always the one a rollback goes to, as the
     site keeps it, and every one live in the last `keep_days` days; those left out answer 410 there (a
     staged one 404).
-    Returns the timeline and the ids left out."""
-    history = read_history(site)
-    timeline = site_timeline(site, live_release(site), history=history)
+    Returns the timeline and the ids left out; `holder` holds every release answered from here on (leases.py).
+    """
+    with holder.extending() if holder else contextlib.nullcontext(lambda releases: None) as hold:
+        fenced, history = fence(site), read_history(site)  # the fence first: the record's horizon (fence.py)
+        timeline = site_timeline(site, live_release(site), history=history, fenced=fenced)
+        hold(timeline.answered)
     before = [r for r in history.stack[:-1] if r in timeline.answered][-1:]  # where a rollback goes: always kept
     if keep_days is not None:
         recent = live_within(site, keep_days, history) & set(timeline.answered)

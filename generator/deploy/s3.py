@@ -23,6 +23,7 @@ One deploy at a time per bucket: a sweep running beside another deploy's upload 
 manifest is not written yet."""
 from __future__ import annotations
 
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -32,9 +33,10 @@ import orjson
 
 from ..catalogue.log_copy import CHECKPOINT, LOG_COPY, Reader, copy_files, is_replaced
 from ..publish import built_against, release_order, twins_of
-from ..render.timeline import Timeline
+from ..publish.leases import Holder, hold_for_edge
+from ..render.timeline import RECORD, Timeline, record_of
 from ..serving import JSON, media_type
-from .edge import edge_timeline, served_files, timeline_files, timeline_table
+from .edge import deploying, edge_timeline, served_files, timeline_files, timeline_table
 from .objects import (
     MANIFESTS,
     OBJECTS,
@@ -127,8 +129,14 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
     """Upload the site's releases an edge answers (edge.edge_timeline) as manifests over objects, and the
     objects of their list and TimeMap; then switch current.json; then prune. Objects carry no header of a
     path (Cache-Control, a download name): the edges add those. `progress` hears of each step and upload."""
-    tell = progress or (lambda step, done, total: None)
-    edge, _ = edge_timeline(site, keep, keep_days=keep_days)
+    with deploying(site, f"deploy s3 {bucket}/{prefix}") as lease:
+        return _deploy(client, bucket, site, prefix, keep, keep_days, progress or (lambda step, done, total: None),
+                       lease)
+
+
+def _deploy(client: Any, bucket: str, site: Path, prefix: str, keep: int, keep_days: float | None, tell: Progress,
+            lease: Holder) -> S3Deploy:
+    edge, _ = edge_timeline(site, keep, keep_days=keep_days, holder=lease)
     store = Bucket(client, bucket, prefix)
     report = S3Deploy(edge.current)
     releases = _releases(store, edge)
@@ -164,6 +172,12 @@ def deploy(client: Any, bucket: str, site: Path, prefix: str = "", keep: int = K
                 else pointer.get("previous"), "answered": sorted(releases, key=release_order),
                 "timeline": sorted(timeline), "before": before}
     store.put(POINTER, orjson.dumps(switched), ContentType=JSON, CacheControl="no-cache")
+    # the site keeps what the bucket's edges may answer from: the releases of this pointer and the one before
+    hold_for_edge(site, edge_name(bucket, prefix), f"the bucket s3://{bucket}/{prefix}",
+                  [*releases, *before["answered"]])
+    record = record_of(edge)  # after the pointer: the edges' record reaches this deploy's fence
+    if record is not None:
+        store.put(RECORD, orjson.dumps(record), ContentType=JSON, CacheControl="no-cache")
     tell("log", 0, 1)
     _write_log_copy(store, edge)
     tell("prune", 0, 1)
@@ -250,3 +264,8 @@ def prune(store: Bucket, answered: set[str], timeline: set[str], known: dict[str
     unnamed = sorted(store.keys(OBJECTS) - marked)
     store.delete(unnamed)
     return gone, len(unnamed)
+
+
+def edge_name(bucket: str, prefix: str) -> str:
+    """The name of a bucket's lease on the site's releases (leases.hold_for_edge): one per bucket and prefix."""
+    return f"s3-{hashlib.sha256(f'{bucket}/{prefix}'.encode()).hexdigest()[:16]}"

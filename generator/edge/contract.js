@@ -5,7 +5,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9).
 
 export let TYPES, DEFAULT_TYPE, HEADERS, LINK_TYPE, PAGE_TYPES, ERRORS;
-export let REDIRECT, LINK, LINK_PARAMETER, LINKS, STALE_RETRY_AFTER, FOLDERS;
+export let REDIRECT, LINK, LINK_PARAMETER, LINKS, STALE_RETRY_AFTER, RECORD_RETRY_AFTER, FOLDERS;
 export let NO_MATCH, PUBLIC_AUDIENCE, STORE, NAMES, BINARY;
 
 export function useContract(contract) {
@@ -20,6 +20,7 @@ export function useContract(contract) {
   LINK_PARAMETER = contract.LINK_PARAMETER;
   LINKS = contract.LINKS;
   STALE_RETRY_AFTER = contract.STALE_RETRY_AFTER;
+  RECORD_RETRY_AFTER = contract.RECORD_RETRY_AFTER;
   FOLDERS = contract.FOLDERS;
   NO_MATCH = contract.NO_MATCH;
   PUBLIC_AUDIENCE = contract.PUBLIC_AUDIENCE;

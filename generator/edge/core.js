@@ -26,7 +26,7 @@
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
 import { BINARY, FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } from "./contract.js";
-import { acceptDatetimeMillis, asOfMillis, releaseAt } from "./instants.js";
+import { acceptDatetimeMillis, asOfMillis, recorded, releaseAt } from "./instants.js";
 import {
   asciiLower, error, fill, header, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf,
   user,
@@ -72,13 +72,14 @@ function mementoPath(rest, scope, release) {
 
 // The TimeGate's answer to a request that asks (asksInstant; as_of wins where both are sent): the 302
 // to the release-scoped URL of the release live at that instant (the other arguments kept, as_of left
-// out), or the 400/404/410. `path` is normalised; `api` the prefix; `table` the route table; `site` the
-// API's public address, which every Link URI starts with (RFC 7089 clients follow them as they are).
-export function timegate(path, query, acceptDatetime, gate, api, table, site) {
+// out), or the 400/404/410 (a 404 too for an instant past the table's horizon: instants.js). `path` is
+// normalised; `api` the prefix; `table` the route table; `site` the API's public address, which every
+// Link URI starts with (RFC 7089 clients follow them as they are); `now`: no instant was asked.
+export function timegate(path, query, acceptDatetime, gate, api, table, site, now) {
   const asOf = argument(query, "as_of");  // wins where both are sent; empty counts as absent
   const millis = asOf ? asOfMillis(asOf) : acceptDatetimeMillis(acceptDatetime);
   if (millis === null) return error(400, asOf ? "bad_as_of" : "bad_accept_datetime");
-  const found = releaseAt(gate, millis, table.scope);
+  const found = releaseAt(gate, millis, table.scope, now);
   if (!found.release) return found;
   const kept = query.split("&").filter((pair) => pair !== "" && asciiLower(pair.split("=")[0]) !== "as_of");
   const memento = mementoPath(path.slice(api.length), table.scope, found.release);
@@ -95,7 +96,8 @@ export function timegate(path, query, acceptDatetime, gate, api, table, site) {
 export function timegateOfUri(target, query, acceptDatetime, gate, api, table, site) {
   const own = originalOf(target, table, site);
   if (own === null) return error(404, "no_timegate", { uri: target, api: site + api });
-  return timegate(own, query, acceptDatetime || new Date().toUTCString(), gate, api, table, site);
+  const now = !acceptDatetime && !argument(query, "as_of");  // no instant asked: the release served now
+  return timegate(own, query, acceptDatetime || new Date().toUTCString(), gate, api, table, site, now);
 }
 
 // The path of the original an absolute URI names, where it is one of this API's routes with past
@@ -330,7 +332,8 @@ async function route(request, path, release, lookup, platform) {
   if (rule.timegate && asksFor(query, request.acceptDatetime)) {  // the TimeGate, once the key is checked
     const checked = await refusal(request, lookup, platform);
     if (checked.refused) return checked.refused;
-    return timegate(path, query, request.acceptDatetime, release.gate, release.prefix, table, release.site_url);
+    const gate = recorded(release.gate, await lookup("record", "", ""));
+    return timegate(path, query, request.acceptDatetime, gate, release.prefix, table, release.site_url);
   }
   let grants;
   if (rule.key) {
@@ -340,8 +343,8 @@ async function route(request, path, release, lookup, platform) {
   }
   if (rule.status) return { status: rule.status, headers: {} };
   if (rule.answer === "timegate") {  // {site}{TIMEGATE}{URI}: the URI as sent, after the prefix
-    return timegateOfUri(uriAfter(request.path, table.scope.timegate), query, request.acceptDatetime, release.gate,
-      release.prefix, table, release.site_url);
+    return timegateOfUri(uriAfter(request.path, table.scope.timegate), query, request.acceptDatetime,
+      recorded(release.gate, await lookup("record", "", "")), release.prefix, table, release.site_url);
   }
   if (rule.answer === "timemap") {  // {site}{TIMEMAPS}{URI}
     return timemapOf(request, uriAfter(request.path, table.scope.timemaps), release, lookup.parent, platform);

@@ -5,6 +5,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
+import { RECORD_RETRY_AFTER } from "./contract.js";
 import { error } from "./keycheck.js";
 
 const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
@@ -69,21 +70,47 @@ export function asOfMillis(raw) {
     fraction, offset);
 }
 
+// The table with the horizon of a bucket's record (render/timeline.py, record_of: what a deploy read) added,
+// where the record was made of the very live periods the table holds; else the table as it is.
+export function recorded(table, record) {
+  if (!record || typeof record.at !== "number" || typeof record.periods !== "string") return table;
+  const rows = table ? table.split(",") : [];
+  const periods = [];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i].split(" ");
+    if (row[2] !== "h") periods.push(`${row[0]} ${row[1]}`);
+  }
+  return record.periods === periods.join(",") ? rows.concat([`${record.at} - h`]).join(",") : table;
+}
+
 export function rfc3339(millis) {
   return new Date(millis).toISOString().replace(/\.[0-9]+Z$/, "Z");
 }
 
 // The release live at an instant, from the table of live periods ("milliseconds id state" per period, oldest
-// first, comma-separated; state k: answered, g: pruned): {release} or the error answer.
-export function releaseAt(table, millis, scope) {
+// first, comma-separated; state k: answered, g: pruned) and its horizons ("milliseconds - h": the record is
+// whole up to the newest one; an instant after it may have a switch this server does not know yet, so it
+// is not answered: a 404, with Retry-After where the instant is past and the record will soon reach it;
+// unless `now`: the TimeGate asked for no instant, the release this server serves now).
+// {release} or the error answer.
+export function releaseAt(table, millis, scope, now) {
   const rows = table ? table.split(",") : [];
   let found = null;
   let oldest = null;
+  let horizon = null;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i].split(" ");
     const start = Number(row[0]);
+    if (row[2] === "h") {
+      horizon = horizon === null ? start : Math.max(horizon, start);
+      continue;
+    }
     if (row[2] === "k" && oldest === null) oldest = { id: row[1], start };
     if (start <= millis) found = { id: row[1], kept: row[2] === "k" };
+  }
+  if (!now && horizon !== null && millis > horizon) {
+    return error(404, "beyond_record", { instant: rfc3339(millis), horizon: rfc3339(horizon) },
+      millis <= Date.now() ? { "Retry-After": RECORD_RETRY_AFTER } : {});
   }
   if (found === null) {  // before the first release ever live; an instant a pruned one was live is a 410
     if (oldest === null) return error(404, "none_kept", { list: scope.list });

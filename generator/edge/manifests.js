@@ -9,6 +9,7 @@
 // read from it.
 
 const SHARDS_KEPT = 512;  // ~50 MB at most: a shard is ~1,024 files of ~100 bytes
+const RECORD_MS = 1000;  // the bucket's record of what was live, read at most once a second
 
 // A manifest the bucket lacks (an upload not finished, or a release pruned there before the edge was
 // updated): the caller answers 503, never another release's answer.
@@ -60,8 +61,16 @@ export function stored(description, read) {
     }
     return found;
   }
+  let record = null;  // [the bucket's record of what was live, or null, and when it was read]
   return async (table, key, release) => {
     if (table === "states") return own(description.states, key);
+    if (table === "record") {  // read again after RECORD_MS: a deploy moves it on
+      if (!description.record) return undefined;
+      if (record === null || Date.now() - record[1] > RECORD_MS) {
+        record = [await read(description.record).catch(() => null), Date.now()];
+      }
+      return record[0] === null ? undefined : record[0];
+    }
     if (table === "audiences" || release === "timeline") return own(own(own(description.tables, release), table), key);
     const head = await cached(heads, `manifests/${release}.json`, 64);
     if (table !== "files") return own(own(head.tables, table), key);

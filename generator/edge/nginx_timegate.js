@@ -5,6 +5,20 @@
 // ROUTES: the route table (routes.py's edge_table), written first by serve; $site_url the address every
 // Link starts with; CONTRACT the serving contract (serving.py's edge_contract), written first by serve too.
 useContract(CONTRACT);
+const fs = require("fs");
+
+// The table of live periods with the horizon `riskapi serve` moves on while nothing changes (HORIZON_FILE,
+// in ms: the record is whole up to it, serve/runtime.py); the table's own horizon where there is none.
+function gateOf(r) {
+  const table = r.variables.timegate_table;
+  let at = "";
+  try {
+    at = fs.readFileSync(HORIZON_FILE, "utf8").trim();
+  } catch (missing) {
+    return table;
+  }
+  return /^[0-9]+$/.test(at) ? (table ? `${table},${at} - h` : `${at} - h`) : table;
+}
 
 function respond(r) {
   const uri = r.variables.request_uri;
@@ -13,7 +27,7 @@ function respond(r) {
   const query = at < 0 ? "" : uri.slice(at + 1);
   const asked = r.headersIn["Accept-Datetime"] || "";
   let result = path === null ? error(400, "bad_request")
-    : timegate(path, query, asked, r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url);
+    : timegate(path, query, asked, gateOf(r), ROUTES.scope.prefix, ROUTES, r.variables.site_url);
   if (path !== null && !asksInstant(path, query, asked, ROUTES)) {
     result = error(500, "server");  // nginx.conf's test and the core's differ: a bug
   }
@@ -27,13 +41,12 @@ function respondToUri(r) {
   const at = uri.indexOf("?");
   const target = uriAfter(at < 0 ? uri : uri.slice(0, at), ROUTES.scope.timegate);
   send(r, timegateOfUri(target, at < 0 ? "" : uri.slice(at + 1), r.headersIn["Accept-Datetime"] || "",
-    r.variables.timegate_table, ROUTES.scope.prefix, ROUTES, r.variables.site_url));
+    gateOf(r), ROUTES.scope.prefix, ROUTES, r.variables.site_url));
 }
 
 // `js_content timegate.respondTimemap`: the TimeMap of an original by its absolute URI. Each kept
 // release is routed as the core routes it, over that release's routing.json and files (RELEASES_DIR,
 // written first by serve), for the key nginx checked ($api_user, its grant set, its audience here).
-const fs = require("fs");
 const routings = {};
 
 function releaseTables(id) {  // a release's routing.json as the core's tables (ASCII case ignored)

@@ -46,7 +46,9 @@ RELEASE = {"name": "release", "in": "path", "required": True,
 AS_OF = {"name": "as_of", "in": "query", "required": False,
          "description": "An instant, as an RFC 3339 date (its 00:00:00Z) or date-time: answered with a 302 to this "
                         "route under the release that was live then (the header Accept-Datetime, an HTTP-date, does "
-                        "the same); empty means now",
+                        "the same); empty means now. An instant after the server's record of what was live (the "
+                        "future, or the moments after a switch it has not served yet) answers 404, with "
+                        "Retry-After where it is past",
          "schema": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"},
                               {"type": "string", "maxLength": 0}]}}
 RELEASES_LIST = routes.url_for("releases")

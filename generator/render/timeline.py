@@ -21,6 +21,7 @@ import orjson
 from .. import document_routes, routes, serving
 from ..catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
 from ..catalogue.checkpoints import Latest
+from ..catalogue.fence import Fence, fence
 from ..catalogue.store import read_log
 from ..layout import read_release_info
 from ..publish import RELEASES, gone_releases, kept_releases, release_order, staged_releases
@@ -47,6 +48,7 @@ class Timeline:
     periods: tuple[LivePeriod, ...] = field(default_factory=tuple)
     log: tuple[bytes, ...] = ()  # the log of releases and its newest checkpoint (render/log_files.py)
     checkpoint: Latest | None = None
+    fence: Fence | None = None  # taken before the catalogue was read: its periods are whole up to fence.at
 
     @property
     def answered(self) -> tuple[str, ...]:
@@ -67,15 +69,17 @@ class Timeline:
 
 
 def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset(),
-                  history: History | None = None) -> Timeline:
+                  history: History | None = None, fenced: Fence | None = None) -> Timeline:
     """What a site's configuration answers with `current` as the current release (`leave_out`: releases
-    nginx rejected, answered nowhere), from one read of the catalogue (`history`, where the caller has it)."""
-    history = history or read_history(site)
+    nginx rejected, answered nowhere), from one read of the catalogue (`history`, where the caller has it,
+    read after its `fenced`), after a fence (catalogue/fence.py): the TimeGate answers instants up to it."""
+    if history is None:
+        fenced, history = fence(site), read_history(site)
     kept = tuple(r for r in kept_releases(site, history) if r not in leave_out and r != current) + (current,)
     staged = tuple(r for r in staged_releases(site, history) if r not in leave_out and r != current)
     logged = tuple(read_log(site, history.checkpoint.size)) if history.checkpoint else ()  # read only here
     return Timeline((site / RELEASES).resolve(), current, kept, staged, tuple(gone_releases(site, history)),
-                    tuple(history.periods), logged, history.checkpoint)
+                    tuple(history.periods), logged, history.checkpoint, fenced)
 
 
 def http_date(instant: str) -> str:
@@ -96,10 +100,33 @@ def immutable(cache_control: str) -> str:
 
 def gate_table(timeline: Timeline) -> str:
     """The TimeGate's table (edge/core.js, `releaseAt`): `milliseconds id state` per live period, oldest
-    first, comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410)."""
+    first, comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410); then
+    `milliseconds - h`, the horizon: no instant after it is answered. The table's own is its newest switch's
+    instant: switches are dated in order, so none that this read did not see can be dated before it. A
+    server moves it on from its fence (nginx: serve/runtime.py); the table stays the same bytes until the
+    next switch (an edge's description changes only with what was live)."""
     answered = set(timeline.kept)
-    return ",".join(f"{period.start} {period.release} {'k' if period.release in answered else 'g'}"
-                    for period in timeline.periods)
+    rows = [f"{period.start} {period.release} {'k' if period.release in answered else 'g'}"
+            for period in timeline.periods]
+    return ",".join(rows + ([horizon_row(timeline.periods[-1].start)] if timeline.periods else []))
+
+
+RECORD = "record.json"  # in a bucket: the horizon a deploy read, which the edges add to their table
+
+
+def record_of(timeline: Timeline) -> dict | None:
+    """The record a deploy leaves in the bucket (RECORD): the live periods it read, as the table has them,
+    and its fence's instant. An edge adds that horizon to its table only where the periods are its own
+    (edge/instants.js, `recorded`): a redeploy moves every edge's record on, with no new edge code."""
+    if timeline.fence is None:
+        return None
+    return {"periods": ",".join(f"{period.start} {period.release}" for period in timeline.periods),
+            "at": timeline.fence.at}
+
+
+def horizon_row(at: int) -> str:
+    """The gate table's horizon row (ms): what a server that learns more later appends (the newest counts)."""
+    return f"{at} - h"
 
 
 def edge_states(timeline: Timeline) -> dict[str, list]:

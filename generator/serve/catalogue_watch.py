@@ -36,6 +36,10 @@ class CatalogueWatch:
                 stamps.append(None)
         return (*stamps, current_release(self.site))
 
+    def forget(self) -> None:
+        """Read the catalogue whole at the next look, whatever its files say."""
+        self._stamp = None
+
     def state(self) -> str:
         stamp = self._files()
         if stamp == self._stamp and time.monotonic() - self._read_at < self.FULL_READ_SECONDS:

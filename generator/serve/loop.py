@@ -90,12 +90,14 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
                     f"{type(error).__name__}: {error}")
             rereading.clear()
             tell_problems()
+            runtime.advance_horizon()
             time.sleep(poll_seconds)
     finally:
         if runtime.process is not None:
             runtime.stop()
             say("stopped")
         runtime.status.remove()
+        runtime.lease.release()
 
 
 def say_started(runtime: NginxRuntime, settings: ServeSettings, say: Callable[[str], None]) -> None:

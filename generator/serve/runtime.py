@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ..catalogue import catalogue_path, read_history
+from ..catalogue.fence import Fence, fence
 from ..errors import CatalogueError, KeysError, ServeError
 from ..files import file_identity, link_atomic, link_or_copy, write_atomic
 from ..keys import ApiKey, load_keys
@@ -26,9 +27,11 @@ from ..nginx_config import (
     render_configuration,
     start_check,
     write_config,
+    write_horizon,
 )
 from ..processes import children, end_with_parent
 from ..publish import RELEASES, current_release, kept_releases, no_release, staged_releases
+from ..publish.leases import Holder
 from ..render.timeline import Timeline, site_timeline
 from ..render.timeline import documents as timeline_documents
 from .catalogue_watch import CatalogueWatch
@@ -81,6 +84,9 @@ class NginxRuntime:
         self._unservable: set[str] = set()  # releases nginx rejected: answered nowhere
         self._catalogue_seen = CatalogueWatch(settings.site)
         self.status = ServeStatus(settings.site, settings.address, self.prefix / "logs" / "access.log")
+        # the releases the running configuration answers from, and those a new one reads, held from a prune
+        self.lease = Holder(settings.site, f"riskapi serve on {settings.address}", "serve")
+        self._fence_served: Fence | None = None  # the running configuration's: its record is whole up to it
 
     # ------------------------------------------------------------------ rendering
 
@@ -94,13 +100,17 @@ class NginxRuntime:
         """What a configuration with `release` current answers. An unreadable catalogue keeps the running
         configuration (a CatalogueError); at the first start it serves the current release alone, with no
         history (never a release the catalogue cannot vouch for), and says so (status)."""
-        try:
-            return site_timeline(self.settings.site, release, self._unservable)
-        except CatalogueError as error:
-            if self.served is not None:
-                raise
-            self.status.rejected("release catalogue", str(catalogue_path(self.settings.site)), error.format_message())
-            return Timeline((self.settings.site / RELEASES).resolve(), release, (release,))
+        with self.lease.extending() as hold:  # held before nginx is given them (publish/leases.py)
+            try:
+                timeline = site_timeline(self.settings.site, release, self._unservable)
+            except CatalogueError as error:
+                if self.served is not None:
+                    raise
+                self.status.rejected("release catalogue", str(catalogue_path(self.settings.site)),
+                                     error.format_message())
+                timeline = Timeline((self.settings.site / RELEASES).resolve(), release, (release,))
+            hold(timeline.answered)
+        return timeline
 
     def configuration(self, timeline: Timeline) -> Configuration:
         """A whole configuration for the releases of `timeline` but its keys; the timeline's documents, which
@@ -256,6 +266,7 @@ class NginxRuntime:
         # Its own session: a Ctrl-C on the terminal reaches riskapi, which stops nginx gracefully.
         # In the foreground nginx ends with riskapi however riskapi ends (a kill -9 included), so it
         # never goes on serving an old release with the old keys on its own.
+        self.now_served()
         ends_with_us = (lambda: end_with_parent(signal.SIGTERM)) if self.settings.foreground else None
         self.process = subprocess.Popen(nginx_command(self.prefix, self.conf / "nginx.conf"), stdin=subprocess.DEVNULL,
                                         start_new_session=True,
@@ -318,7 +329,31 @@ class NginxRuntime:
                 raise ServeError(f"nginx did not finish reloading; see {self.prefix / 'logs' / 'error.log'}")
             time.sleep(0.02)
         self.served = state
+        self.now_served()
         return True
+
+    def now_served(self) -> None:
+        """Once nginx answers from the configuration rendered last alone: the lease shrunk to its releases,
+        and its record's horizon published (advance_horizon moves it on)."""
+        configuration = self._configuration
+        assert configuration is not None
+        self.lease.hold_only(release for release, *_ in configuration.infos)
+        self._fence_served = configuration.fence
+        if self._fence_served is not None:
+            write_horizon(self.prefix, self._fence_served.at)
+
+    def advance_horizon(self) -> None:
+        """Move the served record's horizon to now (a fence: catalogue/fence.py) where the catalogue holds no
+        switch or prune the running configuration lacks; else leave it until a reload brings it in."""
+        fenced = fence(self.settings.site, busy_ms=50)
+        if fenced is None or self.served is None or self._fence_served is None:
+            return
+        if fenced.switches != self._fence_served.switches:
+            self._catalogue_seen.forget()  # read whole after the fence: is it what nginx serves?
+            if self.watched_state() != self.served:
+                return
+        self._fence_served = fenced
+        write_horizon(self.prefix, fenced.at)
 
     @property
     def served_release(self) -> str:
