@@ -90,7 +90,10 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
                     f"{type(error).__name__}: {error}")
             rereading.clear()
             tell_problems()
-            runtime.advance_horizon()
+            try:
+                runtime.advance_horizon()
+            except OSError as error:  # the horizon stays where it was: instants past it wait, none is misanswered
+                say(f"error: the TimeGate's record was not moved on: {error}")
             time.sleep(poll_seconds)
     finally:
         if runtime.process is not None:
