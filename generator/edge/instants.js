@@ -80,7 +80,12 @@ export function recorded(table, record) {
     const row = rows[i].split(" ");
     if (row[2] !== "h") periods.push(`${row[0]} ${row[1]}`);
   }
-  return record.periods === periods.join(",") ? rows.concat([`${record.at} - h`]).join(",") : table;
+  return record.periods === periods.join(",") ? withHorizon(table, record.at) : table;
+}
+
+// The table with a horizon row added (render/timeline.py's horizon_row): the newest horizon counts.
+export function withHorizon(table, at) {
+  return table ? `${table},${at} - h` : `${at} - h`;
 }
 
 export function rfc3339(millis) {

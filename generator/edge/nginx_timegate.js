@@ -17,7 +17,7 @@ function gateOf(r) {
   } catch (missing) {
     return table;
   }
-  return /^[0-9]+$/.test(at) ? (table ? `${table},${at} - h` : `${at} - h`) : table;
+  return /^[0-9]+$/.test(at) ? withHorizon(table, Number(at)) : table;
 }
 
 function respond(r) {
