@@ -23,7 +23,7 @@ from .common import fmt, pss_kib, record, run_json, summary
 
 
 def _family(pid: int) -> set[int]:
-    from generator.processes import children
+    from generator.system.processes import children
     found, todo = {pid}, [pid]
     while todo:
         for child in children(todo.pop()) - found:
@@ -38,7 +38,7 @@ def measure_build(data: str, jobs: int) -> None:
     0.25 s, of the proportional set sizes of the build and its workers (pages shared since the fork once)."""
     import threading
 
-    from generator.build import build
+    from generator.publish.build_release import build
     site = Path(tempfile.mkdtemp(prefix="bench-build-"))
     peak_all, done = [0.0], threading.Event()
 
@@ -66,10 +66,10 @@ def measure_floor(data: str) -> None:
     exports' bytes (2 threads)."""
     import orjson
 
-    from generator.build import build
-    from generator.files import sync_tree
-    from generator.publish import COMPRESSED_FORMS
-    from generator.serving import has_twins
+    from generator.build.output.twins import COMPRESSED_FORMS
+    from generator.contract.serving import has_twins
+    from generator.publish.build_release import build
+    from generator.system.files import sync_tree
     source = Path(tempfile.mkdtemp(prefix="bench-floor-src-"))
     target = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     try:

@@ -41,9 +41,9 @@ def url_for(relative: str) -> str | None:
 
 
 def main() -> None:
-    from generator.build import build
-    from generator.keys import add_key
-    from generator.publish import CURRENT, read_manifest
+    from generator.history.site import CURRENT, read_manifest
+    from generator.publish.build_release import build
+    from generator.serve.keys import add_key
     from generator.serve.runtime import NginxRuntime, ServeSettings
     from tests.live import free_port
 

@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--switches", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=200)
     args = parser.parse_args()
-    from generator.catalogue import PUBLISH, Catalogue, read_history
-    from generator.catalogue.store import catalogue_path
+    from generator.history.catalogue import PUBLISH, Catalogue, read_history
+    from generator.history.catalogue.store import catalogue_path
     base = Path(tempfile.mkdtemp(prefix="bench-catalogue-"))
     try:
         site = base / "site"

@@ -79,9 +79,9 @@ def write_bucket_view(site: Path, project: Path) -> None:
     """objects.json: the manifest heads and shards of the site's current release as the bucket holds
     them (riskapi deploy s3), key → JSON: what the edges' lookup (manifests.js `stored`) reads, here
     from memory (a local run tells nothing of R2's or S3's latency; the edges keep what they read)."""
-    from generator.deploy.edge import served_files
-    from generator.deploy.objects import release_objects
-    from generator.publish import live_release
+    from generator.history.site import live_release
+    from generator.serve.deploy.edge_release import served_files
+    from generator.serve.deploy.objects import release_objects
     release = live_release(site)
     folder = site / "releases" / release
     objects = release_objects(folder, release, served_files(folder))
@@ -160,9 +160,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--data", default="data")
     args = parser.parse_args()
-    from generator.build import build
     from generator.cli import main as cli
-    from generator.keys import add_key
+    from generator.publish.build_release import build
+    from generator.serve.keys import add_key
     work = Path(tempfile.mkdtemp(prefix="bench-edge-"))
     try:
         site, keys_file, project = work / "site", work / "keys.csv", work / "cloudflare"

@@ -29,8 +29,8 @@ def write_keys(path: Path, count: int) -> str:
 
 
 def measure(base: Path, site: Path, count: int, reloads: int, requests: int) -> dict:
-    from generator.processes import children
     from generator.serve.runtime import NginxRuntime, ServeSettings
+    from generator.system.processes import children
     from tests.live import free_port
     keys = base / f"keys-{count}.csv"
     header = write_keys(keys, count)
@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--reloads", type=int, default=5)
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
-    from generator.build import build
+    from generator.publish.build_release import build
     base = Path(tempfile.mkdtemp(prefix="bench-keys-"))
     os.chmod(base, 0o755)
     try:

@@ -1,5 +1,5 @@
 """Object-store benchmark: what a revision costs in the bucket the edges read (S3 for CloudFront, R2 for
-the Worker), as manifests over content-addressed objects (generator/deploy/objects.py).
+the Worker), as manifests over content-addressed objects (generator/serve/deploy/objects.py).
 
     python3 -m benchmarks.objects [--revisions 30] [--data data]
     python3 -m benchmarks.objects --revisions 30 --custom 100 --clients 1000   (the demo + 100 custom models)
@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from generator.deploy.cloudflare import R2_FREE_BYTES, R2_GB_MONTH, SCRIPT_FILES, SCRIPT_LIMITS
+from generator.serve.deploy.cloudflare import R2_FREE_BYTES, R2_GB_MONTH, SCRIPT_FILES, SCRIPT_LIMITS
 
 from .common import record
 
@@ -65,7 +65,7 @@ def _revise(data: Path, model: str, revision: int) -> None:
 
 def _changed_bytes(before: Path | None, after: Path) -> int:
     """The bytes of a release folder's files (encodings included) that differ from the release before."""
-    from generator.publish import read_manifest
+    from generator.history.site import read_manifest
     old = read_manifest(before) if before else {}
     return sum(entry["size"] for path, entry in read_manifest(after).items()
                if not path.startswith("nginx/") and old.get(path, {}).get("sha256") != entry["sha256"])
@@ -134,9 +134,9 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
 def _parquet_files(site: Path, release: str, kept: int) -> str:
     """What the Parquet exports and the point-in-time panel add (docs/deploy.md's limits): a release's
     exports (new bytes every release: they name it) and the panel the last deploy's list holds."""
-    from generator.document_routes import export
-    from generator.publish import RELEASES
-    from generator.render.panel import panel_files
+    from generator.build.switch.panel import panel_files
+    from generator.contract.locations import export
+    from generator.history.site import RELEASES
     folder = Path(export("parquet").file).parent  # the exports' folder, as the route table places it
     exports = sorted((site / RELEASES / release / folder).rglob("*.parquet"))
     exported = sum(path.stat().st_size for path in exports)
@@ -157,11 +157,11 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--countries", type=int, default=0, help="synthetic data at this many countries")
     args = parser.parse_args()
-    from generator.build import build
-    from generator.deploy.edge import edge_timeline, served_files, timeline_files
-    from generator.deploy.objects import ReleaseObjects, release_objects
-    from generator.deploy.s3 import timeline_objects
-    from generator.publish import RELEASES, built_against, current_release
+    from generator.history.site import RELEASES, built_against, current_release
+    from generator.publish.build_release import build
+    from generator.serve.deploy.edge_release import edge_timeline, served_files, timeline_files
+    from generator.serve.deploy.objects import ReleaseObjects, release_objects
+    from generator.serve.deploy.s3 import timeline_objects
     work = Path(tempfile.mkdtemp(prefix="bench-objects-"))
     try:
         data, site = work / "data", work / "site"

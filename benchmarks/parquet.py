@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
-from generator.document_routes import export
+from generator.contract.locations import export
 
 from .common import ROOT, record
 
@@ -45,9 +45,9 @@ class _NoParquet:
 @contextlib.contextmanager
 def without_parquet() -> Iterator[None]:
     """A build without the Parquet exports: rows handed to nothing, nothing joined, no Parquet file added."""
-    from generator import model_builds
-    from generator.render import parquet
-    saved = (parquet.ParquetRows, parquet.join, model_builds.ValidatedWriter.add_one)
+    from generator.build.render import parquet
+    from generator.publish.build_release import model_jobs
+    saved = (parquet.ParquetRows, parquet.join, model_jobs.ValidatedWriter.add_one)
     add_one = saved[2]
 
     def only_text(self, route, document):  # type: ignore[no-untyped-def]
@@ -56,16 +56,16 @@ def without_parquet() -> Iterator[None]:
 
     parquet.ParquetRows = _NoParquet  # type: ignore[misc,assignment]
     parquet.join = lambda *_: None  # type: ignore[assignment]
-    model_builds.ValidatedWriter.add_one = only_text  # type: ignore[method-assign]
+    model_jobs.ValidatedWriter.add_one = only_text  # type: ignore[method-assign]
     try:
         yield
     finally:
         parquet.ParquetRows, parquet.join = saved[0], saved[1]  # type: ignore[misc]
-        model_builds.ValidatedWriter.add_one = saved[2]  # type: ignore[method-assign]
+        model_jobs.ValidatedWriter.add_one = saved[2]  # type: ignore[method-assign]
 
 
 def build_seconds(folder: Path, parquet: bool) -> float:
-    from generator.build import build
+    from generator.publish.build_release import build
     site = folder / ("with" if parquet else "without")
     shutil.rmtree(site, ignore_errors=True)
     context = contextlib.nullcontext() if parquet else without_parquet()
@@ -88,7 +88,7 @@ def revision_seconds(folder: Path, runs: int) -> dict[bool, list[float]]:
     """A rebuild after a data release, with the Parquet exports and without: the demo data built once into
     each site (not timed), then `runs` revisions each changing one model's observations (models in turn,
     as panel_growth does), each built into both sites (which goes first alternates), every release kept."""
-    from generator.build import build
+    from generator.publish.build_release import build
     data, revise = revisable_data(folder / "revised-data")
     sites = {parquet: folder / f"revised-{'with' if parquet else 'without'}" for parquet in (True, False)}
 
@@ -134,8 +134,8 @@ def fetched_fraction(folder: Path) -> tuple[int, int, int]:
 def panel_growth(folder: Path, revisions: int) -> dict:
     """Build the data and `revisions` revised releases (all kept), the panel updated after each; its
     time against the build's, its size against one release's export, and the values changed a release."""
-    from generator.build import build
-    from generator.render.panel import panel_files, update_panel
+    from generator.build.switch.panel import panel_files, update_panel
+    from generator.publish.build_release import build
     (data, revise), site = revisable_data(folder / "data"), folder / "panel-site"
     builds, updates = [], []
     for revision in range(revisions + 1):

@@ -65,8 +65,8 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=0.5)
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
-    from generator.build import build
-    from generator.keys import add_key
+    from generator.publish.build_release import build
+    from generator.serve.keys import add_key
     from generator.serve.runtime import NginxRuntime, ServeSettings
     from tests.live import free_port
     base = Path(tempfile.mkdtemp(prefix="bench-reloads-"))

@@ -21,11 +21,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--data", default="data")
     args = parser.parse_args()
-    from generator.build import build
-    from generator.deploy import s3
-    from generator.deploy.edge import served_files
-    from generator.deploy.objects import release_objects
-    from generator.publish import RELEASES, current_release
+    from generator.history.site import RELEASES, current_release
+    from generator.publish.build_release import build
+    from generator.serve.deploy import s3
+    from generator.serve.deploy.edge_release import served_files
+    from generator.serve.deploy.objects import release_objects
     from tests.ceph import start_ceph_s3
     from tests.live import free_port
     work = Path(tempfile.mkdtemp(prefix="bench-s3-"))

@@ -57,7 +57,7 @@ def lua_script(requests: list[tuple[str, str | None]]) -> str:
 
 def cpu_seconds(pids: set[int]) -> float:
     """User and system CPU the processes used so far (their /proc stat, in clock ticks)."""
-    from generator.processes import stat_fields
+    from generator.system.processes import stat_fields
     ticks = 0
     for pid in pids:
         fields = stat_fields(pid)
@@ -69,7 +69,7 @@ def cpu_seconds(pids: set[int]) -> float:
 def wrk(port: int, script: Path, seconds: int, connections: int, server: int | None = None) -> dict:
     """One wrk run; with `server` (an nginx master's pid), the CPU its workers spent per request too:
     what the server itself pays, which wrk on the same two cores does not blur."""
-    from generator.processes import children
+    from generator.system.processes import children
     workers = children(server) if server else set()
     before = cpu_seconds(workers)
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
@@ -108,9 +108,9 @@ def main() -> None:
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: apt-get install -y wrk")
-    from generator.build import build
-    from generator.keys import ApiKey, new_key, write_keys
-    from generator.publish import CURRENT
+    from generator.history.site import CURRENT
+    from generator.publish.build_release import build
+    from generator.serve.keys import ApiKey, new_key, write_keys
     from generator.serve.runtime import ServeSettings
     from tests.live import free_port
 

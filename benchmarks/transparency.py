@@ -4,7 +4,7 @@ each against a floor measured in the same run (one Ed25519 signature check: what
 costs at least; the build's own time).
 
 A demo release is built (data/, in a temporary site with a signed log); citations of `--documents` of
-its documents are made offline (transparency/citation.py, the same code `riskapi cite` runs after its
+its documents are made offline (history/proof/citation.py, the same code `riskapi cite` runs after its
 fetches) and verified `--runs` times each. A log of `--releases` releases (a release and a switch entry
 each, as ten years at ten a day make) is simulated for the proofs' length and `verify --since`.
 
@@ -47,16 +47,16 @@ def main() -> None:
     args = parser.parse_args()
     import orjson
 
-    from generator.build import build
-    from generator.catalogue import Catalogue
-    from generator.document_routes import url_of
-    from generator.layout import manifest
-    from generator.publish import CURRENT
-    from generator.transparency.citation import make_citation, verify_citation
-    from generator.transparency.documents import ReleaseTree, release_leaves, tree_files
-    from generator.transparency.entries import release_entry, switch_entry
-    from generator.transparency.note import Checkpoint, Signer, open_note, read_verifier, sign
-    from generator.transparency.tree import consistency_proof, inclusion_proof, leaf_hash, root, verify_consistency
+    from generator.contract.locations import url_of
+    from generator.history.catalogue import Catalogue
+    from generator.history.layout import manifest
+    from generator.history.proof.citation import make_citation, verify_citation
+    from generator.history.proof.entries import release_entry, switch_entry
+    from generator.history.proof.leaves import ReleaseTree, release_leaves, tree_files
+    from generator.history.proof.note import Checkpoint, Signer, open_note, read_verifier, sign
+    from generator.history.proof.tree import consistency_proof, inclusion_proof, leaf_hash, root, verify_consistency
+    from generator.history.site import CURRENT
+    from generator.publish.build_release import build
 
     base = Path(tempfile.mkdtemp(prefix="bench-transparency-"))
     try:
@@ -129,7 +129,7 @@ def main() -> None:
         f"- verify a citation with the document, warm: median **{per_document * 1000:.2f} ms** (goal ≤ 1 ms); the "
         f"floor, one Ed25519 check of the checkpoint: {floor * 1000:.3f} ms (**{per_document / floor:.1f}×**)",
         f"- every document of the release verified: {whole:.2f} s at that rate (goal ≤ 5 s)",
-        f"- the JavaScript verifier (generator/templates/docs/verify.js) in Node 22, warm: median **{node_time:.2f} ms** "
+        f"- the JavaScript verifier (generator/build/render/templates/docs/verify.js) in Node 22, warm: median **{node_time:.2f} ms** "
         "(goal ≤ 2 ms)",
         f"- {args.releases:,} releases simulated ({size:,} entries): an entry's inclusion proof "
         f"**{len(proof)} hashes**, a document's in its release's tree {len(inclusion_proof(leaves, len(leaves) // 2))}"

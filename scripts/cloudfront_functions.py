@@ -1,10 +1,10 @@
-"""Write (or with --check, compare) the minified CloudFront Functions in generator/edge/cloudfront/.
+"""Write (or with --check, compare) the minified CloudFront Functions in generator/serve/edge/cloudfront/.
 
     python scripts/cloudfront_functions.py [--check]
 
-Each is its source (the edge core and a handler, generator.deploy.cloudfront.function_source) minified
+Each is its source (the edge core and a handler, generator.serve.deploy.cloudfront.function_source) minified
 by terser, pinned in tests/clients/package.json (TERSER: its options). Run after changing
-generator/edge/core.js or a cloudfront_*.js handler."""
+generator/serve/edge/core.js or a cloudfront_*.js handler."""
 from __future__ import annotations
 
 import os
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.deploy.cloudfront import FUNCTIONS, MINIFIED, function_source  # noqa: E402
+from generator.serve.deploy.cloudfront import FUNCTIONS, MINIFIED, function_source  # noqa: E402
 
 NODE_TOOLS = ROOT / "tests" / "clients" / "node_modules"
 # Names shortened everywhere (the script is the whole program: only `handler` is called from outside),

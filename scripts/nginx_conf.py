@@ -1,9 +1,9 @@
 """Write (or with --check, compare) nginx.conf's generated parts: the routing maps and the API's
-locations, from the route table (generator/routes.py: generator.render.nginx_routes).
+locations, from the route table (generator/contract/routes.py: generator.serve.nginx.route_blocks).
 
     python scripts/nginx_conf.py [--check]
 
-Run after changing generator/routes.py or generator/templates/nginx-routes.conf.j2."""
+Run after changing generator/contract/routes.py or generator/serve/nginx/templates/nginx-routes.conf.j2."""
 from __future__ import annotations
 
 import sys
@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.render.nginx_routes import write_into  # noqa: E402
+from generator.serve.nginx.route_blocks import write_into  # noqa: E402
 
 CONF = ROOT / "nginx.conf"
 

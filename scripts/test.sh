@@ -26,11 +26,11 @@ npm install --prefix tests/clients --no-save --no-audit --no-fund --loglevel=err
 # scripts' syntax in Node, and the edge core's types (tsc --checkJs: the core runs on every server).
 python3 -m ruff check .
 python3 -m mypy
-for script in generator/edge/*.js generator/edge/*.mjs; do
+for script in generator/serve/edge/*.js generator/serve/edge/*.mjs; do
   node --experimental-default-type=module --check "$script"
 done
 tests/clients/node_modules/.bin/tsc --noEmit --allowJs --checkJs --target es2022 --module es2022 \
-  --moduleResolution bundler --lib es2022 generator/edge/core.js
+  --moduleResolution bundler --lib es2022 generator/serve/edge/core.js
 # Two processes (pytest-xdist; each starts the servers its tests need): the suite in 10–13 minutes here
 # (2 cores); a test still running after a minute is named each minute (tests/conftest.py, Heartbeat).
 python3 -m pytest -n 2 "$@"

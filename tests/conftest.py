@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build
-from generator.load import load_dataset
-from generator.load.records import ModelData
-from generator.scoring import score_model
+from generator.build.load import load_dataset
+from generator.build.load.records import ModelData
+from generator.build.scoring import score_model
+from generator.publish.build_release import build
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "tests" / "fixtures" / "tiny"

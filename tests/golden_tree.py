@@ -7,9 +7,9 @@ from pathlib import Path
 
 import orjson
 
-from generator import document_routes, routes
-from generator.build import build
-from generator.publish import CURRENT
+from generator.contract import locations, routes
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
 
 from .conftest import TINY
 
@@ -34,7 +34,7 @@ def published_documents(site: Path) -> dict[str, bytes]:
                  if p.suffix in (".json", ".csv", ".jsonl")}
     masked = f"{routes.RELEASES_UNDER}/RELEASE/".encode()
     return {path: SCOPED_URL.sub(masked, RELEASE_ID.sub(rb'"\1":"RELEASE"', raw))
-            if document_routes.names_its_release(path) else raw for path, raw in documents.items()}
+            if locations.names_its_release(path) else raw for path, raw in documents.items()}
 
 
 def build_tiny_documents() -> dict[str, bytes]:

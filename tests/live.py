@@ -21,16 +21,16 @@ from typing import Callable
 
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import Catalogue, now_ms
 from generator.cli import command_table
 from generator.cli import main as cli_main
-from generator.deploy import cloudflare
-from generator.deploy.edge import SECRET_FILE
-from generator.keys import add_key, revoke
-from generator.processes import end_with_parent
-from generator.publish import CURRENT
+from generator.history.catalogue import Catalogue, now_ms
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
+from generator.serve.deploy import cloudflare
+from generator.serve.deploy.edge_release import SECRET_FILE
+from generator.serve.keys import add_key, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
+from generator.system.processes import end_with_parent
 
 
 def wait_for(condition, seconds: float = 60.0, what: str = "condition"):

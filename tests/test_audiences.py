@@ -7,12 +7,12 @@ import shutil
 
 from click.testing import CliRunner
 
-from generator import document_routes
-from generator.build import build
 from generator.cli import main
-from generator.keys import ApiKey
-from generator.publish import CURRENT
-from generator.render.key_map import render_key_map
+from generator.contract import locations
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
+from generator.serve.keys import ApiKey
+from generator.serve.nginx.key_map import render_key_map
 from tools.synthetic_data import add_model_copy
 
 from .conftest import GOLDEN, TINY
@@ -22,9 +22,9 @@ from .live import start_live_server
 def test_audiences_are_the_public_set_each_model_and_the_sets_clients_hold():
     # 3 custom models and clients holding {a, b} twice, {c} and {a, b, x} (x is no custom model):
     # public + a + b + c + {a, b} = 5 variants (every subset would be 2³ = 8; 20 models, 2²⁰).
-    found = document_routes.audiences(("a", "b", "c"), [{"a", "b"}, {"a", "b"}, {"c"}, {"a", "b", "x"}])
-    assert [document_routes.audience_name(a) for a in found] == ["public", "a", "b", "c", "a+b"]
-    assert len(document_routes.audiences(tuple(f"m{i:02d}" for i in range(20)))) == 21
+    found = locations.audiences(("a", "b", "c"), [{"a", "b"}, {"a", "b"}, {"c"}, {"a", "b", "x"}])
+    assert [locations.audience_name(a) for a in found] == ["public", "a", "b", "c", "a+b"]
+    assert len(locations.audiences(tuple(f"m{i:02d}" for i in range(20)))) == 21
 
 
 def test_nginx_key_map_rows_grow_with_users_plus_releases_times_grant_sets():
@@ -48,9 +48,9 @@ def test_nginx_key_map_rows_grow_with_users_plus_releases_times_grant_sets():
 def test_files_grouped_by_visibility_are_what_each_audience_may_know_of():
     # every file of the golden release, for the public, alice's {acme_aml} and an unknown set's audience
     files = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*") if p.is_file())
-    grouped = document_routes.VisibleFiles(files)
+    grouped = locations.VisibleFiles(files)
     for grants in (frozenset(), frozenset({"acme_aml"}), frozenset({"acme_aml", "other"})):
-        expected = [f for f in files if document_routes.visible_to(f, grants, {"acme_aml", "other"})]
+        expected = [f for f in files if locations.visible_to(f, grants, {"acme_aml", "other"})]
         assert grouped.of(grants, {"acme_aml", "other"}) == expected
         assert grouped.count(grants, {"acme_aml", "other"}) == len(expected)
     assert any("acme_aml" in f for f in grouped.of(frozenset({"acme_aml"}), {"acme_aml"}))
@@ -58,11 +58,11 @@ def test_files_grouped_by_visibility_are_what_each_audience_may_know_of():
 
 
 def test_a_client_without_its_own_variant_is_served_the_largest_one_it_holds():
-    existing = document_routes.audiences(("a", "b", "c"), [{"a", "b"}])
-    assert document_routes.audience_for(frozenset("ab"), existing) == frozenset("ab")
-    assert document_routes.audience_for(frozenset("abc"), existing) == frozenset("ab")  # 2 of its 3
-    assert document_routes.audience_for(frozenset("bc"), existing) == frozenset("b")  # a tie: the first by name
-    assert document_routes.audience_for(frozenset(), existing) == frozenset()
+    existing = locations.audiences(("a", "b", "c"), [{"a", "b"}])
+    assert locations.audience_for(frozenset("ab"), existing) == frozenset("ab")
+    assert locations.audience_for(frozenset("abc"), existing) == frozenset("ab")  # 2 of its 3
+    assert locations.audience_for(frozenset("bc"), existing) == frozenset("b")  # a tie: the first by name
+    assert locations.audience_for(frozenset(), existing) == frozenset()
 
 
 def two_custom_models(folder):
@@ -86,7 +86,7 @@ def test_a_build_renders_variants_for_the_grant_sets_given(tmp_path):
     assert variants(tmp_path / "b", "api/v1/configuration/riskscoremodels") == [
         "audience=acme_aml", "audience=acme_aml+beta_aml", "audience=beta_aml"]
     # 3 countries: (1 model list + 3 country answers) per audience, one audience more
-    assert report.documents == document_routes.document_count(3, 4, 4)
+    assert report.documents == locations.document_count(3, 4, 4)
     both = json.loads((tmp_path / "b" / CURRENT /
                        "api/v1/configuration/riskscoremodels/audience=acme_aml+beta_aml/index.json").read_bytes())
     assert [m["code"] for m in both] == ["acme_aml", "beta_aml", "sdg", "sovereign"]

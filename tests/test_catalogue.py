@@ -14,13 +14,13 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from generator import catalogue
-from generator.build import build
-from generator.catalogue import CATALOGUE, JOURNAL, Catalogue, read_history
-from generator.catalogue.log_copy import LOG_COPY
 from generator.cli import main
-from generator.promote import promote
-from generator.publish import RELEASES, current_release, kept_releases, releases, rollback
+from generator.history import catalogue
+from generator.history.catalogue import CATALOGUE, JOURNAL, Catalogue, read_history
+from generator.history.catalogue.log_copy import LOG_COPY
+from generator.history.site import RELEASES, current_release, kept_releases, releases, rollback
+from generator.publish.build_release import build
+from generator.publish.promote import promote
 
 from .conftest import TINY
 from .live import free_port, serve_process, serving_copy_of, wait_for
@@ -129,7 +129,7 @@ def test_a_repaired_site_keeps_a_reviewed_staged_release_for_its_preview_keys_an
     staged = build(TINY, site, force=True, stage=True).release
     (site / CATALOGUE).unlink()
     assert run("releases", "--repair", "--site", site).exit_code == 0
-    from generator.keys import add_key
+    from generator.serve.keys import add_key
     from generator.serve.runtime import NginxRuntime, ServeSettings
     reviewer = add_key(keys, "reviewer", preview=True).key
     client = add_key(keys, "client").key
@@ -226,9 +226,9 @@ def killed_at(site, target: str, work) -> None:
     pid = os.fork()
     if pid == 0:
         try:
-            import generator.promote as promote_module
-            import generator.publish.site as site_module
             if target == "switch_to":
+                import generator.history.site as site_module
+                import generator.publish.promote as promote_module
                 for module in (site_module, promote_module):
                     module.switch_to = lambda *args: os._exit(9)
             else:

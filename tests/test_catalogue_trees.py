@@ -11,12 +11,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import CATALOGUE, Catalogue, read_history
 from generator.cli import main
 from generator.errors import CatalogueError
-from generator.publish import MANIFEST, RELEASES, current_release, releases
-from generator.transparency.documents import ReleaseTree, release_tree
+from generator.history.catalogue import CATALOGUE, Catalogue, read_history
+from generator.history.proof.leaves import ReleaseTree, release_tree
+from generator.history.site import MANIFEST, RELEASES, current_release, releases
+from generator.publish.build_release import build
 
 from .conftest import TINY
 from .test_catalogue import then_stage_promote_rollback, without_the_log_copy

@@ -11,13 +11,13 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import Catalogue, read_history
 from generator.cli import main
-from generator.publish import CURRENT, rollback
-from generator.transparency.citation import tlog_proof
-from generator.transparency.note import Checkpoint, Signer, note_text, read_checkpoint, read_signer, sign
-from generator.transparency.tree import leaf_hash, verify_inclusion
+from generator.history.catalogue import Catalogue, read_history
+from generator.history.proof.citation import tlog_proof
+from generator.history.proof.note import Checkpoint, Signer, note_text, read_checkpoint, read_signer, sign
+from generator.history.proof.tree import leaf_hash, verify_inclusion
+from generator.history.site import CURRENT, rollback
+from generator.publish.build_release import build
 
 from .conftest import FIXTURES, LOOPBACK, SERVERS, TINY
 from .live import serve_process, wait_for, worker_readable_folder

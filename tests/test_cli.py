@@ -6,9 +6,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from generator import document_routes
 from generator.cli import main
-from generator.publish import current_release, live_periods, releases
+from generator.contract import locations
+from generator.history.site import current_release, live_periods, releases
 
 from .conftest import TINY, replace_in
 
@@ -22,9 +22,9 @@ def test_build_prints_a_summary_and_the_change_headline(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 2
-    # document_routes.document_count(3 countries, 3 models, 2 audiences): 2 × 4 (endpoints 1 and 5) + 4 + 3 + 1
+    # locations.document_count(3 countries, 3 models, 2 audiences): 2 × 4 (endpoints 1 and 5) + 4 + 3 + 1
     # (endpoint 2) + 3 × (8 + 3 + 3) (endpoints 3 and 4, exports) + 2 + 2 × 2 (release, changes) + 3 = 67
-    assert document_routes.document_count(3, 3, 2) == 67
+    assert locations.document_count(3, 3, 2) == 67
     assert re.fullmatch(r"published release \d{8}T\d{6}Z: 67 documents, 0\.\d MB \(0 files unchanged\), "
                         r"3 models × 3 countries in \d+\.\ds", lines[0]), lines[0]
     assert current_release(tmp_path) in lines[0]
@@ -83,7 +83,7 @@ def test_releases_and_rollback(tmp_path):
 
 
 def test_live_periods_stay_true_through_two_rollbacks(tmp_path, monkeypatch):
-    from generator import catalogue
+    from generator.history import catalogue
     instants = iter(f"2026-11-24T10:00:0{n}Z" for n in range(10))  # a clock that ticks a second a switch
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(instants)))
     for _ in range(3):
@@ -135,7 +135,7 @@ def test_verbosity_works_after_the_command_too(tmp_path):
 
 
 def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
-    from generator import catalogue
+    from generator.history import catalogue
     real_now = catalogue.now_ms
     old = iter(["2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-03T00:00:00Z"])
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(old, None) or catalogue.rfc3339(real_now())))

@@ -6,9 +6,9 @@ from collections import defaultdict
 
 import pytest
 
-from generator.build import build
-from generator.keys import add_key
-from generator.publish import CURRENT
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
+from generator.serve.keys import add_key
 
 from .conftest import NGA_BLACK, NGA_GREY, TINY
 from .live import auth_header, serving_copy_of

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.render.nginx_contract import error_location
+from generator.serve.nginx.contract_blocks import error_location
 
 from .conftest import FIXTURES, SERVERS
 

@@ -9,10 +9,10 @@ import orjson
 import pycountry
 import pytest
 
-from generator import document_routes
-from generator.build import build
-from generator.load import load_dataset
-from generator.publish import CURRENT, read_manifest
+from generator.build.load import load_dataset
+from generator.contract import locations
+from generator.history.site import CURRENT, read_manifest
+from generator.publish.build_release import build
 
 from .conftest import DEMO_DATA
 
@@ -126,7 +126,7 @@ def test_build_is_strict_and_publishes_every_planned_document(demo_site):
     written = [path for path in read_manifest(site / CURRENT)
                if path.startswith("api/") and path.endswith((".json", ".csv", ".jsonl", ".parquet"))]
     # 249 countries, 6 models, 2 audiences: public and the custom model acme_aml alone
-    assert report.documents == len(written) == document_routes.document_count(249, 6, 2)
+    assert report.documents == len(written) == locations.document_count(249, 6, 2)
     assert not report.warnings
 
 
@@ -207,12 +207,12 @@ def test_document_count():
     # openapi.json and the API root                                                       =           2
     # per audience: the release and what it changed                                      = 2 × 2 =   4
     # the public models' CSV, JSON Lines and Parquet exports                             =           3
-    assert document_routes.document_count(249, 6, 2) == 500 + 254 + 3036 + 2 + 4 + 3
+    assert locations.document_count(249, 6, 2) == 500 + 254 + 3036 + 2 + 4 + 3
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):
     # issue: explain printed `= 23.334` for a published 23.333 (its terms are rounded)
-    from generator.explain import explain, format_explanation
+    from generator.build.explain import explain, format_explanation
     site, _ = demo_site
     scored = current_scores(site, model)
     notes = 0

@@ -10,9 +10,9 @@ import os
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.deploy import cloudflare
-from generator.keys import add_key
-from generator.publish import CURRENT
+from generator.history.site import CURRENT
+from generator.serve.deploy import cloudflare
+from generator.serve.keys import add_key
 
 from .conftest import ROOT, TINY
 
@@ -139,7 +139,7 @@ def test_a_worker_script_over_the_plan_limit_warns(tmp_path, monkeypatch):
 
 
 def test_releases_over_r2_s_free_storage_warn_and_strict_fails(tmp_path, monkeypatch):
-    from generator.deploy.objects import stored_size
+    from generator.serve.deploy.objects import stored_size
     site, keys, _ = _site_and_keys(tmp_path)
     objects, size = stored_size([(site / CURRENT).resolve()])
     # the tiny release in the bucket: each distinct body and encoding once (fewer objects than its files:
@@ -232,9 +232,9 @@ def test_a_revocation_reaches_both_edges_key_stores_while_the_catalogue_cannot_b
     """issue 43: the catalogue garbage, a deploy cannot render the releases — but it still takes every
     revoked key out of the key store already deployed (nothing else changes), and says so; after the repair
     a whole deploy goes on without the revoked key."""
-    from generator.catalogue import CATALOGUE
-    from generator.deploy.edge import keyed_hash
-    from generator.keys import revoke
+    from generator.history.catalogue import CATALOGUE
+    from generator.serve.deploy.edge_release import keyed_hash
+    from generator.serve.keys import revoke
     site, keys, plain = _site_and_keys(tmp_path)
     worker, cloudfront = tmp_path / "cloudflare", tmp_path / "cloudfront"
     commands = {worker: ["deploy", "cloudflare"], cloudfront: ["deploy", "cloudfront"]}

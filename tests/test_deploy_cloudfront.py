@@ -17,13 +17,13 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from generator import serving
-from generator.build import build
-from generator.catalogue import read_history
 from generator.cli import main
-from generator.deploy import cloudfront
-from generator.keys import add_key, revoke
-from generator.publish import CURRENT, current_release
+from generator.contract import serving
+from generator.history.catalogue import read_history
+from generator.history.site import CURRENT, current_release
+from generator.publish.build_release import build
+from generator.serve.deploy import cloudfront
+from generator.serve.keys import add_key, revoke
 
 from .conftest import ROOT, TINY, make_nga_black
 from .live import NODE_22
@@ -110,7 +110,7 @@ def test_the_functions_are_the_minified_sources_within_their_limits(deployed):
     assert len(response.encode()) <= cloudfront.MAX_CODE_BYTES
     check = subprocess.run([sys.executable, str(ROOT / "scripts" / "cloudfront_functions.py"), "--check"],
                            capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr  # generator/edge/cloudfront/ is the core's modules + handlers as they are
+    assert check.returncode == 0, check.stderr  # generator/serve/edge/cloudfront/ is the core's modules + handlers as they are
 
 
 def test_a_key_change_changes_key_entries_only(deployed):

@@ -14,12 +14,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
 from generator.cli import main
-from generator.deploy import objects
-from generator.deploy.edge import TWINS, served_files
-from generator.deploy.objects import object_key
-from generator.publish import RELEASES, current_release
+from generator.history.site import RELEASES, current_release
+from generator.publish.build_release import build
+from generator.serve.deploy import objects
+from generator.serve.deploy.edge_release import TWINS, served_files
+from generator.serve.deploy.objects import object_key
 
 from .conftest import DEMO_DATA, TINY, make_nga_black
 from .live import free_port
@@ -241,9 +241,9 @@ def test_an_upload_or_prune_stopped_at_any_point_never_loses_an_object_a_kept_re
     next deploy — after the next build, a promote of a staged one, a rollback — finishes the work."""
     import random
 
-    from generator.deploy import s3 as s3_deploy
-    from generator.promote import promote
-    from generator.publish import rollback, staged_releases
+    from generator.history.site import rollback, staged_releases
+    from generator.publish.promote import promote
+    from generator.serve.deploy import s3 as s3_deploy
     site = tmp_path / "site"
     build(TINY, site)
     assert _deploy(s3, site, bucket, "--keep", "1").exit_code == 0

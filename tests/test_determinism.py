@@ -6,10 +6,10 @@ import sys
 import orjson
 import pyarrow.parquet as pq
 
-from generator import document_routes
-from generator.build import build
-from generator.catalogue import built_at
-from generator.publish import CHANGES, CURRENT, current_release, read_manifest
+from generator.contract import locations
+from generator.history.catalogue import built_at
+from generator.history.site import CHANGES, CURRENT, current_release, read_manifest
+from generator.publish.build_release import build
 from tools.synthetic_data import DemoSpec, write_demo_data
 
 from .conftest import TINY
@@ -34,7 +34,7 @@ def test_two_builds_give_identical_bytes_with_one_job_or_two(tmp_path):
     # The changes page, changes.txt, the API root and the release documents name their own release (a
     # timestamp, and the time it stands for): apart from that they are identical too.
     named = [path for path in first if not path.endswith((".gz", ".br", ".tile"))
-             and (path in ("docs/changes/index.html", CHANGES) or document_routes.names_its_release(path))]
+             and (path in ("docs/changes/index.html", CHANGES) or locations.names_its_release(path))]
     # the API root, the release document and the change document of the public audience and of acme_aml's,
     # the changes page and changes.txt, the Parquet exports (the public models', each of the 3 models') (and
     # the tile of the tree over them, which holds their hashes)

@@ -2,10 +2,10 @@
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
 from generator.cli import main
 from generator.errors import TooManyClassChanges
-from generator.publish import CHANGES, CURRENT, current_release, releases
+from generator.history.site import CHANGES, CURRENT, current_release, releases
+from generator.publish.build_release import build
 
 from .conftest import make_nga_black
 
@@ -101,9 +101,9 @@ def test_diff_compares_what_the_change_document_compares_after_a_rollback(tmp_pa
     # not against the one rolled back from (S), and a plain `riskapi diff` says the same as its change document
     import orjson
 
-    from generator.document_routes import release_changes
-    from generator.promote import promote
-    from generator.publish import RELEASES, rollback
+    from generator.contract.locations import release_changes
+    from generator.history.site import RELEASES, rollback
+    from generator.publish.promote import promote
     a = build(data_copy, tmp_path).release
     make_nga_black(data_copy)
     s = build(data_copy, tmp_path, stage=True).release

@@ -5,7 +5,7 @@ import re
 import click
 
 from generator.cli import main
-from generator.routes import API, COUNTRY_ORDERINGS, ENDPOINTS, SCORE_ORDERINGS
+from generator.contract.routes import API, COUNTRY_ORDERINGS, ENDPOINTS, SCORE_ORDERINGS
 
 from .conftest import ROOT
 
@@ -60,13 +60,13 @@ def test_every_endpoint_and_ordering_is_in_the_readme():
 
 
 def test_every_export_column_is_in_the_readme():
-    from generator.render.exports import COLUMNS
+    from generator.build.render.exports import COLUMNS
     for name, meaning in COLUMNS:
         assert f"| `{name}` | {meaning} |" in DOCS, name
 
 
 def test_every_csv_column_is_in_the_data_readme():
-    from generator.load import (
+    from generator.build.load import (
         BOUNDS_COLUMNS,
         COUNTRY_COLUMNS,
         INDICATOR_COLUMNS,

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build
-from generator.catalogue import Catalogue
-from generator.keys import add_key
+from generator.history.catalogue import Catalogue
+from generator.publish.build_release import build
+from generator.serve.keys import add_key
 
 from .conftest import DEMO_DATA, ROOT
 from .live import free_port, wait_for, worker_readable_folder

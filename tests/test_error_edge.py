@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.publish import RELEASES, current_release, releases
+from generator.history.site import RELEASES, current_release, releases
 
 from .conftest import TINY
 
@@ -103,11 +103,11 @@ def test_a_read_only_site_names_the_folder(tmp_path):
 
 
 def test_an_unexpected_error_is_called_internal_and_shows_its_traceback_with_v(tmp_path, monkeypatch):
-    import generator.model_builds
+    import generator.build.model_jobs
 
     def broken(*args):
         raise RuntimeError("boom")  # in a worker process (the build's default on a machine of 2 cores or more)
-    monkeypatch.setattr(generator.model_builds, "score_model", broken)
+    monkeypatch.setattr(generator.build.model_jobs, "score_model", broken)
     assert_one_clear_line(run("build", "--data", TINY, "--site", tmp_path),
                           "internal error: RuntimeError: boom; run with -v for the traceback")
     verbose = run("-v", "build", "--data", TINY, "--site", tmp_path)

@@ -2,9 +2,9 @@
 import pytest
 from click.testing import CliRunner
 
+from generator.build.explain import explain, format_explanation
 from generator.cli import main
 from generator.errors import ExplainError
-from generator.explain import explain, format_explanation
 
 
 def test_explanation_of_the_hand_worked_case(tiny_site):

@@ -16,13 +16,13 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from generator.build import build
-from generator.catalogue import PUBLISH, Catalogue, switching
 from generator.cli import main
 from generator.errors import DataError, PublishError
-from generator.keys import load_keys, read_keys
-from generator.nginx_config import check_release
-from generator.publish import CURRENT, RELEASES, current_release, switch_to
+from generator.history.catalogue import PUBLISH, Catalogue, switching
+from generator.history.site import CURRENT, RELEASES, current_release, switch_to
+from generator.publish.build_release import build
+from generator.serve.keys import load_keys, read_keys
+from generator.serve.nginx.configuration import check_release
 from generator.serve.status import read_statuses
 
 from .conftest import TINY
@@ -190,7 +190,7 @@ def test_build_refuses_a_release_nginx_rejects_and_keeps_the_live_one(tmp_path, 
     site = tmp_path / "site"
     build(TINY, site)
     live = current_release(site)
-    import generator.build as building
+    import generator.publish.build_release as building
     real = building.render_release_maps
 
     def broken(*args):  # what an nginx of another version, or a map entry no check foresaw, would refuse
@@ -285,7 +285,7 @@ def test_a_keys_file_that_cannot_be_read_never_holds_back_a_new_release(tmp_path
 
 @pytest.mark.slow  # 100 and more builds
 def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
-    from generator.publish import release_order, releases
+    from generator.history.site import release_order, releases
     site = tmp_path / "site"
     build(TINY, site)
     first = current_release(site)
@@ -306,12 +306,12 @@ def test_release_ids_sort_by_their_count_past_99_builds_in_a_second(tmp_path):
 
 
 STEPS = [  # (where the build is killed, patched function, before or after it runs)
-    ("before the catalogue knows the release", "generator.catalogue.Catalogue.add_release", "before"),
+    ("before the catalogue knows the release", "generator.history.catalogue.Catalogue.add_release", "before"),
     ("after the catalogue knows it, before it is moved into place", "os.rename", "before"),
-    ("after the move, before the switch's intent", "generator.catalogue.Catalogue.intend", "before"),
-    ("after the intent, before the switch", "generator.publish.writer.switch_to", "before"),
-    ("after the switch, before its confirmation", "generator.catalogue.Catalogue.confirm", "before"),
-    ("after the confirmation, before the prune", "generator.publish.ReleaseWriter._prune", "before"),
+    ("after the move, before the switch's intent", "generator.history.catalogue.Catalogue.intend", "before"),
+    ("after the intent, before the switch", "generator.build.writer.switch_to", "before"),
+    ("after the switch, before its confirmation", "generator.history.catalogue.Catalogue.confirm", "before"),
+    ("after the confirmation, before the prune", "generator.build.writer.ReleaseWriter._prune", "before"),
 ]
 
 
@@ -344,7 +344,7 @@ def killed_build(site: Path, target: str, when: str) -> int:
 
 @pytest.mark.parametrize("step, target, when", STEPS, ids=[s[0] for s in STEPS])
 def test_a_build_killed_at_any_step_leaves_current_whole_and_the_history_true(tmp_path, step, target, when):
-    from generator.publish import missing_files, releases, was_live
+    from generator.history.site import missing_files, releases, was_live
     site = tmp_path / "site"
     build(TINY, site)
     build(TINY, site, force=True)
@@ -589,10 +589,10 @@ def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
     the user's only key): the key is printed first; a failed save says the key shown was not saved."""
     keys = tmp_path / "keys.csv"
     old = run("keys", "add", "alice", "--keys", keys).output.strip()
-    import generator.keys.file as keys_module
 
     def full_disk(path, lines):
         raise OSError(28, "No space left on device", str(path))
+    import generator.serve.keys.keys_file as keys_module
     monkeypatch.setattr(keys_module, "write_lines", full_disk)
     result = run("keys", "add", "alice", "--replace", "--keys", keys)
     assert result.exit_code == 1

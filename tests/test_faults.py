@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
+from generator.build.load import load_dataset
 from generator.cli import main
 from generator.errors import DataError, KeysError, PublishError
-from generator.keys import read_keys
-from generator.load import load_dataset
-from generator.processes import children, process_state
-from generator.publish import CURRENT, RELEASES, current_release, releases, rollback
+from generator.history.site import CURRENT, RELEASES, current_release, releases, rollback
+from generator.publish.build_release import build
+from generator.serve.keys import read_keys
+from generator.system.processes import children, process_state
 from tools.synthetic_data import main as synthetic_data
 
 from .conftest import DEMO_DATA, TINY, make_nga_black, replace_in
@@ -182,7 +182,7 @@ def test_an_incomplete_release_is_never_offered(tmp_path):
 
 
 def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next_build(tmp_path):
-    from generator.catalogue import PUBLISH, Catalogue
+    from generator.history.catalogue import PUBLISH, Catalogue
     site = tmp_path / "site"
     first = build(TINY, site).release
     # what kills leave behind: a temporary link of a swap, a half-pruned release, and a complete release

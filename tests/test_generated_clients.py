@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from generator.publish import CURRENT
+from generator.history.site import CURRENT
 
 from .test_schemas import _route_for
 

@@ -15,12 +15,12 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import CATALOGUE, Catalogue, catalogue_path, now_ms, read_history
 from generator.cli import main
-from generator.promote import promote
-from generator.publish import current_release, releases, rollback
-from generator.publish.leases import read_leases
+from generator.history.catalogue import CATALOGUE, Catalogue, catalogue_path, now_ms, read_history
+from generator.history.leases import read_leases
+from generator.history.site import current_release, releases, rollback
+from generator.publish.build_release import build
+from generator.publish.promote import promote
 
 from .conftest import TINY
 from .live import moved_on, serve_process, serving_copy_of, start_server, wait_for
@@ -236,9 +236,9 @@ def test_a_query_cannot_add_a_link(switched):
 
 
 def test_the_encoder_of_echoed_request_data():
-    # uriOf (edge/keycheck.js), run in Node: what a URI may hold stays, escapes as sent stay, anything else
+    # uriOf (serve/edge/keycheck.js), run in Node: what a URI may hold stays, escapes as sent stay, anything else
     # is percent-encoded as UTF-8 (">" %3E, '"' %22, "<" %3C, " " %20, "ü" %C3%BC, a stray "%" %25)
-    script = ("import { uriOf } from './generator/edge/keycheck.js';"
+    script = ("import { uriOf } from './generator/serve/edge/keycheck.js';"
               "console.log(JSON.stringify([uriOf(process.argv[1], true), uriOf(process.argv[2], false)]));")
     printed = subprocess.run(["node", "--input-type=module", "-e", script, 'x=>;rel="m",<h>&a=%41%zz ü',
                               "/a b/100%?#"], capture_output=True, text=True, check=True).stdout

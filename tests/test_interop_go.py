@@ -1,7 +1,7 @@
 """What riskapi publishes, checked by the reference implementation of transparency logs: Go's
 golang.org/x/mod/sumdb/tlog (the Go checksum database's) reads a release's tiles as files and must find
 the root riskapi states, and the same leaf hashes, inclusion proofs and consistency proofs as
-transparency/tree.py (tests/interop/tlogcheck.go, built from Debian's golang-go and golang-golang-x-mod-dev;
+history/proof/tree.py (tests/interop/tlogcheck.go, built from Debian's golang-go and golang-golang-x-mod-dev;
 scripts/test.sh installs them)."""
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import subprocess
 import orjson
 import pytest
 
-from generator.build import build
-from generator.publish import MANIFEST, RELEASES
-from generator.transparency.documents import leaf_data, release_leaves, release_tree
-from generator.transparency.tiles import tiles
-from generator.transparency.tree import consistency_proof, inclusion_proof, leaf_hash, root
+from generator.history.proof.leaves import leaf_data, release_leaves, release_tree
+from generator.history.proof.tiles import tiles
+from generator.history.proof.tree import consistency_proof, inclusion_proof, leaf_hash, root
+from generator.history.site import MANIFEST, RELEASES
+from generator.publish.build_release import build
 
 from .conftest import ROOT, TINY
 

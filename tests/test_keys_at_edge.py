@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.deploy import cloudflare
-from generator.keys import revoke
+from generator.serve.deploy import cloudflare
+from generator.serve.keys import revoke
 
 from .conftest import TINY
 from .live import NODE_TOOLS, apply_keys, free_port, upload_to_local_r2, wait_for, wrangler_env

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.keys import read_keys
+from generator.serve.keys import read_keys
 
 from .live import free_port
 
@@ -160,7 +160,7 @@ def test_a_hundred_thousand_bad_lines_are_told_in_ten(tmp_path, tiny_site):
     assert told(deployed.stderr) == warning
 
     status = ServeStatus(tmp_path, "127.0.0.1:1")
-    from generator.keys import load_keys
+    from generator.serve.keys import load_keys
     status.applied("r", "digest", load_keys(keys).problems)
     assert status.state["live"]["keyProblemLines"] == 100_003
     assert ["  " + line for line in status.state["live"]["keyProblems"]] == warning[1:]

@@ -1,4 +1,4 @@
-"""Leases on releases (generator/publish/leases.py): a release a running process answers from, or an edge's
+"""Leases on releases (generator/history/leases.py): a release a running process answers from, or an edge's
 live manifest names, is pruned in the catalogue (gone: 410) but its folder stays until the holder has moved
 on; a lease of a process that is gone, or of another process that took its pid, holds nothing."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import sys
 
 import orjson
 
-from generator.build import build
-from generator.catalogue import read_history
-from generator.publish import RELEASES, current_release, releases
-from generator.publish.leases import LEASES, Holder, hold_for_edge, process_started, read_leases
+from generator.history.catalogue import read_history
+from generator.history.leases import LEASES, Holder, hold_for_edge, process_started, read_leases
+from generator.history.site import RELEASES, current_release, releases
+from generator.publish.build_release import build
 
 from .conftest import TINY
 from .test_catalogue import assert_history_true, then_stage_promote_rollback
@@ -44,7 +44,7 @@ def test_a_lease_of_a_process_gone_or_of_a_pid_taken_again_holds_nothing(tmp_pat
     site = tmp_path / "site"
     first, _, _ = three_releases(site)
     # a process that leased `first` and ended (killed: it never let go)
-    script = ("import sys; from pathlib import Path; from generator.publish.leases import Holder\n"
+    script = ("import sys; from pathlib import Path; from generator.history.leases import Holder\n"
               "h = Holder(Path(sys.argv[1]), 'a killed server', 'test')\n"
               "with h.extending() as hold: hold([sys.argv[2]])\n")
     subprocess.run([sys.executable, "-c", script, str(site), first], check=True)

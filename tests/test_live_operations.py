@@ -1,7 +1,7 @@
 """The live site under real operations (issue 55): a `riskapi serve` answering while builds, promotes and
 rollbacks run back to back. A release a running server answers from is never taken from it (its lease:
-generator/publish/leases.py), and an instant is answered only within the server's record of what was live
-(its horizon: generator/catalogue/fence.py), so every answer agrees with the catalogue and never changes.
+generator/history/leases.py), and an instant is answered only within the server's record of what was live
+(its horizon: generator/history/catalogue/fence.py), so every answer agrees with the catalogue and never changes.
 
 Load is bounded in count and time; every request goes to the serve on 127.0.0.1."""
 from __future__ import annotations
@@ -19,10 +19,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import read_history, rfc3339
 from generator.cli import main
-from generator.publish import current_release, releases, rollback
+from generator.history.catalogue import read_history, rfc3339
+from generator.history.site import current_release, releases, rollback
+from generator.publish.build_release import build
 
 from .conftest import TINY
 from .live import moved_on, refreshed, serve_process, serving_copy_of, start_server, wait_for

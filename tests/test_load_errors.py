@@ -1,8 +1,8 @@
 """Bad data gets located, exact messages; every problem is collected before the build stops."""
 import pytest
 
+from generator.build.load import load_dataset
 from generator.errors import DataError
-from generator.load import load_dataset
 
 from .conftest import replace_in
 

@@ -16,15 +16,23 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import CATALOGUE, Catalogue, read_history
-from generator.catalogue.log_copy import LOG_COPY, copy_files
 from generator.cli import main
-from generator.promote import promote
-from generator.publish import current_release, releases, rollback
-from generator.transparency.note import Checkpoint, Signer, note_text, open_note, read_checkpoint, read_verifier, sign
-from generator.transparency.tiles import ENTRIES, tile_path
-from generator.transparency.tree import consistency_proof, leaf_hash, root, verify_consistency
+from generator.history.catalogue import CATALOGUE, Catalogue, read_history
+from generator.history.catalogue.log_copy import LOG_COPY, copy_files
+from generator.history.proof.note import (
+    Checkpoint,
+    Signer,
+    note_text,
+    open_note,
+    read_checkpoint,
+    read_verifier,
+    sign,
+)
+from generator.history.proof.tiles import ENTRIES, tile_path
+from generator.history.proof.tree import consistency_proof, leaf_hash, root, verify_consistency
+from generator.history.site import current_release, releases, rollback
+from generator.publish.build_release import build
+from generator.publish.promote import promote
 
 from .conftest import LOOPBACK, TINY
 from .live import serve_process, worker_readable_folder

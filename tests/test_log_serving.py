@@ -9,13 +9,13 @@ import subprocess
 
 import pytest
 
-from generator import routes
-from generator.catalogue import Catalogue
-from generator.publish import CURRENT
-from generator.render.log_files import log_documents
-from generator.transparency.note import open_note, read_checkpoint, read_verifier
-from generator.transparency.tiles import read_bundle
-from generator.transparency.tree import leaf_hash, root
+from generator.build.switch.log_files import log_documents
+from generator.contract import routes
+from generator.history.catalogue import Catalogue
+from generator.history.proof.note import open_note, read_checkpoint, read_verifier
+from generator.history.proof.tiles import read_bundle
+from generator.history.proof.tree import leaf_hash, root
+from generator.history.site import CURRENT
 
 from .conftest import FIXTURES, SERVERS
 from .test_interop_go import b64, go_tree, tlogcheck  # noqa: F401  (the fixture)

@@ -15,12 +15,10 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import CATALOGUE, Catalogue, read_history
 from generator.cli import main
 from generator.errors import CatalogueError
-from generator.publish import CURRENT, current_release
-from generator.transparency.note import (
+from generator.history.catalogue import CATALOGUE, Catalogue, read_history
+from generator.history.proof.note import (
     Checkpoint,
     NoteError,
     Signer,
@@ -30,8 +28,10 @@ from generator.transparency.note import (
     read_verifier,
     sign,
 )
-from generator.transparency.tiles import bundles, tiles
-from generator.transparency.tree import leaf_hash
+from generator.history.proof.tiles import bundles, tiles
+from generator.history.proof.tree import leaf_hash
+from generator.history.site import CURRENT, current_release
+from generator.publish.build_release import build
 
 from .conftest import LOOPBACK, TINY
 from .test_catalogue import then_stage_promote_rollback

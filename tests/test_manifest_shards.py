@@ -1,5 +1,5 @@
-"""A release's files table in the bucket: shards of consecutive paths (generator/deploy/objects.py), and
-the edges' lookup over them (generator/edge/manifests.js, run by Node as the Worker and the CloudFront
+"""A release's files table in the bucket: shards of consecutive paths (generator/serve/deploy/objects.py), and
+the edges' lookup over them (generator/serve/edge/manifests.js, run by Node as the Worker and the CloudFront
 origin Lambda run it)."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import subprocess
 import orjson
 import pytest
 
-from generator.build import build
-from generator.deploy import objects
-from generator.deploy.edge import served_files
-from generator.edge import EDGE_SOURCE
-from generator.publish import RELEASES, current_release
+from generator.history.site import RELEASES, current_release
+from generator.publish.build_release import build
+from generator.serve.deploy import objects
+from generator.serve.deploy.edge_release import served_files
+from generator.serve.edge import EDGE_SOURCE
 
 from .conftest import TINY
 from .live import NODE_22

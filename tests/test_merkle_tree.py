@@ -1,4 +1,4 @@
-"""The Merkle tree of generator/transparency/tree.py against published test vectors: Certificate
+"""The Merkle tree of generator/history/proof/tree.py against published test vectors: Certificate
 Transparency's eight leaves (RFC 6962's reference tests: every root, the audit path of leaf 0 in eight, and
 consistency proofs), and C2SP CCTV's (leaves "0" and "1"); then every proof of every tree up to 17 leaves
 verified, and each one broken (a bit, an index, a size, a hash) rejected; and the tree a release's
@@ -11,10 +11,8 @@ import hashlib
 import orjson
 import pytest
 
-from generator import document_routes
-from generator.build import build
-from generator.publish import CURRENT
-from generator.transparency.tree import (
+from generator.contract import locations
+from generator.history.proof.tree import (
     EMPTY_ROOT,
     consistency_proof,
     inclusion_proof,
@@ -24,6 +22,8 @@ from generator.transparency.tree import (
     verify_consistency,
     verify_inclusion,
 )
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
 
 from .conftest import TINY
 
@@ -148,7 +148,7 @@ def test_a_release_s_manifest_holds_the_tree_of_every_api_document_as_served(tmp
         # (nor the tiles of the tree: files of the release, made from its documents, no documents of it)
         if path.is_file() and relative.startswith("api/") and path.suffix not in (".gz", ".br", ".tile"):
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            url = document_routes.url_of(relative)
+            url = locations.url_of(relative)
             leaves.append(f"{url}\n{digest}\n".encode())
             documents[relative] = (url, digest)
     leaves.sort()

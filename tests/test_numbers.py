@@ -1,9 +1,9 @@
 """docs/data.md §5 test vectors and the shared rules of §1 and §4, exactly."""
 import pytest
 
-from generator.load.records import Bounds, Country
-from generator.scoring import bounds
-from generator.scoring.numbers import (
+from generator.build.load.records import Bounds, Country
+from generator.build.scoring import bounds
+from generator.build.scoring.numbers import (
     DATA_QUALITY,
     RATING_LETTERS,
     RISK_CLASSES,
@@ -12,9 +12,9 @@ from generator.scoring.numbers import (
     rating,
     round3,
 )
-from generator.scoring.points import rescale_weights
-from generator.scoring.ranks import MODEL, rank_all
-from generator.scoring.results import CountryScores, ModelResult, ModelScores
+from generator.build.scoring.points import rescale_weights
+from generator.build.scoring.ranks import MODEL, rank_all
+from generator.build.scoring.results import CountryScores, ModelResult, ModelScores
 
 
 def published_ranks(scores: dict[str, float], higher_is_better: bool) -> dict[str, tuple[int, int]]:

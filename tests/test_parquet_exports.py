@@ -13,12 +13,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from generator import routes
-from generator.build import build
-from generator.catalogue import read_history
-from generator.publish import CURRENT, RELEASES
-from generator.render import parquet
-from generator.render.exports import COLUMNS
+from generator.build.render import parquet
+from generator.build.render.exports import COLUMNS
+from generator.contract import routes
+from generator.history.catalogue import read_history
+from generator.history.site import CURRENT, RELEASES
+from generator.publish.build_release import build
 
 from .conftest import DEMO_DATA, FIXTURES, SERVERS, TINY, replace_in
 from .live import RangeReader, serving_copy_of

@@ -19,8 +19,8 @@ def python(code: str) -> str:
 def test_pyarrow_imports_pandas_where_installed_and_a_riskapi_process_does_not():
     assert python("import pandas") == ""  # installed here (the suite's own docs examples use it)
     assert python(CONVERT + SAYS) == "True"  # what the processes avoid
-    assert python("from generator.processes import without_pandas; without_pandas(); " + CONVERT + SAYS) == "False"
-    refused = python("from generator.processes import without_pandas; without_pandas()\n"
+    assert python("from generator.system.processes import without_pandas; without_pandas(); " + CONVERT + SAYS) == "False"
+    refused = python("from generator.system.processes import without_pandas; without_pandas()\n"
                      "try:\n    import pandas\nexcept ImportError as error:\n    print(error)")
     assert refused == "pandas is not imported by riskapi's processes"
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.build import build
-from generator.publish import CURRENT
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
 from tools.synthetic_data import DemoSpec, write_demo_data
 
 from .conftest import TINY

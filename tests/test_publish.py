@@ -10,21 +10,13 @@ import sys
 import orjson
 import pytest
 
-from generator import document_routes
-from generator.build import build
+from generator.build.validate import SCHEMA_DIR
+from generator.build.writer import ReleaseWriter
+from generator.contract import locations
+from generator.contract.serving import COMPRESSED_OVER, has_twins
 from generator.errors import DataError, PublishError, ValidationFailed
-from generator.publish import (
-    CHANGES,
-    CURRENT,
-    RELEASES,
-    ReleaseWriter,
-    current_release,
-    read_manifest,
-    releases,
-    rollback,
-)
-from generator.serving import COMPRESSED_OVER, has_twins
-from generator.validate import SCHEMA_DIR
+from generator.history.site import CHANGES, CURRENT, RELEASES, current_release, read_manifest, releases, rollback
+from generator.publish.build_release import build
 
 from .conftest import TINY, make_nga_black, replace_in
 
@@ -89,7 +81,7 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
     assert report.linked == len(written) - len(named) and named <= set(written)
     checked = 0
     for relative, state in before.items():
-        if relative.startswith(f"{RELEASES}/{first}/api/") and not document_routes.names_its_release(
+        if relative.startswith(f"{RELEASES}/{first}/api/") and not locations.names_its_release(
                 relative.removeprefix(f"{RELEASES}/{first}/").removesuffix(".gz").removesuffix(".br")):
             _digest, inode, mtime = state
             info = (site / relative.replace(first, second, 1)).stat()
@@ -166,7 +158,7 @@ def test_a_release_discarded_while_its_worker_is_busy_lets_the_process_end(tmp_p
     thread polling for a worker already reaped, and Python waits for that thread at exit: the build —
     and CI's test run — never ended. 6 × 3 MB of random bytes keep the worker compressing and the queue
     to it full when the release is thrown away."""
-    script = ("import os, sys\nfrom pathlib import Path\nfrom generator.publish import ReleaseWriter\n"
+    script = ("import os, sys\nfrom pathlib import Path\nfrom generator.build.writer import ReleaseWriter\n"
               "writer = ReleaseWriter(Path(sys.argv[1]))\n"
               "for i in range(6):\n    writer.write(f'f{i}.json', os.urandom(3 << 20))\n"
               "writer.abort()\nprint('discarded')\n")
@@ -239,7 +231,7 @@ def test_a_gzip_twin_joined_from_its_parts_is_one_gzip_stream_of_the_file(tmp_pa
     # only the first of) that decodes to the whole file, with its CRC and size in the trailer
     import zlib
 
-    from generator.publish.twins import GzipPartFile, gzip_part
+    from generator.build.output.twins import GzipPartFile, gzip_part
     site = tmp_path / "site"
     rows, deflated = tmp_path / "sdg.csv", tmp_path / "sdg.csv.deflate"
     with GzipPartFile(rows, deflated) as out:
@@ -367,7 +359,7 @@ def test_a_writeback_thread_that_cannot_start_leaves_the_sync_to_the_last_one(tm
     stopping it raises nothing (a join of a thread never started did: 'cannot join thread')."""
     import threading
 
-    from generator.files import Writeback
+    from generator.system.files import Writeback
 
     def refuse(self):
         raise RuntimeError("can't start new thread")

@@ -18,7 +18,7 @@ import urllib.request
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.publish import releases
+from generator.history.site import releases
 
 from .conftest import ROOT, TINY
 from .live import free_port

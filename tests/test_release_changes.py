@@ -21,10 +21,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from generator import document_routes, routes
+from generator.build.diff import diff_releases, read_snapshot
 from generator.cli import main
-from generator.diff import diff_releases, read_snapshot
-from generator.publish import RELEASES
+from generator.contract import locations, routes
+from generator.history.site import RELEASES
 
 from .conftest import make_nga_black, replace_in
 from .test_release_history import serve_a_and_b
@@ -90,7 +90,7 @@ def test_the_change_document_says_what_riskapi_diff_says(a_and_b):
     assert f"sovereign: {len(sovereign['classChanges'])} class, 2 rating" in printed  # AUT's, and NGA's first
     # every document that changed, as a URL with the digest of its bytes now: re-fetch just those
     changed = {d["url"].removeprefix("http://127.0.0.1:8080"): d["sha256"] for d in mine["documents"]["changed"]}
-    assert set(changed) == {document_routes.url_of(path) for path in diff.changed}
+    assert set(changed) == {locations.url_of(path) for path in diff.changed}
     assert "/api/v1/riskscores/acme_aml/NGA/" in changed and mine["documents"]["added"] == []
 
 

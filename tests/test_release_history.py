@@ -11,13 +11,13 @@ import json
 
 import pytest
 
-from generator import document_routes
-from generator.build import build
-from generator.catalogue import CATALOGUE, JOURNAL, read_history
+from generator.contract import locations
 from generator.errors import ChangesRefused, PublishError
-from generator.keys import add_key
-from generator.promote import promote
-from generator.publish import RELEASES, current_release, rollback
+from generator.history.catalogue import CATALOGUE, JOURNAL, read_history
+from generator.history.site import RELEASES, current_release, rollback
+from generator.publish.build_release import build
+from generator.publish.promote import promote
+from generator.serve.keys import add_key
 from tools.synthetic_data import main as synthetic_data
 
 from .conftest import TINY, make_nga_black
@@ -409,14 +409,14 @@ def test_the_timegate_answers_head_without_a_body_on_a_connection_kept_alive(a_a
 
 def test_a_document_a_release_did_not_change_keeps_its_etag(a_and_b):
     """A client's If-None-Match still gets a 304 after a release that did not change the document."""
-    from generator.publish import read_manifest
+    from generator.history.site import read_manifest
     server, first, second, _ = a_and_b
     before, after = (read_manifest(server.site / RELEASES / r) for r in (first, second))
     same = [p for p in sorted(after) if p.startswith("api/v1/riskscores/") and p.endswith("/index.json")
             and "audience=" not in p and before.get(p, {}).get("sha256") == after[p]["sha256"]]
     assert same  # B moved acme_aml's NGA and a few sovereign scores: most documents are the same bytes
     for file in same[:3]:
-        path = document_routes.url_of(file)
+        path = locations.url_of(file)
         then = server.get(scoped(first, path), user="alice")
         assert then.status == 200 and then.header("etag"), path
         now = server.get(path, user="alice", headers={"If-None-Match": then.header("etag")})

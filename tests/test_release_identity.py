@@ -11,10 +11,10 @@ import re
 import brotli
 import pytest
 
-from generator import document_routes, routes
-from generator.build import build
-from generator.publish import CURRENT
-from generator.render.exports import HEADER
+from generator.build.render.exports import HEADER
+from generator.contract import locations, routes
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
 
 from .conftest import FIXTURES, SERVERS, TINY
 
@@ -58,7 +58,7 @@ def test_the_current_release_needs_a_key_and_shows_only_granted_models(live):
     assert mine["id"] == public["id"] == alice.header("X-Release") == bob.header("X-Release")
     assert [m["code"] for m in mine["models"]] == ["acme_aml", "sdg", "sovereign"]
     assert [m["code"] for m in public["models"]] == ["sdg", "sovereign"]
-    assert bob.body == live.release_file(document_routes.current_release().file)  # byte for byte the public one
+    assert bob.body == live.release_file(locations.current_release().file)  # byte for byte the public one
     # tests/fixtures/tiny: the latest actual sovereign data is of 2024, for AUT and CIV (NGA has no
     # current score: too few indicators), so the vintage is 2024-12-31 and 2 countries are scored
     sovereign = {m["code"]: m for m in public["models"]}["sovereign"]
@@ -72,7 +72,7 @@ def test_the_current_release_needs_a_key_and_shows_only_granted_models(live):
     assert [m["exports"]["csv"] for m in public["models"]] == [
         f"{scoped}/exports/{code}/scores.csv" for code in ("sdg", "sovereign")]
     exported = live.get(public["exports"]["csv"].removeprefix("http://127.0.0.1:8080"), user="bob")
-    assert exported.status == 200 and exported.body == live.release_file(document_routes.export("csv").file)
+    assert exported.status == 200 and exported.body == live.release_file(locations.export("csv").file)
     # the first release: everything was added, and bob's count leaves out acme_aml's documents
     assert public["previous"] is None and public["documents"]["changed"] == 0
     assert mine["documents"]["added"] > public["documents"]["added"] > 0
@@ -129,7 +129,7 @@ def test_the_csv_export_holds_the_public_models_number_for_number_the_same_for_e
     expected = [row for model in ("sdg", "sovereign") for code in ("AUT", "CIV", "NGA")
                 for row in _expected_rows(live, model, code)]
     _assert_rows_are(_csv_rows(answer.body), expected)
-    assert answer.body == live.release_file(document_routes.export("csv").file)
+    assert answer.body == live.release_file(locations.export("csv").file)
 
 
 @pytest.mark.parametrize("model", ["acme_aml", "sovereign"])
@@ -214,6 +214,6 @@ def test_the_site_url_reaches_every_link_of_a_release(tmp_path):
     assert f"{SITE}/api/v1/configuration/riskscoremodels/" in found  # the reference's curl lines
     openapi = json.loads((release / "api/v1/openapi.json").read_bytes())
     assert openapi["servers"] == [{"url": f"{SITE}/api/v1"}]
-    acme = json.loads((release / document_routes.country_model_scores("acme_aml", "AUT").file).read_bytes())
+    acme = json.loads((release / locations.country_model_scores("acme_aml", "AUT").file).read_bytes())
     assert "url" not in acme["model"]  # a custom model has no public page to link to
     assert report.published

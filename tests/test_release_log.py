@@ -10,13 +10,12 @@ import os
 
 import pytest
 
-from generator.build import build
-from generator.catalogue import CATALOGUE, Catalogue, read_history
-from generator.promote import promote
-from generator.publish import RELEASES, current_release, releases, repair_catalogue, rollback
-from generator.publish.site import switch_to
-from generator.transparency.entries import canonical, read_entry
-from generator.validate import DocumentValidator
+from generator.build.validate import DocumentValidator
+from generator.history.catalogue import CATALOGUE, Catalogue, read_history
+from generator.history.proof.entries import canonical, read_entry
+from generator.history.site import RELEASES, current_release, releases, repair_catalogue, rollback, switch_to
+from generator.publish.build_release import build
+from generator.publish.promote import promote
 
 from .conftest import TINY
 from .test_catalogue import then_stage_promote_rollback, without_the_log_copy

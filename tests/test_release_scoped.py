@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from generator.build import build
-from generator.publish import current_release
+from generator.history.site import current_release
+from generator.publish.build_release import build
 
 from .conftest import TINY, make_nga_black
 from .live import assert_error_headers, moved_on, refreshed, serving_copy_of, start_server

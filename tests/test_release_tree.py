@@ -8,12 +8,12 @@ import json
 import orjson
 import pytest
 
-from generator import routes
-from generator.build import build
-from generator.publish import CURRENT, MANIFEST, RELEASES
-from generator.transparency.documents import release_leaves, release_tree
-from generator.transparency.tiles import bundles, index_path, read_bundle, tile_path, tiles
-from generator.transparency.tree import leaf_hash, node_hash, root
+from generator.contract import routes
+from generator.history.proof.leaves import release_leaves, release_tree
+from generator.history.proof.tiles import bundles, index_path, read_bundle, tile_path, tiles
+from generator.history.proof.tree import leaf_hash, node_hash, root
+from generator.history.site import CURRENT, MANIFEST, RELEASES
+from generator.publish.build_release import build
 
 from .conftest import FIXTURES, SERVERS, TINY
 

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from generator.build import build
-from generator.keys import add_key, revoke
-from generator.publish import rollback
+from generator.history.site import rollback
+from generator.publish.build_release import build
+from generator.serve.keys import add_key, revoke
 
 from .conftest import TINY, make_nga_black
 from .live import serving_copy_of
@@ -93,7 +93,7 @@ def test_rebuild_with_identical_data_keeps_every_etag(server):
     before = {path: server.get(path).header("etag") for path in paths}
     build(server.data, server.site, force=True)
     assert server.runtime.refresh() is True  # a new release id, so nginx reloads …
-    from generator.publish import current_release
+    from generator.history.site import current_release
     assert server.get(paths[0]).header("x-release") == current_release(server.site)  # … and names it
     after = {path: server.get(path).header("etag") for path in paths}
     assert after == before  # … yet every validator a client holds stays valid

@@ -1,4 +1,4 @@
-"""One route table (generator/routes.py) that every server's routing is generated from: nginx.conf's
+"""One route table (generator/contract/routes.py) that every server's routing is generated from: nginx.conf's
 locations and maps are fresh, the edge core names no route, usage reads the table; and an endpoint added
 in one entry of the table, with nothing else touched, is answered alike by nginx, the Worker in workerd
 and the CloudFront harness."""
@@ -15,26 +15,29 @@ import unittest.mock
 import orjson
 import pytest
 
-from generator import document_routes, nginx_config, routes
-from generator.build import build
-from generator.catalogue import read_history
-from generator.edge import CORE, KEYCHECK
-from generator.keys import add_key
-from generator.publish import CURRENT, current_release
-from generator.render.nginx_routes import quoted, write_into
-from generator.resources import NGINX_CONF
-from generator.routes import Endpoint, Rule, Segment
+from generator.build.render import RENDERERS, renders
+from generator.build.validate import SCHEMA_DIR
+from generator.contract import locations, routes
+from generator.contract.resources import NGINX_CONF
+from generator.contract.routes import Endpoint, Rule, Segment
+from generator.history.catalogue import read_history
+from generator.history.site import CURRENT, current_release
+from generator.publish.build_release import build
+from generator.serve.edge import CORE, KEYCHECK
+from generator.serve.keys import add_key
+from generator.serve.nginx import configuration
+from generator.serve.nginx.route_blocks import quoted, write_into
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.serve.usage import route_of
-from generator.validate import SCHEMA_DIR
 
 from .conftest import ROOT, SERVERS, TINY
 from .live import LiveServer, free_port, start_cloudfront_server, start_edge_server, worker_readable_folder
 
 # docs/develop.md's recipe, done here and nowhere else: one entry in the table (its path, who may ask, its
-# file, its renderer and the endpoint that documents it), its renderer, and its schema (FIXTURE_SCHEMA)
+# file and the endpoint that documents it), its renderer (registered with render.renders while the
+# test builds), and its schema (FIXTURE_SCHEMA)
 FIXTURE = Rule("fixture", "/fixture/{code}/", "api/v1/fixture/{code}/{audience}index.json",
-               (Segment("code", "country"),), timegate=True, documents="tests.test_route_table:fixture_documents",
+               (Segment("code", "country"),), timegate=True,
                endpoints=(Endpoint("fixture", "getFixture", "A fixture", "A fixture of the route table's test",
                                    "A document per country and audience, from a test's renderer.", "fixture"),))
 FIXTURE_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "A fixture",
@@ -47,9 +50,9 @@ def fixture_documents(dataset, current, audiences):
     """The fixture route's renderer: for each country and audience, its code and the audience's folder."""
     for country in dataset.countries:
         for grants in audiences:
-            audience = document_routes.audience_name(grants)
-            folder = document_routes.audience_folder(audience)
-            yield (document_routes.Route(routes.url_for("fixture", code=country.code),
+            audience = locations.audience_name(grants)
+            folder = locations.audience_folder(audience)
+            yield (locations.Route(routes.url_for("fixture", code=country.code),
                                          f"api/v1/fixture/{country.code}/{folder}index.json", "fixture", audience),
                    {"fixture": country.code, "audience": folder or "public"})
 
@@ -117,10 +120,12 @@ def fixture_servers(s3):
     shutil.copyfile(NGINX_CONF, conf)
     bound = dataclasses.replace(FIXTURE.endpoints[0], rule=FIXTURE)
     with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)), \
-            unittest.mock.patch.object(routes, "ENDPOINTS", (*routes.ENDPOINTS, bound)):
+            unittest.mock.patch.object(routes, "ENDPOINTS", (*routes.ENDPOINTS, bound)), \
+            unittest.mock.patch.dict(RENDERERS, {}):
+        renders("fixture")(fixture_documents)
         build(TINY, site, schema_dir=schemas, grant_sets=[frozenset({"acme_aml"})])
         conf.write_text(write_into(conf))
-        with unittest.mock.patch.object(nginx_config, "NGINX_CONF", conf):
+        with unittest.mock.patch.object(configuration, "NGINX_CONF", conf):
             port = free_port()
             runtime = NginxRuntime(ServeSettings(site=site, keys=keys_file, port=port, workers="1"), base / "nginx")
             runtime.start()
@@ -217,14 +222,14 @@ def test_nested_locations_answer_every_path_as_the_routes_in_order_would():
     folder's few regexes, not every route's): every path — each route's, each without its final "/",
     and the near misses around the folders — is answered by the same location as the flat list in the
     route table's order would, or by a folder's 404 where the flat list has none but the catch-all."""
-    from generator.render import nginx_routes
+    from generator.serve.nginx import route_blocks
     flat = []
     for rule in routes.RULES:
         if rule.name == "releases":
-            flat.append(nginx_routes._scoped_location())
-        flat.append(nginx_routes._location(rule))
-    flat.append(nginx_routes.Location("/", ["return 404;"]))
-    grouped = nginx_routes.grouped(flat)
+            flat.append(route_blocks._scoped_location())
+        flat.append(route_blocks._location(rule))
+    flat.append(route_blocks.Location("/", ["return 404;"]))
+    grouped = route_blocks.grouped(flat)
     assert [loc.match for loc in grouped if loc.nested] == [
         "^~ /api/v1/releases/", "^~ /api/v1/log/", "^~ /api/v1/exports/", "^~ /api/v1/configuration/",
         "^~ /api/v1/riskscores/", "^~ /docs/"]

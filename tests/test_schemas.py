@@ -7,8 +7,8 @@ import orjson
 import pytest
 from openapi_spec_validator import validate as validate_openapi
 
-from generator import document_routes
-from generator.validate import DocumentValidator, load_schemas
+from generator.build.validate import DocumentValidator, load_schemas
+from generator.contract import locations
 
 from .conftest import GOLDEN
 
@@ -41,7 +41,7 @@ def test_the_original_schemas_replace_only_definitions_the_contract_has():
 def test_results_may_be_a_single_object_in_the_original_only():
     document = golden("api/v1/riskscores/sovereign/AUT/index.json")
     document["results"] = document["results"][-1]
-    route = document_routes.country_model_scores("sovereign", "AUT")
+    route = locations.country_model_scores("sovereign", "AUT")
     assert ORIGINAL.errors(route, document) == []
     assert [e.split(": ")[1] for e in errors(route, document)] == ["at $.results"]
 
@@ -50,15 +50,15 @@ def test_original_spelling_very_low_on_endpoint_5_in_the_original_only():
     document = {"name": "Sweden", "code": "SWE",
                 "riskscores": [{"model": "esg", "riskClassificationCategorical": "Very low",
                                 "timestamp": "2019-12-31", "score": 11.831}]}
-    assert ORIGINAL.errors(document_routes.country_scores("SWE"), document) == []
-    assert [e.split(": ")[1] for e in errors(document_routes.country_scores("SWE"), document)] == [
+    assert ORIGINAL.errors(locations.country_scores("SWE"), document) == []
+    assert [e.split(": ")[1] for e in errors(locations.country_scores("SWE"), document)] == [
         "at $.riskscores[0].riskClassificationCategorical"]
 
 
 def test_raw_data_as_plain_values_in_the_original_only():
     document = golden("api/v1/riskscores/sovereign/AUT/index.json")
     document["indicators"][0]["results"][0]["data"] = {"name": "GDP growth", "value": 1.0}
-    route = document_routes.country_model_scores("sovereign", "AUT")
+    route = locations.country_model_scores("sovereign", "AUT")
     assert ORIGINAL.errors(route, document) == []
     assert len(errors(route, document)) == 2  # name and value
 
@@ -69,8 +69,8 @@ def test_optional_fields_may_be_left_out_and_keys_come_in_any_order():
     entry["results"][0] = {"score": 10.0, "timestamp": "2024-12-31"}
     entry["entity"] = {"countryCode": "AUT"}
     document["model"] = dict(reversed(list(document["model"].items())))
-    assert errors(document_routes.model_scores("sovereign"), document) == []
-    assert ORIGINAL.errors(document_routes.model_scores("sovereign"), document) == []
+    assert errors(locations.model_scores("sovereign"), document) == []
+    assert ORIGINAL.errors(locations.model_scores("sovereign"), document) == []
 
 
 @pytest.mark.parametrize("path, change, where", [
@@ -99,7 +99,7 @@ def test_optional_fields_may_be_left_out_and_keys_come_in_any_order():
 def test_planted_errors_are_reported_with_their_json_path(path, change, where):
     document = golden(path)
     change(document)
-    found = errors(document_routes.country_model_scores("sovereign", "AUT"), document)
+    found = errors(locations.country_model_scores("sovereign", "AUT"), document)
     assert any(f": at {where}: " in e for e in found), found
     assert all(e.startswith("/api/v1/riskscores/sovereign/AUT/: at ") for e in found)
 
@@ -109,7 +109,7 @@ def test_a_document_with_several_errors_reports_all():
     document["results"][0]["score"] = -1
     document["results"][1]["score"] = 101
     document["entity"]["oecdMember"] = "yes"
-    assert len(errors(document_routes.country_model_scores("sovereign", "AUT"), document)) == 3
+    assert len(errors(locations.country_model_scores("sovereign", "AUT"), document)) == 3
 
 
 def test_golden_documents_are_valid_against_both():
@@ -127,19 +127,19 @@ def test_golden_documents_are_valid_against_both():
         assert ORIGINAL.errors(route, document) == [], relative
 
 
-def _route_for(relative: str) -> document_routes.Route:
+def _route_for(relative: str) -> locations.Route:
     parts = relative.split("/")[2:-1]  # drop api/v1 and index.json
     if not parts:
-        return document_routes.api_root()
+        return locations.api_root()
     if parts[0] == "releases":
-        return document_routes.release_changes() if parts[2:3] == ["changes"] else document_routes.current_release()
+        return locations.release_changes() if parts[2:3] == ["changes"] else locations.current_release()
     if parts[0] == "configuration":
-        return document_routes.model_list() if parts[1] == "riskscoremodels" else document_routes.country_list()
+        return locations.model_list() if parts[1] == "riskscoremodels" else locations.country_list()
     if parts[1] == "country":
-        return document_routes.country_scores(parts[2])
+        return locations.country_scores(parts[2])
     if len(parts) == 3 and len(parts[2]) == 3:
-        return document_routes.country_model_scores(parts[1], parts[2])
-    return document_routes.model_scores(parts[1])
+        return locations.country_model_scores(parts[1], parts[2])
+    return locations.model_scores(parts[1])
 
 
 def test_openapi_is_valid_openapi_3_1():

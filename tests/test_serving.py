@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from generator import serving
+from generator.contract import serving
 
 from .conftest import FIXTURES, ROOT, SERVERS
 
@@ -338,7 +338,7 @@ def test_brotli_negotiation(live):
 def test_nginx_serves_the_twins_it_has(nginx_server):
     # nginx chooses among the release's own twins: brotli first when both are accepted, and plain
     # under 1 KB (no twin). Cloudflare encodes every answer itself, in the client's first choice.
-    from generator.nginx_config import BROTLI_MODULE
+    from generator.serve.nginx.configuration import BROTLI_MODULE
     assert BROTLI_MODULE.exists(), "scripts/install.sh installs libnginx-mod-http-brotli-static"
     live = nginx_server
     assert live.get(f"{API}/riskscores/sdg/CIV/", headers={"Accept-Encoding": "gzip, deflate, br"}).header(
@@ -433,7 +433,7 @@ def test_explorer_script_is_served_without_a_key(live):
     answer = live.get("/docs/explorer.js", user=None)
     assert answer.status == 200
     assert answer.header("content-type") == "text/javascript; charset=utf-8"
-    assert answer.body == (ROOT / "generator" / "templates" / "docs" / "explorer.js").read_bytes()
+    assert answer.body == (ROOT / "generator" / "build" / "render" / "templates" / "docs" / "explorer.js").read_bytes()
 
 
 def test_favicon_is_an_empty_answer_without_a_key(live):
@@ -458,7 +458,7 @@ def test_an_error_under_the_pages_runs_nothing_either(live, path):
 
 def test_reference_documents_every_endpoint_and_command(live):
     from generator.cli import command_table
-    from generator.routes import API, ENDPOINTS
+    from generator.contract.routes import API, ENDPOINTS
     page = live.get("/", user=None).body.decode()
     paths = [API + p for e in ENDPOINTS for p in (e.path, e.alias) if p] + [f"{API}/openapi.json"]
     assert len(paths) == 23  # 21 endpoints, one alias, openapi.json
@@ -480,7 +480,7 @@ def test_model_page_shows_the_methodology(live):
 
 def test_every_answer_names_its_release(live):
     # docs/api.md: X-Release on every answer, errors included, so a client can cite where a score came from
-    from generator.publish import current_release
+    from generator.history.site import current_release
     release = current_release(live.site)
     for path, user, status in [(f"{API}/riskscores/sovereign/AUT/", "alice", 200), (f"{API}/riskscores/zzz/", "alice", 404),
                                (f"{API}/riskscores/sovereign/", None, 403), (f"{API}/openapi.json", None, 200)]:

@@ -1,6 +1,6 @@
-"""The serving contract (generator/serving.py) is the one place media types, header values, error texts,
+"""The serving contract (generator/contract/serving.py) is the one place media types, header values, error texts,
 variant folders and the edge key store's layout are written: nginx.conf's parts are rendered from it, the
-edge core reads edge/contract.js (generated from it), and no other file of the package or nginx.conf's
+edge core reads serve/edge/contract.js (generated from it), and no other file of the package or nginx.conf's
 hand-written lines spells one of them."""
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ import re
 import tokenize
 from pathlib import Path
 
-from generator import serving
-from generator.edge import CONTRACT_JS, EDGE_SOURCE
-from generator.render import nginx_contract, nginx_routes
+from generator.contract import serving
+from generator.serve.edge import CONTRACT_JS, EDGE_SOURCE
+from generator.serve.nginx import contract_blocks, route_blocks
 
 from .conftest import ROOT
 
 PACKAGE = ROOT / "generator"
 # What may spell the contract: itself, what is generated from it, and the pages' prose for people
-GENERATED = {PACKAGE / "serving.py"}
-PROSE = PACKAGE / "templates" / "docs"
+GENERATED = {PACKAGE / "contract" / "serving.py"}
+PROSE = PACKAGE / "build" / "render" / "templates" / "docs"
 
 
 def _pieces(template: str) -> list[str]:
@@ -101,7 +101,7 @@ def test_the_check_sees_a_literal_written_by_hand(tmp_path):
 
 
 def test_the_edge_module_binds_every_part_of_the_contract_and_holds_none():
-    # edge/contract.js is set from the description (useContract): one binding per part, no value of its own
+    # serve/edge/contract.js is set from the description (useContract): one binding per part, no value of its own
     text = CONTRACT_JS.read_text()
     bound = set(re.findall(r"^  (\w+) = contract\.\1;$", text, re.M))
     declared = {name.strip() for line in re.findall(r"^export let ([^;]+);$", text, re.M) for name in line.split(",")}
@@ -111,9 +111,9 @@ def test_the_edge_module_binds_every_part_of_the_contract_and_holds_none():
 
 def test_nginx_conf_s_contract_parts_are_rendered_from_the_contract():
     conf = (ROOT / "nginx.conf").read_text()
-    assert conf == nginx_routes.write_into(ROOT / "nginx.conf"), "run: python scripts/nginx_conf.py"
-    for part in nginx_contract.PARTS:
-        assert nginx_contract.BEGIN % part in conf
+    assert conf == route_blocks.write_into(ROOT / "nginx.conf"), "run: python scripts/nginx_conf.py"
+    for part in contract_blocks.PARTS:
+        assert contract_blocks.BEGIN % part in conf
     # every media type, constant header and error page, as nginx reads them
     for extension in serving.MEDIA_TYPES:
         assert f'"{serving.media_type(extension)}"' in conf and re.search(rf"\s{extension};", conf)
@@ -122,4 +122,4 @@ def test_nginx_conf_s_contract_parts_are_rendered_from_the_contract():
     for statuses, (_, name) in serving.NGINX_ERRORS.items():
         assert f"error_page {' '.join(map(str, statuses))} " in conf
         if name != "range":  # runtime/timegate.conf's, where njs sets its headers
-            assert f"location = {nginx_contract.error_location(name)} " in conf
+            assert f"location = {contract_blocks.error_location(name)} " in conf

@@ -12,13 +12,13 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator.catalogue import CATALOGUE, Catalogue
-from generator.catalogue.settings import SETTINGS_COPY
+from generator.build.render.release_info import release_site_url
 from generator.cli import main
-from generator.layout import read_release_info
-from generator.publish import RELEASES, current_release, releases
-from generator.render.release_info import release_site_url
-from generator.transparency.note import open_note, read_checkpoint, read_verifier
+from generator.history.catalogue import CATALOGUE, Catalogue
+from generator.history.catalogue.settings import SETTINGS_COPY
+from generator.history.layout import read_release_info
+from generator.history.proof.note import open_note, read_checkpoint, read_verifier
+from generator.history.site import RELEASES, current_release, releases
 
 from .conftest import LOOPBACK, TINY
 from .test_catalogue import then_stage_promote_rollback, without_the_log_copy

@@ -10,8 +10,8 @@ import io
 
 import pytest
 
+from generator.build.load import load_dataset
 from generator.errors import DataError
-from generator.load import load_dataset
 
 from .conftest import replace_in
 

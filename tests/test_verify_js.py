@@ -1,4 +1,4 @@
-"""The JavaScript citation verifier (generator/templates/docs/verify.js: one ES module, WebCrypto alone) on
+"""The JavaScript citation verifier (generator/build/render/templates/docs/verify.js: one ES module, WebCrypto alone) on
 the same citations as `riskapi verify` (issue 46), in Node 22: every valid one verifies with the same
 release and live periods, every tampered one fails, as the Python verifier says."""
 from __future__ import annotations
@@ -10,15 +10,12 @@ import subprocess
 import orjson
 import pytest
 
-from generator.build import build
-from generator.catalogue import Catalogue
-from generator.document_routes import url_of
-from generator.layout import manifest
-from generator.promote import promote
-from generator.publish import RELEASES, rollback
-from generator.transparency.citation import CitationError, make_citation, verify_citation
-from generator.transparency.documents import release_leaves
-from generator.transparency.note import (
+from generator.contract.locations import url_of
+from generator.history.catalogue import Catalogue
+from generator.history.layout import manifest
+from generator.history.proof.citation import CitationError, make_citation, verify_citation
+from generator.history.proof.leaves import release_leaves
+from generator.history.proof.note import (
     COSIGNATURE,
     Checkpoint,
     Signer,
@@ -28,6 +25,9 @@ from generator.transparency.note import (
     read_verifier,
     sign,
 )
+from generator.history.site import RELEASES, rollback
+from generator.publish.build_release import build
+from generator.publish.promote import promote
 
 from .conftest import ROOT, TINY
 from .live import NODE_22

@@ -17,13 +17,13 @@ from click.testing import CliRunner
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from generator.build import build
-from generator.catalogue import Catalogue, outbox
+from generator.build.validate import load_schemas
 from generator.cli import main
-from generator.keys import add_key
-from generator.publish import current_release
+from generator.history.catalogue import Catalogue, outbox
+from generator.history.site import current_release
+from generator.publish.build_release import build
 from generator.serve import webhooks
-from generator.validate import load_schemas
+from generator.serve.keys import add_key
 
 from .conftest import make_nga_black
 from .live import free_port, wait_for

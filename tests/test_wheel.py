@@ -35,7 +35,7 @@ def test_a_wheel_installed_in_a_fresh_venv_builds_outside_the_checkout(tmp_path)
     # schemas validated it, and the reference nginx.conf is there for `riskapi nginx-config`
     assert (site / "current" / "api" / "v1" / "openapi.json").is_file()
     config = subprocess.run([venv / "bin" / "python", "-c",
-                             "from generator.resources import NGINX_CONF, SCHEMA_DIR; "
+                             "from generator.contract.resources import NGINX_CONF, SCHEMA_DIR; "
                              "print(NGINX_CONF.read_text().count('server'), len(list(SCHEMA_DIR.glob('*.json'))))"],
                             cwd=elsewhere, capture_output=True, text=True, check=True).stdout.split()
     assert int(config[0]) > 0 and int(config[1]) == len(list((ROOT / "schemas").glob("*.json")))

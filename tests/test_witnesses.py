@@ -11,15 +11,15 @@ import shlex
 import orjson
 from click.testing import CliRunner
 
-from generator.build import build
-from generator.catalogue import Catalogue
 from generator.cli import main
-from generator.document_routes import url_of
-from generator.layout import manifest
-from generator.publish import CURRENT
-from generator.transparency.citation import make_citation
-from generator.transparency.documents import release_leaves
-from generator.transparency.note import COSIGNATURE, cosigned_by, read_checkpoint, read_verifier
+from generator.contract.locations import url_of
+from generator.history.catalogue import Catalogue
+from generator.history.layout import manifest
+from generator.history.proof.citation import make_citation
+from generator.history.proof.leaves import release_leaves
+from generator.history.proof.note import COSIGNATURE, cosigned_by, read_checkpoint, read_verifier
+from generator.history.site import CURRENT
+from generator.publish.build_release import build
 
 from .conftest import LOOPBACK, TINY
 from .test_catalogue import then_stage_promote_rollback

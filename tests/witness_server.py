@@ -9,15 +9,8 @@ import http.server
 import threading
 import time
 
-from generator.transparency.note import (
-    COSIGNATURE,
-    NoteError,
-    Signer,
-    open_note,
-    read_checkpoint,
-    read_verifier,
-)
-from generator.transparency.tree import EMPTY_ROOT, verify_consistency
+from generator.history.proof.note import COSIGNATURE, NoteError, Signer, open_note, read_checkpoint, read_verifier
+from generator.history.proof.tree import EMPTY_ROOT, verify_consistency
 
 
 class Witness:

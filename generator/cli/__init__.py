@@ -4,7 +4,7 @@ explain), keys.py, serving.py (serve, status, nginx-config), deploying.py, webho
 transparency.py (log)."""
 from __future__ import annotations
 
-from ..processes import without_pandas
+from ..system.processes import without_pandas
 from . import deploying, keys, releases, serving, transparency, webhooks
 from .common import accept_verbosity_after, command_table, describe_os_error, main, out_of_memory
 

@@ -13,9 +13,9 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from ..build import BuildReport
-from ..keys import KeysFile
-from ..layout import RELEASES
+from ..history.layout import RELEASES
+from ..publish.build_release import BuildReport
+from ..serve.keys import KeysFile
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
                            default="data", show_default=True, envvar="RISKAPI_DATA",

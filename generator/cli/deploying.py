@@ -93,9 +93,9 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
                       strict: bool, plan: str) -> None:
     """Write a Cloudflare Workers project (the edge Worker over the releases in R2, keys as hashes) of the site's
     releases."""
-    from ..deploy.cloudflare import node_problem, write_project
-    from ..keys import load_keys
-    from ..publish import live_release
+    from ..history.site import live_release
+    from ..serve.deploy.cloudflare import node_problem, write_project
+    from ..serve.keys import load_keys
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
@@ -131,9 +131,9 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
                       keep_days: float | None, strict: bool) -> None:
     """Write the CloudFront Functions, the origin Lambda@Edge and the KeyValueStore entries (keys as hashes) of the
     site's releases."""
-    from ..deploy.cloudfront import ORIGIN_LAMBDA, write_project
-    from ..keys import load_keys
-    from ..publish import live_release
+    from ..history.site import live_release
+    from ..serve.deploy.cloudfront import ORIGIN_LAMBDA, write_project
+    from ..serve.keys import load_keys
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
@@ -152,7 +152,7 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
 def s3_client(endpoint_url: str | None) -> Any:
     """An S3 client of a session of its own: the credentials of this run's environment, never ones read
     earlier (boto3 is the s3 extra: said so where it is not installed)."""
-    from ..deploy.s3_errors import INSTALL_S3, DeployError
+    from ..serve.deploy.s3_errors import INSTALL_S3, DeployError
     try:
         import boto3
     except ModuleNotFoundError:
@@ -176,9 +176,9 @@ def deploy_s3(ctx: click.Context, site_dir: Path, bucket: str, endpoint_url: str
               keep: int, keep_days: float | None) -> None:
     """Upload the site's releases to an S3 or R2 bucket as manifests over content-addressed objects, switch its
     current.json to the current one, then prune (credentials: AWS_* or ~/.aws)."""
-    from ..deploy import s3
-    from ..deploy.s3_errors import explaining
-    from ..publish import live_release
+    from ..history.site import live_release
+    from ..serve.deploy import s3
+    from ..serve.deploy.s3_errors import explaining
     release = live_release(site_dir)
     prefix = _folder(prefix)
     with explaining(bucket, endpoint_url):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:  # imported where used: `riskapi --help` stays quick
-    from ..keys import ApiKey
+    from ..serve.keys import ApiKey
 
 from .common import KEYS_OPTION, SITE_OPTION, _say, main, warn_of_keys_problems
 
@@ -32,8 +32,8 @@ def keys() -> None:
 def keys_add(ctx: click.Context, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
              site_dir: Path, force: bool, allow_weak: bool, preview: bool) -> None:
     """Add a key for USER and print it (once: it is not shown again)."""
-    from ..keys import add_key, key_weakness, load_keys, missing_variant, read_keys
-    from ..render.release_info import release_variants
+    from ..build.render.release_info import release_variants
+    from ..serve.keys import add_key, key_weakness, load_keys, missing_variant, read_keys
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
     release = release_variants(site_dir) if granted and not force else None
     shown = []
@@ -70,7 +70,7 @@ def keys_add(ctx: click.Context, user: str, models: str, given_key: str | None, 
 @click.pass_context
 def keys_revoke(ctx: click.Context, user: str, keys_file: Path) -> None:
     """Deactivate every key of USER."""
-    from ..keys import revoke
+    from ..serve.keys import revoke
     count, keys_read = revoke(keys_file, user)
     _say(ctx, f"revoked {count} key(s) of {user}")
     warn_of_keys_problems(keys_read)
@@ -80,7 +80,7 @@ def keys_revoke(ctx: click.Context, user: str, keys_file: Path) -> None:
 @KEYS_OPTION
 def keys_list(keys_file: Path) -> None:
     """List users, their grants and whether each key is active (keys masked)."""
-    from ..keys import load_keys
+    from ..serve.keys import load_keys
     keys_read = load_keys(keys_file)
     for k in keys_read.keys:
         grants = ",".join(k.models + (("preview",) if k.preview else ())) or "-"

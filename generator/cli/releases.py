@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .. import publish, routes
-from ..build import BuildReport, build
-from ..build import check as check_data
-from ..diff import ChangeGuard
+from ..build.diff import ChangeGuard
+from ..contract import routes
+from ..history import site
+from ..publish.build_release import BuildReport, build
+from ..publish.build_release import check as check_data
 from .common import (
     DATA_OPTION,
     KEYS_OPTION,
@@ -27,7 +28,7 @@ from .common import (
 from .transparency import ask_witnesses
 
 if TYPE_CHECKING:
-    from ..catalogue.log_copy import LogCopy
+    from ..history.catalogue.log_copy import LogCopy
 from .webhooks import queue_for_subscribers
 
 
@@ -61,7 +62,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
                   max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str | None,
                   keys_file: Path, keep: int | None, keep_days: float | None, stage: bool, jobs: int | None) -> None:
     """Build every document from the CSVs and publish a new release."""
-    from ..keys import read_keys
+    from ..serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
     # Endpoints 1 and 5 get a variant for every set of custom models a client holds now.
     grant_sets = [frozenset(k.models) for k in read_keys(keys_file) if k.active]
@@ -142,33 +143,33 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
                      endpoint_url: str | None, trust: str | None) -> None:
     """List the releases: the current one (*), when each was live, where a rollback goes, and any never live,
     unknown or incomplete."""
-    from ..catalogue import read_history
+    from ..history.catalogue import read_history
     if (log_from or trust) and not repair:
         raise click.UsageError("--log-from and --trust go with --repair")
     if repair:
         copies, verifier = log_copies(log_from, endpoint_url), None
         if trust:
-            from ..transparency.note import NoteError, read_verifier
+            from ..history.proof.note import NoteError, read_verifier
             try:
                 verifier = read_verifier(trust)
             except NoteError as error:
                 raise click.BadParameter(str(error), param_hint="--trust") from None
-        for note in publish.repair_catalogue(site_dir, copies, verifier):
+        for note in site.repair_catalogue(site_dir, copies, verifier):
             _say(ctx, note)
-    current = publish.current_release(site_dir)
-    ids = publish.releases(site_dir)
+    current = site.current_release(site_dir)
+    ids = site.releases(site_dir)
     history = read_history(site_dir)
-    gone = publish.gone_releases(site_dir, history)
+    gone = site.gone_releases(site_dir, history)
     if not ids and not gone:
         _say(ctx, f"no releases in {site_dir}")
         return
-    staged, unknown = set(publish.staged_releases(site_dir, history)), set(publish.unknown_releases(site_dir, history))
+    staged, unknown = set(site.staged_releases(site_dir, history)), set(site.unknown_releases(site_dir, history))
     periods: dict[str, list[str]] = {}
     for period in history.periods:
         periods.setdefault(period.release, []).append(f"{period.start_text} → {period.end_text or 'now'}")
-    for release_id in sorted({*ids, *gone}, key=publish.release_order):
-        folder = site_dir / publish.RELEASES / release_id
-        files, missing = publish.read_manifest(folder), publish.missing_files(folder)
+    for release_id in sorted({*ids, *gone}, key=site.release_order):
+        folder = site_dir / site.RELEASES / release_id
+        files, missing = site.read_manifest(folder), site.missing_files(folder)
         notes = []
         if release_id in gone:
             notes.append("pruned: answered 410")
@@ -194,16 +195,16 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
 
 
 def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list[LogCopy]:
-    """The copies of the log of releases at `sources` (catalogue/log_copy.py), each read and checked whole
+    """The copies of the log of releases at `sources` (history/catalogue/log_copy.py), each read and checked whole
     before the repair moves anything; a source without a log is an error (it was named to be used)."""
-    from ..catalogue.log_copy import folder_reader, read_log
     from ..errors import CatalogueError
+    from ..history.catalogue.log_copy import folder_reader, read_log
     copies: list[LogCopy] = []
     for source in sources:
         if source.startswith("s3://"):
             copy = _bucket_copy(source, endpoint_url)
         elif source.startswith(("http://", "https://")):
-            from ..cite import log_reader
+            from ..history.cite import log_reader
             copy = read_log(log_reader(source), source)
         else:
             copy = read_log(folder_reader(Path(source)), source)
@@ -215,9 +216,9 @@ def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list[LogCo
 
 def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
     """The copy of the log riskapi deploy s3 keeps in s3://BUCKET[/PREFIX]."""
-    from ..catalogue.log_copy import read_log
-    from ..deploy.s3 import log_reader
-    from ..deploy.s3_errors import explaining
+    from ..history.catalogue.log_copy import read_log
+    from ..serve.deploy.s3 import log_reader
+    from ..serve.deploy.s3_errors import explaining
     from .deploying import _folder, s3_client
     bucket, _, prefix = source.removeprefix("s3://").partition("/")
     with explaining(bucket, endpoint_url):
@@ -233,7 +234,7 @@ def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
 @click.pass_context
 def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool, keys_file: Path) -> None:
     """Make a staged release (riskapi build --stage) the current one, under the build's guard; tell the subscribers."""
-    from ..promote import promote as promote_release
+    from ..publish.promote import promote as promote_release
     replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
     ask_witnesses(ctx, site_dir)
@@ -248,19 +249,19 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
 def diff(ctx: click.Context, old: str | None, new: str | None, site_dir: Path) -> None:
     """Print what release NEW changes against OLD (default: the current one against the release it was built
     against, as its change document and the build's headline compare it)."""
-    from ..diff import diff_releases, format_diff, read_snapshot
-    ids = publish.releases(site_dir)
-    new = new or publish.current_release(site_dir)
+    from ..build.diff import diff_releases, format_diff, read_snapshot
+    ids = site.releases(site_dir)
+    new = new or site.current_release(site_dir)
     if new not in ids:
         raise click.ClickException(f"no release {new!r} in {site_dir}; `riskapi releases` lists them")
     if old is None:
-        old = publish.built_against(site_dir / publish.RELEASES / new)
+        old = site.built_against(site_dir / site.RELEASES / new)
         if old is not None and old not in ids:
             raise click.ClickException(f"release {new} was built against {old}, which was pruned; name the "
                                        "release to compare with: riskapi diff OLD")
     elif old not in ids:
         raise click.ClickException(f"no release {old!r} in {site_dir}; `riskapi releases` lists them")
-    folder = site_dir / publish.RELEASES
+    folder = site_dir / site.RELEASES
     click.echo(format_diff(diff_releases(read_snapshot(folder / old) if old else None, read_snapshot(folder / new)),
                            old, new))
 
@@ -270,7 +271,7 @@ def diff(ctx: click.Context, old: str | None, new: str | None, site_dir: Path) -
 @click.pass_context
 def rollback(ctx: click.Context, site_dir: Path) -> None:
     """Make the release before the current one current again."""
-    previous = publish.rollback(site_dir)
+    previous = site.rollback(site_dir)
     _say(ctx, f"current release is now {previous}")
     ask_witnesses(ctx, site_dir)
 
@@ -285,6 +286,6 @@ def rollback(ctx: click.Context, site_dir: Path) -> None:
 @click.pass_context
 def explain(ctx: click.Context, model: str, country: str, date: str | None, site_dir: Path) -> None:
     """Print how MODEL's score for COUNTRY was reached, from the current release."""
-    from ..explain import explain as explain_score
-    from ..explain import format_explanation
+    from ..build.explain import explain as explain_score
+    from ..build.explain import format_explanation
     click.echo(format_explanation(explain_score(site_dir, model, country, date)))

@@ -73,8 +73,8 @@ def serve(ctx: click.Context, site_dir: Path, keys_file: Path, host: str, port: 
 def status(ctx: click.Context, site_dir: Path) -> None:
     """Show what each running `riskapi serve` of the site serves, the changes nginx rejected, and the webhook
     subscribers that have failed for a day."""
-    from ..catalogue import read_history
     from ..errors import CatalogueError
+    from ..history.catalogue import read_history
     from ..serve.status import read_statuses
     try:
         for note in read_history(site_dir).clock_notes():
@@ -103,8 +103,8 @@ def status(ctx: click.Context, site_dir: Path) -> None:
 
 
 def _lease_lines(site_dir: Path) -> list[str]:
-    """What holds the site's releases from a prune (publish/leases.py): each running serve or deploy, each edge."""
-    from ..publish.leases import EDGE, LEASES, read_leases
+    """What holds the site's releases from a prune (history/leases.py): each running serve or deploy, each edge."""
+    from ..history.leases import EDGE, LEASES, read_leases
     lines = []
     for lease in read_leases(site_dir):
         holder = (f"until the next deploy to it; remove site/{LEASES}/{lease.holder}.json once it is no longer used"
@@ -115,7 +115,7 @@ def _lease_lines(site_dir: Path) -> list[str]:
 
 def _webhook_lines(site_dir: Path) -> list[str]:
     """The webhook events not delivered yet, and each subscriber failing for a day or more, with what to do."""
-    from ..catalogue import Catalogue, now_ms, outbox, rfc3339
+    from ..history.catalogue import Catalogue, now_ms, outbox, rfc3339
     with Catalogue.open(site_dir) as catalogue:
         waiting, failing = outbox.pending(catalogue), outbox.failing(catalogue, now_ms())
     lines = [f"webhooks: events of {len(waiting)} release(s) not delivered yet (riskapi notify --release ID sends "
@@ -182,7 +182,7 @@ def usage(site_dir: Path, logs: tuple[Path, ...], since: datetime.datetime | Non
     if output == "json":
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
     elif output == "csv":
-        from ..render.exports import spreadsheet_safe
+        from ..build.render.exports import spreadsheet_safe
         text = io.StringIO()
         writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import click
 
-from .. import routes
-from ..catalogue.checkpoints import Latest
-from ..transparency.note import note_text, read_checkpoint
+from ..contract import routes
+from ..history.catalogue.checkpoints import Latest
+from ..history.proof.note import note_text, read_checkpoint
 from .common import SITE_OPTION, _say, _site_url, main
 
 LOG_KEY_FILE = "keys/log-signing.key"  # beside the keys file: outside the served tree
@@ -33,9 +33,9 @@ def log() -> None:
 def log_init(ctx: click.Context, key_file: Path, rotate: bool, site_url: str | None, site_dir: Path) -> None:
     """Make the log's Ed25519 signing key, sign the log's checkpoint with it and print its verifier key
     (publish that one: clients verify with it)."""
-    from ..catalogue import SITE_URL, Catalogue
-    from ..catalogue.checkpoints import log_origin, origin_of
-    from ..catalogue.settings import LOG_ORIGIN, LOG_VKEY
+    from ..history.catalogue import SITE_URL, Catalogue
+    from ..history.catalogue.checkpoints import log_origin, origin_of
+    from ..history.catalogue.settings import LOG_ORIGIN, LOG_VKEY
     with Catalogue.open(site_dir) as catalogue:
         settings = catalogue.settings()
         named = settings.get(LOG_ORIGIN)
@@ -65,7 +65,7 @@ def log_init(ctx: click.Context, key_file: Path, rotate: bool, site_url: str | N
 @SITE_OPTION
 def log_sign(site_dir: Path) -> None:
     """Sign the log's checkpoint now (after a signing key that could not be read was corrected)."""
-    from ..catalogue import Catalogue
+    from ..history.catalogue import Catalogue
     with Catalogue.open(site_dir) as catalogue:
         catalogue.checkpoint()
         latest = catalogue.latest_checkpoint()
@@ -76,7 +76,7 @@ def log_sign(site_dir: Path) -> None:
 @SITE_OPTION
 def log_status(site_dir: Path) -> None:
     """The log's size, origin and the key its checkpoint is signed with."""
-    from ..catalogue import Catalogue
+    from ..history.catalogue import Catalogue
     with Catalogue.open(site_dir) as catalogue:
         click.echo(describe(catalogue.latest_checkpoint()))
 
@@ -103,9 +103,9 @@ def cite(url: str, key: str | None, output: Path | None, since: Path | None) -> 
     in the log, and the signed checkpoint — all checked before it is written."""
     import orjson
 
-    from ..cite import cite as make
     from ..errors import ServeError
-    from ..transparency.citation import CitationError
+    from ..history.cite import cite as make
+    from ..history.proof.citation import CitationError
     try:
         citation = make(url, key, since.read_bytes() if since else None)
     except CitationError as error:
@@ -134,8 +134,8 @@ def verify(citation: Path, trust: tuple[str, ...], document: Path | None, since:
            witness: tuple[str, ...], quorum: int | None) -> None:
     """Check a citation offline: exit 0 and print the release and its live periods, or exit 1 with one line
     saying what does not hold."""
-    from ..transparency.citation import CitationError, verify_citation
-    from ..transparency.note import COSIGNATURE, NoteError, read_verifier
+    from ..history.proof.citation import CitationError, verify_citation
+    from ..history.proof.note import COSIGNATURE, NoteError, read_verifier
     try:
         trusted = [read_verifier(vkey) for vkey in trust]
         witnesses = [read_verifier(vkey, (COSIGNATURE,)) for vkey in witness]
@@ -166,7 +166,7 @@ def log_witness() -> None:
 def log_witness_add(url: str, vkey: str, site_dir: Path) -> None:
     """Send each new checkpoint to the witness at URL (its submission prefix), whose cosignatures verify with
     VKEY (its verifier key, type 0x04); its cosignatures are published with the checkpoint."""
-    from ..witnesses import add_witness
+    from ..history.witnesses import add_witness
     add_witness(site_dir, url, vkey)
 
 
@@ -174,7 +174,7 @@ def log_witness_add(url: str, vkey: str, site_dir: Path) -> None:
 @SITE_OPTION
 def log_witness_list(site_dir: Path) -> None:
     """The witnesses, their keys and the log's size each last cosigned."""
-    from ..witnesses import witnesses
+    from ..history.witnesses import witnesses
     for url, vkey, size in witnesses(site_dir):
         click.echo(f"{url}  {vkey}  cosigned size {size}")
 
@@ -192,7 +192,7 @@ def log_cosign(ctx: click.Context, site_dir: Path) -> None:
 def ask_witnesses(ctx: click.Context, site_dir: Path) -> bool:
     """The newest checkpoint sent to the witnesses, and how each answered; False if one did not cosign.
     Nothing without witnesses."""
-    from ..witnesses import cosign
+    from ..history.witnesses import cosign
     results = cosign(site_dir)
     for result in results:
         _say(ctx, f"witness {result.url}: " + (f"cosigned size {result.size}" if not result.error else

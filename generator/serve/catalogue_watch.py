@@ -5,10 +5,10 @@ import hashlib
 import time
 from pathlib import Path
 
-from ..catalogue import CATALOGUE, catalogue_path, read_history
 from ..errors import CatalogueError
-from ..files import file_identity
-from ..publish import RELEASES, current_release, releases
+from ..history.catalogue import CATALOGUE, catalogue_path, read_history
+from ..history.site import RELEASES, current_release, releases
+from ..system.files import file_identity
 
 
 class CatalogueWatch:

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..build.render.release_info import release_site_url
+from ..contract.routes import API
 from ..errors import RiskApiError, ServeError
-from ..keys import problems_warning
-from ..processes import children, process_state
-from ..publish import RELEASES
-from ..render.release_info import release_site_url
-from ..routes import API
+from ..history.site import RELEASES
+from ..system.processes import children, process_state
+from .keys import problems_warning
 from .runtime import NginxRuntime, ServeSettings
 
 

@@ -1,4 +1,4 @@
-"""Run nginx on the current release: render a private prefix (nginx_config.py), check it, start, reload on
+"""Run nginx on the current release: render a private prefix (serve/nginx/configuration.py), check it, start, reload on
 change, stop."""
 from __future__ import annotations
 
@@ -13,12 +13,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..catalogue import catalogue_path, read_history
-from ..catalogue.fence import Fence, fence
+from ..build.switch.timeline import Timeline, site_timeline
+from ..build.switch.timeline import documents as timeline_documents
 from ..errors import CatalogueError, KeysError, ServeError
-from ..files import file_identity, link_atomic, link_or_copy, write_atomic
-from ..keys import ApiKey, load_keys
-from ..nginx_config import (
+from ..history.catalogue import catalogue_path, read_history
+from ..history.catalogue.fence import Fence, fence
+from ..history.leases import Holder
+from ..history.site import RELEASES, current_release, kept_releases, no_release, staged_releases
+from ..system.files import file_identity, link_atomic, link_or_copy, write_atomic
+from ..system.processes import children, end_with_parent
+from .catalogue_watch import CatalogueWatch
+from .keys import ApiKey, load_keys
+from .nginx.configuration import (
     Configuration,
     ServeSettings,
     check_release,
@@ -29,12 +35,6 @@ from ..nginx_config import (
     write_config,
     write_horizon,
 )
-from ..processes import children, end_with_parent
-from ..publish import RELEASES, current_release, kept_releases, no_release, staged_releases
-from ..publish.leases import Holder
-from ..render.timeline import Timeline, site_timeline
-from ..render.timeline import documents as timeline_documents
-from .catalogue_watch import CatalogueWatch
 from .status import ServeStatus
 
 KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for requests on older configurations
@@ -100,7 +100,7 @@ class NginxRuntime:
         """What a configuration with `release` current answers. An unreadable catalogue keeps the running
         configuration (a CatalogueError); at the first start it serves the current release alone, with no
         history (never a release the catalogue cannot vouch for), and says so (status)."""
-        with self.lease.extending() as hold:  # held before nginx is given them (publish/leases.py)
+        with self.lease.extending() as hold:  # held before nginx is given them (history/leases.py)
             try:
                 timeline = site_timeline(self.settings.site, release, self._unservable)
             except CatalogueError as error:
@@ -343,7 +343,7 @@ class NginxRuntime:
             write_horizon(self.prefix, self._fence_served.at)
 
     def advance_horizon(self) -> None:
-        """Move the served record's horizon to now (a fence: catalogue/fence.py) where the catalogue holds no
+        """Move the served record's horizon to now (a fence: history/catalogue/fence.py) where the catalogue holds no
         switch or prune the running configuration lacks; else leave it until a reload brings it in."""
         fenced = fence(self.settings.site, busy_ms=50)
         if fenced is None or self.served is None or self._fence_served is None:

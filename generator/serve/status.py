@@ -2,7 +2,7 @@
 
 Each serve keeps one small JSON file in the site folder (`.serving/<address>.json`, outside every
 release, so never served): the release and keys it serves, the keys file's problem lines, and the
-latest changes nginx rejected, with nginx's reason (never a key: nginx_config.redact_keys)."""
+latest changes nginx rejected, with nginx's reason (never a key: serve/nginx/configuration.py: redact_keys)."""
 from __future__ import annotations
 
 import datetime
@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from ..files import write_atomic
-from ..keys import summarised
-from ..processes import process_state
+from ..system.files import write_atomic
+from ..system.processes import process_state
+from .keys import summarised
 
 SERVING = ".serving"
 KEPT_REJECTIONS = 10

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import routes
+from ..contract import routes
 from ..errors import ServeError
 
 # $remote_addr - $log_user [$time_local] "$request_method $request_path $server_protocol" $status

@@ -37,17 +37,17 @@ from typing import Sequence
 
 import orjson
 
-from .. import document_routes, routes
-from ..catalogue import Catalogue, outbox
-from ..catalogue.outbox import Outgoing
-from ..encodings import identity
+from ..build.render.release_info import release_site_url
+from ..contract import locations, routes
+from ..contract.encodings import identity
+from ..contract.serving import MEDIA_TYPES
 from ..errors import RiskApiError
-from ..files import write_atomic
-from ..keys import keys_lock, read_keys, served_audiences
-from ..layout import read_release_info
-from ..publish import RELEASES, current_release
-from ..render.release_info import release_site_url
-from ..serving import MEDIA_TYPES
+from ..history.catalogue import Catalogue, outbox
+from ..history.catalogue.outbox import Outgoing
+from ..history.layout import read_release_info
+from ..history.site import RELEASES, current_release
+from ..system.files import write_atomic
+from .keys import keys_lock, read_keys, served_audiences
 
 SUBSCRIBERS, DELIVERIES = "subscribers.csv", "deliveries.log"
 HEADER = ["user", "url", "secret", "network"]
@@ -207,7 +207,7 @@ def event(site: Path, release: str, audience: str) -> dict:
     """The release.published event a subscriber of this audience is sent: the release, its links, and
     the movers of the models its key may see (its audience's change document)."""
     folder = site / RELEASES / release
-    changes = orjson.loads((folder / document_routes.release_changes(audience).file).read_bytes())
+    changes = orjson.loads((folder / locations.release_changes(audience).file).read_bytes())
     site_url = release_site_url(folder) or routes.DEFAULT_SITE_URL
     movers = [{"code": m["code"], "classChanges": m["classChanges"], "ratingChanges": m["ratingChanges"]}
               for m in changes["models"] if m["classChanges"] or m["ratingChanges"]]

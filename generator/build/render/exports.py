@@ -1,0 +1,290 @@
+"""The bulk exports: every result of a release as rows of CSV, JSON Lines and Parquet (parquet.py).
+
+Rows are read off the endpoint 4 documents the build has just rendered and validated, so an export
+says number for number what the JSON answers say. Each model's rows are rendered once, into its own
+export; the public models' export joins theirs. No export depends on who asks: a release's exports
+grow with its models, never with its clients."""
+from __future__ import annotations
+
+import csv
+import io
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import orjson
+
+from ...contract import locations
+from ..output.twins import GzipPartFile, gzip_part
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from . import parquet
+
+COLUMNS = (
+    ("model", "the model's code"),
+    ("country_code", "ISO 3166-1 alpha-3"),
+    ("level", "model, section or indicator"),
+    ("reference", "the section's or indicator's reference (empty for the model)"),
+    ("date", "YYYY-12-31, the year of the result"),
+    ("type", "history, current or projection"),
+    ("score", "0 to 100 (empty: an indicator without a value)"),
+    ("risk_class", "Very Low … Very High"),
+    ("risk_class_numeric", "1 to 5"),
+    ("country_rank", "1 = least risk (empty: not ranked)"),
+    ("country_universe", "how many countries are ranked"),
+    ("risk_points", "points models: the points"),
+    ("risk_points_max", "points models: the most points possible"),
+    ("weight", "the share in percent a section or indicator weighs in its year"),
+    ("rating_letter", "models with a rating: AAA … D"),
+    ("data_quality", "model and section: Very Poor … Very Good"),
+    ("raw_value", "indicators: the raw value used (empty: none)"),
+    ("raw_components", "indicators: the raw value's named components (CSV: name=value; …)"),
+)
+HEADER = tuple(name for name, _ in COLUMNS)
+
+# The field of a result in the JSON documents that each column from `date` to `data_quality` holds.
+_FIELDS = (("date", "timestamp"), ("type", "type"), ("score", "score"),
+           ("risk_class", "riskClassificationCategorical"), ("risk_class_numeric", "riskClassificationNumeric"),
+           ("country_rank", "countryRank"), ("country_universe", "countryUniverse"), ("risk_points", "riskPoints"),
+           ("risk_points_max", "riskPointsMax"), ("weight", "weight"), ("rating_letter", "ratingLetter"),
+           ("data_quality", "dataQualityCategorical"))
+_FIELD_NAMES = tuple(name for _, name in _FIELDS)
+assert HEADER[4:-2] == tuple(column for column, _ in _FIELDS)
+
+
+def _levels(document: dict) -> Iterator[tuple[str, str, list[dict]]]:
+    """(level, reference, results) of an endpoint 4 document: the model, each section, each indicator."""
+    yield "model", "", document["results"]
+    for section in document.get("sections", []):
+        yield "section", section["reference"], section.get("results", [])
+    for indicator in document.get("indicators", []):
+        yield "indicator", indicator["reference"], indicator.get("results", [])
+
+
+def _raw(result: dict) -> tuple[Any, dict | None]:
+    """An indicator result's raw value and its named components (None where there are none)."""
+    data = result.get("data")
+    if not data or data["value"] is None:
+        return None, None
+    return data["value"][0], dict(zip(data["name"][1:], data["value"][1:])) or None
+
+
+def _components_cell(components: dict) -> str:
+    return "; ".join(f"{name}={'' if value is None else value}" for name, value in components.items())
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula (OWASP CSV injection)
+
+
+def spreadsheet_safe(cell: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (`=2+3`, `@SUM(…)`, `-A1`), with a leading `'`
+    so it is shown as the text it is; anything else as it is. Only the CSV export: JSON keeps the value."""
+    return "'" + cell if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell
+
+
+_VALUE_COLUMNS = HEADER[4:-2]  # date … data_quality: the columns read off a result's fields
+
+
+SharedCells = dict[int, tuple[dict, tuple, dict]]  # id(result) → (result, its CSV cells, its JSON fields)
+
+
+def _rows_of(document: dict, rows: list[tuple], json_rows: list[dict], shared: SharedCells) -> list[int]:
+    """Append one endpoint 4 document's rows as tuples of the columns' values (what the Parquet export
+    types) and as the JSON Lines export writes them (without what has no value, as the API's documents
+    leave it out); return the indexes in `rows` of those the CSV export writes otherwise (_csv_rows).
+    One pass for all three: the rows are most of a build's rendering.
+
+    A result without a score is one dict shared by many documents (documents.py): its cells are read
+    once into `shared`, which holds the dict, so its id stays its own while they are kept."""
+    model, country = document["model"]["type"], document["entity"]["countryCode"]
+    to_csv: list[int] = []
+    for level, reference, results in _levels(document):
+        unsafe = reference.startswith(FORMULA_STARTS)
+        base = {"model": model, "country_code": country, "level": level, "reference": reference}
+        indicators = level == "indicator"  # only an indicator's results hold raw data
+        for result in results:
+            known = shared.get(id(result))
+            if known is not None:  # the very dict: `shared` holds it, so no other object has its id
+                if unsafe:
+                    to_csv.append(len(rows))
+                rows.append((model, country, level, reference, *known[1]))
+                row = base.copy()
+                row.update(known[2])
+                json_rows.append(row)
+                continue
+            values = list(map(result.get, _FIELD_NAMES))
+            fields = {name: value for name, value in zip(_VALUE_COLUMNS, values) if value is not None}
+            row = base.copy()
+            row.update(fields)
+            raw_value, components = _raw(result) if indicators else (None, None)
+            if unsafe or components is not None or spreadsheet_safe(raw_value) is not raw_value:
+                to_csv.append(len(rows))
+            rows.append((model, country, level, reference, *values, raw_value, components))
+            if raw_value is None and components is None:
+                if result.get("score") is None:
+                    shared[id(result)] = (result, (*values, None, None), fields)
+            else:
+                if raw_value is not None:
+                    row["raw_value"] = raw_value
+                if components is not None:
+                    row["raw_components"] = components
+            json_rows.append(row)
+    return to_csv
+
+
+def _csv_rows(rows: list[tuple], to_csv: list[int]) -> list[tuple]:
+    """The rows as the CSV export writes them: the free-text cells (reference, raw value, components)
+    spreadsheet-safe, the components as `name=value; …`; numbers, codes and categories are never
+    formulas. Only the rows `to_csv` names differ from the values."""
+    if not to_csv:
+        return rows
+    written = rows.copy()
+    for i in to_csv:
+        row = rows[i]
+        components = row[-1]
+        written[i] = (*row[:3], spreadsheet_safe(row[3]), *row[4:-2], spreadsheet_safe(row[-2]),
+                      None if components is None else spreadsheet_safe(_components_cell(components)))
+    return written
+
+
+_ROW_START = b'{"model":'  # every row's first key
+
+
+def _json_lines(rows: list[dict]) -> bytes:
+    """Rows as JSON Lines, serialised in one call: the list's `},{"model":` are the rows' boundaries
+    (inside a string a quote is escaped, and no row holds a list of objects), each made a line break."""
+    if not rows:
+        return b""
+    listed = orjson.dumps(rows)
+    return listed[1:-1].replace(b"}," + _ROW_START, b"}\n" + _ROW_START) + b"\n"
+
+
+def gzip_part_of(rows: Path) -> Path:
+    """Where a rows file's bytes, compressed as a part of a joined gzip twin, are written beside it."""
+    return rows.with_name(rows.name + ".deflate")
+
+
+@dataclass
+class ExportChunks:
+    """Each model's rows, rendered once as CSV, as JSON Lines and as Parquet into files of `folder`,
+    copied into the exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is
+    held), the text ones compressed once as they are written: the parts of the gzip twins of its export and
+    the public one. The Parquet files name `release` in their metadata."""
+
+    folder: Path
+    release: str = ""
+    # an earlier release's copy of a file by its path in a release, where its bytes are as published (None:
+    # none): the Parquet exports carry over the row groups whose rows did not change
+    earlier: Callable[[str], Path | None] = lambda _: None
+    csv: dict[str, Path] = field(default_factory=dict)
+    jsonl: dict[str, Path] = field(default_factory=dict)
+    parquet: dict[str, Path] = field(default_factory=dict)
+    custom: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        # pyarrow (~100 MB of address space) is loaded by a build alone, in its process before the
+        # workers fork; a command that builds nothing never pays for it
+        from . import parquet
+        self._parquet = parquet
+
+    @contextmanager
+    def model(self, code: str, custom: bool) -> Iterator["ModelRows"]:
+        """A model's rows files, open while its documents are rendered (no model's documents are held
+        for the exports)."""
+        self.register(code, custom)
+        csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
+        typed = self._parquet.ParquetRows(self.parquet[code], self.parquet_schema(code),
+                                          self.earlier(locations.export("parquet", code).file))
+        with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as csv_file, \
+                GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
+            yield ModelRows(csv_file, jsonl_file, typed)
+        typed.close()
+
+    def register(self, code: str, custom: bool) -> None:
+        """Know a model's rows files (written here, or by a build's worker process: the same names)."""
+        self.csv[code], self.jsonl[code] = self.folder / f"{code}.csv", self.folder / f"{code}.jsonl"
+        self.parquet[code] = self.folder / f"{code}.parquet"
+        if custom:
+            self.custom.add(code)
+
+    def parquet_schema(self, code: str | None = None) -> "pa.Schema":
+        return self._parquet.schema(COLUMNS, self.release, self._parquet.rows_of(code))
+
+    def render_model(self, code: str) -> Iterator[tuple[locations.Route, "ExportFile"]]:
+        """The exports of one model alone, once its rows are written."""
+        yield locations.export("csv", code), ExportFile.of_rows([_HEADER_LINE], [self.csv[code]])
+        yield locations.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]])
+        yield locations.export("parquet", code), ExportFile([self.parquet[code]], None)
+
+    def render_public(self) -> Iterator[tuple[locations.Route, "ExportFile"]]:
+        """The exports of the public models (the same file for every key), as the models' files in order
+        (the writer copies the text ones one after the other; the Parquet one joins their row groups' bytes
+        under a new footer): every model's rows are written twice at most (here and in its own exports), whatever the
+        number of audiences."""
+        public = [code for code in sorted(self.csv) if code not in self.custom]
+        yield locations.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])
+        yield locations.export("jsonl"), ExportFile.of_rows([], [self.jsonl[c] for c in public])
+        joined = self.folder / "public.parquet"
+        self._parquet.join(joined, [self.parquet[c] for c in public], self.parquet_schema())
+        yield locations.export("parquet"), ExportFile([joined], None)
+
+
+_HEADER_LINE = (",".join(HEADER) + "\n").encode()
+
+
+class ModelRows:
+    """One model's export rows as they are written: `render(document)` gives an endpoint 4 document's
+    rows as CSV, as JSON Lines and as values, `write(rows)` appends them to the model's files (and
+    compresses the text ones into their gzip parts; the values go to its Parquet file), a document at a
+    time."""
+
+    def __init__(self, csv_file: GzipPartFile, jsonl_file: GzipPartFile, typed: "parquet.ParquetRows"):
+        self._csv_file, self._jsonl_file, self._typed = csv_file, jsonl_file, typed
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer, lineterminator="\n")
+        self._shared: SharedCells = {}  # for this model's documents only: held while they are rendered
+
+    def render(self, document: dict) -> tuple[bytes, bytes, list[tuple]]:
+        rows: list[tuple] = []
+        json_rows: list[dict] = []
+        to_csv = _rows_of(document, rows, json_rows, self._shared)
+        # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
+        # One write per document and format: a call per row cost a fifth of the build's render.
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._writer.writerows(_csv_rows(rows, to_csv))
+        return self._buffer.getvalue().encode(), _json_lines(json_rows), rows
+
+    def write(self, rows: tuple[bytes, bytes, list[tuple]]) -> None:
+        self._csv_file.write(rows[0])
+        self._jsonl_file.write(rows[1])
+        self._typed.add(rows[2], rows[1])
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """An export as consecutive parts, bytes or files, written one after the other (ReleaseWriter.write_parts)."""
+
+    parts: list[bytes | Path]
+    gzip_parts: list[bytes | Path] | None  # each part as a part of a joined gzip twin (twins.py); None: no twin
+
+    @classmethod
+    def of_rows(cls, heads: list[bytes], rows: list[Path]) -> "ExportFile":
+        """Lines given as bytes, then rows files an ExportChunks wrote (each with its gzip part beside it)."""
+        return cls([*heads, *rows], [*map(gzip_part, heads), *map(gzip_part_of, rows)])
+
+    def head(self, size: int) -> bytes:
+        """Its first `size` bytes (an example for the reference)."""
+        head = b""
+        for part in self.parts:
+            if len(head) >= size:
+                break
+            if isinstance(part, Path):
+                with open(part, "rb") as source:
+                    head += source.read(size - len(head))
+            else:
+                head += part[:size - len(head)]
+        return head

@@ -1,0 +1,112 @@
+"""The parts the route table (routes.py) is made of: typed path segments, a list's query variants, and
+the rule of one URL family with its regular expressions (Python's and JavaScript's alike, and nginx's
+with named groups)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import release_ids
+from .endpoints import Endpoint
+
+API = "/api/v1"
+RELEASE_ID = release_ids.PATTERN  # a release's UTC build time (release_ids.py makes and reads them)
+NAME = r"[a-z][a-z0-9_]*"
+# a tile of a Merkle tree (C2SP tlog-tiles, history/proof/tiles.py): level 0–63, the index in 3-digit parts, a
+# partial tile's width 1–255; an entry bundle: the index and width alone
+BUNDLE = r"(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
+TILE = r"(?:[0-9]|[1-5][0-9]|6[0-3])/" + BUNDLE
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A typed part of a URL path. `model`: a model the key may see (else 404); `country`: a country code
+    in any letter case, answered as the release's code (else 404); `choice`: one of `choices`; `name`: a
+    lower-case name the file decides (a methodology page); `uri`: the rest of the path, slashes and all
+    (an absolute URI, as Memento's TimeGates take it)."""
+
+    name: str
+    kind: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def pattern(self) -> str:
+        if self.kind == "choice":
+            return "|".join(re.escape(choice) for choice in self.choices)
+        return {"country": "[^/]+", "uri": ".+", "tile": TILE, "bundle": BUNDLE}.get(self.kind, NAME)
+
+
+@dataclass(frozen=True)
+class Variants:
+    """The query variants of a list (docs/api.md, filters and orderings): an exact code filter and an
+    exact name filter (at most one country matches: `filter=CODE/`, or `filter=none/`), else an ordering
+    (`ORDER=VALUE/`; the first is the plain URL). `name` names nginx's maps of it."""
+
+    name: str
+    code: str
+    country_name: str
+    order: str
+    orderings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One URL family of the API: its path under `under` (a template of literal parts and {segment}s; a
+    final "/" may be left out by a client), who may ask, and the file that answers it. `file` is a
+    template of the segments and the slots {audience} (the key's audience variant folder), {variant}
+    (the query variant folder) and {preview} (the list with the staged releases, for keys that may
+    preview); its `root` is the release answering ("release") or the list of releases and the
+    TimeMap ("timeline"); `status` answers without a file."""
+
+    name: str
+    path: str
+    file: str = ""
+    segments: tuple[Segment, ...] = ()
+    key: bool = True  # False: answered without a key (a key sent is not checked)
+    challenge: bool = False  # without credentials: 401 with WWW-Authenticate (feed readers wait for it), not 403
+    root: str = "release"
+    variants: Variants | None = None
+    download: bool = False  # an export: its download name says which release and model it is
+    timegate: bool = False  # asked for an instant (Accept-Datetime, ?as_of=): the 302 to a past release's answer
+    page: bool = False  # an HTML page or its script: the pages' Content-Security-Policy
+    cache: str = ""  # its own Cache-Control (serving.ROUTE_CACHE), whatever the operator's
+    status: int = 0
+    answer: str = ""  # RFC 7089 for the absolute URI in its `uri` segment: "timegate" (a 302), "timemap"
+    under: str = API
+    aliases: tuple[str, ...] = ()  # other spellings of the path that answer the same
+    # its documented operations (OpenAPI, the API root, the reference page); not part of what it routes
+    endpoints: tuple[Endpoint, ...] = field(default=(), compare=False, hash=False)
+
+    def regex(self) -> str:
+        """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
+        named groups: nginx_regex)."""
+        return "^" + _alternatives(self, lambda segment: f"({segment.pattern})") + "$"
+
+    def nginx_regex(self) -> str:
+        return "^" + _alternatives(self, lambda s: f"(?<{NGINX_CAPTURE.get(s.kind, s.name)}>{s.pattern})") + "$"
+
+    @property
+    def template(self) -> str:
+        """The documented URL of the family, as `riskapi usage` names it."""
+        return self.under + self.path
+
+    def segment(self, name: str) -> Segment:
+        return next(s for s in self.segments if s.name == name)
+
+
+# what nginx.conf's maps read a segment as ($uri is nginx's own)
+NGINX_CAPTURE = {"model": "model", "country": "path_code", "uri": "timegate_target"}
+CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
+
+
+def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:
+    spellings = []
+    for path in (rule.path, *rule.aliases):
+        optional = path.endswith("/") and path != "/" or (path == "/" and rule.under != "")
+        parts = re.split(r"(\{[a-z_]+\})", (rule.under + path).rstrip("/") if optional else rule.under + path)
+        spellings.append("".join(group(rule.segment(part[1:-1])) if part.startswith("{") else re.escape(part)
+                                 for part in parts) + ("/?" if optional else ""))
+    return spellings[0] if len(spellings) == 1 else "(?:" + "|".join(spellings) + ")"
+
+

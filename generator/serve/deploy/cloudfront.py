@@ -1,0 +1,245 @@
+"""riskapi deploy cloudfront: the CloudFront Functions, the origin-request Lambda@Edge and the
+KeyValueStore entries of a site's releases.
+
+CloudFront cannot check a key or map a query to a folder by itself, and sends no Authorization header
+to S3. Two parts do what nginx.conf does:
+- the viewer-request function is a fixed key gate (generator/serve/edge/keycheck.js and cloudfront_request.js,
+  at most GATE_BYTES): it checks the key against the KeyValueStore — one entry per active key (its user
+  and grant set), one per release and grant set not served the public variant, each release's state,
+  and `release`, the live release (one write switches every edge) — and hands on the release, the grant
+  set and the audience as headers, which CloudFront's cache key includes;
+- the Lambda@Edge of the origin request and response (origin-lambda/: the whole edge core, the route
+  table, the releases' states in release.json) routes what the cache does not hold, reading each
+  release's manifest from the bucket: the S3 object of the file, or the JSON error, the 204 or the
+  TimeGate's 302 itself; on the origin response it adds what one object serving many paths cannot carry
+  (a download name, an original's Link).
+A viewer-response function adds nginx's headers to every answer. The releases themselves are uploaded by
+`riskapi deploy s3` as manifests over content-addressed objects: nothing here grows with their files.
+
+CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB with keys of at most 512
+bytes and values of at most 1 KB; a Lambda@Edge on the origin request may be 50 MB zipped."""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from ...build.switch.timeline import edge_states, immutable
+from ...contract.routes import edge_table
+from ...contract.serving import STORE, edge_contract
+from ...errors import CatalogueError
+from ...history.leases import Holder
+from ...system.files import folder_replacing, write_atomic
+from ..edge import CONTRACT_JS, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, script
+from ..keys import ApiKey
+from .edge_release import (
+    deploying,
+    deployment_secret,
+    edge_description,
+    edge_timeline,
+    key_entries,
+    revocations_only,
+    site_url_of,
+    timeline_files,
+    timeline_table,
+)
+
+MAX_CODE_BYTES = 10 * 1024
+GATE_BYTES = 6 * 1024  # the key gate, the secret in it: what is left of 10 KB stays free
+MAX_STORE_BYTES = 5 * 1024 * 1024
+MAX_KEY_BYTES, MAX_VALUE_BYTES = 512, 1024
+MAX_LAMBDA_BYTES = 50 * 1024 * 1024  # an origin-request Lambda@Edge's package, zipped
+# Each function as deployed: its source (function_source: modules of the edge core and a handler)
+# minified by terser, with the lines that must come first. scripts/cloudfront_functions.py writes
+# them; a test checks they are current.
+FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n',
+                                   (CONTRACT_JS, KEYCHECK)),
+             "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "", MODULES)}
+# the parts of the serving contract each function uses, written into its __CONTRACT__ (its code stays small)
+FUNCTION_CONTRACTS = {"viewer-request.js": ("STORE", "LINKS", "PUBLIC_AUDIENCE"),
+                      "viewer-response.js": ("HEADERS", "NAMES", "PAGE_TYPES")}
+MINIFIED = EDGE_SOURCE / "cloudfront"
+# in cloudfront_request.js: the deploy writes the deployment's secret and the release-scoped paths there
+SECRET_PLACEHOLDER, SCOPE_PLACEHOLDER, CONTRACT_PLACEHOLDER = "__KEYS_SECRET__", "__SCOPE__", "__CONTRACT__"
+ORIGIN_LAMBDA, ORIGIN_SOURCE = "origin-lambda", EDGE_SOURCE / "cloudfront_origin.js"
+MAX_BATCH = 50  # keys an UpdateKeys call takes
+UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
+UPDATE_SCRIPT_TEXT = """#!/usr/bin/env bash
+# Written by riskapi deploy cloudfront: bring a CloudFront KeyValueStore holding the previous deploy's
+# kvs.json to this one's, with the AWS CLI (v2): the batches of kvs-update/ in order (new and changed
+# entries, then `release`, the switch, then the deletions), each call given the store's ETag from the
+# one before (If-Match). A first deploy imports kvs.json when the store is created instead.
+#   KVS_ARN=arn:aws:cloudfront::ACCOUNT:key-value-store/ID ./update-kvs.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+: "${KVS_ARN:?set KVS_ARN to the ARN of the KeyValueStore (aws cloudfront describe-key-value-store --name NAME)}"
+etag=$(aws cloudfront-keyvaluestore describe-key-value-store --kvs-arn "$KVS_ARN" --query ETag --output text)
+for batch in kvs-update/*.json; do
+  [ -e "$batch" ] || continue
+  etag=$(aws cloudfront-keyvaluestore update-keys --kvs-arn "$KVS_ARN" --if-match "$etag" \\
+         --cli-input-json "file://$batch" --query ETag --output text)
+  echo "applied $batch"
+done
+"""
+
+
+@dataclass
+class CloudFrontProject:
+    folder: Path
+    code_bytes: dict[str, int] = field(default_factory=dict)
+    entries: int = 0
+    store_bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+    update_batches: int = 0  # the UpdateKeys calls of update-kvs.sh
+    lambda_bytes: int = 0  # origin-lambda/ as written (before zipping)
+    lambda_changed: bool = True  # its release.json differs from the previous deploy's: publish it again
+
+
+def function_source(name: str) -> str:
+    """One CloudFront Function as written: the edge core's modules it needs and its handler. What is
+    deployed is this minified (see FUNCTIONS)."""
+    handler, _, modules = FUNCTIONS[name]
+    return script(handler, modules=modules)
+
+
+def _in_string(value: object) -> bytes:
+    """A value as JSON, written inside a JavaScript string literal (JSON.parse reads it back)."""
+    return json.dumps(json.dumps(value, separators=(",", ":")))[1:-1].encode()
+
+
+def function_code(name: str, minified: bytes, secret: str) -> bytes:
+    """A CloudFront function as deployed: the parts of the serving contract it uses written into it, and
+    into the key gate the deployment's secret and the route table's release-scoped paths."""
+    contract = edge_contract()
+    code = minified.replace(CONTRACT_PLACEHOLDER.encode(),
+                            _in_string({part: contract[part] for part in FUNCTION_CONTRACTS[name]}))
+    if name != "viewer-request.js":
+        return code
+    return code.replace(SECRET_PLACEHOLDER.encode(), secret.encode()).replace(
+        SCOPE_PLACEHOLDER.encode(), _in_string(edge_table()["scope"]))
+
+
+def entries_bytes(entries: list[tuple[str, str]]) -> int:
+    return sum(len(k.encode()) + len(v.encode()) for k, v in entries)
+
+
+def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[str, list], settings: dict,
+                  secret: str) -> list[tuple[str, str]]:
+    """The KeyValueStore's entries: each active key's hash → its user, grant set and preview; for each
+    release answered (`releases`: id → folder) and grant set not served the public variant, its
+    audience; each id's state and when it went live (`states`: edge_states); and `release` last (the
+    switch, written after every entry it points to)."""
+    keyed, audiences = key_entries(keys, releases, secret)
+    entries = [(STORE["key"] + digest, orjson.dumps({"user": e["user"], "set": e["set"],
+                                              **({"preview": True} if e.get("preview") else {})}).decode())
+               for digest, e in sorted(keyed.items())]
+    entries += [(f"{STORE['audience']}{release}:{grant_set}", orjson.dumps(audience).decode())
+                for release, held in sorted(audiences.items()) for grant_set, audience in sorted(held.items())]
+    entries += [(STORE["state"] + release, orjson.dumps(state).decode()) for release, state in sorted(states.items())]
+    entries.append((STORE["live"], orjson.dumps(settings).decode()))
+    return entries
+
+
+def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str, keep: int | None = None,
+                  keep_days: float | None = None) -> CloudFrontProject:
+    """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into a
+    new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
+    viewer-request function carries the deployment's secret the store's keys are hashed with."""
+    project = CloudFrontProject(out)
+    try:
+        with folder_replacing(out) as folder, deploying(site, f"deploy cloudfront {out}") as lease:
+            _write_into(folder, project, site, keys, out, cache_control, keep, keep_days, lease)
+    except CatalogueError as error:  # a revocation never waits on the history
+        store = out / "kvs.json"
+        before = _read_store(store) if store.is_file() else {}
+        refused = revocations_only(out, store, keys, STORE["key"], error)
+        if before:
+            _write_batches(out, before, list(_read_store(store).items()))
+        raise refused from None
+    return project
+
+
+def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], out: Path,
+                cache_control: str, keep: int | None, keep_days: float | None, lease: Holder) -> None:
+    secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
+    code = {name: function_code(name, (MINIFIED / name).read_bytes(), secret) for name in FUNCTIONS}
+    for name, text in code.items():
+        project.code_bytes[name] = len(text)
+        limit = GATE_BYTES if name == "viewer-request.js" else MAX_CODE_BYTES
+        if project.code_bytes[name] > limit:  # the code is ours, not the data's: never deploy it
+            raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over its {limit:,}")
+    edge, left_out = edge_timeline(site, keep, keep_days=keep_days, holder=lease)
+    if left_out:
+        project.warnings.append(f"{len(left_out)} older releases left out ({', '.join(sorted(left_out))}): "
+                                "they answer 410 at CloudFront")
+    folders = {release: edge.folder / release for release in edge.answered}
+    documents, stamp = timeline_files(edge)
+    description = orjson.dumps(edge_description(edge, cache_control, timeline_table(documents, stamp)))
+    settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control),
+                "site_url": site_url_of(edge)}
+    entries = store_entries(keys, folders, edge_states(edge), settings, secret)
+    project.entries = len(entries)
+    project.store_bytes = entries_bytes(entries)
+    for key, value in entries:
+        if len(key.encode()) > MAX_KEY_BYTES:
+            project.warnings.append(f"KeyValueStore key over {MAX_KEY_BYTES} bytes: {key[:80]}…")
+        if len(value.encode()) > MAX_VALUE_BYTES:
+            project.warnings.append(f"KeyValueStore value of {key} is {len(value.encode())} bytes, "
+                                    f"over {MAX_VALUE_BYTES}")
+    if project.store_bytes > MAX_STORE_BYTES:
+        project.warnings.append(f"the KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB, over "
+                                f"CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
+    for name, text in code.items():
+        write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
+    write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
+    previous = out / "kvs.json"
+    project.update_batches = _write_batches(folder, _read_store(previous) if previous.is_file() else {}, entries)
+    # the origin-request Lambda@Edge: its handler, the edge core, and what it routes by
+    lambda_folder = folder / ORIGIN_LAMBDA
+    lambda_folder.mkdir()
+    lambda_files = {"index.js": ORIGIN_SOURCE.read_bytes(), **{module.name: module.read_bytes() for module in MODULES},
+                    "manifests.js": MANIFESTS_JS.read_bytes(),
+                    "release.json": description,
+                    "package.json": b'{"type": "module", "private": true}\n'}
+    for name, body in lambda_files.items():
+        write_atomic(lambda_folder / name, body)
+    project.lambda_bytes = sum(len(body) for body in lambda_files.values())
+    if project.lambda_bytes > MAX_LAMBDA_BYTES:
+        project.warnings.append(f"the origin Lambda@Edge is {project.lambda_bytes / 1e6:.1f} MB, over its "
+                                f"{MAX_LAMBDA_BYTES / 2 ** 20:.0f} MiB (riskapi build --keep keeps fewer releases)")
+    earlier = out / ORIGIN_LAMBDA / "release.json"
+    project.lambda_changed = not earlier.is_file() or earlier.read_bytes() != description
+
+
+def _write_batches(folder: Path, before: dict[str, str], entries: list[tuple[str, str]]) -> int:
+    """kvs-update/ (in place of any there) and update-kvs.sh: the store from `before` to `entries`."""
+    batches = update_batches(before, entries)
+    shutil.rmtree(folder / UPDATES, ignore_errors=True)
+    (folder / UPDATES).mkdir()
+    for number, batch in enumerate(batches, start=1):
+        write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
+    write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
+    return len(batches)
+
+
+def _read_store(path: Path) -> dict[str, str]:
+    return {item["key"]: item["value"] for item in orjson.loads(path.read_bytes())["data"]}
+
+
+def update_batches(before: dict[str, str], entries: list[tuple[str, str]]) -> list[dict]:
+    """The UpdateKeys calls that turn a store holding `before` (the previous deploy's kvs.json) into one
+    holding `entries`, in order: the new and changed entries (at most MAX_BATCH keys a call), then
+    `release` alone (the switch: every entry it points to is there already), then the deletion of the
+    entries no longer written (the previous releases' and revoked keys'), which nothing reads any more."""
+    after = dict(entries)
+    puts = [{"Key": k, "Value": v} for k, v in entries if k != STORE["live"] and before.get(k) != v]
+    batches = [{"Puts": puts[start:start + MAX_BATCH]} for start in range(0, len(puts), MAX_BATCH)]
+    live = STORE["live"]
+    if before.get(live) != after[live]:
+        batches.append({"Puts": [{"Key": live, "Value": after[live]}]})
+    deletes = [{"Key": k} for k in before if k not in after]
+    batches += [{"Deletes": deletes[start:start + MAX_BATCH]} for start in range(0, len(deletes), MAX_BATCH)]
+    return batches

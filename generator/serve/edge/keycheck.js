@@ -1,0 +1,144 @@
+// What every server of the country risk API does before routing: the path as nginx reads it, the key
+// check (which user a credential belongs to), and the Memento Links an answer carries (what the key gate
+// works out for CloudFront's viewer-response). The edge core (core.js) imports it; the CloudFront
+// viewer-request function is this and its handler alone (cloudfront_request.js): the key gate.
+//
+// Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
+// no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
+
+import { DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, NAMES, TYPES } from "./contract.js";
+
+// A JSON answer {"detail": …}: the API's errors and the TimeGate's 302.
+export function json(status, detail, extra) {
+  return { status, body: JSON.stringify({ detail }), headers: Object.assign(header("type", TYPES[DEFAULT_TYPE]), extra) };
+}
+
+// One header, by its name in the contract (NAMES: "type", "location", …).
+export function header(name, value) {
+  const one = {};
+  one[NAMES[name]] = value;
+  return one;
+}
+
+export function fill(template, values) {  // a template's {slots} filled
+  return template.replace(/\{(\w+)\}/g, (whole, name) => values[name]);
+}
+
+// One of the contract's errors (generator/contract/serving.py: ERRORS), its {slots} filled from `values`.
+export function error(status, name, values, extra) {
+  return json(status, fill(ERRORS[name], values || {}), extra);
+}
+
+export function asciiLower(text) {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+// nginx decodes the path, merges slashes and resolves dot segments before it matches a location; a
+// path that climbs above the root is its 400.
+export function normalise(rawPath) {
+  let decoded;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch (malformed) {  // bytes that are no UTF-8 stay escaped, as nginx does not read them as text
+    decoded = rawPath;
+  }
+  if (/%(?![\dA-F]{2})|%00/i.test(rawPath)) return null;  // a broken escape or a NUL: nginx's 400
+  const out = [];
+  const segments = decoded.split("/");
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i];
+    if (segment === "..") {
+      if (out.length === 0) return null;
+      out.pop();
+    } else if (segment !== "." && segment !== "") {
+      out.push(segment);
+    }
+  }
+  const trailing = decoded.endsWith("/") && out.length > 0 ? "/" : "";
+  return "/" + out.join("/") + trailing;
+}
+
+// `map $http_authorization $credential`: apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY.
+function credential(header) {
+  let m;
+  if ((m = /^\s*apikey\s+(\S+)\s*$/i.exec(header))) return m[1];
+  if ((m = /^\s*(?:bearer|token)\s+([^\s:]+)\s*$/i.exec(header))) return m[1];
+  if ((m = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header))) return "basic:" + m[1];
+  if ((m = /^\s*([^\s:]+)\s*$/.exec(header))) return m[1];
+  return "";
+}
+
+// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
+export async function user(header, lookup, platform) {
+  let given = credential(header);
+  if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
+  if (given.startsWith("basic:")) {
+    const encoded = given.slice(6);
+    let decoded;
+    try {
+      decoded = platform.atob(encoded);
+    } catch (malformed) {
+      return "";
+    }
+    if (platform.btoa(decoded) !== encoded || !decoded.includes(":")) return "";  // nginx matches the exact encoding
+    given = decoded;
+  }
+  const colon = given.indexOf(":");
+  const name = colon >= 0 ? given.slice(0, colon) : null;
+  const key = colon >= 0 ? given.slice(colon + 1) : given;
+  if (!key) return "";
+  const hash = await platform.keyhash(key);
+  const owner = await lookup("keys", hash);
+  // the user's name in any letter case, as nginx's map matches it (owners are stored in lower case)
+  if (owner === undefined || (name !== null && asciiLower(name) !== owner)) return "";
+  return owner;
+}
+
+
+// ---- the Links from an answer to its past (RFC 7089), every URI absolute (`site`) -----------------
+export function sameRoute(a, b) {  // two paths alike but for a final "/"
+  return a.replace(/\/$/, "") === b.replace(/\/$/, "");
+}
+
+// The route a release-scoped path's rest answers as: the release itself and what it changed are the
+// route table's scope aliases (`scope`: edge_table's), any other rest the route of that path.
+export function routeOfScoped(rest, scope) {
+  for (let i = 0; i < scope.aliases.length; i++) {
+    if (sameRoute(rest, scope.aliases[i][0])) return scope.prefix + scope.aliases[i][1];
+  }
+  return scope.prefix + rest;
+}
+
+// The one encoder of what a request sent that an answer echoes in a header or a link-format body
+// (Location, Link, a TimeMap): every character a URI may not hold (RFC 3986) percent-encoded as UTF-8,
+// so nothing a client sends can end a <URI> or add a link. `sent`: the text as sent, its escapes kept
+// (a `%` that begins none is encoded); else a decoded path, whose `%`, `?` and `#` are text.
+export function uriOf(text, sent) {
+  const unsafe = sent ? /%(?![0-9A-Fa-f]{2})|[\x00-\x20"#<>[\\\]^`{|}\x7F]/g : /[\x00-\x20"#%<>?[\\\]^`{|}\x7F]/g;
+  return text.replace(unsafe, (c) => (c.charCodeAt(0) < 16 ? "%0" : "%") + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/[^\x00-\x7F]+/g, utf8Escapes);
+}
+
+function utf8Escapes(run) {  // non-ASCII text as UTF-8 escapes; a lone surrogate as U+FFFD's
+  try {
+    return encodeURIComponent(run);
+  } catch (lone) {
+    return "%EF%BF%BD";
+  }
+}
+
+// An original's TimeGate and TimeMap (`uri`: its path and query, as sent): the contract's LINKS.original.
+export function timeLinks(uri, scope, site) {
+  return fill(LINKS.original, { site, timegate: scope.timegate, timemaps: scope.timemaps, uri: uriOf(uri, true) });
+}
+
+// A memento's Links: its original (`uri`, as sent), and the original's TimeGate and TimeMap.
+export function mementoLinks(uri, scope, site) {
+  return fill(LINKS.memento, { site, uri: uriOf(uri, true), original: timeLinks(uri, scope, site) });
+}
+
+// One link of a TimeMap, its parameters ([name, value] pairs) in order.
+export function link(uri, rel, parameters) {
+  return fill(LINK, { uri, rel }) + (parameters || []).map((pair) => fill(LINK_PARAMETER, { name: pair[0],
+    value: pair[1] })).join("");
+}

@@ -1,0 +1,50 @@
+"""How strong a key is: a new one is 128 random bits, and one given with --key must be as hard to guess."""
+from __future__ import annotations
+
+import math
+import re
+import secrets
+
+from ...errors import KeysError
+
+KEY = re.compile(r"[a-z0-9._~-]{16,128}")
+# A key given with --key must be as hard to guess as a generated one (128 bits): see key_weakness.
+MIN_KEY_BITS = 128
+MIN_DISTINCT_CHARACTERS = 8
+KEY_ALPHABETS = ("0123456789", "0123456789abcdef", "abcdefghijklmnopqrstuvwxyz",
+                 "0123456789abcdefghijklmnopqrstuvwxyz", "0123456789abcdefghijklmnopqrstuvwxyz._~-")
+
+
+def new_key() -> str:
+    """A lower-case hex key of 128 bits (nginx's map keys ignore letter case)."""
+    return secrets.token_hex(16)
+
+
+def normalise_key(key: str) -> str:
+    folded = key.strip().lower()
+    if not KEY.fullmatch(folded):
+        raise KeysError("a key must be 16 to 128 characters of letters, digits and . _ ~ - "
+                        "(it is stored in lower case, since nginx compares keys ignoring case)")
+    return folded
+
+
+def key_bits(key: str) -> float:
+    """The estimated strength of a key: its length × log2 of the smallest alphabet of generated keys
+    that holds it (digits 3.3 bits a character, hex 4, letters 4.7, letters and digits 5.2, with
+    . _ ~ - 5.3). A generated key (32 hex characters) is 128 bits."""
+    alphabet = next(a for a in KEY_ALPHABETS if set(key) <= set(a))
+    return len(key) * math.log2(len(alphabet))
+
+
+def key_weakness(key: str) -> str | None:
+    """Why a (normalised) key is too easy to guess, or None: under 128 bits by key_bits, fewer than 8
+    different characters, or a shorter text repeated (`passwordpassword…`, `0123…0123…`)."""
+    bits = key_bits(key)
+    if bits < MIN_KEY_BITS:
+        return (f"it has about {bits:.0f} bits ({len(key)} characters of a {len(key) and 2 ** (bits / len(key)):.0f}-"
+                f"character alphabet); {MIN_KEY_BITS} are needed, e.g. 32 random hex digits")
+    if len(set(key)) < MIN_DISTINCT_CHARACTERS:
+        return f"it uses only {len(set(key))} different characters"
+    if re.fullmatch(r"(.+?)\1+", key):
+        return "it repeats a shorter text"
+    return None

@@ -1,0 +1,44 @@
+"""The nginx map entries a release carries (rendered with jinja2 into `<release>/nginx/`)."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import orjson
+
+from ...build.load.records import Dataset
+from ...build.render.templates import template_environment
+from ...build.switch.timeline import Timeline, gate_table, http_date
+from ...contract import locations
+from ...history.layout import RELEASE_INFO, ROUTING
+
+
+def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:
+    """The routing data of a release, by path relative to the release folder: what serve renders
+    nginx's maps from (render_scoped_maps) and `riskapi deploy` gives the edge."""
+    routing = locations.release_routing([(c.code, c.name) for c in dataset.countries],
+                                     [(m.model.code, m.model.custom) for m in dataset.models], audiences)
+    rendered = {}
+    # What the key map needs at serve time: which custom models and which audience variants exist;
+    # and the address the release links to, which serve compares with its own.
+    rendered[RELEASE_INFO] = orjson.dumps({"custom_models": [code for code, custom in routing.models if custom],
+                                           "audiences": [list(granted) for _, granted in routing.audiences],
+                                           "site_url": site_url})
+    rendered[ROUTING] = orjson.dumps(dataclasses.asdict(routing))
+    return rendered
+
+
+# The files of runtime/ nginx.conf includes for the releases it answers.
+SCOPED_MAPS = ("country-codes.conf", "country-names.conf", "models.conf", "releases.conf")
+
+
+def render_scoped_maps(timeline: Timeline, routings: list[tuple[str, dict]], timeline_root: Path) -> dict[str, str]:
+    """nginx's map entries for every release a server answers (the current one, and those under
+    /api/v1/releases/{id}/: kept, staged), each keyed "release:value" from the release's routing.json
+    (`routings`: (id, routing)); the state of every id (staged, gone: 410); when each went live
+    (Memento-Datetime); where the timeline's documents are (`timeline_root`) and the TimeGate's table."""
+    environment = template_environment()
+    live_from = sorted((release, http_date(start)) for release, start in timeline.live_from().items())
+    return {name: environment.get_template(f"{name}.j2").render(
+        releases=routings, current=timeline.current, gone=timeline.gone, staged=timeline.staged,
+        live_from=live_from, timeline_root=timeline_root, gate_table=gate_table(timeline)) for name in SCOPED_MAPS}
