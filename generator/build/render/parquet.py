@@ -28,6 +28,37 @@ import pyarrow.parquet as pq
 
 from . import thrift_compact
 
+
+# Field ids of the Thrift structs a join reads, as apache/parquet-format's parquet.thrift numbers them.
+class FileMetaData:
+    SCHEMA, NUM_ROWS, ROW_GROUPS, KEY_VALUE_METADATA, COLUMN_ORDERS = 2, 3, 4, 5, 7
+
+
+class RowGroup:
+    COLUMNS, NUM_ROWS, SORTING_COLUMNS, FILE_OFFSET, ORDINAL = 1, 3, 4, 5, 7
+
+
+class ColumnChunk:
+    FILE_OFFSET, META_DATA = 2, 3
+    OFFSET_INDEX_OFFSET, OFFSET_INDEX_LENGTH, COLUMN_INDEX_OFFSET, COLUMN_INDEX_LENGTH = 4, 5, 6, 7
+    CRYPTO_METADATA, ENCRYPTED_COLUMN_METADATA = 8, 9
+
+
+class ColumnMetaData:
+    ENCODINGS, PATH_IN_SCHEMA, TOTAL_COMPRESSED_SIZE, KEY_VALUE_METADATA = 2, 3, 7, 8
+    DATA_PAGE_OFFSET, INDEX_PAGE_OFFSET, DICTIONARY_PAGE_OFFSET = 9, 10, 11
+    STATISTICS, ENCODING_STATS, BLOOM_FILTER_OFFSET, SIZE_STATISTICS, GEOSPATIAL_STATISTICS = 12, 13, 14, 16, 17
+
+
+class OffsetIndex:
+    PAGE_LOCATIONS = 1
+    UNENCODED_BYTE_ARRAY_DATA_BYTES = 2
+
+
+class PageLocation:
+    OFFSET = 1
+
+
 # One model's file is written by one process a group at a time: Arrow's thread pools (a thread per core,
 # eight for I/O, each with its stack) would only take address space a build under a memory limit needs.
 pa.set_cpu_count(1)
@@ -225,39 +256,45 @@ def _join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file
             meta = _footer(data)
             if meta.get(_SCHEMA) != footer.get(_SCHEMA):
                 raise ValueError(f"{path}: not written with the columns of the file it is joined into")
-            all_groups = meta.get(4).items
-            chunks = [chunk for group in all_groups for chunk in group.get(1).items]
-            if any(8 in c.fields or 9 in c.fields or c.get(3).get(14) is not None for c in chunks):
+            all_groups = meta.get(FileMetaData.ROW_GROUPS).items
+            chunks = [chunk for group in all_groups for chunk in group.get(RowGroup.COLUMNS).items]
+            if any(ColumnChunk.CRYPTO_METADATA in c.fields or ColumnChunk.ENCRYPTED_COLUMN_METADATA in c.fields
+                   or c.get(ColumnChunk.META_DATA).get(ColumnMetaData.BLOOM_FILTER_OFFSET) is not None for c in chunks):
                 raise ValueError(f"{path}: bloom filters and encryption are not joined")
             for group in all_groups if taken is None else [all_groups[ordinal] for ordinal in taken]:
                 start, end = _chunks_span(path, group)
                 shift = out.tell() - start
                 out.write(data[start:end])
-                _move(group, 5, shift)  # where its first page is
+                _move(group, RowGroup.FILE_OFFSET, shift)  # where its first page is
                 groups.append(group)
-                for chunk in group.get(1).items:
+                for chunk in group.get(RowGroup.COLUMNS).items:
                     _move_chunk(chunk, shift)
-                    if chunk.get(6) is not None:  # a column index has no offset: copied
-                        column_indexes.append((chunk, data[chunk.get(6):chunk.get(6) + chunk.get(7)]))
-                    if chunk.get(4) is not None:
-                        index = thrift_compact.decode(data[chunk.get(4):chunk.get(4) + chunk.get(5)],
+                    column_index = chunk.get(ColumnChunk.COLUMN_INDEX_OFFSET)
+                    if column_index is not None:  # a column index has no offset: copied
+                        column_length = chunk.get(ColumnChunk.COLUMN_INDEX_LENGTH)
+                        column_indexes.append((chunk, data[column_index:column_index + column_length]))
+                    offset_index = chunk.get(ColumnChunk.OFFSET_INDEX_OFFSET)
+                    if offset_index is not None:
+                        offset_length = chunk.get(ColumnChunk.OFFSET_INDEX_LENGTH)
+                        index = thrift_compact.decode(data[offset_index:offset_index + offset_length],
                                                       OFFSET_INDEX_SHAPE)
-                        for page in index.get(1).items:
-                            _move(page, 1, shift)
+                        for page in index.get(OffsetIndex.PAGE_LOCATIONS).items:
+                            _move(page, PageLocation.OFFSET, shift)
                         offset_indexes.append((chunk, index))
         for chunk, copied in column_indexes:
-            chunk.set(6, out.tell())
+            chunk.set(ColumnChunk.COLUMN_INDEX_OFFSET, out.tell())
             out.write(copied)
         for chunk, index in offset_indexes:
             encoded = thrift_compact.encode(index)
-            chunk.set(4, out.tell())
-            chunk.set(5, len(encoded))
+            chunk.set(ColumnChunk.OFFSET_INDEX_OFFSET, out.tell())
+            chunk.set(ColumnChunk.OFFSET_INDEX_LENGTH, len(encoded))
             out.write(encoded)
         for ordinal, group in enumerate(groups):
-            if 7 in group.fields:
-                group.set(7, ordinal)
-        footer.set(3, sum(group.get(3) for group in groups))
-        footer.fields[4] = (thrift_compact.LIST, thrift_compact.Sequence(thrift_compact.STRUCT, groups))
+            if RowGroup.ORDINAL in group.fields:
+                group.set(RowGroup.ORDINAL, ordinal)
+        footer.set(FileMetaData.NUM_ROWS, sum(group.get(RowGroup.NUM_ROWS) for group in groups))
+        row_groups = thrift_compact.Sequence(thrift_compact.STRUCT, groups)
+        footer.fields[FileMetaData.ROW_GROUPS] = (thrift_compact.LIST, row_groups)
         encoded = thrift_compact.encode(footer)
         out.write(encoded + len(encoded).to_bytes(4, "little") + MAGIC)
 
@@ -266,13 +303,14 @@ def _chunks_span(path: Path, group: thrift_compact.Struct) -> tuple[int, int]:
     """Where a row group's column chunks start and end: one after the other, each from its first page (its
     dictionary's, else its first data page) for its compressed size, as pyarrow writes them."""
     start = end = None
-    for chunk in group.get(1).items:
-        column = chunk.get(3)
-        first = column.get(11) if column.get(11) is not None else column.get(9)
+    for chunk in group.get(RowGroup.COLUMNS).items:
+        column = chunk.get(ColumnChunk.META_DATA)
+        dictionary = column.get(ColumnMetaData.DICTIONARY_PAGE_OFFSET)
+        first = dictionary if dictionary is not None else column.get(ColumnMetaData.DATA_PAGE_OFFSET)
         if end is not None and first != end:
             raise ValueError(f"{path}: a row group's column chunks are not one after the other")
         start = first if start is None else start
-        end = first + column.get(7)
+        end = first + column.get(ColumnMetaData.TOTAL_COMPRESSED_SIZE)
     if start is None or end is None:
         raise ValueError(f"{path}: a row group without columns")
     return start, end
@@ -281,27 +319,32 @@ def _chunks_span(path: Path, group: thrift_compact.Struct) -> tuple[int, int]:
 def _move_chunk(chunk: thrift_compact.Struct, shift: int) -> None:
     """A column chunk's offsets moved by `shift`: its data, index and dictionary pages, and (deprecated,
     0 from pyarrow) where older writers put its metadata."""
-    for number in (9, 10, 11):
-        _move(chunk.get(3), number, shift)
-    if chunk.get(2):
-        _move(chunk, 2, shift)
+    column = ColumnMetaData
+    for number in (column.DATA_PAGE_OFFSET, column.INDEX_PAGE_OFFSET, column.DICTIONARY_PAGE_OFFSET):
+        _move(chunk.get(ColumnChunk.META_DATA), number, shift)
+    if chunk.get(ColumnChunk.FILE_OFFSET):
+        _move(chunk, ColumnChunk.FILE_OFFSET, shift)
 
 
 MAGIC = b"PAR1"
-_SCHEMA = 2  # FileMetaData's schema: the columns' names, types and order, compared as their bytes
-# What a join reads of a footer; the rest is kept as its bytes (a fifth of the time to read and write back):
-# the columns (FileMetaData 2, compared whole), key-value metadata (5) and column orders (7); of each row
-# group (4) its sorting columns (4), and of each column chunk's (1) metadata (3) its encodings (2), path
-# (3), key-value metadata (8), statistics (12), encoding and size statistics (13, 16) and geospatial (17)
+_SCHEMA = FileMetaData.SCHEMA  # the columns' names, types and order, compared as their bytes
+# What a join reads of a footer: the fields named RAW are kept as their bytes (a fifth of the time to read
+# and write back); the schema among them is compared whole.
 _RAW = thrift_compact.RAW
+_COLUMN_METADATA_KEPT = dict.fromkeys(
+    (ColumnMetaData.ENCODINGS, ColumnMetaData.PATH_IN_SCHEMA, ColumnMetaData.KEY_VALUE_METADATA,
+     ColumnMetaData.STATISTICS, ColumnMetaData.ENCODING_STATS, ColumnMetaData.SIZE_STATISTICS,
+     ColumnMetaData.GEOSPATIAL_STATISTICS), _RAW)
 FOOTER_SHAPE: thrift_compact.Shape = {
-    2: _RAW, 5: _RAW, 7: _RAW,
-    4: {4: _RAW, 1: {3: {2: _RAW, 3: _RAW, 8: _RAW, 12: _RAW, 13: _RAW, 16: _RAW, 17: _RAW}}}}
-OFFSET_INDEX_SHAPE: thrift_compact.Shape = {2: _RAW}  # the page locations (1) read; byte counts kept
+    FileMetaData.SCHEMA: _RAW, FileMetaData.KEY_VALUE_METADATA: _RAW, FileMetaData.COLUMN_ORDERS: _RAW,
+    FileMetaData.ROW_GROUPS: {RowGroup.SORTING_COLUMNS: _RAW,
+                     RowGroup.COLUMNS: {ColumnChunk.META_DATA: _COLUMN_METADATA_KEPT}}}
+# the page locations read; the byte counts of byte-array data kept
+OFFSET_INDEX_SHAPE: thrift_compact.Shape = {OffsetIndex.UNENCODED_BYTE_ARRAY_DATA_BYTES: _RAW}
 
 
 def _footer(data: bytes | memoryview) -> thrift_compact.Struct:
-    """A Parquet file's FileMetaData (its fields by number: 2 the columns, 3 the rows, 4 the row groups)."""
+    """A Parquet file's FileMetaData, read as FOOTER_SHAPE says."""
     if bytes(data[:4]) != MAGIC or bytes(data[-4:]) != MAGIC:
         raise ValueError("not a Parquet file")
     return thrift_compact.decode(data[_footer_start(data):len(data) - 8], FOOTER_SHAPE)
