@@ -123,3 +123,69 @@ def test_nginx_conf_s_contract_parts_are_rendered_from_the_contract():
         assert f"error_page {' '.join(map(str, statuses))} " in conf
         if name != "range":  # runtime/timegate.conf's, where njs sets its headers
             assert f"location = {contract_blocks.error_location(name)} " in conf
+
+
+# ---------------------------------------------------------------- the request: refused characters, the key, the log
+
+def _credential(header: str) -> str:
+    """The credential nginx's $credential map (and the edges' keycheck.js) takes from an Authorization
+    header: the first of the contract's forms that matches, with its prefix."""
+    for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
+        found = re.match(pattern, header, re.I if any_case else 0)
+        if found:
+            return prefix + found[1]
+    return ""
+
+
+def test_the_authorization_forms_are_the_contract_s_and_nowhere_else():
+    # hand-worked: each documented form of docs/api.md, and what nothing may read as a key
+    assert _credential("apikey alice:k3y") == "alice:k3y"
+    assert _credential("  ApiKey   k3y ") == "k3y"
+    assert _credential("Bearer k3y") == _credential("token k3y") == "k3y"
+    assert _credential("Bearer alice:k3y") == ""  # a bearer token holds no user
+    assert _credential("Basic YWxpY2U6azN5") == "basic:YWxpY2U6azN5"
+    assert _credential("k3y") == "k3y"
+    assert _credential("K3Y") == "K3Y" and _credential("alice:k3y") == ""  # the bare form: no user, case kept
+    conf = (ROOT / "nginx.conf").read_text()
+    for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
+        named = re.sub(r"\((?!\?)", "(?<c>", pattern, count=1)
+        assert re.search(rf'"{re.escape(("~*" if any_case else "~") + named)}"\s+{re.escape(prefix)}\$c;', conf)
+    # the edges read the forms from the contract: keycheck.js spells none of them
+    keycheck = (EDGE_SOURCE / "keycheck.js").read_text()
+    assert not any(form[0] in keycheck for form in serving.AUTHORIZATION_FORMS)
+
+
+def test_the_characters_a_url_may_not_hold_are_the_contract_s():
+    conf = (ROOT / "nginx.conf").read_text()
+    klass = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
+    assert contract_blocks.single_quoted("~" + klass) in conf
+    assert all(f" {c} " in f" {serving.ERRORS['bad_target']} ".replace("(", " ").replace(")", " ")
+               for c in serving.FORBIDDEN_IN_TARGET)
+    assert set(serving.FORBIDDEN_IN_TARGET) == set('"<>\\^`{|}')  # RFC 3986's, as docs/api.md lists them
+
+
+def test_the_access_log_is_written_and_read_by_one_format():
+    conf = (ROOT / "nginx.conf").read_text()
+    written = "".join(re.findall(r"'([^']*)'", conf.split("log_format riskapi", 1)[1].split(";", 1)[0]))
+    assert written == "".join(field for field, _ in serving.ACCESS_LOG)
+    # a line as nginx writes it for alice asking a model's scores (hand-made from the format above)
+    line = ('127.0.0.1 - alice [28/Nov/2026:22:15:03 +0000] "GET /api/v1/riskscores/aml/ HTTP/1.1" 200 5120 '
+            '"code= name= model= country_code= country_name= ordering=-country_code" "curl/8.0" 0.001')
+    found = re.match(serving.ACCESS_LOG_LINE, line)
+    assert found is not None
+    assert (found["user"], found["method"], found["path"], found["status"], found["bytes"]) == (
+        "alice", "GET", "/api/v1/riskscores/aml/", "200", "5120")
+    assert found["time"] == "28/Nov/2026:22:15:03 +0000"
+    usage = (PACKAGE / "serve" / "usage.py").read_text()
+    assert "serving.ACCESS_LOG_LINE" in usage and "(?P<user>" not in usage  # no parser of its own
+
+
+def test_release_scoped_answers_are_immutable_by_one_rule():
+    assert serving.immutable("private, no-cache") == "private, max-age=31536000, immutable"
+    assert serving.immutable("public, max-age=60") == "public, max-age=31536000, immutable"
+    assert serving.ROUTE_CACHE["forever"] == "public, max-age=31536000, immutable"
+    spelled = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*")
+               if path.suffix in (".py", ".js", ".j2") and path not in GENERATED and "cloudfront" not in path.parts
+               and "31536000" in path.read_text(encoding="utf-8")]
+    assert spelled == []
+    assert serving.CHALLENGE in (ROOT / "nginx.conf").read_text()  # WWW-Authenticate, from the contract

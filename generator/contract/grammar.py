@@ -3,11 +3,12 @@ the rule of one URL family with its regular expressions (Python's and JavaScript
 with named groups)."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import release_ids
+from . import release_ids, serving
 from .endpoints import Endpoint
 
 API = "/api/v1"
@@ -94,10 +95,35 @@ class Rule:
     def segment(self, name: str) -> Segment:
         return next(s for s in self.segments if s.name == name)
 
+    def build(self, **segments: str) -> str:
+        """The URL path of the rule with its segments filled in (what routes.url_for gives)."""
+        return self.under + _SLOT.sub(lambda m: segments[m[1]], self.path)
+
+    def matches(self, path: str) -> bool:
+        """Whether a normalised path answers by this rule."""
+        return _compiled(self.regex()).match(path) is not None
+
+    def file_for(self, audience: str = serving.PUBLIC_AUDIENCE, variant: str = "", preview: bool = False, /,
+                 **segments: str) -> str:
+        """The file its document lives in, under its root: for an audience (its folder; none for the
+        public), a list's query variant folder (serving.folder), the preview list, and the segments'
+        values. Every file a release or a timeline writes for a route is named here."""
+        public = audience == serving.PUBLIC_AUDIENCE
+        slots = {"audience": "" if public else serving.folder("audience", audience=audience), "variant": variant,
+                 "preview": serving.folder("preview") if preview else "", **segments}
+        return _SLOT.sub(lambda m: slots[m[1]], self.file)
+
+
+_SLOT = re.compile(r"\{([a-z_]+)\}")
+
+
+@functools.cache
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)
+
 
 # what nginx.conf's maps read a segment as ($uri is nginx's own)
 NGINX_CAPTURE = {"model": "model", "country": "path_code", "uri": "timegate_target"}
-CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
 
 
 def _alternatives(rule: Rule, group: Callable[[Segment], str]) -> str:

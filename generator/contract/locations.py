@@ -10,7 +10,7 @@ from typing import Iterable
 
 from . import serving
 from .encodings import client_encodings
-from .routes import API, COUNTRY_ORDERINGS, ENDPOINTS, NO_MATCH, PUBLIC, SCORE_ORDERINGS, rule_named, url_for
+from .routes import API, COUNTRY_ORDERINGS, ENDPOINTS, NO_MATCH, PUBLIC, RULES, SCORE_ORDERINGS, rule_named, url_for
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,6 @@ def audience_for(grants: frozenset[str], existing: list[frozenset[str]]) -> froz
     return min(held, key=lambda a: (-len(a), audience_name(a)))  # the largest; the first by name on a tie
 
 
-def _file(path: str, *variant: str) -> str:
-    """The file answering `path` (+ variant folders): the URL path itself, then index.json."""
-    return "/".join([path.strip("/")] + [v.strip("/") for v in variant if v] + ["index.json"])
-
-
 _AUDIENCE_PREFIX = serving.FOLDERS["audience"].partition("{")[0]  # "audience="
 
 
@@ -64,40 +59,42 @@ def audience_folder(audience: str) -> str:
 _BY_ANCHOR = {e.anchor: e for e in ENDPOINTS}
 
 
-def _endpoint(anchor: str, **values: str) -> tuple[str, str]:
-    """An endpoint's URL with its path parameters filled in, and its schema."""
-    endpoint = _BY_ANCHOR[anchor]
-    return API + endpoint.path.format(**values), endpoint.schema
+_RULE_OF = {endpoint.anchor: rule for rule in RULES for endpoint in rule.endpoints}
+
+
+def _route(anchor: str, audience: str = PUBLIC, variant: str = "", query: str = "", **values: str) -> Route:
+    """The route of an endpoint's document: its URL (with the query that selects `variant`), and the file
+    its rule says it lives in."""
+    rule = _RULE_OF[anchor]
+    return Route(rule.build(**values) + (f"?{query}" if query else ""), rule.file_for(audience, variant, **values),
+                 _BY_ANCHOR[anchor].schema, audience)
 
 
 def model_list(audience: str = PUBLIC) -> Route:
     """Endpoint 1: the models a client may see."""
-    path, schema = _endpoint("models")
-    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+    return _route("models", audience)
 
 
-def _list_route(endpoint: tuple[str, str], order_parameter: str, orderings: tuple[str, ...], ordering: str,
-                filter_parameter: str, country: str | None) -> Route:
+def _list_route(anchor: str, order_parameter: str, orderings: tuple[str, ...], ordering: str,
+                filter_parameter: str, country: str | None, **values: str) -> Route:
     """A list endpoint's variant: its filter answer for one country (or none), or an ordering."""
-    path, schema = endpoint
     if country is not None:
         query = f"{filter_parameter}=" + ("XXX" if country == NO_MATCH else country)
-        return Route(f"{path}?{query}", _file(path, serving.folder("filter", code=country)), schema)
+        return _route(anchor, variant=serving.folder("filter", code=country), query=query, **values)
     if ordering == orderings[0]:  # the default ordering is the plain URL
-        return Route(path, _file(path), schema)
-    return Route(f"{path}?{order_parameter}={ordering}",
-                 _file(path, serving.folder("order", parameter=order_parameter, value=ordering)), schema)
+        return _route(anchor, **values)
+    return _route(anchor, variant=serving.folder("order", parameter=order_parameter, value=ordering),
+                  query=f"{order_parameter}={ordering}", **values)
 
 
 def country_list(ordering: str = "code", country: str | None = None) -> Route:
     """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
-    return _list_route(_endpoint("countries"), "model", COUNTRY_ORDERINGS, ordering, "code", country)
+    return _list_route("countries", "model", COUNTRY_ORDERINGS, ordering, "code", country)
 
 
 def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
     """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
-    return _list_route(_endpoint("scores", model=model), "ordering", SCORE_ORDERINGS, ordering, "country_code",
-                       country)
+    return _list_route("scores", "ordering", SCORE_ORDERINGS, ordering, "country_code", country, model=model)
 
 
 def score_list_models(files: Iterable[str]) -> list[str]:
@@ -109,32 +106,27 @@ def score_list_models(files: Iterable[str]) -> list[str]:
 
 def country_model_scores(model: str, code: str) -> Route:
     """Endpoint 4: the whole series of a model for one country."""
-    path, schema = _endpoint("country-model", model=model, country_code=code)
-    return Route(path, _file(path), schema)
+    return _route("country-model", model=model, country_code=code)
 
 
 def country_scores(code: str, audience: str = PUBLIC) -> Route:
     """Endpoint 5: current scores of every model the audience may see, for one country."""
-    path, schema = _endpoint("country", code=code)
-    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+    return _route("country", audience, code=code)
 
 
 def api_root() -> Route:
     """The API root: no key needed, the same for every client."""
-    path, schema = _endpoint("root")
-    return Route(path, _file(path), schema)
+    return _route("root")
 
 
 def current_release(audience: str = PUBLIC) -> Route:
     """The release and the models an audience may see."""
-    path, schema = _endpoint("release")
-    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+    return _route("release", audience)
 
 
 def release_changes(audience: str = PUBLIC) -> Route:
     """What the release changed, as an audience may know it."""
-    path, schema = _endpoint("changes")
-    return Route(path, _file(path, audience_folder(audience)), schema, audience)
+    return _route("changes", audience)
 
 
 def audience_variant(file: str, audience: str) -> str | None:
@@ -163,7 +155,7 @@ def url_of(file: str) -> str:
     query = []
     for name, _, value in (p.partition("=") for p in parts if "=" in p):
         if name == "filter":  # the one-country answer of the filters (none: a code no country has)
-            parameter = "code" if path == _endpoint("countries")[0] else "country_code"
+            parameter = "code" if path == API + _BY_ANCHOR["countries"].path else "country_code"
             query.append(f"{parameter}={'XXX' if value == NO_MATCH else value}")
         elif name != "audience":
             query.append(f"{name}={value}")
@@ -177,11 +169,9 @@ MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"
 def export(format: str, model: str | None = None) -> Route:
     """A bulk export (not JSON: no schema): the public models' rows, the same file for every key, or
     (`model`) one model's — written once per release, whatever the audiences."""
-    if model is None:
-        path, _ = _endpoint(EXPORT_FORMATS[format])
-    else:
-        path, _ = _endpoint(MODEL_EXPORT_FORMATS[format], model=model)
-    return Route(path, path.strip("/"), "")
+    route = _route(EXPORT_FORMATS[format], format=format) if model is None \
+        else _route(MODEL_EXPORT_FORMATS[format], model=model, format=format)
+    return Route(route.url, route.file, "")
 
 
 _ROOT_FILE, _RELEASE_FOLDER = api_root().file, current_release().file.removesuffix("index.json")

@@ -18,7 +18,6 @@ from .endpoints import Endpoint, Parameter
 from .grammar import (  # noqa: F401 (the grammar's parts, as the route table's users name them)
     API,
     BUNDLE,
-    CHALLENGE,
     NAME,
     NGINX_CAPTURE,
     RELEASE_ID,
@@ -263,6 +262,24 @@ def route_path(path: str) -> str:
     return API + next((route for alias, route in SCOPED_ALIASES if rest.rstrip("/") == alias.rstrip("/")), rest)
 
 
+def route_of(path: str) -> str:
+    """The documented route a request's path answers by, as `riskapi usage` counts it: its rule's template
+    (a kept release's under RELEASES_UNDER/{id}, its aliases as themselves), "pages" for the pages, else
+    "other"."""
+    scoped = re.match(rf"^{RELEASES_UNDER}/{RELEASE_ID}(/.*)?$", path)
+    if scoped:
+        rest, under = scoped.group(1) or "/", RELEASES_UNDER + "/{id}"
+        aliased = [alias for alias, _ in SCOPED_ALIASES if rest.rstrip("/") == alias.rstrip("/")]
+        if aliased:
+            return under + aliased[0]
+        inner = route_of(API + rest)
+        return under + inner.removeprefix(API) if inner.startswith(API) else "other"
+    if re.match(rf"^/(?:{PAGES[1:]}(?:/.*)?)?$", path):
+        return "pages"
+    rule = rule_of(path)
+    return rule.template if rule is not None and not rule.page else "other"
+
+
 def rule_of(path: str) -> Rule | None:
     """The rule a normalised path answers by, or None."""
     return next((rule for rule, pattern in _compiled(RULES) if pattern.match(path)), None)
@@ -291,7 +308,7 @@ def edge_table() -> dict:
                                      "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
         return described
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
-            "challenge": CHALLENGE, "no_match": NO_MATCH,
+            "challenge": serving.CHALLENGE, "no_match": NO_MATCH,
             "download": {"all": download_name("{release}", "{format}"),
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,
@@ -314,6 +331,5 @@ def url_for(name: str, release: str | None = None, **segments: str) -> str:
     """The path of the route `name` with its segments filled in (`url_for("scores", model="aml")`); under
     `release`, the path that release answers it at (`url_for("changes", release=ID)`). Every URL the
     build writes into a document, a feed, a page or a webhook is made here."""
-    rule = rule_named(name)
-    url = rule.under + re.sub(r"\{([a-z_]+)\}", lambda m: segments[m[1]], rule.path)
+    url = rule_named(name).build(**segments)
     return in_release(url, release) if release is not None else url

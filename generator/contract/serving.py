@@ -77,19 +77,61 @@ ERROR_CACHE_CONTROL = "no-store"  # an error is never cached (any status ≥ 400
 # Cache-Control of the routes that set their own, whatever the operator's (--cache-control): the log's
 # checkpoint is asked again each time (tlog-tiles: no caching beyond seconds); its tiles and bundles never
 # change (a path's bytes are the same for good: the log only grows)
-ROUTE_CACHE = {"fresh": "no-cache", "forever": "public, max-age=31536000, immutable"}
+FOREVER = "max-age=31536000, immutable"  # an answer that never changes: a release's under its id
+ROUTE_CACHE = {"fresh": "no-cache", "forever": f"public, {FOREVER}"}
+
+
+def immutable(cache_control: str) -> str:
+    """Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
+    where the operator made the current answers public."""
+    scope = "public" if "public" in cache_control.split(",")[0] else "private"
+    return f"{scope}, {FOREVER}"
+
+
 RELEASE_HEADER = "X-Release"  # the release that answered: a client cites it
 DOWNLOAD = 'attachment; filename="{name}"'  # Content-Disposition of a bulk export's 200: which release it is
 # The headers a server sets from what it answers (the edges by these names; nginx's add_header lines too)
 HEADER_NAMES = {"type": "Content-Type", "cache": "Cache-Control", "csp": "Content-Security-Policy",
                 "modified": "Last-Modified", "location": "Location", "link": "Link", "memento": "Memento-Datetime",
-                "download": "Content-Disposition", "challenge": "WWW-Authenticate", "release": RELEASE_HEADER}
+                "download": "Content-Disposition", "challenge": "WWW-Authenticate", "release": RELEASE_HEADER,
+                "retry": "Retry-After", "range": "Content-Range"}
+
+CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
+
+# ---- the request: what a server refuses before reading it, and how it reads the key ----------------------
+# A request-target holding a character no URI may hold (RFC 3986) is a 400 (`bad_target`) before anything
+# reads it: what passes is echoed in Link headers as sent, and cannot end a <URI> there or add a link.
+FORBIDDEN_IN_TARGET = '"<>\\^`{|}'
+# The forms of the Authorization header, tried in order (docs/api.md): each a regular expression (nginx's
+# PCRE and JavaScript's alike) whose one group is the credential, the prefix it is given (Basic's Base64 is
+# decoded by the server), and whether the scheme's letter case is free.
+AUTHORIZATION_FORMS = (
+    (r"^\s*apikey\s+(\S+)\s*$", "", True),  # apikey USER:KEY (or apikey KEY)
+    (r"^\s*(?:bearer|token)\s+([^\s:]+)\s*$", "", True),  # Bearer KEY, Token KEY
+    (r"^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$", "basic:", True),  # HTTP Basic: USER:KEY in Base64
+    (r"^\s*([^\s:]+)\s*$", "", False),  # the bare KEY
+)
+# The access log every nginx writes and `riskapi usage` reads: each field as nginx's variables give it and
+# the pattern usage reads it back with (named groups are what usage keeps). It names the user, never a key,
+# and never a query value as the client sent it (a key pasted as ?apikey=… would land in the log): the
+# path, then the API's known parameters.
+KNOWN_ARGUMENTS = ("code", "name", "model", "country_code", "country_name", "ordering")
+ACCESS_LOG = (
+    ("$remote_addr", r"\S+"), (" - ", " - "), ("$log_user", r"(?P<user>\S+)"),
+    (" [$time_local] ", r" \[(?P<time>[^\]]+)\] "),
+    ('"$request_method $request_path $server_protocol" ', r'"(?P<method>\S*) (?P<path>\S*)[^"]*" '),
+    ("$status $body_bytes_sent ", r"(?P<status>\d{3}) (?P<bytes>\d+) "),
+    ('"' + " ".join(f"{name}=$arg_{name}" for name in KNOWN_ARGUMENTS) + '" ', r'"[^"]*" '),
+    ('"$http_user_agent" $request_time', r'"[^"]*" \S+'),
+)
+ACCESS_LOG_LINE = "^" + "".join(pattern for _, pattern in ACCESS_LOG)
+ACCESS_LOG_TIME = "%d/%b/%Y:%H:%M:%S %z"  # $time_local
 
 # ---- error bodies: {"detail": TEXT}; {names} are filled by the server ---------------------------------
 ERRORS = {
     "bad_request": "Bad request.",
-    "bad_target": "Bad request: the URL holds a character a URL may not "
-                  "(\" < > \\ ^ ` { | }); percent-encode it.",
+    "bad_target": f"Bad request: the URL holds a character a URL may not ({' '.join(FORBIDDEN_IN_TARGET)}); "
+                  "percent-encode it.",
     "not_provided": "Authentication credentials were not provided.",
     "invalid_key": "Invalid API key.",
     "not_found": "Not found.",
@@ -202,4 +244,4 @@ def edge_contract() -> dict[str, object]:
             "LINKS": LINKS, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,
             "RECORD_RETRY_AFTER": RECORD_RETRY_AFTER,
             "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE,
-            "NAMES": HEADER_NAMES}
+            "NAMES": HEADER_NAMES, "AUTHORIZATION": [list(form) for form in AUTHORIZATION_FORMS]}

@@ -12,32 +12,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..contract import routes
+from ..contract import serving
+from ..contract.routes import route_of
 from ..errors import ServeError
 
-# $remote_addr - $log_user [$time_local] "$request_method $request_path $server_protocol" $status
-# $body_bytes_sent "…known arguments…" "$http_user_agent" $request_time
-LINE = re.compile(r'^\S+ - (?P<user>\S+) \[(?P<time>[^\]]+)\] "(?P<method>\S*) (?P<path>\S*)[^"]*" '
-                  r'(?P<status>\d{3}) (?P<bytes>\d+) ')
-TIME_LOCAL = "%d/%b/%Y:%H:%M:%S %z"
+LINE = re.compile(serving.ACCESS_LOG_LINE)  # a line of nginx's access log, as the contract writes it
+TIME_LOCAL = serving.ACCESS_LOG_TIME
 NO_USER = "-"  # a request without a valid key
-
-def route_of(path: str) -> str:
-    """The documented route of a path (routes.RULES; a release-scoped one under RELEASES_UNDER/{id}, the
-    pages as one), or "other"."""
-    scoped = re.match(rf"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(/.*)?$", path)
-    if scoped:
-        rest, under = scoped.group(1) or "/", routes.RELEASES_UNDER + "/{id}"
-        aliased = [alias for alias, _ in routes.SCOPED_ALIASES if rest.rstrip("/") == alias.rstrip("/")]
-        if aliased:
-            return under + aliased[0]
-        inner = route_of(routes.API + rest)
-        return under + inner.removeprefix(routes.API) if inner.startswith(routes.API) else "other"
-    if re.match(rf"^/(?:{routes.PAGES[1:]}(?:/.*)?)?$", path):
-        return "pages"
-    rule = routes.rule_of(path)
-    return rule.template if rule is not None and not rule.page else "other"
-
 
 @dataclass
 class Request:

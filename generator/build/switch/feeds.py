@@ -15,7 +15,6 @@ from ...contract.routes import url_for
 from ...contract.serving import MEDIA_TYPES
 from ...contract.words import counted
 
-FEEDS = "feeds"  # feeds/[audience=NAME/]feed.json and feed.atom
 TITLE = "Country risk API releases"
 
 
@@ -49,7 +48,8 @@ def _changes(folder: Path, audience: str) -> dict | None:
 
 
 def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience: str) -> dict[str, bytes]:
-    """Both feeds of an audience: `releases` are (id, when it first went live), newest first."""
+    """Both feeds of an audience by format (json, atom): `releases` are (id, when it first went live), newest
+    first."""
     items = []
     for release, live_from in releases:
         items.append({"id": entry_id(release), "url": site_url + url_for("release", release),
@@ -74,5 +74,4 @@ def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience
                  f"    <link rel=\"related\" type=\"{MEDIA_TYPES['json']}\" href={quoteattr(item['external_url'])}/>",
                  f"    <summary>{escape(item['content_text'])}</summary>", "  </entry>"]
     atom.append("</feed>")
-    return {"feed.json": orjson.dumps(json_feed, option=orjson.OPT_INDENT_2),
-            "feed.atom": ("\n".join(atom) + "\n").encode()}
+    return {"json": orjson.dumps(json_feed, option=orjson.OPT_INDENT_2), "atom": ("\n".join(atom) + "\n").encode()}

@@ -27,12 +27,9 @@ from ...history.layout import read_release_info
 from ...history.site import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..render.release_info import release_site_url
 from ..validate import DocumentValidator
-from .feeds import FEEDS, feeds
+from .feeds import feeds
 from .log_files import log_documents
 from .panel import panel_files, update_panel
-
-LISTS = "lists"  # lists/[preview/][audience=NAME/]index.json
-TIMEMAP = "timemap.link"
 
 
 @dataclass(frozen=True)
@@ -89,13 +86,6 @@ def http_date(instant: str) -> str:
 
 def _parsed(instant: str) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(parse_instant(instant) // 1000, datetime.timezone.utc)
-
-
-def immutable(cache_control: str) -> str:
-    """Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
-    where the operator made the current answers public."""
-    scope = "public" if "public" in cache_control.split(",")[0] else "private"
-    return f"{scope}, max-age=31536000, immutable"
 
 
 def gate_table(timeline: Timeline) -> str:
@@ -171,7 +161,7 @@ def _entry(timeline: Timeline, release: str, periods: list[tuple[str, str | None
 
 def documents(timeline: Timeline) -> dict[str, bytes | Path]:
     """The list of releases for each audience of the current release (its custom models as granted), and a
-    preview list of each with the staged releases, by path under LISTS; and the TimeMap; their links start
+    preview list of each with the staged releases, by the files their rules name; and the TimeMap; their links start
     with the current release's site address. Each list is checked against schemas/releases.json (a
     ValueError names what is wrong). The log's files and the panel's (given as their files) too."""
     current_dir = timeline.folder / timeline.current
@@ -183,9 +173,9 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
     newest_first = sorted(timeline.answered, key=release_order, reverse=True)
     route = locations.Route(routes.url_for("releases"), "", "releases")
     out: dict[str, bytes | Path] = {}
+    listed, feed = routes.rule_named("releases"), routes.rule_named("feed")
     for audience in audiences or locations.audiences(custom):
         name = locations.audience_name(audience)
-        variant = locations.audience_folder(name)
         for preview in (False, True):
             shown = [r for r in newest_first if preview or r not in timeline.staged]
             document = {"current": timeline.current, "timemap": site_url + routes.url_for("timemap"),
@@ -194,12 +184,11 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
             problems = validator.errors(route, document)
             if problems:
                 raise ValueError("; ".join(problems))
-            folder = serving.FOLDERS["preview"] if preview else ""
-            out[f"{LISTS}/{folder}{variant}index.json"] = orjson.dumps(document, option=orjson.OPT_INDENT_2)
+            out[listed.file_for(name, "", preview)] = orjson.dumps(document, option=orjson.OPT_INDENT_2)
         went_live = [(r, periods[r][0][0]) for r in newest_first if r in periods and r not in timeline.staged]
-        for name_of_feed, body in feeds(went_live, timeline.folder, site_url, name).items():
-            out[f"{FEEDS}/{variant}{name_of_feed}"] = body
-    out[TIMEMAP] = timemap(timeline, site_url).encode()
+        for format, body in feeds(went_live, timeline.folder, site_url, name).items():
+            out[feed.file_for(name, format=format)] = body
+    out[routes.rule_named("timemap").file] = timemap(timeline, site_url).encode()
     out.update(log_documents(timeline.log, timeline.checkpoint))
     out.update(panel_documents(timeline))
     return out
@@ -212,8 +201,8 @@ def panel_documents(timeline: Timeline) -> dict[str, Path]:
     site = timeline.folder.parent
     update_panel(site, timeline.periods)
     public, models = panel_files(site)
-    model_file = routes.rule_named("model-history").file
-    out = {model_file.format(model=code): path for code, path in models.items()}
+    model_history = routes.rule_named("model-history")
+    out = {model_history.file_for(model=code): path for code, path in models.items()}
     if public is not None:
         out[routes.rule_named("history").file] = public
     return out

@@ -23,14 +23,13 @@ from ...build.switch.timeline import (
     Timeline,
     edge_states,
     gate_table,
-    immutable,
     last_change,
     site_timeline,
 )
 from ...build.switch.timeline import documents as timeline_documents
 from ...contract.locations import audience_name
 from ...contract.routes import DEFAULT_SITE_URL, edge_table
-from ...contract.serving import COMPRESSED_OVER, edge_contract
+from ...contract.serving import COMPRESSED_OVER, edge_contract, immutable
 from ...errors import CatalogueError
 from ...history.catalogue import read_history
 from ...history.catalogue.fence import fence

@@ -14,7 +14,7 @@
 // published), or a manifest the bucket lacks, answers 503 rather than another release's answer.
 import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { PUBLIC_AUDIENCE, STALE_RETRY_AFTER, useContract } from "./contract.js";
+import { NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, useContract } from "./contract.js";
 import { answer, encoding, error, finish } from "./core.js";
 import { Unavailable, objectKey, stored } from "./manifests.js";
 
@@ -90,28 +90,28 @@ function asked(request) {
 }
 
 // What a file's answer says that its object cannot: an export's download name, an original's Link.
-const CARRIED = ["Content-Disposition", "Link"];
+const CARRIED = [NAMES.download, NAMES.link];
 
 async function originRequest(request) {
   const headers = request.headers;
   const live = value(headers, "x-release");
   let result;
   if (live !== release.id) {
-    result = finish(error(503, "stale", {}, { "Retry-After": STALE_RETRY_AFTER }), { id: live }, request.method, false);
+    result = finish(error(503, "stale", {}, { [NAMES.retry]: STALE_RETRY_AFTER }), { id: live }, request.method, false);
   } else {
     tables = tables || stored(release, bucketOf(request));
     try {
       result = await answer(asked(request), release, tables, null);
     } catch (failure) {
       if (!(failure instanceof Unavailable)) throw failure;
-      result = finish(error(503, "stale", {}, { "Retry-After": STALE_RETRY_AFTER }), release, request.method, false);
+      result = finish(error(503, "stale", {}, { [NAMES.retry]: STALE_RETRY_AFTER }), release, request.method, false);
     }
   }
   if (result.file !== undefined) {
     // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
     const range = /^bytes=(\d+)-\d*$/i.exec(value(headers, "range"));
     if (range && +range[1] >= result.size) {
-      result = finish(error(416, "range", {}, { "Content-Range": `bytes */${result.size}` }),
+      result = finish(error(416, "range", {}, { [NAMES.range]: `bytes */${result.size}` }),
         { id: result.release }, request.method, false);
     } else {
       // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong

@@ -24,7 +24,7 @@ async function handler(event) {
   delete headers["x-api-cache"];
   finish(result, { id: answered[0], cache_control: answered[1] }, event.request.method, PAGE_TYPES.indexOf(type) >= 0);
   if (answered[2] && status < 400) result.headers["Memento-Datetime"] = answered[2];
-  if (answered[3] && status < 400) result.headers["Link"] = answered[3];
+  if (answered[3] && status < 400) result.headers[NAMES.link] = answered[3];
   if (status !== 200 && status !== 206) delete headers["content-disposition"];
   // a 304 carries the ETag of what the client holds (§15.4.5); an origin that leaves it out (Ceph's) matched
   // the one tag the client sent

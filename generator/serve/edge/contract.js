@@ -6,7 +6,7 @@
 
 export let TYPES, DEFAULT_TYPE, HEADERS, LINK_TYPE, PAGE_TYPES, ERRORS;
 export let REDIRECT, LINK, LINK_PARAMETER, LINKS, STALE_RETRY_AFTER, RECORD_RETRY_AFTER, FOLDERS;
-export let NO_MATCH, PUBLIC_AUDIENCE, STORE, NAMES, BINARY;
+export let NO_MATCH, PUBLIC_AUDIENCE, STORE, NAMES, BINARY, AUTHORIZATION;
 
 export function useContract(contract) {
   TYPES = contract.TYPES;
@@ -27,4 +27,5 @@ export function useContract(contract) {
   STORE = contract.STORE;
   NAMES = contract.NAMES;
   BINARY = contract.BINARY;
+  AUTHORIZATION = contract.AUTHORIZATION;
 }

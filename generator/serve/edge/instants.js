@@ -5,7 +5,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { RECORD_RETRY_AFTER } from "./contract.js";
+import { NAMES, RECORD_RETRY_AFTER } from "./contract.js";
 import { error } from "./keycheck.js";
 
 const MONTHS = "JanFebMarAprMayJunJulAugSepOctNovDec";
@@ -115,7 +115,7 @@ export function releaseAt(table, millis, scope, now) {
   }
   if (!now && horizon !== null && millis > horizon) {
     return error(404, "beyond_record", { instant: rfc3339(millis), horizon: rfc3339(horizon) },
-      millis <= Date.now() ? { "Retry-After": RECORD_RETRY_AFTER } : {});
+      millis <= Date.now() ? { [NAMES.retry]: RECORD_RETRY_AFTER } : {});
   }
   if (found === null) {  // before the first release ever live; an instant a pruned one was live is a 410
     if (oldest === null) return error(404, "none_kept", { list: scope.list });

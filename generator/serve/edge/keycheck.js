@@ -6,7 +6,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, NAMES, TYPES } from "./contract.js";
+import { AUTHORIZATION, DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, NAMES, TYPES } from "./contract.js";
 
 // A JSON answer {"detail": …}: the API's errors and the TimeGate's 302.
 export function json(status, detail, extra) {
@@ -58,14 +58,29 @@ export function normalise(rawPath) {
   return "/" + out.join("/") + trailing;
 }
 
-// `map $http_authorization $credential`: apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY.
+// `map $http_authorization $credential`: the first of the contract's Authorization forms that matches
+// (apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY), its credential with the form's prefix.
 function credential(header) {
-  let m;
-  if ((m = /^\s*apikey\s+(\S+)\s*$/i.exec(header))) return m[1];
-  if ((m = /^\s*(?:bearer|token)\s+([^\s:]+)\s*$/i.exec(header))) return m[1];
-  if ((m = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header))) return "basic:" + m[1];
-  if ((m = /^\s*([^\s:]+)\s*$/.exec(header))) return m[1];
+  const forms = authorizationForms();
+  for (let i = 0; i < forms.length; i++) {
+    const m = forms[i][0].exec(header);
+    if (m) return forms[i][1] + m[1];
+  }
   return "";
+}
+
+// The contract's forms as [compiled regular expression, prefix], compiled once per contract given.
+let compiledForms = [], compiledFrom = null;
+function authorizationForms() {
+  if (compiledFrom !== AUTHORIZATION) {
+    compiledForms = [];
+    for (let i = 0; i < AUTHORIZATION.length; i++) {
+      const form = AUTHORIZATION[i];  // its regular expression, its prefix, whether any letter case
+      compiledForms.push([new RegExp(form[0], form[2] ? "i" : ""), form[1]]);
+    }
+    compiledFrom = AUTHORIZATION;
+  }
+  return compiledForms;
 }
 
 // `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).

@@ -91,17 +91,17 @@ function respondTimemap(r) {
 function send(r, result) {  // the core's answer through nginx: its headers but those nginx sets itself
   const names = Object.keys(result.headers);
   for (let i = 0; i < names.length; i++) {
-    if (names[i] !== "Location" && names[i] !== "Content-Type") r.headersOut[names[i]] = result.headers[names[i]];
+    if (names[i] !== NAMES.location && names[i] !== NAMES.type) r.headersOut[names[i]] = result.headers[names[i]];
   }
   if (result.status === 302) {  // r.return would send nginx's HTML page: the JSON body, by hand
     r.status = 302;
-    r.headersOut["Location"] = result.headers.Location;
-    r.headersOut["Content-Type"] = TYPES[DEFAULT_TYPE];
+    r.headersOut[NAMES.location] = result.headers[NAMES.location];
+    r.headersOut[NAMES.type] = TYPES[DEFAULT_TYPE];
     r.sendHeader();
     if (r.method !== "HEAD") r.send(result.body);  // a HEAD answer has no body (Memento clients send HEAD)
     r.finish();
   } else {
-    r.headersOut["Content-Type"] = result.headers["Content-Type"] || TYPES[DEFAULT_TYPE];
+    r.headersOut[NAMES.type] = result.headers[NAMES.type] || TYPES[DEFAULT_TYPE];
     r.return(result.status, result.body);
   }
 }

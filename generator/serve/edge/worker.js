@@ -148,7 +148,7 @@ function withLength(body, length) {  // a stream the runtime knows the length of
 
 function failed(result, status, name, extra) {  // a 412, 416 or 500 about a file: JSON, as every error
   const refused = error(status, name, {}, extra);
-  const headers = { ...result.headers, ...refused.headers, "Cache-Control": HEADERS.error_cache_control };
+  const headers = { ...result.headers, ...refused.headers, [NAMES.cache]: HEADERS.error_cache_control };
   for (const header of ["Content-Disposition", "Last-Modified", "ETag"]) delete headers[header];
   return new Response(refused.body, { status, headers });
 }
@@ -177,7 +177,7 @@ async function respond(request, env, asked) {
   const missing = !env.KEYS_SECRET ? "KEYS_SECRET" : !env.KEYS ? "KEYS namespace (Workers KV)"
     : !env.RELEASES ? "RELEASES bucket (R2)" : null;
   if (missing) {  // no key could be checked or no file read: say so to the operator, answer nothing else
-    return new Response(NOT_CONFIGURED(missing), { status: 500, headers: { "Content-Type": TYPES[DEFAULT_TYPE] } });
+    return new Response(NOT_CONFIGURED(missing), { status: 500, headers: { [NAMES.type]: TYPES[DEFAULT_TYPE] } });
   }
   const platform = platformFor(env.KEYS_SECRET);
   const url = new URL(request.url);
@@ -198,7 +198,7 @@ async function respond(request, env, asked) {
   } catch (failure) {
     if (!(failure instanceof Unavailable)) throw failure;
     // a release this version answers whose manifest R2 lacks: not another release's answer
-    result = finish(error(503, "stale", {}, { "Retry-After": STALE_RETRY_AFTER }), release, request.method, false);
+    result = finish(error(503, "stale", {}, { [NAMES.retry]: STALE_RETRY_AFTER }), release, request.method, false);
   }
   asked.user = core.user;  // set by the core's key check
   asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
@@ -222,7 +222,7 @@ async function respond(request, env, asked) {
   if (condition === 412) return failed(result, 412, "precondition");
   const range = byteRange(request, result.size, fileTag, result.headers["Last-Modified"]);
   if (range === UNSATISFIABLE) {
-    return failed(result, 416, "range", { "Content-Range": `bytes */${result.size}` });
+    return failed(result, 416, "range", { [NAMES.range]: `bytes */${result.size}` });
   }
   const key = (release.store_prefix || "") + objectKey(result, chosen);
   const lost = () => failed(result, 500, "server");

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ...build.render.release_info import release_site_url
 from ...build.render.templates import template_environment
-from ...build.switch.timeline import Timeline, immutable
+from ...build.switch.timeline import Timeline
 from ...contract.resources import NGINX_CONF
 from ...contract.routes import DEFAULT_SITE_URL, edge_table, rule_named
-from ...contract.serving import ERROR_CACHE_CONTROL, edge_contract
+from ...contract.serving import ERROR_CACHE_CONTROL, edge_contract, immutable
 from ...errors import ServeError
 from ...history.catalogue.fence import Fence
 from ...history.layout import read_release_info, read_routing

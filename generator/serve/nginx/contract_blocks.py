@@ -9,7 +9,7 @@ import re
 
 from ...contract import serving
 
-PARTS = ("types", "maps", "refusals", "headers", "error_pages", "errors")
+PARTS = ("access_log", "types", "maps", "refusals", "headers", "error_pages", "errors")
 BEGIN = "# {contract:%s — generated from generator/contract/serving.py by scripts/nginx_conf.py; do not edit"
 END = "# contract:%s}"
 
@@ -78,6 +78,36 @@ def _maps() -> list[str]:
     return lines
 
 
+def _access_log() -> list[str]:
+    """The access log's format (serving.ACCESS_LOG, which `riskapi usage` reads back) and the variables
+    only it needs: the user or "-", and the path without its query."""
+    lines = _map("$api_user", "$log_user", [('""', "-"), ("default", "$api_user")])
+    lines += _map("$request_uri", "$request_path", [('"~^(?<path>[^?]*)"', "$path")])
+    pieces = [""]  # the format's fields, a few to a line
+    for field, _ in serving.ACCESS_LOG:
+        if pieces[-1] and len(pieces[-1] + field) > 90:
+            pieces.append("")
+        pieces[-1] += field
+    quoted = [single_quoted(piece) for piece in pieces]
+    return lines + [f"log_format riskapi {quoted[0]}", *(f"                   {q}" for q in quoted[1:-1]),
+                    f"                   {quoted[-1]};"]
+
+
+def _credential_maps() -> list[str]:
+    """A request-target nginx refuses before reading it, and the credential of the Authorization header
+    (serving.AUTHORIZATION_FORMS, tried in order: nginx's map takes the first regular expression that
+    matches)."""
+    forbidden = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
+    lines = _map("$request_uri", "$target_invalid", [(single_quoted("~" + forbidden), "1"), ("default", '""')])
+    forms = []
+    for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
+        group = re.search(r"\((?!\?)", pattern)
+        assert group is not None, pattern
+        named = pattern[:group.start()] + "(?<c>" + pattern[group.end():]
+        forms.append((f'"{"~*" if any_case else "~"}{named}"', f"{prefix}$c"))
+    return lines + _map("$http_authorization", "$credential", [("default", '""'), *forms])
+
+
 def _refusals() -> list[str]:
     return ["if ($target_invalid) {", f"    return 400 {error_body('bad_target')};", "}",
             "# CORS preflight and OPTIONS come without a key: answer them before any key check.",
@@ -128,6 +158,6 @@ FORBIDDEN, CHALLENGE = error_location("forbidden"), error_location("challenge") 
 def render(part: str, indent: str = "") -> str:
     """One generated part of nginx.conf: "types" and "maps" (in http), the others (in server), each
     line after `indent`."""
-    lines = {"types": _types, "maps": _maps, "refusals": _refusals, "headers": _headers,
-             "error_pages": _error_pages, "errors": _errors}[part]()
+    lines = {"access_log": _access_log, "types": _types, "maps": lambda: _maps() + _credential_maps(),
+             "refusals": _refusals, "headers": _headers, "error_pages": _error_pages, "errors": _errors}[part]()
     return "".join(f"{indent}{line}\n" for line in lines)

@@ -200,7 +200,7 @@ def render(part: str) -> str:
         timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
-        answered=ANSWERED, challenge=routes.CHALLENGE, locations=grouped(locations),
+        answered=ANSWERED, challenge=serving.CHALLENGE, locations=grouped(locations),
         filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
         challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, **_links())
 
