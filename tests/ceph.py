@@ -14,11 +14,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from .waiting import wait_for
 
 ACCESS_KEY, SECRET_KEY = "RISKAPITESTKEY", "riskapi-test-secret"
 
@@ -79,9 +80,8 @@ class CephS3:
             with contextlib.suppress(ProcessLookupError, ValueError):
                 pids.append(int(pid_file.read_text()))
                 os.kill(pids[-1], signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        with contextlib.suppress(AssertionError):  # a daemon that outlasts its SIGTERM is killed
+            wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), 15, "daemons ended", every=0.2)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -134,11 +134,7 @@ def start_ceph_s3(free_port) -> CephS3:
 
 
 def _wait(ready, what: str, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        with contextlib.suppress(OSError, AssertionError, subprocess.TimeoutExpired):
-            if ready():
-                return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not come up within {seconds:.0f} s")
-        time.sleep(0.5)
+    try:
+        wait_for(ready, seconds, what, every=0.5, ignoring=(OSError, AssertionError, subprocess.TimeoutExpired))
+    except AssertionError:
+        raise RuntimeError(f"{what} did not come up within {seconds:.0f} s") from None

@@ -1,13 +1,11 @@
-"""Shared fixtures: paths, and the tiny fixture dataset built once per session."""
+"""Shared fixtures: paths, the tiny fixture dataset built once per session, and the servers tests ask
+(`live`, one fixture for nginx, the Worker and CloudFront). The suite's options and hooks are plugin.py's."""
 from __future__ import annotations
 
 import atexit
-import os
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,15 @@ from generator.build.load import load_dataset
 from generator.build.load.records import ModelData
 from generator.build.scoring import score_model
 from generator.publish.build_release import build
+
+from .plugin import (  # noqa: F401 (the plugin's hooks, registered as this conftest's)
+    SERVERS,
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_terminal_summary,
+    pytest_unconfigure,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "tests" / "fixtures" / "tiny"
@@ -94,10 +101,49 @@ def nginx_server():
     shutil.rmtree(server.base, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def live(nginx_server):
-    """The live server of tests about nginx (test_serving.py runs its cases against every server)."""
-    return nginx_server
+@pytest.fixture(scope="module")
+def live(request):
+    """The server under test, with the tiny fixture's release and keys: nginx, or in a module that sets
+    SERVED_BY (pytest_generate_tests below), each of those servers in turn."""
+    return request.getfixturevalue(FIXTURES[getattr(request, "param", "nginx")])
+
+
+@pytest.fixture
+def kind(request) -> str:
+    """The name of the server `live` is in this test ("nginx", "workerd", "cloudfront")."""
+    callspec = getattr(request.node, "callspec", None)
+    return callspec.params.get("live", "nginx") if callspec is not None else "nginx"
+
+
+def pytest_generate_tests(metafunc):
+    """A module's SERVED_BY runs each of its tests that takes `live` once per server named there."""
+    servers = getattr(metafunc.module, "SERVED_BY", None)
+    if servers and "live" in metafunc.fixturenames:
+        metafunc.parametrize("live", servers, indirect=True, scope="module")
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    """A copy of the tiny fixture served by an nginx of its own, for a test that changes its site."""
+    from .live import serving_copy_of
+    with serving_copy_of(TINY, tmp_path) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory):
+    """A copy of the tiny fixture served by an nginx of its own, shared by one module's tests."""
+    from .live import serving_copy_of
+    with serving_copy_of(TINY, tmp_path_factory.mktemp("served")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory):
+    """The demo data served by nginx: exports large enough that a reader's ranges matter."""
+    from .live import serving_copy_of
+    with serving_copy_of(DEMO_DATA, tmp_path_factory.mktemp("demo")) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
@@ -131,95 +177,7 @@ def cloudfront(nginx_server, s3):
     server.runtime.stop()
 
 
-SERVERS = ("nginx", "workerd", "cloudfront")
 FIXTURES = {"nginx": "nginx_server", "workerd": "edge", "cloudfront": "cloudfront"}  # a server's fixture
-
-
-# --quick: the part of the suite that needs neither workerd, nor the CloudFront harness and its S3
-# server, nor 100,000 keys: the tests of every other server, the build, the CLI and the faults.
-EDGE_FIXTURES = {"edge", "s3", "cloudfront"}
-
-
-def pytest_addoption(parser):
-    parser.addoption("--quick", action="store_true",
-                     help="leave out what needs workerd or the CloudFront harness, and the tests marked slow")
-
-
-def pytest_collection_modifyitems(config, items):
-    if not config.getoption("--quick"):
-        return
-    def at_the_edge(item) -> bool:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        return (item.get_closest_marker("slow") is not None or bool(EDGE_FIXTURES & set(item.fixturenames))
-                or any(isinstance(value, str) and value in SERVERS[1:] for value in params.values()))
-    left_out = [item for item in items if at_the_edge(item)]
-    record = os.environ.get(QUICK_RECORD)
-    if record:  # for the summary, which under xdist runs in a process that collects nothing
-        Path(record).write_text("\n".join(item.nodeid for item in left_out))
-    if left_out:
-        config.hook.pytest_deselected(items=left_out)
-        items[:] = [item for item in items if not at_the_edge(item)]
-
-
-QUICK_RECORD = "RISKAPI_QUICK_LEFT_OUT"  # where the collecting processes write what --quick leaves out
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    """--quick says what it left out, by file, and where the rest runs."""
-    record = os.environ.get(QUICK_RECORD)
-    if not config.getoption("--quick") or not record or not Path(record).is_file():
-        return
-    left_out = [line for line in Path(record).read_text().splitlines() if line]
-    by_file: dict[str, int] = {}
-    for nodeid in left_out:
-        name = nodeid.split("::")[0]
-        by_file[name] = by_file.get(name, 0) + 1
-    terminalreporter.write_line(f"--quick left out {len(left_out)} tests (workerd, the CloudFront harness and its S3 "
-                                "server, and those marked slow; scripts/test.sh runs them): "
-                                + ", ".join(f"{name} {count}" for name, count in sorted(by_file.items())))
-
-
-class Heartbeat:
-    """A line for each test still running after a minute, and each minute after: a long test (100,000 keys,
-    workerd starting) never leaves the terminal silent. In the process that reports (under xdist, the
-    controller: workers' starts and ends reach it as events)."""
-
-    EVERY = 60.0
-
-    def __init__(self, reporter):
-        self.reporter, self.running, self.lock = reporter, {}, threading.Lock()
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
-        self.thread.start()
-
-    def pytest_runtest_logstart(self, nodeid, location):
-        with self.lock:
-            self.running[nodeid] = time.monotonic()
-
-    def pytest_runtest_logfinish(self, nodeid, location):
-        with self.lock:
-            self.running.pop(nodeid, None)
-
-    def _beat(self) -> None:
-        while not self.stopped.wait(self.EVERY):
-            now = time.monotonic()
-            with self.lock:
-                long_running = [(nodeid, now - started) for nodeid, started in self.running.items()
-                                if now - started >= self.EVERY]
-            for nodeid, seconds in long_running:
-                self.reporter.write_line(f"… still running after {seconds / 60:.0f} min: {nodeid}")
-
-
-@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
-def pytest_configure(config):
-    if config.getoption("--quick") and not hasattr(config, "workerinput"):
-        handle, record = tempfile.mkstemp(prefix="riskapi-quick-")
-        os.close(handle)
-        atexit.register(Path(record).unlink, missing_ok=True)
-        os.environ[QUICK_RECORD] = record  # xdist's workers start with this process's environment
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(Heartbeat(reporter), "riskapi-heartbeat")
 
 
 @pytest.fixture
@@ -229,24 +187,3 @@ def place():
     base = worker_readable_folder("riskapi-test-")
     yield base
     shutil.rmtree(base, ignore_errors=True)
-
-
-def pytest_unconfigure(config):
-    """A thread a test left running keeps the test process from ending (Python waits for every
-    non-daemon thread at exit), and CI from finishing: name it with its stack and end the run red."""
-    import faulthandler
-    import os
-    import sys
-    import threading
-    heartbeat = config.pluginmanager.get_plugin("riskapi-heartbeat")
-    if heartbeat is not None:
-        heartbeat.stopped.set()
-    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    for thread in stuck:
-        thread.join(timeout=10)
-    stuck = [t.name for t in stuck if t.is_alive()]
-    if stuck:
-        sys.stderr.write(f"\nthreads left running after the tests: {', '.join(stuck)}\n")
-        faulthandler.dump_traceback(all_threads=True)
-        sys.stderr.flush()
-        os._exit(3)

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -32,16 +31,7 @@ from generator.serve.keys import add_key, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.system.processes import end_with_parent
 
-
-def wait_for(condition, seconds: float = 60.0, what: str = "condition"):
-    """`condition()`'s first true value, asked every 20 ms for at most `seconds`; else the test fails."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"no {what} within {seconds} s")
+from .waiting import wait_for
 
 
 def free_port() -> int:
@@ -282,37 +272,43 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                    preexec_fn=end_with_parent)
     runtime = EdgeRuntime(nginx.runtime.settings, process, log, restart, nginx)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    uploaded = listening is None
+
+    def answering() -> LiveServer | None:
+        nonlocal uploaded
         if process.poll() is not None:
             said = log.read_text()
             if "Address already in use" in said and attempts > 1:
                 return _start_edge(nginx, what, command, cwd, env, seconds, restart, attempts - 1, listening)
             raise RuntimeError(f"{what} stopped:\n{said[-3000:]}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            if listening is not None:
+            if not uploaded:
                 try:
                     listening(port)
                 except UnreachableUpload:
                     # wrangler dev stopped answering for a moment in the middle of an upload (seen once
                     # in hundreds of starts, on two busy cores: the objects were in, the manifest was
-                    # refused): the upload, which sends only what the bucket lacks, is tried again
-                    # while the server runs, until the deadline
-                    if process.poll() is None and time.monotonic() + 1 < deadline:
-                        time.sleep(1)
-                        continue
-                    runtime.stop()
+                    # refused): the upload, which sends only what the bucket lacks, is tried again at
+                    # the next look while the server runs, until the deadline
+                    if process.poll() is None:
+                        return None
                     raise
-                except BaseException:
-                    runtime.stop()
-                    raise
-                listening = None
+                uploaded = True
             server = LiveServer(nginx.base, runtime, port, nginx.keys, nginx.log_vkey)
             if server.get("/api/v1/", user=None).status == 200:
                 return server
-        time.sleep(0.3)
-    runtime.stop()
-    raise RuntimeError(f"{what} did not answer within {seconds:.0f} s:\n{log.read_text()[-3000:]}")
+        return None
+
+    try:
+        return wait_for(answering, seconds, f"answer from {what}", every=0.3)
+    except RuntimeError:
+        raise  # it stopped by itself: nothing to stop
+    except AssertionError:
+        runtime.stop()
+        raise RuntimeError(f"{what} did not answer within {seconds:.0f} s:\n{log.read_text()[-3000:]}") from None
+    except BaseException:
+        runtime.stop()
+        raise
 
 
 def moved_on(server: LiveServer) -> LiveServer:

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -68,11 +67,10 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"the CloudFront harness stopped (code {harness.returncode})")
         print(f"serving the site through CloudFront's functions on http://127.0.0.1:{options.port}/api/v1/ "
               f"(the bucket {BUCKET} on {s3.endpoint}; Ctrl-C stops)", flush=True)
-        stop = []
-        signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-        signal.signal(signal.SIGINT, lambda *_: stop.append(True))
-        while not stop and harness.poll() is None:
-            time.sleep(0.5)
+        # Ctrl-C or SIGTERM ends the harness (the finally below); the harness may end by itself too
+        for stopping in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(stopping, lambda *_: os.killpg(harness.pid, signal.SIGTERM))
+        harness.wait()
         return 0
     finally:
         if harness is not None and harness.poll() is None:

@@ -19,7 +19,7 @@ from generator.history.proof.tree import leaf_hash, verify_inclusion
 from generator.history.site import CURRENT, rollback
 from generator.publish.build_release import build
 
-from .conftest import FIXTURES, LOOPBACK, SERVERS, TINY
+from .conftest import LOOPBACK, SERVERS, TINY
 from .live import serve_process, wait_for, worker_readable_folder
 
 API = "/api/v1"
@@ -39,9 +39,7 @@ def verify(citation, vkey, *extra):
     return run("verify", citation, "--trust", vkey, *extra)
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def live(request):
-    return request.getfixturevalue(FIXTURES[request.param])
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 
 
 def test_a_citation_from_every_server_verifies_offline_and_tells_the_release(live, tmp_path):

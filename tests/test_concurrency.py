@@ -10,8 +10,9 @@ from generator.history.site import CURRENT
 from generator.publish.build_release import build
 from generator.serve.keys import add_key
 
-from .conftest import NGA_BLACK, NGA_GREY, TINY
-from .live import auth_header, serving_copy_of
+from .conftest import NGA_BLACK, NGA_GREY
+from .live import auth_header
+from .waiting import wait_for
 
 PATHS = ["/api/v1/riskscores/acme_aml/NGA/", "/api/v1/riskscores/acme_aml/", "/api/v1/riskscores/sovereign/AUT/",
          "/api/v1/riskscores/country/NGA/", "/api/v1/configuration/countries/?name=Nigeria"]
@@ -57,29 +58,23 @@ class Client:
             self.connection = None
 
 
-@pytest.fixture
-def server(tmp_path):
-    with serving_copy_of(TINY, tmp_path) as live:
-        yield live
-
-
 def release_bytes(site) -> dict[str, bytes]:
     return {file: (site / CURRENT / file).read_bytes() for file in FILES}
 
 
 @pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
-def test_swaps_and_key_rotation_under_load(server):
-    observations = server.data / "observations" / "acme_aml.csv"
+def test_swaps_and_key_rotation_under_load(own_server):
+    observations = own_server.data / "observations" / "acme_aml.csv"
     variants = [observations.read_text()]
     variants.append(variants[0].replace(NGA_GREY, NGA_BLACK))
     allowed = defaultdict(set)  # file → every version a release had
-    for file, body in release_bytes(server.site).items():
+    for file, body in release_bytes(own_server.site).items():
         allowed[file].add(body)
-    authorization = auth_header("alice", server.keys["alice"], "apikey")
+    authorization = auth_header("alice", own_server.keys["alice"], "apikey")
     results, failures, stop = [], [], threading.Event()
 
     def load(number: int):
-        client = Client(server.port)
+        client = Client(own_server.port)
         for i in range(MAX_REQUESTS):
             if stop.is_set():
                 break
@@ -98,14 +93,15 @@ def test_swaps_and_key_rotation_under_load(server):
     reloads = 0
     for round_number in range(4):
         observations.write_text(variants[(round_number + 1) % 2])
-        build(server.data, server.site)
-        for file, body in release_bytes(server.site).items():
+        build(own_server.data, own_server.site)
+        for file, body in release_bytes(own_server.site).items():
             allowed[file].add(body)
-        assert server.runtime.refresh()
-        add_key(server.keys_file, "frank", key=None, replace_old=True)  # rotate another client's key
-        assert server.runtime.refresh()
+        assert own_server.runtime.refresh()
+        add_key(own_server.keys_file, "frank", key=None, replace_old=True)  # rotate another client's key
+        assert own_server.runtime.refresh()
         reloads += 2
-        time.sleep(0.3)
+        # the clients go on through the reloads: 20 more answers before the next round
+        wait_for(lambda wanted=len(results) + 20: len(results) >= wanted, MAX_SECONDS, "answers after the reloads")
         if time.monotonic() - started > MAX_SECONDS:
             break
     stop.set()

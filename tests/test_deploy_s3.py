@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import orjson
 import pytest
@@ -23,6 +22,7 @@ from generator.serve.deploy.objects import object_key
 
 from .conftest import DEMO_DATA, TINY, make_nga_black
 from .live import free_port
+from .waiting import wait_for
 
 TYPES = {".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8",
          ".js": "text/javascript; charset=utf-8", ".csv": "text/csv; charset=utf-8",
@@ -187,11 +187,10 @@ def test_a_killed_deploy_leaves_the_live_release_and_the_next_one_finishes_it(s3
                                 "--bucket", bucket, "--endpoint-url", s3.endpoint], env=s3.env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
-        while len(_objects(client, bucket, "objects/")) < before + 50:
+        def uploading() -> bool:
             assert process.poll() is None, "the deploy ended before it could be stopped"
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+            return len(_objects(client, bucket, "objects/")) >= before + 50
+        wait_for(uploading, 120, "50 objects uploaded", every=0.1)
     finally:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)

@@ -43,7 +43,7 @@ ALL = [(page, *example) for page in PAGES for example in examples(page)]
 
 
 @pytest.fixture(scope="module")
-def demo():
+def docs_demo():
     """The demo's folder, built and served on a free port; stopped and removed afterwards."""
     base = worker_readable_folder("riskapi-docs-")
     port = free_port()
@@ -78,10 +78,10 @@ def test_the_pages_have_examples_and_every_command_is_in_a_runnable_block():
 
 
 @pytest.mark.timeout(1800)  # two builds of the demo data, and each block bounded below
-def test_every_example_runs_as_written_on_the_demo_in_the_order_of_the_pages(demo):
+def test_every_example_runs_as_written_on_the_demo_in_the_order_of_the_pages(docs_demo):
     """One test, the blocks in order: a page's later examples use what its earlier ones made (the receiver
     file, the staged release)."""
-    base, port, key = demo
+    base, port, key = docs_demo
     receiver_port = free_port()
     environment = {**os.environ, "KEY": key, "PATH": f"{BIN}:{os.environ['PATH']}"}
     ran = 0

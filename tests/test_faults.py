@@ -288,7 +288,7 @@ def port_closed(port: int) -> bool:
 
 
 @pytest.fixture
-def served(place):
+def built_place(place):
     """`place` with a built release of the fixture and a keys file: what serve needs."""
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(place / "site"), "-q"]).exit_code == 0
     assert CliRunner().invoke(main, ["keys", "add", "alice", "--keys", str(place / "keys.csv")]).exit_code == 0
@@ -296,8 +296,8 @@ def served(place):
 
 
 @pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
-def test_nginx_ends_when_serve_is_killed(served):
-    place, port = served, free_port()
+def test_nginx_ends_when_serve_is_killed(built_place):
+    place, port = built_place, free_port()
     serve = start_serve(place, port)
     assert not port_closed(port)
     serve.kill()  # kill -9: no handler runs
@@ -310,8 +310,8 @@ def test_nginx_ends_when_serve_is_killed(served):
 
 
 @pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
-def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(served):
-    place, port = served, free_port()
+def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(built_place):
+    place, port = built_place, free_port()
     serve = start_serve(place, port)
     # nginx listens before it writes its pid file (serve only waits for the port): wait for the number
     pid_file = place / "nginx" / "nginx.pid"
@@ -326,8 +326,8 @@ def test_when_the_nginx_master_is_killed_serve_stops_its_workers_and_says_so(ser
     wait_for(lambda: port_closed(port), seconds=10, what="closed port")
 
 
-def test_serve_on_a_busy_port_says_so_before_it_starts(served):
-    place = served
+def test_serve_on_a_busy_port_says_so_before_it_starts(built_place):
+    place = built_place
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -382,8 +382,8 @@ def test_the_access_log_never_holds_a_query_value(live):
     assert '"GET /api/v1/riskscores/sovereign/ HTTP/1.1" 200' in line and "ordering=-country_name" in line
 
 
-def test_serve_listens_on_ipv6_loopback(served):
-    place, port = served, free_port()
+def test_serve_listens_on_ipv6_loopback(built_place):
+    place, port = built_place, free_port()
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--host", "::1", "--port",
                                 str(port), "--site", str(place / "site"), "--keys", str(place / "keys.csv")],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

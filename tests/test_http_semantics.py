@@ -17,14 +17,7 @@ FILE = "api/v1/riskscores/sdg/CIV/index.json"
 EXPORT = f"{API}/exports/scores.jsonl"
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def kind(request):
-    return request.param
-
-
-@pytest.fixture(scope="module")
-def live(request, kind):
-    return request.getfixturevalue(FIXTURES[kind])
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 
 
 # ---- content codings: what nginx's gzip_static and brotli_static choose -------------------------------

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-
 from generator.build.switch.log_files import log_documents
 from generator.contract import routes
 from generator.history.catalogue import Catalogue
@@ -17,15 +15,13 @@ from generator.history.proof.tiles import read_bundle
 from generator.history.proof.tree import leaf_hash, root
 from generator.history.site import CURRENT
 
-from .conftest import FIXTURES, SERVERS
+from .conftest import SERVERS
 from .test_interop_go import b64, go_tree, tlogcheck  # noqa: F401  (the fixture)
 
 API = routes.API
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def live(request):
-    return request.getfixturevalue(FIXTURES[request.param])
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 
 
 def site_log(site) -> tuple[list[bytes], bytes]:

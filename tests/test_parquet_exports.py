@@ -20,8 +20,8 @@ from generator.history.catalogue import read_history
 from generator.history.site import CURRENT, RELEASES
 from generator.publish.build_release import build
 
-from .conftest import DEMO_DATA, FIXTURES, SERVERS, TINY, replace_in
-from .live import RangeReader, serving_copy_of
+from .conftest import SERVERS, TINY, replace_in
+from .live import RangeReader
 from .test_catalogue import then_stage_promote_rollback
 from .test_panel import GDP_AUT_2024
 
@@ -29,10 +29,7 @@ API = routes.API
 PARQUET = "application/vnd.apache.parquet"
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def live(request):
-    """The server under test: nginx, or the same release and keys at the edge (workerd, CloudFront)."""
-    return request.getfixturevalue(FIXTURES[request.param])
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 
 
 def as_exported(line: dict) -> dict:
@@ -182,21 +179,14 @@ def test_a_rebuild_copies_the_row_groups_whose_rows_did_not_change_and_publishes
     then_stage_promote_rollback(site, data_copy)
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The demo data served by nginx: exports large enough that a reader's ranges matter."""
-    with serving_copy_of(DEMO_DATA, tmp_path_factory.mktemp("demo")) as server:
-        yield server
-
-
 @pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
-def test_a_reader_of_one_models_two_columns_fetches_the_footer_and_their_chunks_alone(demo):
+def test_a_reader_of_one_models_two_columns_fetches_the_footer_and_their_chunks_alone(demo_server):
     # pyarrow reading over HTTP as fsspec does (a Range request a read): the file's end (the footer), then
     # for the row groups whose statistics say `sovereign`, the pages of the two columns asked and of
     # `model` (the filter's) — nothing of the other models' groups, nor of the 15 other columns
     path = f"{API}/exports/scores.parquet"
-    whole = demo.get(path, user="bob").body
-    reader = RangeReader(lambda p, headers: demo.get(p, user="bob", headers=headers), path, len(whole))
+    whole = demo_server.get(path, user="bob").body
+    reader = RangeReader(lambda p, headers: demo_server.get(p, user="bob", headers=headers), path, len(whole))
     table = pq.read_table(pa.PythonFile(reader, mode="r"), columns=["country_code", "score"],
                           filters=[("model", "=", "sovereign")], pre_buffer=False)
     expected = [row for row in read(whole).to_pylist() if row["model"] == "sovereign"]
@@ -220,7 +210,7 @@ def test_a_reader_of_one_models_two_columns_fetches_the_footer_and_their_chunks_
     # polars, given the file (its own HTTP reader sends no header: pola-rs/polars#17197), reads it through
     # pyarrow the same way: the same rows, a quarter of the file at most
     import polars
-    reader = RangeReader(lambda p, headers: demo.get(p, user="bob", headers=headers), path, len(whole))
+    reader = RangeReader(lambda p, headers: demo_server.get(p, user="bob", headers=headers), path, len(whole))
     frame = polars.read_parquet(reader, columns=["country_code", "score"], use_pyarrow=True,
                                 pyarrow_options={"filters": [("model", "=", "sovereign")], "pre_buffer": False})
     assert frame.to_dicts() == table.to_pylist()

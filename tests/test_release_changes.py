@@ -39,7 +39,7 @@ def plant_moves(data):
 
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
-def a_and_b(request, tmp_path_factory):
+def moves_a_and_b(request, tmp_path_factory):
     """A, then B with the three planted moves, on each server."""
     yield from serve_a_and_b(request, tmp_path_factory, plant_moves)
 
@@ -51,8 +51,8 @@ def _json(answer):
     return json.loads(answer.body)
 
 
-def test_the_change_document_says_what_riskapi_diff_says(a_and_b):
-    server, first, second, _ = a_and_b
+def test_the_change_document_says_what_riskapi_diff_says(moves_a_and_b):
+    server, first, second, _ = moves_a_and_b
     mine = _json(server.get(CHANGES, user="alice"))
     assert (mine["id"], mine["previous"]) == (second, first)
     acme = {m["code"]: m for m in mine["models"]}["acme_aml"]
@@ -94,8 +94,8 @@ def test_the_change_document_says_what_riskapi_diff_says(a_and_b):
     assert "/api/v1/riskscores/acme_aml/NGA/" in changed and mine["documents"]["added"] == []
 
 
-def test_a_client_without_the_grant_learns_nothing_of_the_custom_model(a_and_b):
-    server, _, _, _ = a_and_b
+def test_a_client_without_the_grant_learns_nothing_of_the_custom_model(moves_a_and_b):
+    server, _, _, _ = moves_a_and_b
     public = _json(server.get(CHANGES, user="bob"))
     assert [m["code"] for m in public["models"]] == ["sdg", "sovereign"]
     assert {m["code"]: m for m in public["models"]}["sovereign"]["countriesAdded"] == ["NGA"]  # public: bob's too
@@ -103,8 +103,8 @@ def test_a_client_without_the_grant_learns_nothing_of_the_custom_model(a_and_b):
     assert server.get(CHANGES, user=None).status == 403
 
 
-def test_a_kept_release_keeps_its_change_document_and_polling_is_cheap(a_and_b):
-    server, first, second, _ = a_and_b
+def test_a_kept_release_keeps_its_change_document_and_polling_is_cheap(moves_a_and_b):
+    server, first, second, _ = moves_a_and_b
     scoped = server.get(f"{routes.API}/releases/{first}/changes/", user="alice")
     assert (_json(scoped)["id"], _json(scoped)["previous"]) == (first, None)  # the first release changed nothing:
     assert _json(scoped)["documents"] == {"added": [], "changed": [], "removed": []}  # nothing to re-fetch selectively
@@ -132,13 +132,13 @@ JSON_FEED = {
                            "content_text": {"type": "string"}, "date_published": {"type": "string", "format": "date-time"}}}}}}
 
 
-def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_b):
+def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(moves_a_and_b):
     import feedparser
     import jsonschema_rs
 
     from .live import auth_header
     from .test_release_history import A_LIVE, B_LIVE
-    server, first, second, _ = a_and_b
+    server, first, second, _ = moves_a_and_b
     basic = {"Authorization": auth_header("alice", server.keys["alice"], "basic")}  # what feed readers send
     answer = server.get(f"{routes.API}/releases/feed.json", user=None, headers=basic)
     feed = _json(answer)
@@ -164,8 +164,8 @@ def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(a_and_
     assert again.status == 304  # polling is cheap
 
 
-def test_the_change_document_lists_each_url_once_with_the_bytes_that_key_gets(a_and_b):
-    server, first, second, _ = a_and_b
+def test_the_change_document_lists_each_url_once_with_the_bytes_that_key_gets(moves_a_and_b):
+    server, first, second, _ = moves_a_and_b
     mine = _json(server.get(f"{routes.API}/releases/current/changes/", user="alice"))
     urls = [d["url"].removeprefix("http://127.0.0.1:8080") for kind in mine["documents"].values() for d in kind]
     assert len(urls) == len(set(urls))  # alice's endpoint 5 is her audience's variant, never also the public one

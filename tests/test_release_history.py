@@ -58,7 +58,7 @@ def serve_a_and_b(request, tmp_path_factory, change=make_nga_black):
 
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
-def a_and_b(request, tmp_path_factory):
+def nga_a_and_b(request, tmp_path_factory):
     """A, then B with acme_aml's NGA black (serve_a_and_b), on each server."""
     yield from serve_a_and_b(request, tmp_path_factory)
 
@@ -71,8 +71,8 @@ def follow(server, answer, user):
     return server.get(location, user=user)
 
 
-def test_the_list_of_releases_says_when_each_was_live_newest_first(a_and_b):
-    server, first, second, _ = a_and_b
+def test_the_list_of_releases_says_when_each_was_live_newest_first(nga_a_and_b):
+    server, first, second, _ = nga_a_and_b
     answer = server.get("/api/v1/releases/", user="bob")
     assert answer.status == 200 and answer.header("content-type") == "application/json; charset=utf-8"
     listed = json.loads(answer.body)
@@ -86,8 +86,8 @@ def test_the_list_of_releases_says_when_each_was_live_newest_first(a_and_b):
     assert server.get("/api/v1/releases/", user=None).status == 403
 
 
-def test_the_list_shows_a_custom_model_only_to_keys_granted_it(a_and_b):
-    server, _, _, _ = a_and_b
+def test_the_list_shows_a_custom_model_only_to_keys_granted_it(nga_a_and_b):
+    server, _, _, _ = nga_a_and_b
     def models(user):
         return [[m["code"] for m in r["models"]] for r in json.loads(server.get("/api/v1/releases/", user=user).body)["releases"]]
     assert models("bob") == [["sdg", "sovereign"]] * 2
@@ -97,8 +97,8 @@ def test_the_list_shows_a_custom_model_only_to_keys_granted_it(a_and_b):
     assert {m["code"]: m["classChanges"] for m in alice["models"]}["acme_aml"] == 1
 
 
-def test_the_timemap_lists_each_kept_release_as_a_memento(a_and_b):
-    server, first, second, _ = a_and_b
+def test_the_timemap_lists_each_kept_release_as_a_memento(nga_a_and_b):
+    server, first, second, _ = nga_a_and_b
     answer = server.get("/api/v1/releases/timemap", user="bob")
     assert answer.status == 200 and answer.header("content-type").startswith("application/link-format")
     links = answer.body.decode().split(",\n")
@@ -111,8 +111,8 @@ def test_the_timemap_lists_each_kept_release_as_a_memento(a_and_b):
     assert len(links) == 4
 
 
-def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(a_and_b):
-    server, first, _, recorded = a_and_b
+def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(nga_a_and_b):
+    server, first, _, recorded = nga_a_and_b
     for (path, user), before in recorded.items():
         asked = server.get(path, user=user, headers={"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"})
         assert asked.header("location") == scoped(first, path) and asked.header("vary") == \
@@ -133,14 +133,14 @@ def test_a_past_instant_leads_to_what_was_answered_then_byte_for_byte(a_and_b):
     ("2026-06-01T00:30:00+01:00", "A"),       # a raw + (a space to form decoders) is the offset's too
     ("2026-03-01T00:00:00.5Z", "A"),
 ])
-def test_as_of_reads_dates_and_offsets(a_and_b, as_of, live):
-    server, first, second, _ = a_and_b
+def test_as_of_reads_dates_and_offsets(nga_a_and_b, as_of, live):
+    server, first, second, _ = nga_a_and_b
     answer = server.get(f"/api/v1/riskscores/sovereign/NGA/?as_of={as_of}", user="bob")
     assert answer.header("location") == f"/api/v1/releases/{first if live == 'A' else second}/riskscores/sovereign/NGA/"
 
 
-def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
-    server, first, _, _ = a_and_b
+def test_instants_nothing_kept_answers_and_malformed_ones(nga_a_and_b):
+    server, first, _, _ = nga_a_and_b
     before = server.get("/api/v1/riskscores/sovereign/?as_of=2026-02-28T23:59:59Z", user="bob")
     assert (before.status, json.loads(before.body)) == (404, {"detail": (
         f"No kept release was live at 2026-02-28T23:59:59Z: the oldest kept, {first}, went live at "
@@ -168,8 +168,8 @@ def test_instants_nothing_kept_answers_and_malformed_ones(a_and_b):
         assert server.get(path, user="bob", headers={"Accept-Datetime": "Sun, 15 Mar 2026 12:00:00 GMT"}).status == 200
 
 
-def test_the_release_document_and_root_lead_to_the_release_then(a_and_b):
-    server, first, _, _ = a_and_b
+def test_the_release_document_and_root_lead_to_the_release_then(nga_a_and_b):
+    server, first, _, _ = nga_a_and_b
     for path in ("/api/v1/releases/current/", "/api/v1/", "/api/v1"):
         answer = server.get(f"{path}?as_of=2026-04-01", user="bob")
         assert answer.header("location") == f"/api/v1/releases/{first}/", path
@@ -309,13 +309,13 @@ def local_session(server, user: str):
     return session, elsewhere
 
 
-def test_a_memento_client_finds_the_memento_through_the_documented_timegate_prefix(a_and_b):
+def test_a_memento_client_finds_the_memento_through_the_documented_timegate_prefix(nga_a_and_b):
     """memento-client (PyPI) as docs/api.md sets it up: our TimeGate prefix, then the original URI."""
     import datetime
 
     from memento_client import MementoClient
 
-    server, first, second, _ = a_and_b
+    server, first, second, _ = nga_a_and_b
     session, elsewhere = local_session(server, "alice")
     client = MementoClient(timegate_uri=f"{SITE}/api/v1/timegate/", session=session)
     original = f"{SITE}/api/v1/riskscores/sovereign/AUT/"
@@ -328,12 +328,12 @@ def test_a_memento_client_finds_the_memento_through_the_documented_timegate_pref
     assert elsewhere == []  # the documented set-up sends nothing, least of all the key, to another host
 
 
-def test_a_client_following_the_originals_timegate_link_reaches_the_memento_and_no_other_host(a_and_b):
+def test_a_client_following_the_originals_timegate_link_reaches_the_memento_and_no_other_host(nga_a_and_b):
     """RFC 7089's discovery: read the original's `Link`, ask the URI its rel names "timegate" with
     Accept-Datetime, follow the redirect: the memento of the release live then, nothing sent elsewhere."""
     import requests.utils
 
-    server, first, second, _ = a_and_b
+    server, first, second, _ = nga_a_and_b
     session, elsewhere = local_session(server, "bob")
     original = f"{SITE}/api/v1/riskscores/sovereign/CIV/"
     links = requests.utils.parse_header_links(session.get(original).headers["Link"])
@@ -348,8 +348,8 @@ def test_a_client_following_the_originals_timegate_link_reaches_the_memento_and_
     assert elsewhere == []
 
 
-def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(a_and_b):
-    server, _, second, _ = a_and_b
+def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(nga_a_and_b):
+    server, _, second, _ = nga_a_and_b
     site = "http://127.0.0.1:8080"
     latest = server.get(f"/api/v1/timegate/{site}/api/v1/riskscores/sovereign/?ordering=-country_name", user="bob")
     assert latest.status == 302  # no Accept-Datetime: the release live now
@@ -364,8 +364,8 @@ def test_the_timegate_of_a_uri_answers_for_this_api_s_routes_only(a_and_b):
         assert refused.status == 404 and "No TimeGate here" in json.loads(refused.body)["detail"], other
 
 
-def test_each_route_has_its_own_timemap_of_the_releases_that_answered_it(a_and_b):
-    server, first, second, _ = a_and_b
+def test_each_route_has_its_own_timemap_of_the_releases_that_answered_it(nga_a_and_b):
+    server, first, second, _ = nga_a_and_b
     site, route = "http://127.0.0.1:8080", "/api/v1/riskscores/sovereign/AUT/"
     answer = server.get(f"/api/v1/timemap/{site}{route}", user="alice")
     assert answer.status == 200 and answer.header("content-type").startswith("application/link-format")
@@ -389,11 +389,11 @@ def test_each_route_has_its_own_timemap_of_the_releases_that_answered_it(a_and_b
     assert server.get(f"/api/v1/timemap/{site}/api/v1/releases/", user="bob").status == 404
 
 
-def test_the_timegate_answers_head_without_a_body_on_a_connection_kept_alive(a_and_b):
+def test_the_timegate_answers_head_without_a_body_on_a_connection_kept_alive(nga_a_and_b):
     """Memento clients ask TimeGates with HEAD over one connection: a body after a HEAD's headers would
     be read as the next answer's status line."""
     import http.client
-    server, first, _, _ = a_and_b
+    server, first, _, _ = nga_a_and_b
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
         for path in ("/api/v1/riskscores/sovereign/AUT/", "/api/v1/timegate/http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/"):
@@ -407,10 +407,10 @@ def test_the_timegate_answers_head_without_a_body_on_a_connection_kept_alive(a_a
         connection.close()
 
 
-def test_a_document_a_release_did_not_change_keeps_its_etag(a_and_b):
+def test_a_document_a_release_did_not_change_keeps_its_etag(nga_a_and_b):
     """A client's If-None-Match still gets a 304 after a release that did not change the document."""
     from generator.history.site import read_manifest
-    server, first, second, _ = a_and_b
+    server, first, second, _ = nga_a_and_b
     before, after = (read_manifest(server.site / RELEASES / r) for r in (first, second))
     same = [p for p in sorted(after) if p.startswith("api/v1/riskscores/") and p.endswith("/index.json")
             and "audience=" not in p and before.get(p, {}).get("sha256") == after[p]["sha256"]]

@@ -16,15 +16,12 @@ from generator.contract import locations, routes
 from generator.history.site import CURRENT
 from generator.publish.build_release import build
 
-from .conftest import FIXTURES, SERVERS, TINY
+from .conftest import SERVERS, TINY
 
 API = routes.API
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def live(request):
-    """The server under test: nginx, or the same release and keys at the edge (workerd)."""
-    return request.getfixturevalue(FIXTURES[request.param])
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 
 
 def _json(answer):

@@ -15,7 +15,7 @@ from generator.history.proof.tree import leaf_hash, node_hash, root
 from generator.history.site import CURRENT, MANIFEST, RELEASES
 from generator.publish.build_release import build
 
-from .conftest import FIXTURES, SERVERS, TINY
+from .conftest import SERVERS, TINY
 
 API = routes.API
 
@@ -80,9 +80,7 @@ def test_a_release_holds_the_tiles_of_its_tree_which_are_no_documents_of_it(tmp_
     assert not (site / RELEASES / release / (tile_files[0] + ".gz")).exists()  # hashes do not compress
 
 
-@pytest.fixture(scope="module", params=SERVERS)
-def live(request):
-    return request.getfixturevalue(FIXTURES[request.param])
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 
 
 def test_every_server_answers_a_releases_tiles_to_any_active_key_as_bytes(live):

@@ -10,14 +10,10 @@ import pytest
 
 from generator.contract import serving
 
-from .conftest import FIXTURES, ROOT, SERVERS
+from .conftest import ROOT, SERVERS
+from .waiting import wait_for
 
-
-@pytest.fixture(scope="module", params=SERVERS)
-def live(request):
-    """The server under test: nginx, or the same release and keys at the edge."""
-    return request.getfixturevalue(FIXTURES[request.param])
-
+SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
 API = "/api/v1"
 
 
@@ -388,14 +384,13 @@ def test_access_log_names_the_user_never_the_key(nginx_server):
     live = nginx_server  # nginx's own access log
     live.get(f"{API}/riskscores/sovereign/", user="bob", form="basic", headers={"User-Agent": "logcheck-1"})
     live.get(f"{API}/riskscores/sovereign/", user="alice", form="bare", headers={"User-Agent": "logcheck-2"})
-    import time
-    deadline = time.monotonic() + 5  # the access log is flushed at least once a second
-    while True:
-        log = (live.runtime.prefix / "logs" / "access.log").read_text()
-        lines = [line for line in log.splitlines() if "logcheck" in line]
-        if len(lines) >= 2 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    access_log = live.runtime.prefix / "logs" / "access.log"
+
+    def logged() -> list[str] | None:  # the access log is flushed at least once a second
+        lines = [line for line in access_log.read_text().splitlines() if "logcheck" in line]
+        return lines if len(lines) >= 2 else None
+    lines = wait_for(logged, 5, "two logcheck lines in the access log", every=0.1)
+    log = access_log.read_text()
     assert any(" - bob [" in line for line in lines) and any(" - alice [" in line for line in lines)
     for key in live.keys.values():
         assert key not in log

@@ -4,7 +4,6 @@ import datetime
 import gzip
 import json
 import shutil
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -13,13 +12,14 @@ from generator.cli import main
 
 from .conftest import TINY
 from .live import start_edge_server, start_live_server
+from .waiting import wait_for
 
 DOCUMENT = "/api/v1/riskscores/sovereign/AUT/"
 EXPORT = "/api/v1/exports/scores.jsonl"
 
 
 @pytest.fixture(scope="module")
-def served():
+def asked_and_logged():
     """A server of its own (other tests' requests would be in a shared one's log) and what was asked."""
     server = start_live_server(TINY)
     try:
@@ -27,9 +27,8 @@ def served():
                    "bob": [server.get(EXPORT, user="bob") for _ in range(2)],
                    "-": [server.get(DOCUMENT, user=None)]}
         log = server.runtime.prefix / "logs" / "access.log"
-        deadline = time.monotonic() + 10  # the log is written every second (buffer=64k flush=1s)
-        while (not log.exists() or log.read_text().count("\n") < 7) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        # the log is written every second (buffer=64k flush=1s)
+        wait_for(lambda: log.exists() and log.read_text().count("\n") >= 7, 10, "seven lines logged", every=0.1)
         yield server, answers, log
     finally:
         server.runtime.stop()
@@ -42,8 +41,8 @@ def usage(*args) -> list[dict]:
     return json.loads(result.stdout)
 
 
-def test_each_user_s_requests_bytes_and_statuses(served):
-    server, answers, log = served
+def test_each_user_s_requests_bytes_and_statuses(asked_and_logged):
+    server, answers, log = asked_and_logged
     # alice: 3 documents (200) and an unknown model (404); bob: the export twice; no key: one 403
     expected = [{"user": user, "requests": len(got), "bytes": sum(len(a.body) for a in got),
                  "2xx": sum(a.status == 200 for a in got), "3xx": 0, "4xx": sum(a.status >= 400 for a in got),
@@ -53,8 +52,8 @@ def test_each_user_s_requests_bytes_and_statuses(served):
     assert server.keys["alice"] not in log.read_text()  # the log names users, never keys
 
 
-def test_by_route_and_by_day(served):
-    _, answers, log = served
+def test_by_route_and_by_day(asked_and_logged):
+    _, answers, log = asked_and_logged
     routes = {row["route"]: row["requests"] for row in usage("--log", log, "--by", "route")}
     assert routes == {"/api/v1/riskscores/{model}/{country_code}/": 4, "/api/v1/riskscores/{model}/": 1,
                       "/api/v1/exports/scores.{format}": 2}
@@ -66,8 +65,8 @@ def test_by_route_and_by_day(served):
     assert usage("--log", log, "--since", tomorrow) == []
 
 
-def test_the_running_serve_s_log_and_its_rotations_are_found(served, tmp_path):
-    server, _, log = served
+def test_the_running_serve_s_log_and_its_rotations_are_found(asked_and_logged, tmp_path):
+    server, _, log = asked_and_logged
     once = {row["user"]: row["requests"] for row in usage("--site", server.site)}
     assert once == {"-": 1, "alice": 4, "bob": 2}
     rotated = log.with_name("access.log.1.gz")  # as logrotate leaves it: the same requests again
@@ -79,8 +78,8 @@ def test_the_running_serve_s_log_and_its_rotations_are_found(served, tmp_path):
     assert twice == {"-": 2, "alice": 8, "bob": 4}
 
 
-def test_csv_and_table(served):
-    _, _, log = served
+def test_csv_and_table(asked_and_logged):
+    _, _, log = asked_and_logged
     result = CliRunner().invoke(main, ["usage", "--log", str(log), "--format", "csv"])
     assert result.stdout.splitlines()[0] == "user,requests,bytes,2xx,3xx,4xx,5xx"
     assert result.stdout.splitlines()[1].startswith("-,1,")
@@ -90,17 +89,16 @@ def test_csv_and_table(served):
 
 
 @pytest.mark.slow  # workerd
-def test_the_worker_s_usage_lines_count_the_same(served, tmp_path):
+def test_the_worker_s_usage_lines_count_the_same(asked_and_logged, tmp_path):
     # the same requests of the same keys at the Worker (wrangler dev, its output as the log): its one
     # JSON line per request gives the same counts, statuses and bytes as nginx's access log
-    server, answers, log = served
+    server, answers, log = asked_and_logged
     edge = start_edge_server(server)
     try:
         got = {"alice": [edge.get(DOCUMENT) for _ in range(3)] + [edge.get("/api/v1/riskscores/nosuch/")],
                "bob": [edge.get(EXPORT, user="bob") for _ in range(2)], "-": [edge.get(DOCUMENT, user=None)]}
-        time.sleep(0.5)  # wrangler writes what the Worker logged as it comes
-        worker_log = edge.runtime.log
-        asked = {row["user"]: row for row in usage("--log", worker_log)}
+        worker_log = edge.runtime.log  # wrangler writes what the Worker logged as it comes: wait for all 7
+        asked = wait_for(lambda: _all_counted(usage("--log", worker_log), 7), 10, "the Worker's usage lines", every=0.1)
     finally:
         edge.runtime.stop()
     assert [a.body for a in got["bob"]] == [a.body for a in answers["bob"]]
@@ -140,3 +138,8 @@ def test_a_user_name_a_spreadsheet_would_run_is_written_as_text(tmp_path):
     users = sorted(line.split(",")[0] for line in result.stdout.splitlines()[1:])
     assert users == ["'-2-3", "'=1+1", "'@cmd", "plain"]
     assert {row["user"] for row in usage("--log", log)} == {"@cmd", "-2-3", "=1+1", "plain"}  # JSON as they are
+
+
+def _all_counted(rows: list[dict], requests: int) -> dict | None:
+    """The rows by user once they count `requests` requests in all (the log may still be being written)."""
+    return {row["user"]: row for row in rows} if sum(row["requests"] for row in rows) >= requests else None

@@ -43,7 +43,7 @@ class Receiver:
                 outer.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 if hold is not None:  # no answer until the test lets it go (bounded)
                     hold.wait(60)
-                if outer.silent:
+                if outer.silent:  # a subscriber that answers nothing for longer than the sender's timeout
                     time.sleep(3)
                     return
                 if trickle:  # an answer a byte every 0.2 s: no single read ever waits long
@@ -53,7 +53,7 @@ class Receiver:
                             self.wfile.flush()
                         except OSError:
                             return
-                        time.sleep(0.2)
+                        time.sleep(0.2)  # the drip itself: what the sender's overall deadline must cut short
                     return
                 self.send_response(outer.script.pop(0) if outer.script else 200)
                 if location:
