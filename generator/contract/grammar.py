@@ -101,7 +101,12 @@ class Rule:
 
     def matches(self, path: str) -> bool:
         """Whether a normalised path answers by this rule."""
-        return _compiled(self.regex()).match(path) is not None
+        return self._pattern.match(path) is not None
+
+    @functools.cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        """regex() compiled, once per rule (usage matches every line of a log)."""
+        return re.compile(self.regex())
 
     def file_for(self, audience: str = serving.PUBLIC_AUDIENCE, variant: str = "", preview: bool = False, /,
                  **segments: str) -> str:
@@ -115,11 +120,6 @@ class Rule:
 
 
 _SLOT = re.compile(r"\{([a-z_]+)\}")
-
-
-@functools.cache
-def _compiled(regex: str) -> re.Pattern[str]:
-    return re.compile(regex)
 
 
 # what nginx.conf's maps read a segment as ($uri is nginx's own)

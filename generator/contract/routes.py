@@ -10,7 +10,6 @@ picks through generated whitelist maps; no request value ever reaches a path dir
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 
 from . import serving
@@ -282,13 +281,7 @@ def route_of(path: str) -> str:
 
 def rule_of(path: str) -> Rule | None:
     """The rule a normalised path answers by, or None."""
-    return next((rule for rule, pattern in _compiled(RULES) if pattern.match(path)), None)
-
-
-@functools.cache
-def _compiled(rules: tuple[Rule, ...]) -> list[tuple[Rule, re.Pattern[str]]]:
-    """Each rule with its regex compiled, once per table (usage reads a log line by line)."""
-    return [(rule, re.compile(rule.regex())) for rule in rules]
+    return next((rule for rule in RULES if rule.matches(path)), None)
 
 
 def download_name(release: str, format: str, model: str = "") -> str:

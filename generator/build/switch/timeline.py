@@ -139,7 +139,7 @@ def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:
     public_file = folder / locations.current_release().file
     public = orjson.loads(public_file.read_bytes())
     models = {}
-    variants = sorted(public_file.parent.glob(serving.folder("audience", audience="*") + "index.json"))
+    variants = sorted(folder.glob(locations.current_release("*").file))  # every audience's but the public
     for variant in variants + [public_file]:
         for model in orjson.loads(variant.read_bytes())["models"]:
             models[model["code"]] = model
