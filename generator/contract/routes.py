@@ -1,7 +1,8 @@
-"""The URL grammar every server routes by (RULES): nginx.conf's locations and maps, the edge core's route
-table (edge_table), `riskapi usage`'s routes, OpenAPI's paths and the download names are generated from
-it; and the endpoints, described once. The documents a release writes under it, one route each, are
-contract/locations.py's.
+"""The route table (RULES): the URL grammar every server routes by, and the endpoints that document it.
+
+nginx.conf's locations and maps, the edge core's table (edge_table), `riskapi usage`'s routes, OpenAPI's
+paths and the download names are all generated from it. contract/locations.py names the documents a
+release writes under it.
 
 Files mirror the URL path, so a static host can serve `/x/` from `x/index.json`. Query variants and
 audience variants live in sub-folders named like the query (`ordering=-country_name/`), which nginx

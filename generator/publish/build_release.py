@@ -178,21 +178,12 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           guard: ChangeGuard | None = ChangeGuard(), site_url: str | None = None,
           keep: int | None = None, keep_days: float | None = None, stage: bool = False,
           jobs: int | None = None) -> BuildReport:
-    """Build every document from data_dir and publish them as a new current release of site_dir.
+    """Build every document from `data_dir` and publish them as a new release of `site_dir`.
 
-    A release identical to the current one is not published (`force` publishes it anyway). With
-    `max_class_changes`, a release that moves more countries between risk classes than that is not
-    published (a guard against a broken data release). `cli_commands` (name, help) are listed on the
-    HTML reference. Endpoints 1 and 5 get a variant for each custom model and each of `grant_sets`
-    (the sets clients hold). `guard` refuses a release that loses many scores or moves many classes
-    against the current one (None: publish whatever changed). `site_url` is the public address every
-    link of the release starts with (model pages, openapi.json's server, the docs' curl lines). After
-    publishing, the newest `keep` releases are kept, with every release live in the last `keep_days`
-    days and the one a rollback goes to. The site remembers `site_url`, `keep` and `keep_days` (its
-    catalogue): None takes what the last build that published was given (else the defaults). With
-    `stage`, the release is published staged, not live: answered under its own id to preview keys until
-    `riskapi promote` makes it current. The models are built in `jobs` processes (None: one per core;
-    the release is the same whatever the number)."""
+    Nothing is published that is identical to the current release (unless `force`), that the change
+    guards refuse (`guard`, `max_class_changes`), or that nginx rejects. The site remembers `site_url`,
+    `keep` and `keep_days`: None takes the last build's. docs/operate.md describes each option as the
+    `riskapi build` command takes it."""
     started = time.perf_counter()
     jobs = default_jobs() if jobs is None else jobs
     report = BuildReport(stages=dict.fromkeys(STAGES, 0.0))
