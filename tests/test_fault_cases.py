@@ -520,7 +520,7 @@ def test_a_build_under_any_memory_limit_ends_and_leaves_the_live_release(tmp_pat
         if done.returncode == 1:
             assert "internal error" not in done.stderr, done.stderr  # said as what it is
         if done.returncode != 0:
-            assert current_release(site) == live, megabytes
+            assert current_release(site) == live, (megabytes, done.stdout[-1000:], done.stderr[-2000:])
         live = current_release(site)
         assert "Traceback" not in done.stdout
     assert outcomes[600] == 0  # the tiny build needs 400–500 MB of address space (~150 MB of it pyarrow's libraries)
