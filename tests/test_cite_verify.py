@@ -276,8 +276,15 @@ def test_the_documented_cite_and_verify_lines_run_as_written(nginx_server, tmp_p
     values = dict(url=f"http://127.0.0.1:{nginx_server.port}{API}/configuration/countries/?code=aut",
                   key=f"alice:{nginx_server.keys['alice']}", out=tmp_path / "c.json", since=since,
                   vkey=nginx_server.log_vkey, document=document)
+    said = {}
     for line in (CITE_LINE, VERIFY_LINE):
         result = CliRunner().invoke(main, shlex.split(line.format(**values))[1:])
         assert result.exit_code == 0, f"{line}\n{result.output}"
-    assert json.loads((tmp_path / "c.json").read_bytes())["document"]["path"] == \
-        f"{API}/configuration/countries/?code=AUT"
+        said[line] = result
+    citation = json.loads((tmp_path / "c.json").read_bytes())
+    assert citation["document"]["path"] == f"{API}/configuration/countries/?code=AUT"
+    # cite says what it wrote (on standard error: standard output stays empty when -o names the file)
+    cited = said[CITE_LINE]
+    assert cited.stdout == ""
+    assert cited.stderr.startswith(f"wrote {tmp_path / 'c.json'}: {API}/configuration/countries/?code=AUT (SHA-256 "
+                                   f"{citation['document']['sha256']}) of release {citation['release']}")

@@ -113,8 +113,11 @@ def cite(url: str, key: str | None, output: Path | None, since: Path | None) -> 
     data = orjson.dumps(citation, option=orjson.OPT_INDENT_2) + b"\n"
     if output is None:
         click.echo(data.decode(), nl=False)
-    else:
+    else:  # the citation in its file; what it cites on standard error, where a script's output stays clean
         output.write_bytes(data)
+        document = citation["document"]
+        click.echo(f"wrote {output}: {document['path']} (SHA-256 {document['sha256']}) of release "
+                   f"{citation['release']}, checked against the log's checkpoint", err=True)
 
 
 @main.command()
