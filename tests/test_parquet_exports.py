@@ -61,6 +61,10 @@ def test_a_parquet_export_holds_the_json_lines_rows_typed_described_and_naming_i
     lines = live.get(f"{API}/exports/{export}scores.jsonl", user="alice").body.decode().splitlines()
     rows = table.to_pylist()
     assert len(rows) == len(lines) > 0
+    # as docs/api.md says: an empty cell is a field left out, but for the key's `reference`, "" on a model row
+    for line in map(json.loads, lines):
+        assert "" not in [value for name, value in line.items() if name != "reference"]
+        assert (line["reference"] == "") == (line["level"] == "model")
     for row, line in zip(rows, map(json.loads, lines)):
         row["date"] = row["date"].isoformat()  # a date, written as the JSON writes it
         assert row == as_exported(line)
