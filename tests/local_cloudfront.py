@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -46,12 +47,28 @@ def deploy(site: Path, keys: Path, functions: Path, s3) -> None:
             raise SystemExit(f"riskapi {' '.join(command[:2])}: {done.output.strip()}")
 
 
+CEPH_TOOLS = ("ceph", "ceph-mon", "ceph-osd", "radosgw", "radosgw-admin")  # what tests/ceph.py starts
+
+
+def missing_tools() -> list[str]:
+    """What this recipe runs that the machine lacks: Ceph's daemons, Node 22 in tests/clients, the harness."""
+    missing = [tool for tool in CEPH_TOOLS if shutil.which(tool) is None]
+    if not (NODE_22 / "node").is_file():
+        missing.append(f"Node 22 ({NODE_22 / 'node'})")
+    return missing
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m tests.local_cloudfront", description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, default=Path("site"))
     parser.add_argument("--keys", type=Path, default=Path("keys/keys.csv"))
     parser.add_argument("--port", type=int, default=8090)
     options = parser.parse_args(argv)
+    missing = missing_tools()
+    if missing:
+        raise SystemExit(f"{', '.join(missing)} not found. Debian's Ceph: sudo apt-get install -y "
+                         "--no-install-recommends ceph-mon ceph-osd radosgw ceph-common; Node 22 and the harness: "
+                         "npm install --prefix tests/clients (scripts/test.sh installs both)")
     print("starting a local S3 (Ceph's RADOS Gateway; about 20 s)…", file=sys.stderr, flush=True)
     s3 = start_ceph_s3(free_port)
     harness = None

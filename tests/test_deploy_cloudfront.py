@@ -434,3 +434,15 @@ def test_the_local_s3_and_cloudfront_recipe_serves_the_site_and_stops_what_it_st
     for stopped in (port, int(ceph)):  # the harness and the S3 server are gone
         with pytest.raises(OSError):
             urllib.request.urlopen(f"http://127.0.0.1:{stopped}/", timeout=5)
+
+
+def test_the_local_recipe_names_what_it_needs_when_the_machine_lacks_it(tmp_path):
+    """Without Ceph on the PATH the recipe starts nothing and says what to install, in place of a raw
+    FileNotFoundError from deep in the S3 server's start."""
+    lacking = subprocess.run([sys.executable, "-m", "tests.local_cloudfront", "--site", str(tmp_path / "site")],
+                             cwd=ROOT, env={**os.environ, "PATH": str(tmp_path)}, capture_output=True, text=True,
+                             timeout=60)
+    assert lacking.returncode == 1
+    assert lacking.stderr.startswith("ceph, ceph-mon, ceph-osd, radosgw, radosgw-admin not found.")
+    assert "apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common" in lacking.stderr
+    assert "Traceback" not in lacking.stderr and "starting a local S3" not in lacking.stderr
