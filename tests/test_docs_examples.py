@@ -1,4 +1,4 @@
-"""Every fenced example of docs/api.md and docs/operate.md runs as written against the demo (issue 44): a
+"""Every fenced example of docs/api.md, docs/operate.md and docs/data.md runs as written against the demo (issue 44): a
 folder laid out as `scripts/demo.sh` leaves the checkout (data/, site/ built from it, keys/keys.csv with the
 demo key) and served by `riskapi serve`, so staging, promotes and key changes are picked up as the docs say.
 
@@ -26,7 +26,7 @@ from generator.serve.keys import add_key
 from .conftest import DEMO_DATA, ROOT
 from .live import free_port, wait_for, worker_readable_folder
 
-PAGES = ("docs/api.md", "docs/operate.md")
+PAGES = ("docs/api.md", "docs/operate.md", "docs/data.md")
 FENCE = re.compile(r"^```(?P<language>\w*)\n(?P<text>.*?)^```", re.M | re.S)
 COMMANDS = re.compile(r"^\s*(?:curl|riskapi|python3?|npx|export)\b", re.M)
 BIN = Path(sys.executable).parent
