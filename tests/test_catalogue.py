@@ -426,13 +426,15 @@ def faulty_history(request, tmp_path_factory):
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock, catalogue.parse_instant("2026-09-01T00:00:00Z")))
     from .live import start_server
     with serving_copy_of(TINY, tmp_path_factory.mktemp("faulty")) as server:
-        a = current_release(server.site)
-        b = build(server.data, server.site, force=True).release
-        c = build(server.data, server.site, force=True).release
-        s = build(server.data, server.site, force=True, stage=True).release
-        killed_at(server.site, "switch_to", lambda: promote(server.site, s))
-        d = build(server.data, server.site, force=True, keep=2, keep_days=0).release
-        monkeypatch.undo()
+        try:  # the clock is the test's only while it builds: never left to the tests after it, even on a failure
+            a = current_release(server.site)
+            b = build(server.data, server.site, force=True).release
+            c = build(server.data, server.site, force=True).release
+            s = build(server.data, server.site, force=True, stage=True).release
+            killed_at(server.site, "switch_to", lambda: promote(server.site, s))
+            d = build(server.data, server.site, force=True, keep=2, keep_days=0).release
+        finally:
+            monkeypatch.undo()
         removed = read_history(server.site).removed  # A's folder stays while nginx answers from it (its lease)
         assert removed == {a, b} and [r for r in releases(server.site) if r not in removed] == [c, s, d]
         server.runtime.refresh()
