@@ -10,6 +10,7 @@ import click
 
 from ..build.diff import ChangeGuard
 from ..contract import routes
+from ..contract.words import counted
 from ..history import site
 from ..publish.build_release import BuildReport, build
 from ..publish.build_release import check as check_data
@@ -88,12 +89,15 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     if not report.published:
         _say(ctx, f"nothing changed since release {report.release}: nothing published (--force publishes anyway)")
         return
-    _say(ctx, f"{'staged' if stage else 'published'} release {report.release}: {report.documents} documents, "
-              f"{report.bytes / 1e6:.1f} MB "
+    # Counts of every audience's documents: a key's release document counts those it may see, less the
+    # few that name their release (docs/api.md, "Releases over time").
+    _say(ctx, f"{'staged' if stage else 'published'} release {report.release}: {report.documents} documents "
+              f"(of {counted(report.audiences, 'audience')}), {report.bytes / 1e6:.1f} MB "
               f"({report.linked} files unchanged), {report.models} models × {report.countries} countries "
               f"in {report.wall:.1f}s")
     if report.changes is not None:
-        _say(ctx, f"changes: {report.changes.headline()} (riskapi diff shows them)")
+        _say(ctx, f"changes in every audience's documents: {report.changes.headline()} (riskapi diff shows them; "
+                  "a key's /changes/ lists those it may see)")
     if report.pruned:
         _say(ctx, f"pruned {len(report.pruned)} release(s), kept the newest {report.keep} and every one the retention "
                   f"keeps (riskapi build --keep, --keep-days): {', '.join(report.pruned)}")

@@ -58,7 +58,8 @@ STAGES = ("load", "score", "render", "validate", "publish")
 class BuildReport:
     release: str | None = None
     changes: ReleaseDiff | None = None  # against the release that was current before
-    documents: int = 0
+    documents: int = 0  # every audience's documents, the ones that name their release included
+    audiences: int = 0  # the audiences a document may have a variant for (public, and each grant set's)
     bytes: int = 0
     linked: int = 0
     countries: int = 0
@@ -366,6 +367,7 @@ def write_extras(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, change
     for path, body in extras.items():
         run.clock.run("publish", writer.write, path, body)
     report.documents, report.bytes, report.linked = out.documents, writer.bytes, writer.linked
+    report.audiences = len(run.audiences)
 
 
 def publish(run: BuildRun, stage: bool, keep: int, keep_days: float | None) -> None:
