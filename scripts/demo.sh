@@ -20,6 +20,8 @@ cat <<TXT
 Demo key (user demo, granted the custom model acme_aml): $key
 Try it:
   curl -H 'Authorization: apikey demo:$key' $base/api/v1/riskscores/sovereign/AUT/
+The examples of docs/api.md read the key and the address from the environment:
+  export KEY=$key BASE=$base
 Read the API reference at $base/ and explore with the key (paste demo:$key)
 at $base/docs/explorer/
 

@@ -2,9 +2,9 @@
 folder laid out as `scripts/demo.sh` leaves the checkout (data/, site/ built from it, keys/keys.csv with the
 demo key) and served by `riskapi serve`, so staging, promotes and key changes are picked up as the docs say.
 
-Each `bash` block runs in bash with `set -euo pipefail`, in that folder, with the demo key in `KEY` (as the
-docs ask the reader to export it) and `riskapi` on the PATH; the address is the served one (the docs write
-the demo's 127.0.0.1:8080, the test takes a free port), and curl fails on an HTTP error (`--fail-with-body`,
+Each `bash` block runs in bash with `set -euo pipefail`, in that folder, with the demo key in `KEY` and its
+address in `BASE` (as the docs ask the reader to export them: the test serves on a free port, never
+8080) and `riskapi` on the PATH, and curl fails on an HTTP error (`--fail-with-body`,
 tried again while a just-published release is being picked up). A `python` block is the file the text names
 (`receiver.py`). Any other block is output or a layout, and holds no command."""
 from __future__ import annotations
@@ -65,8 +65,9 @@ def docs_demo():
 
 
 def as_served(text: str, port: int, receiver_port: int) -> str:
-    """The example with the demo's address (127.0.0.1:8080) and the receiver's (port 8000) as served here."""
-    return (text.replace("127.0.0.1:8080", f"127.0.0.1:{port}").replace("127.0.0.1:8000", f"127.0.0.1:{receiver_port}")
+    """The example with the receiver's address (port 8000) as served here. The API's address is never
+    rewritten: the examples take it from BASE, as a reader's demo on another port would give it."""
+    return (text.replace("127.0.0.1:8000", f"127.0.0.1:{receiver_port}")
             .replace('("127.0.0.1", 8000)', f'("127.0.0.1", {receiver_port})'))
 
 
@@ -75,6 +76,9 @@ def test_the_pages_have_examples_and_every_command_is_in_a_runnable_block():
     for page, language, text, line in ALL:
         if language not in ("bash", "python"):
             assert not COMMANDS.search(text), f"{page}:{line}: a command in a block that is not `bash`"
+        # the API's address is set once (`export BASE=…`); every example reads it from there
+        spelled = [row for row in text.splitlines() if "127.0.0.1:8080" in row and not row.startswith("export BASE=")]
+        assert spelled == [], f"{page}:{line}: the demo's address written out, not $BASE"
 
 
 @pytest.mark.timeout(1800)  # two builds of the demo data, and each block bounded below
@@ -83,7 +87,7 @@ def test_every_example_runs_as_written_on_the_demo_in_the_order_of_the_pages(doc
     file, the staged release)."""
     base, port, key = docs_demo
     receiver_port = free_port()
-    environment = {**os.environ, "KEY": key, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    environment = {**os.environ, "KEY": key, "BASE": f"http://127.0.0.1:{port}", "PATH": f"{BIN}:{os.environ['PATH']}"}
     ran = 0
     for page, language, text, line in ALL:
         if language == "python":
