@@ -115,3 +115,25 @@ def test_every_example_runs_as_written_on_the_demo_in_the_order_of_the_pages(doc
                      seconds=60, what="serve answering the promoted release")
         ran += 1
     assert ran >= 6
+
+
+STANDARD = {"datetime", "hashlib", "http", "json", "os", "sys"}  # what the examples import of Python's own
+
+
+def test_the_install_line_names_what_the_examples_import_and_the_client_extra():
+    """docs/api.md's one install line lists every package its examples import (and aiohttp, which fsspec
+    reads HTTP with), exactly the `client` extra of pyproject.toml, which the suite's environment has."""
+    import tomllib
+    text = (ROOT / "docs/api.md").read_text(encoding="utf-8")
+    (line,) = re.findall(r"^python3 -m pip install (.+)$", text, re.M)
+    listed = set(line.split())
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["client"]
+    assert listed == {re.split(r"[<>=]", requirement)[0] for requirement in extra}
+    imported = set()
+    for page, _, block, _ in ALL:
+        if page != "docs/api.md":
+            continue
+        for found in re.finditer(r"^\s*(?:import|from)\s+([\w.]+(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)", block, re.M):
+            imported |= {part.split()[0].split(".")[0] for part in re.split(r"\s*,\s*", found[1])}
+    assert {"duckdb", "polars", "pyarrow", "fsspec"} <= imported  # the reader that finds them all
+    assert imported - STANDARD <= listed and "aiohttp" in listed
