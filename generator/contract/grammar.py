@@ -116,7 +116,12 @@ class Rule:
         public = audience == serving.PUBLIC_AUDIENCE
         slots = {"audience": "" if public else serving.folder("audience", audience=audience), "variant": variant,
                  "preview": serving.folder("preview") if preview else "", **segments}
-        return _SLOT.sub(lambda m: slots[m[1]], self.file)
+        return self.file_with(slots.__getitem__)
+
+    def file_with(self, value_of: Callable[[str], str]) -> str:
+        """Its file template with each {slot} given by `value_of(slot)` (nginx's variables, where nginx.conf
+        names the file a location answers with)."""
+        return _SLOT.sub(lambda m: value_of(m[1]), self.file)
 
 
 _SLOT = re.compile(r"\{([a-z_]+)\}")

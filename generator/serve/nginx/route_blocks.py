@@ -5,7 +5,6 @@ scripts/nginx_conf.py writes them there and a test checks they are current."""
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,7 +84,7 @@ def _location(rule: Rule) -> Location:
     if rule.variants is not None:
         bad = f"${rule.variants.name}_bad_request"
         location.lines.append(f"if ({bad}) {{ return 400 {bad}; }}")
-    file = re.sub(r"\{([a-z_]+)\}", lambda m: _variable(rule, m[1]), rule.file)
+    file = rule.file_with(lambda slot: _variable(rule, slot))
     if rule.root == "timeline":
         location.lines += ["root $timeline_root;", f"try_files /{file} =404;"]
     else:
