@@ -99,6 +99,16 @@ class UnloggedRuntime(NginxRuntime):
         return state
 
 
+class UndigestedRuntime(NginxRuntime):
+    """The API's own runtime without Repr-Digest (its map of every file's digest left empty): what the
+    header costs nginx per request (diagnosis only)."""
+
+    def render(self):
+        state = super().render()
+        (self.conf / "runtime" / "digests.conf").write_text("")
+        return state
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -132,6 +142,10 @@ def main() -> None:
                                    base / "api-unlogged")
         unlogged.start()
         processes.append(unlogged)
+        undigested = UndigestedRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()),
+                                       base / "api-undigested")
+        undigested.start()
+        processes.append(undigested)
         # The floors: nginx with nothing but `return 200`, and the same files by direct path.
         floor_port = free_port()
         floor_conf = base / "floor" / "nginx.conf"
@@ -163,13 +177,15 @@ def main() -> None:
             "static": [(STATIC[path], None) for path, _ in MIX],
             "api": [(path, auth(user)) for path, user in MIX],
             "unlogged": [(path, auth(user)) for path, user in MIX],
+            "undigested": [(path, auth(user)) for path, user in MIX],
             "peer": [(path, auth(user)) for path, user in MIX],
         }.items():
             scripts[name] = base / f"{name}.lua"
             scripts[name].write_text(lua_script(requests))
         ports = {"ceiling": floor_port, "static": floor_port, "api": api.settings.port,
-                 "unlogged": unlogged.settings.port, "peer": peer_port}
-        masters = {"static": floor.pid, "api": api.master_pid, "unlogged": unlogged.master_pid}
+                 "unlogged": unlogged.settings.port, "undigested": undigested.settings.port, "peer": peer_port}
+        masters = {"static": floor.pid, "api": api.master_pid, "unlogged": unlogged.master_pid,
+                   "undigested": undigested.master_pid}
         results = {name: [] for name in scripts}
         for _ in range(args.runs):  # interleaved so every target sees the same machine noise
             for name in scripts:
@@ -188,6 +204,7 @@ def main() -> None:
         labels = {"ceiling": "nginx `return 200` (ceiling)", "static": "same files by direct path (floor)",
                   "api": "**the API** (real nginx.conf, keys, maps)",
                   "unlogged": "the API without its access log (diagnosis only)",
+                  "undigested": "the API without Repr-Digest (diagnosis only)",
                   "peer": "FastAPI + uvicorn, 2 workers"}
         for name, label in labels.items():
             lines.append(f"| {label} | {rate[name]['median']:.0f} ({rate[name]['min']:.0f}–{rate[name]['max']:.0f}) | "
@@ -205,7 +222,7 @@ def main() -> None:
         lines += [f"- nginx's own CPU per request (its workers' user + system time over the requests served; "
                   f"wrk left out): the floor {cpu['static']['median']:.1f} µs, the API {cpu['api']['median']:.1f} µs "
                   f"({cpu['api']['median'] / cpu['static']['median']:.2f}×), without its access log "
-                  f"{cpu['unlogged']['median']:.1f} µs"]
+                  f"{cpu['unlogged']['median']:.1f} µs, without Repr-Digest {cpu['undigested']['median']:.1f} µs"]
         record("Serving", f"python3 -m benchmarks.serving --runs {args.runs} --seconds {args.seconds}", lines)
     finally:
         for process in processes:

@@ -7,6 +7,8 @@ export PATH="$PWD/.venv/bin:$PATH"   # riskapi, python3 and the tools of the env
 
 . scripts/apt.sh   # need, apt_install
 
+# docs/api.md's examples check a Repr-Digest with openssl and curl.
+need "OpenSSL and curl" openssl curl -- openssl curl
 # The page tests drive Debian's headless Chromium through Debian's chromedriver.
 need Chromium chromium chromedriver -- chromium chromium-driver
 # The S3 deploy tests run a real S3 server: Debian's Ceph RADOS Gateway (tests/ceph.py).

@@ -17,7 +17,8 @@ from generator.cli import main
 from generator.history.site import RELEASES, current_release
 from generator.publish.build_release import build
 from generator.serve.deploy import objects
-from generator.serve.deploy.edge_release import TWINS, served_files
+from generator.history.layout import TWINS
+from generator.serve.deploy.edge_release import served_files
 from generator.serve.deploy.objects import object_key
 
 from .conftest import DEMO_DATA, TINY, make_nga_black

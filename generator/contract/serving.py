@@ -6,6 +6,8 @@ serve/edge/contract.js holds for core.js, keycheck.js and the CloudFront functio
 it. docs/api.md states it for clients. A test finds none of these values written anywhere else."""
 from __future__ import annotations
 
+import base64
+
 # ---- media types, by file extension (every file a release serves has one of these) ------------------
 CHARSET = "; charset=utf-8"  # in the type itself: no charset filter runs per response
 MEDIA_TYPES = {
@@ -50,7 +52,7 @@ ALLOW = ", ".join(METHODS)
 EVERY_ANSWER = {
     "Vary": "Accept-Encoding, Authorization, Accept-Datetime",
     "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link",
+    "Access-Control-Expose-Headers": "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link, Repr-Digest",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
@@ -94,7 +96,14 @@ DOWNLOAD = 'attachment; filename="{name}"'  # Content-Disposition of a bulk expo
 HEADER_NAMES = {"type": "Content-Type", "cache": "Cache-Control", "csp": "Content-Security-Policy",
                 "modified": "Last-Modified", "location": "Location", "link": "Link", "memento": "Memento-Datetime",
                 "download": "Content-Disposition", "challenge": "WWW-Authenticate", "release": RELEASE_HEADER,
-                "retry": "Retry-After", "range": "Content-Range"}
+                "retry": "Retry-After", "range": "Content-Range", "digest": "Repr-Digest"}
+
+
+def repr_digest(sha256_hex: str) -> str:
+    """Repr-Digest of a file (RFC 9530) from its SHA-256 in hex, as its release's manifest and its leaf in
+    the release's tree hold it: of the bytes without content coding, so one value holds for every coding
+    and every server (the edges' core.js reprDigest writes the same)."""
+    return f"sha-256=:{base64.b64encode(bytes.fromhex(sha256_hex)).decode()}:"
 
 CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
 

@@ -33,7 +33,7 @@ from ...contract.serving import COMPRESSED_OVER, edge_contract, immutable
 from ...errors import CatalogueError
 from ...history.catalogue import read_history
 from ...history.catalogue.fence import fence
-from ...history.layout import read_release_info, read_routing
+from ...history.layout import read_release_info, read_routing, served
 from ...history.leases import Holder
 from ...history.site import live_release, live_within, release_order
 from ...system.files import write_atomic
@@ -42,8 +42,6 @@ from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
-NOT_SERVED = ("nginx/", "manifest.json", "data.json", "changes.txt")  # in a release, never at the edge
-TWINS = (".gz", ".br")
 SECRET_FILE = ".keys-secret"  # in a deploy folder: what its keys are hashed with (keyed_hash)
 SECRET = re.compile(r"[0-9a-f]{64}")
 
@@ -226,6 +224,6 @@ def served_files(release_dir: Path) -> list[str]:
     files = []
     for path in sorted(release_dir.rglob("*")):
         relative = path.relative_to(release_dir).as_posix()
-        if path.is_file() and not relative.startswith(NOT_SERVED) and not relative.endswith(TWINS):
+        if path.is_file() and served(relative):
             files.append(relative)
     return files

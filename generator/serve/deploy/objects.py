@@ -29,7 +29,7 @@ import orjson
 
 from ...build.output.twins import twins_of
 from ...contract.serving import COMPRESSED_OVER, has_twins
-from ...history.layout import read_routing
+from ...history.layout import read_routing, served
 from ...history.site import read_manifest
 from ..edge import MANIFEST_FORMAT as FORMAT
 
@@ -205,12 +205,11 @@ def routing_tables(routing: dict) -> dict:
 def stored_size(release_dirs: list[Path]) -> tuple[int, int]:
     """The objects and bytes the releases' files take in a bucket, from their manifest.json alone (each
     distinct body and encoding once; the shards and the list of releases, a few hundred KB, not counted)."""
-    from .edge_release import NOT_SERVED
     sizes: dict[str, int] = {}
     for folder in release_dirs:
         listed = read_manifest(folder)
         for path, entry in listed.items():
-            if path.startswith(NOT_SERVED) or path.endswith(tuple(TWINS)):
+            if not served(path):
                 continue
             sizes[object_key(entry["sha256"], path)] = entry["size"]
             for twin in TWINS:

@@ -89,8 +89,9 @@ function asked(request) {
       preview: value(headers, "x-preview") === "1" } } };
 }
 
-// What a file's answer says that its object cannot: an export's download name, an original's Link.
-const CARRIED = [NAMES.download, NAMES.link];
+// What a file's answer says that its object cannot: an export's download name, an original's Link, the
+// file's Repr-Digest (S3's metadata would come as x-amz-meta-…).
+const CARRIED = [NAMES.download, NAMES.link, NAMES.digest];
 
 async function originRequest(request) {
   const headers = request.headers;
@@ -130,15 +131,15 @@ async function originRequest(request) {
 }
 
 // The origin response of an object: the headers of its path the origin request handed on, on a 200 (a
-// 206 only the download name, as nginx sends it); a route's own Cache-Control as x-api-cache, which the
-// viewer response sets.
+// 206 the download name and Repr-Digest, a 304 Repr-Digest, as nginx sends them); a route's own
+// Cache-Control as x-api-cache, which the viewer response sets.
 function originResponse(request, response) {
   const carried = JSON.parse(value(request.headers, "x-api-response") || "{}");
   const status = Number(response.status);
   for (const name in carried) {
     if (name === "cache" && status < 400) {  // the route's own Cache-Control, for the viewer response to set
       response.headers["x-api-cache"] = [{ key: "x-api-cache", value: carried[name] }];
-    } else if (status === 200 || (status === 206 && name === "Content-Disposition")) {
+    } else if (status === 200 || (status === 206 && name !== NAMES.link) || (status === 304 && name === NAMES.digest)) {
       response.headers[name.toLowerCase()] = [{ key: name, value: carried[name] }];
     }
   }

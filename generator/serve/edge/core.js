@@ -29,7 +29,7 @@ import { BINARY, FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } fr
 import { acceptDatetimeMillis, asOfMillis, recorded, releaseAt } from "./instants.js";
 import {
   asciiLower, error, fill, header, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf,
-  user,
+  reprDigest, user,
 } from "./keycheck.js";
 import { argument, audienceDir, variantFolder } from "./variants.js";
 
@@ -242,7 +242,7 @@ async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return error(404, "not_found");
   const headers = Object.assign(header("type", contentType(name)),
-    header("modified", new Date(known[0] * 1000).toUTCString()), extra);
+    header("modified", new Date(known[0] * 1000).toUTCString()), header("digest", reprDigest(known[2])), extra);
   return { status: 200, release: lookup.release, file: name, size: known[1], sha256: known[2], mtime: known[0],
     headers };
 }

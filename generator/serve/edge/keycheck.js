@@ -20,6 +20,20 @@ export function header(name, value) {
   return one;
 }
 
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// Repr-Digest (RFC 9530) of a file from its SHA-256 in hex: serving.repr_digest, which nginx's map holds
+// (core.js sets it on a file's answer).
+export function reprDigest(hex) {
+  let out = "";
+  for (let i = 0; i < hex.length; i += 6) {  // three bytes → four characters; the last two bytes → three and "="
+    const part = hex.slice(i, i + 6);
+    const bits = parseInt(part.padEnd(6, "0"), 16);
+    for (let j = 0; j <= part.length / 2; j++) out += BASE64[(bits >> (18 - 6 * j)) & 63];
+  }
+  return `sha-256=:${out.padEnd(Math.ceil(out.length / 4) * 4, "=")}:`;
+}
+
 export function fill(template, values) {  // a template's {slots} filled
   return template.replace(/\{(\w+)\}/g, (whole, name) => values[name]);
 }

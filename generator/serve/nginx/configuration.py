@@ -24,6 +24,7 @@ from ...system.files import write_atomic
 from ..edge import NGINX_TIMEGATE, script
 from ..keys import ApiKey
 from .contract_blocks import error_body, error_location
+from .digests import render_digests
 from .key_map import render_key_map
 from .maps import render_scoped_maps
 
@@ -100,6 +101,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
     routings = [(release, read_routing(timeline.folder / release)) for release in timeline.answered]
     infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
     texts.update(render_scoped_maps(timeline, routings, timeline_root))
+    texts["digests.conf"] = render_digests(timeline, timeline_root)
     texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),
                                                              "RELEASES_DIR": str(timeline.folder),
                                                              "HORIZON_FILE": str(prefix / HORIZON)})
