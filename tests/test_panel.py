@@ -31,11 +31,15 @@ def instant(ms: int | None) -> datetime.datetime | None:
     return None if ms is None else datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
 
 
-def growth_rows(table: pa.Table) -> list[tuple]:
-    """The panel's rows of sovereign's gdp_growth indicator for AUT in 2024: value and period."""
-    return [(r["raw_value"], r["known_from"], r["known_until"]) for r in table.to_pylist()
+def growth_rows(table: pa.Table, vintage: bool = False) -> list[tuple]:
+    """The panel's rows of sovereign's gdp_growth indicator for AUT in 2024: value and period (and vintage)."""
+    return [(r["raw_value"], r["known_from"], r["known_until"],
+             *((r["first_release"], r["revision"]) if vintage else ())) for r in table.to_pylist()
             if (r["model"], r["country_code"], r["level"], r["reference"], r["date"].isoformat()) ==
             ("sovereign", "AUT", "indicator", "gdp_growth", "2024-12-31")]
+
+
+PANEL_ONLY = ("known_from", "known_until", "first_release", "revision")
 
 
 def export_rows(site, release: str, model: str) -> list[dict]:
@@ -59,16 +63,32 @@ def test_a_value_is_one_row_while_it_does_not_change_and_a_new_row_each_time_it_
     a, b, again = (instant(p.start) for p in periods)
     public, models = panel_files(site)
     sovereign = pq.read_table(models["sovereign"])
-    # A's value from A's switch to B's, B's until the rollback, A's again since (still live: no end)
-    assert growth_rows(sovereign) == [("2.5", a, b), ("0.5", b, again), ("2.5", again, None)]
-    # sdg did not change: each of its values one row, published since A and still answered
+    # A's value from A's switch to B's, B's until the rollback, A's again since (still live: no end); each
+    # a revision of the one before (the observation's values in the order published: 0, 1, 2), the first
+    # and third first published by A's going live, the second by B's
+    assert growth_rows(sovereign, vintage=True) == [("2.5", a, b, first, 0), ("0.5", b, again, second, 1),
+                                                    ("2.5", again, None, first, 2)]
+    # sdg did not change: each of its values one row, published since A and still answered, A's first
     sdg = pq.read_table(models["sdg"])
     assert sdg.num_rows == len(export_rows(site, first, "sdg")) > 0
     assert set(sdg.column("known_from").to_pylist()) == {a} and set(sdg.column("known_until").to_pylist()) == {None}
+    assert set(sdg.column("first_release").to_pylist()) == {first} and set(sdg.column("revision").to_pylist()) == {0}
+    # an observation B's export changed (AUT's growth, its section and model, ranks it moved) has the three
+    # vintages A, B, A again; every other one a single row, revision 0, first published by A
+    def observation(row):
+        return row["country_code"], row["level"], row["reference"], row["date"]
+    before, after = ({observation(r): r for r in export_rows(site, release, "sovereign")} for release in (first, second))
+    changed = {key for key, row in after.items() if before.get(key) != row}
+    vintages: dict = {}
+    for row in sovereign.to_pylist():
+        vintages.setdefault(observation(row), []).append((row["revision"], row["first_release"]))
+    assert len(changed) > 1 and ("AUT", "indicator", "gdp_growth", datetime.date(2024, 12, 31)) in changed
+    assert {key: sorted(found) for key, found in vintages.items()} == {
+        key: [(0, first), (1, second), (2, first)] if key in changed else [(0, first)] for key in before}
     # every row a period's release exported is in the panel with a period that covers it: nothing lost
     for period in periods:
         for model, table in models.items():
-            held = [({k: v for k, v in r.items() if not k.startswith("known_")}, r["known_from"], r["known_until"])
+            held = [({k: v for k, v in r.items() if k not in PANEL_ONLY}, r["known_from"], r["known_until"])
                     for r in pq.read_table(table).to_pylist()]
             for row in export_rows(site, period.release, model):
                 assert any(values == row and start <= instant(period.start) and (
@@ -87,13 +107,34 @@ def test_a_pruned_releases_values_stay_in_the_panel(data_copy, tmp_path):
     site = tmp_path / "site"
     first = build(data_copy, site, keep=1).release
     replace_in(data_copy / "observations" / "sovereign.csv", *GDP_AUT_2024)
-    build(data_copy, site, keep=1)
+    second = build(data_copy, site, keep=1).release
     replace_in(data_copy / "observations" / "sovereign.csv", GDP_AUT_2024[1], "gdp_growth,AUT,2024,1.5,")
-    build(data_copy, site, keep=1)  # keeps the newest and the one a rollback goes to: A is pruned
+    third = build(data_copy, site, keep=1).release  # keeps the newest and the one a rollback goes to: A is pruned
     assert first not in releases(site)
     a, b, c = (instant(p.start) for p in read_history(site).periods)
     _, models = panel_files(site)
-    assert growth_rows(pq.read_table(models["sovereign"])) == [("2.5", a, b), ("0.5", b, c), ("1.5", c, None)]
+    assert growth_rows(pq.read_table(models["sovereign"]), vintage=True) == [
+        ("2.5", a, b, first, 0), ("0.5", b, c, second, 1), ("1.5", c, None, third, 2)]
+
+
+def test_a_panel_written_before_the_vintage_gains_it_at_its_next_update(data_copy, tmp_path):
+    site = tmp_path / "site"
+    first = build(data_copy, site).release
+    replace_in(data_copy / "observations" / "sovereign.csv", *GDP_AUT_2024)
+    second = build(data_copy, site).release
+    update_panel(site)
+    _, models = panel_files(site)
+    state = json.loads((site / "panel" / "state.json").read_text())
+    for path in models.values():  # as the panel of the version before wrote them: no vintage, no format
+        table = pq.read_table(path)
+        pq.write_table(table.drop_columns(["first_release", "revision"]), path)
+    (site / "panel" / "state.json").write_text(json.dumps({k: v for k, v in state.items() if k != "format"}))
+    assert update_panel(site) and not update_panel(site)
+    a, b = (instant(p.start) for p in read_history(site).periods)
+    public, models = panel_files(site)
+    assert growth_rows(pq.read_table(models["sovereign"]), vintage=True) == [("2.5", a, b, first, 0),
+                                                                               ("0.5", b, None, second, 1)]
+    assert pq.read_table(public).schema.names[-2:] == ["first_release", "revision"]
 
 
 def test_the_panel_answers_as_of_any_instant_what_the_api_answers_and_is_served_as_the_timeline(tmp_path):

@@ -231,8 +231,10 @@ def test_the_point_in_time_panel_is_served_by_every_server_as_the_list_of_releas
     since = datetime.datetime.fromtimestamp(period.start / 1000, datetime.timezone.utc)
     def rows(table):  # in one order (the panel's is by model, country, reference, date)
         return sorted(table.to_pylist(), key=lambda row: json.dumps(row, default=str, sort_keys=True))
-    assert rows(panel.drop_columns(["known_from", "known_until"])) == rows(export)
+    assert rows(panel.drop_columns(["known_from", "known_until", "first_release", "revision"])) == rows(export)
     assert set(panel.column("known_from").to_pylist()) == {since} and set(panel.column("known_until").to_pylist()) == {None}
+    assert set(panel.column("first_release").to_pylist()) == {period.release}  # each value's first publication
+    assert set(panel.column("revision").to_pylist()) == {0}
     assert read(live.get(f"{API}/exports/acme_aml/history.parquet", user="alice").body).num_rows > 0
     refused = live.get(f"{API}/exports/acme_aml/history.parquet", user="bob")  # a custom model's: its grant
     assert refused.status == 404 and json.loads(refused.body) == {"detail": "Not found."}

@@ -152,7 +152,9 @@ RULES = (
         "The export's rows of every release that was live, with `known_from` and `known_until`: when the release "
         "answering that value went live and stopped being live (null while it answers). A value unchanged across "
         "releases is one row; a pruned release's values stay. Join a backtest's dates to it as of each date "
-        "(pandas `merge_asof`, polars `join_asof`, DuckDB `ASOF JOIN`) and it sees what was published then.",
+        "(pandas `merge_asof`, polars `join_asof`, DuckDB `ASOF JOIN`) and it sees what was published then. "
+        "`first_release` names the release that first published a row's value and `revision` counts the changes "
+        "of its observation before it (0: its first value), so a backtest can take first releases only.",
         "", media_type=_PARQUET, tag="exports"),)),
     Rule("model-history", "/exports/{model}/history.parquet", "history/{model}.parquet", (Segment("model", "model"),),
          root="timeline", endpoints=(Endpoint(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
+import numpy
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -37,20 +38,66 @@ from ..render import parquet
 from ..render.exports import COLUMNS, HEADER
 
 PANEL = "panel"
+FORMAT = 2  # of the files in site/panel/: 2 since they hold each value's vintage (first_release, revision)
 STATE = "state.json"
 PUBLIC = "public"  # the public models' panel, joined from theirs
 MODELS = "models"  # each model's
 KNOWN = (("known_from", "when the release that published this value went live (UTC)"),
          ("known_until", "when it stopped being live (UTC); null: it still answers"))
+# A value's vintage, worked out from the rows whenever a model's panel is written (never stepped itself):
+# ALFRED's first release and revision of an observation (a model, country, level, reference and date).
+VINTAGE = (("first_release", "the release that first published this value (its id)"),
+           ("revision", "0 for the observation's first published value, +1 for each later change"))
+VINTAGE_TYPES = (pa.string(), pa.int32())
+OBSERVATION = ("country_code", "level", "reference", "date")  # within a model's rows
 INSTANT = pa.timestamp("ms", tz="UTC")
 SORTED_BY = ("model", "country_code", "reference", "date", "known_from")  # Arrow sorts no dictionary column
 
 
 def schema(rows_of: str) -> pa.Schema:
-    """The export's schema, then `known_from` and `known_until`; no release in its metadata (it holds many)."""
+    """The export's schema, then `known_from`, `known_until` and the vintage; no release in its metadata (it
+    holds many)."""
+    stepped = _stepped_schema(rows_of)
+    vintage = [pa.field(name, kind, nullable=False, metadata={"description": text})
+               for (name, text), kind in zip(VINTAGE, VINTAGE_TYPES)]
+    return pa.schema([*stepped, *vintage], metadata=stepped.metadata)
+
+
+def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    return pc.dictionary_decode(column) if pa.types.is_dictionary(column.type) else column
+
+
+def _stepped_schema(rows_of: str) -> pa.Schema:
+    """The columns a switch steps: the export's, `known_from` and `known_until`."""
     base = parquet.schema(COLUMNS, "", rows_of)
     fields = [*base, *(pa.field(name, INSTANT, metadata={"description": text}) for name, text in KNOWN)]
     return pa.schema(fields, metadata={b"rows": base.metadata[b"rows"], b"sorted_by": ",".join(SORTED_BY).encode()})
+
+
+def with_vintage(table: pa.Table, releases: dict[int, str], file_schema: pa.Schema) -> pa.Table:
+    """A model's stepped rows (in SORTED_BY's order) with each row's vintage: the release whose period
+    (`releases`: start in ms → release) opened it, and how many values of its observation were published
+    before it — its place among them by `known_from`."""
+    count = table.num_rows
+    observation = pc.binary_join_element_wise(
+        *(pc.cast(_decoded(table.column(name)), pa.string()) for name in OBSERVATION), "\x1f",
+        null_handling="replace", null_replacement="\x00")
+    keyed = pa.table({"observation": observation, "known_from": table.column("known_from")})
+    order = pc.sort_indices(keyed, [("observation", "ascending"), ("known_from", "ascending")])
+    key = pc.take(observation, order).to_numpy(zero_copy_only=False)
+    place = numpy.arange(count, dtype=numpy.int32)
+    first_of_key = numpy.ones(count, dtype=bool)
+    first_of_key[1:] = key[1:] != key[:-1]
+    revision_ordered = place - numpy.maximum.accumulate(numpy.where(first_of_key, place, 0))
+    revision = numpy.empty(count, dtype=numpy.int32)
+    revision[order.to_numpy()] = revision_ordered
+    starts = pa.array(sorted(releases), pa.int64())
+    opened = pc.index_in(pc.cast(table.column("known_from"), pa.int64()), value_set=starts)
+    if opened.null_count:
+        raise ValueError("the panel holds a row opened at an instant no live period starts at")
+    first = pc.take(pa.array([releases[start] for start in sorted(releases)], pa.string()), opened)
+    stepped = table.cast(_stepped_schema(file_schema.metadata[b"rows"].decode()))
+    return pa.Table.from_arrays([*stepped.columns, first, pa.array(revision, pa.int32())], schema=file_schema)
 
 
 @dataclass(frozen=True)
@@ -242,17 +289,21 @@ def update_panel(site: Path, live: Sequence[LivePeriod] | None = None) -> bool:
             shutil.rmtree(folder / MODELS, ignore_errors=True)
         (folder / MODELS).mkdir(exist_ok=True)
         new = periods[len(held):]
-        if not new and state.get("joined"):
+        if not new and state.get("joined") and state.get("format") == FORMAT:
             return False
 
         def remember(applied: list[Period], joined: bool) -> None:
             write_atomic(state_file, json.dumps({"periods": [p.as_json() for p in applied], "models": models,
-                                                 "joined": joined}).encode())
-        last = held[-1].release if held else None
+                                                 "joined": joined, "format": FORMAT}).encode())
         rewritten: set[str] = set()
+        if state.get("format") != FORMAT and held:  # a panel of before the vintage: each model's gains it
+            rewritten |= _add_vintage(site, models, {p.start: p.release for p in held})
+            remember(held, joined=False)
+        last = held[-1].release if held else None
         for period in new:
             if (site / RELEASES / period.release).is_dir():  # else pruned before the panel caught up: unread
-                rewritten |= _apply(site, period, last, models)
+                opened_by = {p.start: p.release for p in (*held, period)}
+                rewritten |= _apply(site, period, last, models, opened_by)
             last = period.release
             held.append(period)
             remember(held, joined=False)
@@ -282,9 +333,30 @@ def _arrow_threads(count: int) -> Iterator[None]:
         pa.set_cpu_count(before)
 
 
-def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]) -> set[str]:
+def _add_vintage(site: Path, models: dict[str, bool], opened_by: dict[int, str]) -> set[str]:
+    """Each model's panel written before there was a vintage, written again with it (`opened_by`: the start
+    of every live period applied → its release). The models rewritten."""
+    rewritten = set()
+    for model in models:
+        path = _model_file(site, model)
+        if path.is_file():
+            file_schema = schema(parquet.rows_of(model))
+            _write(path, with_vintage(_read_stepped(path, file_schema), opened_by, file_schema))
+            rewritten.add(model)
+    return rewritten
+
+
+def _read_stepped(path: Path, file_schema: pa.Schema) -> pa.Table:
+    """A model's panel as a switch steps it: its vintage left out (worked out again once stepped)."""
+    held = pq.read_table(path, memory_map=True, pre_buffer=False)
+    return held.select([name for name in held.column_names if name not in dict(VINTAGE)])
+
+
+def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool], opened_by: dict[int, str]
+           ) -> set[str]:
     """One new live period, model by model: a model whose export is the release before's is left as it
-    is (every row stays open); `models` learns the period's. The models whose panel was rewritten."""
+    is (every row stays open; its vintage too); `models` learns the period's. `opened_by`: the start of
+    every live period so far → its release. The models whose panel was rewritten."""
     answered = _models(site, period.release)
     models.update(answered)
 
@@ -296,12 +368,15 @@ def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool]
 
     def step(model: str) -> None:
         path = _model_file(site, model)
-        held = pq.read_table(path, memory_map=True, pre_buffer=False) if path.is_file() else None
+        written_schema = schema(parquet.rows_of(model))
+        held = _read_stepped(path, written_schema) if path.is_file() else None
         rows = _export(site, period.release, model) if model in answered else None
-        file_schema = schema(parquet.rows_of(model))
+        file_schema = _stepped_schema(parquet.rows_of(model))
         before = _export(site, last, model) if last and held is not None and rows is not None else None
         stepped = _step_from(held, before, rows, period.start, file_schema) if before is not None else None
-        _write(path, stepped if stepped is not None else _step(held, rows, period.start, file_schema))
+        if stepped is None:
+            stepped = _step(held, rows, period.start, file_schema)
+        _write(path, with_vintage(stepped, opened_by, written_schema))
     rewritten = [model for model in models if due(model)]
     # models a thread each: Arrow lets go of the GIL while it reads, compares, sorts and writes
     with ThreadPoolExecutor(UPDATE_THREADS) as pool:
