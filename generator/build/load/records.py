@@ -124,6 +124,7 @@ class Indicator:
     value_kind: str | None  # "number", "label" or "boolean" (None: mixed, which coverage_gaps refuses)
     scoring: tuple[ThresholdRow, ...] = ()
     bounds: Bounds | None = None
+    licence: str | None = None  # SPDX ids, "; "-separated as `source` is (None: not stated)
 
     @cached_property
     def risk_points_max(self) -> int:

@@ -42,6 +42,9 @@ INDICATOR_COLUMNS = [
     Column("frequency", t.text), Column("unit", t.text, required=False),
     Column("currency", t.text, required=False), Column("last_updated", t.iso_date),
     Column("max_lag", t.non_negative_integer), Column("applicability", t.text, required=False),
+    # the SPDX id of the data's licence (several sources: "; "-separated in the order of `source`); the
+    # release's Data Package and catalogues list them
+    Column("licence", t.text, required=False, in_header=False),
 ]
 SCORING_COLUMNS = [
     Column("model", t.model_code), Column("indicator", t.reference), Column("threshold", t.text),
