@@ -13,7 +13,9 @@ from generator.publish.build_release import build
 
 from .conftest import TINY
 
-RELEASE_ID = re.compile(rb'"(id|builtAt)":"[0-9T:Z-]+"')
+RELEASE_ID = re.compile(rb'"(id|builtAt|version|created)":"[0-9T:Z-]+"')  # a Data Package's version and created
+# a Data Package's hash of a Parquet export, which names its release in its metadata
+PARQUET_HASH = re.compile(rb'("format":"parquet","mediatype":"[^"]+","bytes":[0-9]+,"hash":)"sha256:[0-9a-f]{64}"')
 # a link to this release's own answers (under RELEASES_UNDER/{id}/)
 SCOPED_URL = re.compile(f"{routes.RELEASES_UNDER}/{routes.RELEASE_ID}/".encode())
 
@@ -33,7 +35,7 @@ def published_documents(site: Path) -> dict[str, bytes]:
     documents = {str(p.relative_to(release)): p.read_bytes() for p in sorted((release / "api").rglob("*"))
                  if p.suffix in (".json", ".csv", ".jsonl")}
     masked = f"{routes.RELEASES_UNDER}/RELEASE/".encode()
-    return {path: SCOPED_URL.sub(masked, RELEASE_ID.sub(rb'"\1":"RELEASE"', raw))
+    return {path: PARQUET_HASH.sub(rb'\1"RELEASE"', SCOPED_URL.sub(masked, RELEASE_ID.sub(rb'"\1":"RELEASE"', raw)))
             if locations.names_its_release(path) else raw for path, raw in documents.items()}
 
 

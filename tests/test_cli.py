@@ -23,9 +23,10 @@ def test_build_prints_a_summary_and_the_change_headline(tmp_path):
     lines = result.output.strip().splitlines()
     assert len(lines) == 2
     # locations.document_count(3 countries, 3 models, 2 audiences): 2 × 4 (endpoints 1 and 5) + 4 + 3 + 1
-    # (endpoint 2) + 3 × (8 + 3 + 3) (endpoints 3 and 4, exports) + 2 + 2 × 2 (release, changes) + 3 = 67
-    assert locations.document_count(3, 3, 2) == 67
-    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 67 documents \(of 2 audiences\), 0\.\d MB \(0 files "
+    # (endpoint 2) + 3 × (8 + 3 + 3) (endpoints 3 and 4, exports) + 3 (root, openapi.json, Data Package)
+    # + 2 × 2 (release, changes) + 3 = 68
+    assert locations.document_count(3, 3, 2) == 68
+    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 68 documents \(of 2 audiences\), 0\.\d MB \(0 files "
                         r"unchanged\), 3 models × 3 countries in \d+\.\ds", lines[0]), lines[0]
     assert current_release(tmp_path) in lines[0]
     # all but what names the release (the root, and the release and change documents of 2 audiences): 63 - 5

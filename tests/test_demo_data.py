@@ -204,10 +204,10 @@ def test_document_count():
     # countries: 4 orderings + 249 filters + 1 empty                                      =         254
     # per model (6): 4 orderings + 249 filters + 1 empty + 249 country documents
     #                + its CSV, JSON Lines and Parquet exports                            = 6 × 506 = 3036
-    # openapi.json and the API root                                                       =           2
+    # openapi.json, the API root and the release's Data Package                          =           3
     # per audience: the release and what it changed                                      = 2 × 2 =   4
     # the public models' CSV, JSON Lines and Parquet exports                             =           3
-    assert locations.document_count(249, 6, 2) == 500 + 254 + 3036 + 2 + 4 + 3
+    assert locations.document_count(249, 6, 2) == 500 + 254 + 3036 + 3 + 4 + 3
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):

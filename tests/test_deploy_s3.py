@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
+from generator.history.layout import TWINS
 from generator.history.site import RELEASES, current_release
 from generator.publish.build_release import build
 from generator.serve.deploy import objects
-from generator.history.layout import TWINS
 from generator.serve.deploy.edge_release import served_files
 from generator.serve.deploy.objects import object_key
 

@@ -46,8 +46,9 @@ def test_every_command_and_option_is_in_the_readme():
 
 def test_every_endpoint_and_ordering_is_in_the_readme():
     # the five numbered, the root, the releases (4), release, changes, exports (6: CSV, JSON Lines and Parquet, of
-    # the public models and of one), the point-in-time panels (2), the log's checkpoint
-    assert len(ENDPOINTS) == 21
+    # the public models and of one), the point-in-time panels (2), the log's checkpoint, the catalogues (3: the
+    # current Data Package, the release's own, the DCAT-AP catalogue)
+    assert len(ENDPOINTS) == 24
     for endpoint in ENDPOINTS:
         assert f"GET {API}{endpoint.path}" in DOCS, endpoint.path
         if endpoint.alias:

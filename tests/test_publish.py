@@ -70,12 +70,13 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
     assert second != first and releases(site) == [first, second]
     files = read_manifest(site / RELEASES / second)
     written = [f for f in files if not f.endswith((".gz", ".br"))]
-    # everything but what names the new release: the changes page, changes.txt, the API root, the release
-    # and change documents (public and acme_aml), the Parquet exports (the public models' and each of the
-    # 3 models') and the tile of the tree over every document
-    named = {"docs/changes/index.html", CHANGES, "api/v1/index.json", "api/v1/releases/current/index.json",
+    # everything but what names the new release: the changes page and the reference page, changes.txt, the API root, the release
+    # and change documents (public and acme_aml), its Data Package, the Parquet exports (the public models'
+    # and each of the 3 models') and the tile of the tree over every document
+    named = {"docs/changes/index.html", "docs/index.html", CHANGES, "api/v1/index.json", "api/v1/releases/current/index.json",
+             "api/v1/releases/current/datapackage.json",
              "api/v1/releases/current/audience=acme_aml/index.json", "api/v1/releases/current/changes/index.json",
-             "api/v1/releases/current/changes/audience=acme_aml/index.json", "api/v1/tree/tile/0/000.p/67.tile",
+             "api/v1/releases/current/changes/audience=acme_aml/index.json", "api/v1/tree/tile/0/000.p/68.tile",
              "api/v1/exports/scores.parquet", *(f"api/v1/exports/{model}/scores.parquet"
                                                 for model in ("acme_aml", "sdg", "sovereign"))}
     assert report.linked == len(written) - len(named) and named <= set(written)

@@ -189,7 +189,10 @@ def test_exports_need_a_key_and_come_compressed(live):
 
 SITE = "https://risk.example.com/country-risk"  # served under a path, as behind a reverse proxy
 LINK = re.compile(r"https?://[^\s\"'<>\\),&]+")  # & ends a link in HTML text (&#34;)
-XML_NAMESPACES = {"http://www.w3.org/2000/svg"}  # names in the explorer's script, never fetched
+# names, never fetched: the explorer's SVG namespace, schema.org's vocabulary (the page's Dataset), the Data
+# Package profile (a package's $schema, and the spec the schema of one links to)
+XML_NAMESPACES = {"http://www.w3.org/2000/svg", "https://schema.org/",
+                  "https://datapackage.org/profiles/2.0/datapackage.json", "https://datapackage.org/"}
 
 
 def test_the_site_url_reaches_every_link_of_a_release(tmp_path):

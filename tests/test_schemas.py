@@ -119,10 +119,16 @@ def test_golden_documents_are_valid_against_both():
             continue
         route = _route_for(relative)
         document = json.loads(path.read_text().replace('"RELEASE"', '"20261123T120000Z"'))  # the masked id
-        if relative.startswith("api/v1/releases/current/") and not relative.startswith("api/v1/releases/current/changes/"):
+        if relative.startswith("api/v1/releases/current/") and not relative.startswith(
+                ("api/v1/releases/current/changes/", "api/v1/releases/current/datapackage.json")):
             document["builtAt"] = "2026-11-23T12:00:00Z"
         if relative == "api/v1/index.json":
             document["release"]["builtAt"] = "2026-11-23T12:00:00Z"
+        if relative.endswith("datapackage.json"):  # its build time and its Parquet export's hash, masked
+            document["created"] = "2026-11-23T12:00:00Z"
+            for resource in document["resources"]:
+                if not resource["hash"].startswith("sha256:"):
+                    resource["hash"] = "sha256:" + "0" * 64
         assert errors(route, document) == [], relative
         assert ORIGINAL.errors(route, document) == [], relative
 
@@ -131,6 +137,8 @@ def _route_for(relative: str) -> locations.Route:
     parts = relative.split("/")[2:-1]  # drop api/v1 and index.json
     if not parts:
         return locations.api_root()
+    if relative.endswith("/datapackage.json"):
+        return locations.release_datapackage()
     if parts[0] == "releases":
         return locations.release_changes() if parts[2:3] == ["changes"] else locations.current_release()
     if parts[0] == "configuration":
@@ -156,7 +164,9 @@ def test_openapi_is_valid_openapi_3_1():
         "/releases/{release}" + path for path in keyed} | {"/releases/", "/releases/timemap", "/releases/{release}/",
                                                          "/releases/feed.json", "/releases/feed.atom",
                                                          "/log/checkpoint", "/exports/history.parquet",
-                                                         "/exports/{model}/history.parquet"}
+                                                         "/exports/{model}/history.parquet"} | {
+        "/datapackage.json", "/catalog.jsonld", "/releases/current/datapackage.json",
+        "/releases/{release}/datapackage.json"}  # the data catalogues, and a kept release's own Data Package
     assert "as_of" in [p["name"] for p in document["paths"]["/riskscores/{model}/"]["get"]["parameters"]]
     assert "302" in document["paths"]["/riskscores/{model}/"]["get"]["responses"]
     scoped = document["paths"]["/releases/{release}/riskscores/{model}/"]["get"]
@@ -231,7 +241,9 @@ def test_openapi_names_every_operation_and_gives_rating_letters_distinct_identif
         "/releases/": "listReleases", "/releases/timemap": "getTimeMap", "/releases/{release}/": "getRelease",
         "/releases/feed.json": "getReleasesJsonFeed", "/releases/feed.atom": "getReleasesAtomFeed",
         "/log/checkpoint": "getLogCheckpoint", "/exports/history.parquet": "exportHistoryParquet",
-        "/exports/{model}/history.parquet": "exportModelHistoryParquet"}
+        "/exports/{model}/history.parquet": "exportModelHistoryParquet", "/datapackage.json": "getDataPackage",
+        "/catalog.jsonld": "getDataCatalog", "/releases/current/datapackage.json": "getReleaseDataPackage",
+        "/releases/{release}/datapackage.json": "getKeptReleaseDataPackage"}
     letters = document["components"]["schemas"]["RatingLetter"]
     names = letters["x-enum-varnames"]
     assert len(names) == len(letters["enum"]) == len(set(names)) == 21
@@ -248,7 +260,8 @@ def test_openapi_examples_are_real_answers_of_the_release():
     for path, item in document["paths"].items():
         content = item["get"]["responses"]["200"]["content"]
         if path in ("/releases/", "/releases/timemap", "/releases/{release}/", "/releases/feed.json",
-                    "/releases/feed.atom", "/log/checkpoint"):
+                    "/releases/feed.atom", "/log/checkpoint", "/datapackage.json", "/catalog.jsonld",
+                    "/releases/current/datapackage.json", "/releases/{release}/datapackage.json"):
             assert not any("examples" in c for c in content.values())  # they change with every build
             continue
         path = path.removeprefix("/releases/{release}")  # a kept release's route: the current one's example

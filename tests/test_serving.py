@@ -415,8 +415,10 @@ def test_pages_need_no_key(live, path):
     page = answer.body.decode()
     assert page.startswith("<!doctype html>")
     scripts = re.findall(r"<script[^>]*>", page)
-    # only the explorer's own script (which imports the citation verifier, /docs/verify.js, from the same origin)
-    assert scripts in ([], ['<script src="/docs/explorer.js" data-root="/api/v1/" data-verify="/docs/verify.js">'])
+    data = ['<script type="application/ld+json">'] if path.rstrip("/") in ("", "/docs") else []  # never run
+    # only the explorer's own script (which imports the citation verifier, /docs/verify.js, from the same
+    # origin); the reference page's schema.org Dataset, a data block no browser runs
+    assert scripts in (data, ['<script src="/docs/explorer.js" data-root="/api/v1/" data-verify="/docs/verify.js">'])
     assert "<link" not in page and "@import" not in page  # nothing from outside
     assert "acme_aml" not in page  # custom models stay hidden
     # the browser runs no script but the site's own, and sends no form or frame anywhere
@@ -456,7 +458,7 @@ def test_reference_documents_every_endpoint_and_command(live):
     from generator.contract.routes import API, ENDPOINTS
     page = live.get("/", user=None).body.decode()
     paths = [API + p for e in ENDPOINTS for p in (e.path, e.alias) if p] + [f"{API}/openapi.json"]
-    assert len(paths) == 23  # 21 endpoints, one alias, openapi.json
+    assert len(paths) == 26  # 24 endpoints, one alias, openapi.json
     for path in paths:
         assert path in page, path
     for name, _ in command_table():

@@ -129,6 +129,11 @@ def release_changes(audience: str = PUBLIC) -> Route:
     return _route("changes", audience)
 
 
+def release_datapackage() -> Route:
+    """The release's own Data Package of its exports: no key needed, the same for every client."""
+    return _route("release-datapackage")
+
+
 def audience_variant(file: str, audience: str) -> str | None:
     """The file an audience gets in place of a public document that has audience variants (endpoints 1
     and 5, the release documents), or None for a file of no such kind."""
@@ -228,7 +233,8 @@ def document_count(countries: int, models: int, audiences: int) -> int:
     # endpoint 3 (orderings, filters, none), 4, the model's exports
     per_model = len(SCORE_ORDERINGS) + countries + 1 + countries + len(MODEL_EXPORT_FORMATS)
     shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
-    per_release = 1 + 1 + 2 * audiences + len(EXPORT_FORMATS)  # openapi.json, root; release, changes; exports
+    # openapi.json, root, the Data Package; release, changes; exports
+    per_release = 1 + 1 + 1 + 2 * audiences + len(EXPORT_FORMATS)
     return models * per_model + shared + per_release
 
 

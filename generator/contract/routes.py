@@ -61,6 +61,21 @@ RULES = (
         "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
         "release's id and build time; no key needed.", "root", tag="release"),)),
     Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
+    # the data catalogues (build/render/data_package.py, build/switch/catalogues.py): for harvesters, no key
+    Rule("datapackage", "/datapackage.json", "datapackage.json", root="timeline", key=False, endpoints=(Endpoint(
+        "datapackage", "getDataPackage", "The bulk files as a Data Package",
+        "The bulk files as a Frictionless Data Package",
+        "A Frictionless Data Package (v2) of the bulk files answered now: the current release's exports at their "
+        "release-scoped URLs and the point-in-time panel, each with its media type, size, SHA-256 and a typed "
+        "Table Schema; the data's licences and sources. Written at each switch; no key needed (the files need "
+        "one). A kept release's own is /releases/{{release}}/datapackage.json.", "datapackage",
+        tag="catalogues"),)),
+    Rule("catalog", "/catalog.jsonld", "catalog.jsonld", root="timeline", key=False, endpoints=(Endpoint(
+        "catalog", "getDataCatalog", "The releases as a DCAT-AP catalogue", "The releases as a DCAT-AP 3 catalogue",
+        "DCAT-AP 3 in JSON-LD (its @context inline): a catalogue holding the API as a dataset series and each "
+        "kept release as a dataset in it, with a distribution per bulk file (download URL, media type, size, "
+        "SHA-256). Written at each switch; no key needed.", "", media_type=serving.MEDIA_TYPES["jsonld"],
+        tag="catalogues"),)),
     # Memento's TimeGate of an original, as archives and clients address one: {site}/api/v1/timegate/{URI}
     Rule("timegate", "/timegate/{uri}", segments=(Segment("uri", "uri"),), answer="timegate"),
     # and its TimeMap: the kept releases in which that route answered this key
@@ -105,6 +120,15 @@ RULES = (
              "changed against the previous release.", "release", tag="release",
              past=("getRelease", "A kept release's own release document",
                    "What /releases/current/ said while this release was live.")),)),
+    Rule("release-datapackage", "/releases/current/datapackage.json",
+         f"{_BASE}/releases/current/datapackage.json", key=False, endpoints=(Endpoint(
+             "release-datapackage", "getReleaseDataPackage", "The release's own Data Package",
+             "The current release's exports as a Frictionless Data Package",
+             "The release's own exports (scores.csv, scores.jsonl, scores.parquet) at their release-scoped, "
+             "immutable URLs, with their sizes, SHA-256 and Table Schemas; no key needed. What "
+             "/releases/{{release}}/datapackage.json answers for a kept release.", "datapackage",
+             tag="catalogues", past=("getKeptReleaseDataPackage", "A kept release's own Data Package",
+                                     "Its exports at their immutable URLs, as that release wrote them.")),)),
     Rule("changes", "/releases/current/changes/", f"{_BASE}/releases/current/changes/{{audience}}index.json",
          timegate=True, endpoints=(Endpoint(
              "changes", "getReleaseChanges", "What the release changed",
@@ -235,10 +259,12 @@ PAGES = "/docs"
 # log's and every other route of the timeline (the point-in-time panel: no release holds it) are no
 # route there (SCOPED_REFUSED: regular expressions of the rest of the path).
 RELEASES_UNDER = f"{API}/releases"
-SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"))
+SCOPED_ALIASES = (("/", "/releases/current/"), ("/changes/", "/releases/current/changes/"),
+                  ("/datapackage.json", "/releases/current/datapackage.json"))
 _OWN = ("/releases/", "/log/")  # refused whole: whatever follows
 SCOPED_REFUSED = (*(f"^{own}" for own in _OWN), *(dataclasses.replace(rule, under="").regex() for rule in RULES
-                                                 if rule.root == "timeline" and not rule.path.startswith(_OWN)))
+                                                 if rule.root == "timeline" and not rule.path.startswith(_OWN)
+                                                 and rule.path not in dict(SCOPED_ALIASES)))
 
 
 def past_path(path: str) -> str:

@@ -18,6 +18,7 @@ MEDIA_TYPES = {
     "jsonl": "application/x-ndjson",
     "link": "application/link-format",
     "atom": "application/atom+xml",
+    "jsonld": "application/ld+json",
     "tile": "application/octet-stream",  # a Merkle tree's tile (C2SP tlog-tiles): hashes, no text
     "bundle": "application/octet-stream",  # a bundle of the log's entries (C2SP tlog-tiles)
     "txt": "text/plain",  # the log's checkpoint (C2SP tlog-checkpoint)

@@ -34,9 +34,10 @@ from ..build.model_jobs import (
 from ..build.render import RENDERERS, render_shared_documents
 from ..build.render.api_root import render_api_root, render_current_release
 from ..build.render.changes import Sections, model_changes, render_release_changes
+from ..build.render.data_package import release_package
 from ..build.render.exports import ExportChunks
 from ..build.render.openapi import build_openapi
-from ..build.render.pages import CHANGES_PAGE, ReleaseChanges, example_routes, render_pages
+from ..build.render.pages import CHANGES_PAGE, REFERENCE_PAGE, ReleaseChanges, example_routes, render_pages
 from ..build.render.release_info import release_site_url
 from ..build.scoring import CurrentScores, score_model
 from ..build.validate import SCHEMA_DIR, DocumentValidator
@@ -210,7 +211,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
             render_release_identity(run, out, built, changes)
             write_extras(run, out, built, changes, cli_commands)
             if not force and run.writer.same_as_previous(
-                    lambda path: path in (CHANGES_PAGE, CHANGES) or locations.names_its_release(path)):
+                    lambda path: path in (CHANGES_PAGE, REFERENCE_PAGE, CHANGES) or locations.names_its_release(path)):
                 run.writer.abort()
                 report.release = run.writer.previous
             else:
@@ -342,6 +343,8 @@ def render_release_identity(run: BuildRun, out: ValidatedWriter, built: ModelsBu
     """What names this release: the API root, and per audience the release and its change document."""
     log = log_identity(read_history(run.writer.site).settings, run.site_url)
     out.add_one(locations.api_root(), render_api_root(run.site_url, run.writer.id, log))
+    out.add_one(locations.release_datapackage(),
+                release_package(run.site_url, run.writer.id, run.writer.files, run.dataset.models))
     custom = set(run.dataset.custom_models)
     parts = model_changes(changes, built.sections, run.writer.previous_dir)
     for grants in run.audiences:

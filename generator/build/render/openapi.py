@@ -39,7 +39,8 @@ SECURITY_SCHEMES = {
 
 TAGS = {"configuration": "The models and countries", "riskscores": "Risk scores",
         "release": "The API root and the release answers come from", "exports": "Every result of a release in one file",
-        "releases": "Every kept release: the list, the TimeMap, and each route as a past release answered it"}
+        "releases": "Every kept release: the list, the TimeMap, and each route as a past release answered it",
+        "catalogues": "The bulk files as a Data Package and the releases as a DCAT-AP catalogue, for data portals"}
 RELEASE = {"name": "release", "in": "path", "required": True,
            "description": "A release id (its UTC build time, as in X-Release); GET /releases/ lists those kept",
            "schema": {"type": "string", "pattern": release_ids.SCHEMA_PATTERN}}
@@ -169,7 +170,8 @@ def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Comp
         return components.rewrite(schemas[endpoint.schema])
     if endpoint.bound.download:  # a binary one (Parquet) as bytes, which generated clients hand over as such
         return EXPORT_SCHEMA if endpoint.media_type not in BINARY_TYPES else {**EXPORT_SCHEMA, "format": "binary"}
-    return {"type": "object"} if endpoint.media_type == MEDIA_TYPES["json"] else {"type": "string"}
+    json_media = (MEDIA_TYPES["json"], MEDIA_TYPES["jsonld"])  # a JSON-LD document is a JSON object too
+    return {"type": "object"} if endpoint.media_type in json_media else {"type": "string"}
 
 
 def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str],
@@ -205,6 +207,8 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
         if endpoint.keyed and endpoint.bound.timegate:  # asked for an instant; answered by each kept release
             operation["parameters"] = operation["parameters"] + [AS_OF]
             operation["responses"] = {"302": REDIRECT, **operation["responses"]}
+            paths[routes.past_path(endpoint.path)] = {"get": _in_release(operation, endpoint)}
+        elif endpoint.past:  # a keyless route a kept release answers under its id (its own Data Package)
             paths[routes.past_path(endpoint.path)] = {"get": _in_release(operation, endpoint)}
     return {
         "openapi": "3.1.0",

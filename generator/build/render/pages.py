@@ -12,9 +12,11 @@ from ...contract import locations, routes
 from ..diff import ReleaseDiff
 from ..load.records import Dataset
 from .api_documents import render_scoring
+from .data_package import schema_org_dataset
 from .templates import template_environment
 
 CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to
+REFERENCE_PAGE = "docs/index.html"  # names it too, in its schema.org Dataset
 EXPLORER_SCRIPT = Path(__file__).parent / "templates" / "docs" / "explorer.js"
 VERIFY_SCRIPT = EXPLORER_SCRIPT.with_name("verify.js")  # the citation verifier the explorer imports
 
@@ -93,8 +95,12 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[locations.Route, ob
                                           for p in e.query_parameters],
                               example=url, response=response, abridged=abridged, keyed=e.keyed))
     common = dict(models=summary, base=site_url, release_note="of the published data")
-    pages = {"docs/index.html": environment.get_template("docs/index.html.j2").render(
-        title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands], **common)}
+    # a data block, never run (the pages' CSP runs their own script alone); "</" kept out of it
+    described = orjson.dumps(schema_org_dataset(site_url, changes.release, dataset.models)).decode()
+    described = described.replace("</", "<\\/")
+    pages = {REFERENCE_PAGE: environment.get_template("docs/index.html.j2").render(
+        title="API reference", endpoints=endpoints, commands=[dict(name=n, help=h) for n, h in commands],
+        dataset=described, **common)}
     for data in public:
         sections = [dict(reference=s.reference, name=s.name, default_weight=s.default_weight, sdg_number=s.sdg_number,
                          count=len(data.indicators_of(s.reference))) for s in data.sections]

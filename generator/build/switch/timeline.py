@@ -27,6 +27,7 @@ from ...history.layout import read_release_info
 from ...history.site import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from ..render.release_info import release_site_url
 from ..validate import DocumentValidator
+from .catalogues import catalogue, current_package
 from .feeds import feeds
 from .log_files import log_documents
 from .panel import panel_files, update_panel
@@ -163,7 +164,8 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
     """The list of releases for each audience of the current release (its custom models as granted), and a
     preview list of each with the staged releases, by the files their rules name; and the TimeMap; their links start
     with the current release's site address. Each list is checked against schemas/releases.json (a
-    ValueError names what is wrong). The log's files and the panel's (given as their files) too."""
+    ValueError names what is wrong). The log's files and the panel's (given as their files) too; the current
+    Data Package and the DCAT-AP catalogue (catalogues.py)."""
     current_dir = timeline.folder / timeline.current
     custom, audiences = read_release_info(current_dir)
     site_url = release_site_url(current_dir) or routes.DEFAULT_SITE_URL
@@ -190,7 +192,15 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
             out[feed.file_for(name, format=format)] = body
     out[routes.rule_named("timemap").file] = timemap(timeline, site_url).encode()
     out.update(log_documents(timeline.log, timeline.checkpoint))
-    out.update(panel_documents(timeline))
+    panels = panel_documents(timeline)
+    out.update(panels)
+    package = current_package(current_dir, site_url, panels.get(routes.rule_named("history").file))
+    if package is not None:
+        problems = validator.errors(locations.release_datapackage(), orjson.loads(package))
+        if problems:
+            raise ValueError("; ".join(problems))
+        out[routes.rule_named("datapackage").file] = package
+    out[routes.rule_named("catalog").file] = catalogue(timeline.folder, timeline.kept, timeline.live_from(), site_url)
     return out
 
 

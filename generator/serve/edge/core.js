@@ -237,12 +237,14 @@ export function finish(result, release, method, page) {
 }
 
 // `try_files FILE =404`: a file of the release (its mtime, size and SHA-256 from the files table), or a
-// JSON 404.
+// JSON 404. Its Repr-Digest from the SHA-256 (nginx's TimeMap reads files on disk, with none: nginx's map
+// sends it there).
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return error(404, "not_found");
   const headers = Object.assign(header("type", contentType(name)),
-    header("modified", new Date(known[0] * 1000).toUTCString()), header("digest", reprDigest(known[2])), extra);
+    header("modified", new Date(known[0] * 1000).toUTCString()),
+    known[2] ? header("digest", reprDigest(known[2])) : {}, extra);  // njs's stat of a file has no hash
   return { status: 200, release: lookup.release, file: name, size: known[1], sha256: known[2], mtime: known[0],
     headers };
 }
@@ -267,19 +269,22 @@ async function scopedRoute(request, m, release, lookup, platform) {
   const id = m[1];
   const table = release.routes;
   const scope = Object.assign({}, release, { id, cache_control: release.immutable });
+  const rest = m[2] || "";
+  // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
+  // the releases' own routes are no route there (their expressions compiled by answer, once per table)
+  const target = table.refusedRegexes.some((refused) => refused.test(rest)) ? null
+    : routeOfScoped(rest, table.scope);
+  const found = target === null ? null : match(table, target);
+  // a route answered without a key is so under a release's id too ($scoped_auth_failure); a key sent
+  // still says whether it may see a staged release
   const checked = await refusal(request, within(lookup, release.id), platform);
-  if (checked.refused) return { scope, result: checked.refused };
+  if (checked.refused && !(found && !found.rule.key)) return { scope, result: checked.refused };
   const known = await lookup("states", id);
   const state = known ? known[0] : undefined;
   if (state === "g") return { scope, result: error(410, "release_gone", { id, list: table.scope.list }) };
   // a staged release is no release at all to a key that may not preview (its grants looked up only then)
   const hidden = state === "s" && !(await grantsOf(request, checked.who, lookup, release.id) || {}).preview;
   if (state === undefined || hidden) return { scope, result: error(404, "no_release", { id, list: table.scope.list }) };
-  const rest = m[2] || "";
-  // the release itself is its release document, …/changes/ what it changed (nginx.conf's $scoped_route)
-  // the releases' own routes are no route there (their expressions compiled by answer, once per table)
-  const target = table.refusedRegexes.some((refused) => refused.test(rest)) ? null
-    : routeOfScoped(rest, table.scope);
   const result = target === null ? error(404, "not_found") : await route(Object.assign({}, request,
     { acceptDatetime: "" }), target, scope, within(lookup, id), platform);
   if (result.status < 400) {

@@ -104,7 +104,7 @@ def _scoped_location() -> Location:
     return Location(f'~ "{regex}"', [
         "types { }   # its errors are JSON whatever the path asks for (…/scores.csv)",
         f'default_type "{serving.JSON}";',
-        "if ($auth_failure) { return 403 $auth_failure; }",
+        "if ($scoped_auth_failure) { return 403 $scoped_auth_failure; }",
         "if ($scope_refusal = gone) {",
         f"    return 410 {error_body('release_gone', id='$scoped_id', list=listed)};",
         "}",
@@ -185,7 +185,9 @@ def render(part: str) -> str:
     rules = routes.RULES
     # exact strings (a map tries no regex on an empty value): the rest with and without its final "/"
     scoped_routes = [(spelling, routes.API + route) for rest, route in routes.SCOPED_ALIASES
-                     for spelling in (rest.rstrip("/"), rest)]
+                     for spelling in dict.fromkeys((rest.rstrip("/"), rest))]
+    keyless_scoped = [spelling for spelling, route in scoped_routes
+                      if not getattr(routes.rule_of(route), "key", True)]  # every alias names a route
     scoped_routes += [(f"~{refused}", "/_no_route") for refused in routes.SCOPED_REFUSED]
     locations = []
     for rule in rules:
@@ -196,7 +198,7 @@ def render(part: str) -> str:
     return template_environment().get_template("nginx-routes.conf.j2").render(
         part=part, under=routes.RELEASES_UNDER, release_id=routes.RELEASE_ID, prefix=routes.API,
         timemap=routes.rule_named("timemap").template, timegate=routes.timegate_prefix(),
-        timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES,
+        timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES, keyless_scoped=keyless_scoped,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
         answered=ANSWERED, challenge=serving.CHALLENGE, locations=grouped(locations),
