@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-import numpy
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -84,20 +83,20 @@ def with_vintage(table: pa.Table, releases: dict[int, str], file_schema: pa.Sche
         null_handling="replace", null_replacement="\x00")
     keyed = pa.table({"observation": observation, "known_from": table.column("known_from")})
     order = pc.sort_indices(keyed, [("observation", "ascending"), ("known_from", "ascending")])
-    key = pc.take(observation, order).to_numpy(zero_copy_only=False)
-    place = numpy.arange(count, dtype=numpy.int32)
-    first_of_key = numpy.ones(count, dtype=bool)
-    first_of_key[1:] = key[1:] != key[:-1]
-    revision_ordered = place - numpy.maximum.accumulate(numpy.where(first_of_key, place, 0))
-    revision = numpy.empty(count, dtype=numpy.int32)
-    revision[order.to_numpy()] = revision_ordered
+    key = _whole(pc.take(observation, order))
+    # in that order, a row's revision is its place less the place of its observation's first row
+    place = pa.array(range(count), pa.int32())
+    first_of_key = pa.concat_arrays([pa.array([True] * min(count, 1), pa.bool_()),
+                                     pc.not_equal(key.slice(1), key.slice(0, max(count - 1, 0)))])
+    ordered = pc.subtract(place, pc.cumulative_max(pc.if_else(first_of_key, place, 0)))
+    revision = pc.take(ordered, pc.sort_indices(order))  # back in the table's order (order's inverse)
     starts = pa.array(sorted(releases), pa.int64())
     opened = pc.index_in(pc.cast(table.column("known_from"), pa.int64()), value_set=starts)
     if opened.null_count:
         raise ValueError("the panel holds a row opened at an instant no live period starts at")
     first = pc.take(pa.array([releases[start] for start in sorted(releases)], pa.string()), opened)
     stepped = table.cast(_stepped_schema(file_schema.metadata[b"rows"].decode()))
-    return pa.Table.from_arrays([*stepped.columns, first, pa.array(revision, pa.int32())], schema=file_schema)
+    return pa.Table.from_arrays([*stepped.columns, first, revision.cast(pa.int32())], schema=file_schema)
 
 
 @dataclass(frozen=True)
