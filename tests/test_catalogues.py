@@ -18,7 +18,7 @@ from generator.contract import routes
 from generator.history.catalogue import read_history
 from generator.publish.build_release import build
 
-from .conftest import SERVERS, replace_in
+from .conftest import ROOT, SERVERS, replace_in
 from .test_panel import GDP_AUT_2024
 from .test_repr_digest import sent_digest
 
@@ -129,6 +129,16 @@ def test_the_catalogue_holds_every_kept_release_with_its_files_in_dcat_ap(live):
             assert str(graph.value(distribution, DCAT.mediaType)).startswith("http://www.iana.org/assignments/media-types/")
 
 
+def test_the_catalogue_conforms_to_dcat_ap_3_s_shapes(live):
+    """DCAT-AP 3.0.1's own SHACL shapes (tests/fixtures/dcat-ap/), by pyshacl, inferring nothing: every class
+    a property's value must have is said outright."""
+    import pyshacl
+    data = rdflib.Graph().parse(data=live.get(f"{API}/catalog.jsonld", user=None).body, format="json-ld")
+    shapes = rdflib.Graph().parse(ROOT / "tests/fixtures/dcat-ap/dcat-ap-3.0.1-SHACL.ttl")
+    conforms, _, text = pyshacl.validate(data, shacl_graph=shapes, inference="none")
+    assert conforms, text
+
+
 def test_a_new_release_joins_the_catalogue_and_the_one_before_keeps_its_package(own_server, tmp_path):
     first = own_server.get(f"{API}/datapackage.json", user=None)
     replace_in(own_server.data / "observations" / "sovereign.csv", *GDP_AUT_2024)
@@ -143,7 +153,7 @@ def test_a_new_release_joins_the_catalogue_and_the_one_before_keeps_its_package(
     graph = rdflib.Graph().parse(data=own_server.get(f"{API}/catalog.jsonld", user=None).body, format="json-ld")
     assert {str(v) for v in graph.objects(None, DCAT.version)} == {before, second}
     issued = {str(graph.value(d, DCAT.version)): graph.value(d, DCTERMS.issued).toPython()
-              for d in graph.subjects(RDF.type, DCAT.Dataset)}
+              for d in set(graph.subjects(DCAT.inSeries, None))}
     starts = {p.release: datetime.datetime.fromisoformat(p.start_text.replace("Z", "+00:00"))
               for p in read_history(own_server.site).periods}
     assert issued == starts  # when each first went live

@@ -75,10 +75,11 @@ def _distributions(release: str, files: Mapping[str, Mapping], site_url: str) ->
         url = site_url + routes.in_release(locations.export(format).url, release)
         out.append({
             "@id": url, "@type": "dcat:Distribution", "dct:title": _text(f"{TITLE}, release {release} ({format})"),
-            "dct:format": format, "dcat:accessURL": {"@id": url}, "dcat:downloadURL": {"@id": url},
-            "dcat:mediaType": {"@id": MEDIA_TYPES + serving.MEDIA_TYPES[format]},
+            "dcat:accessURL": {"@id": url}, "dcat:downloadURL": {"@id": url},
+            "dcat:mediaType": {"@id": MEDIA_TYPES + serving.MEDIA_TYPES[format], "@type": "dct:MediaType"},
             "dcat:byteSize": _typed(entry["size"], "nonNegativeInteger"),
-            "spdx:checksum": {"@type": "spdx:Checksum", "spdx:algorithm": {"@id": "spdx:checksumAlgorithm_sha256"},
+            "spdx:checksum": {"@type": "spdx:Checksum", "spdx:algorithm": {"@id": "spdx:checksumAlgorithm_sha256",
+                                                                                 "@type": "spdx:ChecksumAlgorithm"},
                               "spdx:checksumValue": _typed(entry["sha256"], "hexBinary")}})
     return out
 
@@ -99,13 +100,15 @@ def catalogue(folder: Path, kept: Sequence[str], live_from: Mapping[str, str], s
             "dct:modified": _typed(built, "dateTime"),
             "dcat:distribution": _distributions(release, read_manifest(folder / release), site_url)})
     newest = max((d["dct:modified"]["@value"] for d in datasets), default=rfc3339(0))
-    series = {"@id": series_id, "@type": "dcat:DatasetSeries", "dct:title": _text(TITLE),
+    # a series is a dataset (DCAT 3), said outright for a reader that infers nothing (DCAT-AP's shapes)
+    series = {"@id": series_id, "@type": ["dcat:DatasetSeries", "dcat:Dataset"], "dct:title": _text(TITLE),
               "dct:description": _text("Every kept release of the country risk API's scores, each a dataset: "
                                        + DESCRIPTION), "dct:publisher": {"@id": publisher["@id"]},
               "dct:modified": _typed(newest, "dateTime"), "foaf:page": {"@id": site_url + "/"}}
     catalog = {"@id": catalog_id, "@type": "dcat:Catalog", "dct:title": _text(f"{TITLE}: catalogue"),
                "dct:description": _text("The releases of the country risk API and their bulk files."),
-               "dct:publisher": {"@id": publisher["@id"]}, "foaf:homepage": {"@id": site_url + "/"},
+               "dct:publisher": {"@id": publisher["@id"]},
+               "foaf:homepage": {"@id": site_url + "/", "@type": "foaf:Document"},
                "dct:modified": _typed(newest, "dateTime"),
                "dcat:dataset": [{"@id": series_id}, *({"@id": d["@id"]} for d in datasets)]}
     return orjson.dumps({"@context": CONTEXT, "@graph": [catalog, publisher, series, *datasets]},
