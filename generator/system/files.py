@@ -142,6 +142,16 @@ def read_blocks(path: Path) -> Iterator[bytes]:
             yield block
 
 
+def file_entry(path: Path) -> dict:
+    """A file's size and SHA-256, as a release's manifest lists a file, read a block at a time (a panel
+    file may be tens of MB)."""
+    digest, size = hashlib.sha256(), 0
+    for block in read_blocks(path):
+        digest.update(block)
+        size += len(block)
+    return {"size": size, "sha256": digest.hexdigest()}
+
+
 def write_joined(path: Path, parts: list[bytes | Path], stamp: int) -> tuple[str, int, int]:
     """Write parts one after another — bytes, or files copied a block at a time, so a large file is
     never whole in memory — and set the mtime; return the sha256, size and CRC-32 (a gzip trailer's)

@@ -5,7 +5,6 @@ point-in-time panel as served now — and the DCAT-AP 3 catalogue of every kept 
 manifest.json, so a release built before there were catalogues is in the catalogue too."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -15,6 +14,7 @@ from ...contract import locations, routes, serving
 from ...history.catalogue import built_at
 from ...history.catalogue.instants import rfc3339
 from ...history.site import read_manifest
+from ...system.files import file_entry
 from ..render.data_package import DESCRIPTION, FORMATS, TITLE, operator_name, resource, table_schema
 from .panel import KNOWN, VINTAGE
 
@@ -25,15 +25,6 @@ CONTEXT = {
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
 }
 MEDIA_TYPES = "http://www.iana.org/assignments/media-types/"  # DCAT-AP: dcat:mediaType is an IANA IRI
-
-
-def sha256_of(path: Path) -> dict:
-    """A file's size and SHA-256, as a manifest entry has them."""
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
 def current_package(release_dir: Path, site_url: str, panel: Path | None) -> bytes | None:
@@ -49,7 +40,7 @@ def current_package(release_dir: Path, site_url: str, panel: Path | None) -> byt
         described = dict((*KNOWN, *VINTAGE))
         extra = [(name, kind, described[name]) for name, kind in PANEL_TYPES.items()]
         resources = [*resources, resource(
-            "history-parquet", site_url + routes.url_for("history"), "parquet", sha256_of(panel),
+            "history-parquet", site_url + routes.url_for("history"), "parquet", file_entry(panel),
             table_schema("parquet", extra), "Every value the public models published, with when it was published "
             "and its vintage (the point-in-time panel); its bytes change at every switch")]
     return orjson.dumps({**package, "id": site_url + routes.url_for("datapackage"), "resources": resources},

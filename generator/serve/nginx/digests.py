@@ -4,7 +4,6 @@ SHA-256 as the document's leaf in the release's tree), the timeline's from its f
 configuration. Keyed by the path try_files finds ($uri): /<release>/<path>, or /<path> in the timeline."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from ...build.render.templates import nginx_map_key
@@ -12,17 +11,8 @@ from ...build.switch.timeline import Timeline
 from ...contract.serving import repr_digest
 from ...history.layout import served
 from ...history.site import read_manifest
+from ...system.files import file_entry
 from .contract_blocks import double_quoted
-
-_CHUNK = 1 << 20
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def digest_entries(timeline: Timeline, timeline_root: Path) -> list[tuple[str, str]]:
@@ -32,7 +22,7 @@ def digest_entries(timeline: Timeline, timeline_root: Path) -> list[tuple[str, s
                for release in timeline.answered
                for path, entry in sorted(read_manifest(timeline.folder / release).items()) if served(path)]
     if timeline_root.is_dir():
-        entries += [(f"/{path.relative_to(timeline_root).as_posix()}", repr_digest(file_sha256(path)))
+        entries += [(f"/{path.relative_to(timeline_root).as_posix()}", repr_digest(file_entry(path)["sha256"]))
                     for path in sorted(timeline_root.rglob("*")) if path.is_file()]
     return entries
 
