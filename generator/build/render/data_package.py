@@ -9,9 +9,12 @@ import re
 import urllib.parse
 from typing import Mapping, Sequence
 
+import pyarrow as pa
+
 from ...contract import locations, routes, serving
 from ...history.catalogue.instants import built_at
 from ..load.records import ModelDefinition
+from . import parquet
 from .exports import COLUMNS
 
 PROFILE = "https://datapackage.org/profiles/2.0/datapackage.json"
@@ -24,10 +27,12 @@ FORMATS = ("csv", "jsonl", "parquet")
 
 # Each export column's Table Schema type in each format, as frictionless reads the file served: the CSV as
 # text, JSON Lines as JSON values (a raw value is a number or a text, the components an object), Parquet
-# through pandas (an integer column holding nulls arrives as floats, a map as a list of pairs).
-_INTEGERS = ("risk_class_numeric", "country_rank", "country_universe", "risk_points", "risk_points_max")
-_TYPES = {"date": "date", "score": "number", "weight": "number", "raw_value": "string", "raw_components": "string",
-          **dict.fromkeys(_INTEGERS, "integer")}
+# through pandas (an integer column holding nulls arrives as floats, a map as a list of pairs). Each column's
+# type is the Parquet export's (parquet.TYPES); text where the CSV writes a category, a raw value or components.
+_INTEGERS = tuple(name for name, kind in parquet.TYPES.items() if pa.types.is_integer(kind))
+_TYPES = {**dict.fromkeys(_INTEGERS, "integer"),
+          **{name: "number" for name, kind in parquet.TYPES.items() if pa.types.is_floating(kind)},
+          **{name: "date" for name, kind in parquet.TYPES.items() if pa.types.is_date(kind)}}
 _BY_FORMAT = {"jsonl": {"raw_value": "any", "raw_components": "object"},
               "parquet": {"raw_components": "array", **dict.fromkeys(_INTEGERS, "number")}}
 _CONSTRAINTS: dict[str, dict[str, object]] = {
