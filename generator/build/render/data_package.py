@@ -29,10 +29,19 @@ FORMATS = ("csv", "jsonl", "parquet")
 # text, JSON Lines as JSON values (a raw value is a number or a text, the components an object), Parquet
 # through pandas (an integer column holding nulls arrives as floats, a map as a list of pairs). Each column's
 # type is the Parquet export's (parquet.TYPES); text where the CSV writes a category, a raw value or components.
-_INTEGERS = tuple(name for name, kind in parquet.TYPES.items() if pa.types.is_integer(kind))
-_TYPES = {**dict.fromkeys(_INTEGERS, "integer"),
-          **{name: "number" for name, kind in parquet.TYPES.items() if pa.types.is_floating(kind)},
-          **{name: "date" for name, kind in parquet.TYPES.items() if pa.types.is_date(kind)}}
+
+
+def table_type(kind: pa.DataType) -> str:
+    """The Table Schema type of a column of this Arrow type, as the CSV writes it (anything else: text)."""
+    for test, name in ((pa.types.is_integer, "integer"), (pa.types.is_floating, "number"), (pa.types.is_date, "date"),
+                       (pa.types.is_timestamp, "datetime")):
+        if test(kind):
+            return name
+    return "string"
+
+
+_TYPES = {name: table_type(kind) for name, kind in parquet.TYPES.items()}
+_INTEGERS = tuple(name for name, kind in _TYPES.items() if kind == "integer")
 _BY_FORMAT = {"jsonl": {"raw_value": "any", "raw_components": "object"},
               "parquet": {"raw_components": "array", **dict.fromkeys(_INTEGERS, "number")}}
 _CONSTRAINTS: dict[str, dict[str, object]] = {

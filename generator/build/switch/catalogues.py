@@ -15,10 +15,11 @@ from ...history.catalogue import built_at
 from ...history.catalogue.instants import rfc3339
 from ...history.site import read_manifest
 from ...system.files import file_entry
-from ..render.data_package import DESCRIPTION, FORMATS, TITLE, operator_name, resource, table_schema
-from .panel import KNOWN, VINTAGE
+from ..render import parquet
+from ..render.data_package import DESCRIPTION, FORMATS, TITLE, operator_name, resource, table_schema, table_type
+from ..render.exports import COLUMNS
+from .panel import schema as panel_schema
 
-PANEL_TYPES = {"known_from": "datetime", "known_until": "datetime", "first_release": "string", "revision": "integer"}
 CONTEXT = {
     "dcat": "http://www.w3.org/ns/dcat#", "dct": "http://purl.org/dc/terms/", "foaf": "http://xmlns.com/foaf/0.1/",
     "spdx": "http://spdx.org/rdf/terms#", "xsd": "http://www.w3.org/2001/XMLSchema#",
@@ -37,8 +38,9 @@ def current_package(release_dir: Path, site_url: str, panel: Path | None) -> byt
     package = orjson.loads(own.read_bytes())
     resources = package["resources"]
     if panel is not None:
-        described = dict((*KNOWN, *VINTAGE))
-        extra = [(name, kind, described[name]) for name, kind in PANEL_TYPES.items()]
+        # the panel's own columns after the export's, typed and described as its schema has them
+        extra = [(field.name, table_type(field.type), field.metadata[b"description"].decode())
+                 for field in panel_schema(parquet.rows_of(None)) if field.name not in dict(COLUMNS)]
         resources = [*resources, resource(
             "history-parquet", site_url + routes.url_for("history"), "parquet", file_entry(panel),
             table_schema("parquet", extra), "Every value the public models published, with when it was published "
