@@ -86,14 +86,15 @@ def lua_script(requests: list[tuple[str, str | None]]) -> str:
             "  return wrk.format('GET', r[1], h)\nend\n")
 
 
-def cpu_seconds(pids: set[int]) -> float:
-    """User and system CPU the processes used so far (their /proc stat, in clock ticks)."""
+def cpu_seconds(pids: set[int], user_only: bool = False) -> float:
+    """User and system CPU the processes used so far (their /proc stat, in clock ticks); with `user_only`,
+    user CPU alone: nginx's own code, without the kernel's TCP work that every target shares."""
     from generator.system.processes import stat_fields
     ticks = 0
     for pid in pids:
         fields = stat_fields(pid)
         if fields is not None:
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+            ticks += int(fields[11]) + (0 if user_only else int(fields[12]))  # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
@@ -102,17 +103,19 @@ def wrk(port: int, script: Path, seconds: int, connections: int, server: int | N
     what the server itself pays, which wrk on the same two cores does not blur."""
     from generator.system.processes import children
     workers = children(server) if server else set()
-    before = cpu_seconds(workers)
+    before, user_before = cpu_seconds(workers), cpu_seconds(workers, user_only=True)
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
                           f"http://127.0.0.1:{port}"], capture_output=True, text=True, timeout=seconds + 30).stdout
     served = int(re.search(r"(\d+) requests in", out)[1])
     cpu_us = (cpu_seconds(workers) - before) * 1e6 / served if workers else None
+    user_us = (cpu_seconds(workers, user_only=True) - user_before) * 1e6 / served if workers else None
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
     latency = {p: _ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out)[1]) for p in ("50", "99")}
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     sockets = re.search(r"Socket errors: (.*)", out)
     return {"rate": rate, "p50": latency["50"], "p99": latency["99"], "non2xx": int(errors[1]) if errors else 0,
-            "socket_errors": sockets[1] if sockets else "", "cpu_us": cpu_us}
+            "socket_errors": sockets[1] if sockets else "", "cpu_us": cpu_us,
+            "user_us": user_us}
 
 
 def _ms(text: str) -> float:

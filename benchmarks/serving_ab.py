@@ -1,0 +1,190 @@
+"""One nginx.conf against another, the rest the same: the working tree's nginx.conf (or --candidate FILE)
+against the one of a past commit (--base REV), each run by the project's own runtime (the same keys, the
+same release, the same runtime/*.conf), in interleaved wrk runs with the serving benchmark's mix. First
+every probe request is asked of both, and any difference in status, headers (but Date) or body stops
+the run: a change of configuration measured here must answer exactly as before. Loopback only.
+
+    python3 -m benchmarks.serving_ab --base REV [--candidate FILE] [--runs 5] [--seconds 6] [--label TEXT]
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from email.utils import formatdate
+from pathlib import Path
+
+from generator.serve.runtime import NginxRuntime
+
+from .common import ROOT, record, summary
+from .serving import KEY_COUNT, MIX, lua_script, wrk
+
+
+class ConfiguredRuntime(NginxRuntime):
+    """The project's runtime with another nginx.conf in place of the repository's."""
+
+    nginx_conf = ""
+
+    def render(self):
+        state = super().render()
+        (self.conf / "nginx.conf").write_text(self.nginx_conf)
+        return state
+
+
+def probes(auth: dict[str, str], release: str) -> list[tuple[str, str, dict[str, str]]]:
+    """(method, target, headers): every kind of answer the configuration decides — keys in each form,
+    refusals, variants, errors, preflight, release-scoped answers, TimeGate and pages."""
+    good, basic, custom = auth["user1"], auth["basic"], auth["user10"]
+    asked = [(path, {"Authorization": good}) for path, _ in MIX]
+    return [("GET", path, headers) for path, headers in asked] + [
+        ("GET", "/api/v1/riskscores/sovereign/DEU/", {"Authorization": basic}),
+        ("GET", "/api/v1/riskscores/sovereign/DEU/", {"Authorization": "Bearer nope"}),
+        ("GET", "/api/v1/riskscores/sovereign/DEU/", {}),
+        ("GET", "/api/v1/riskscores/acme_aml/", {"Authorization": custom}),
+        ("GET", "/api/v1/riskscores/acme_aml/", {"Authorization": good}),
+        ("GET", "/api/v1/riskscores/sovereign/?country_code=XX", {"Authorization": good}),
+        ("GET", "/api/v1/riskscores/sovereign/?ordering=nope", {"Authorization": good}),
+        ("GET", "/api/v1/riskscores/sovereign/ZZZ/", {"Authorization": good}),
+        ("GET", "/api/v1/configuration/countries/?code=deu&name=germany", {"Authorization": good}),
+        ("GET", "/api/v1/exports/scores.csv", {"Authorization": good, "Range": "bytes=0-99"}),
+        ("GET", "/api/v1/exports/sovereign/scores.parquet", {"Authorization": good}),
+        ("HEAD", "/api/v1/", {"Authorization": good}),
+        ("OPTIONS", "/api/v1/riskscores/sovereign/", {"Origin": "https://example.org"}),
+        ("POST", "/api/v1/riskscores/sovereign/", {"Authorization": good}),
+        ("GET", "/api/v1/riskscores/sovereign/?as_of=2020-01-01T00:00:00Z", {"Authorization": good}),
+        ("GET", "/api/v1/riskscores/sovereign/", {"Authorization": good,
+                                                  "Accept-Datetime": formatdate(usegmt=True)}),
+        ("GET", f"/api/v1/releases/{release}/riskscores/sovereign/DEU/", {"Authorization": good}),
+        ("GET", f"/api/v1/releases/{release}/datapackage.json", {}),
+        ("GET", "/api/v1/releases/19990101T000000Z/", {"Authorization": good}),
+        ("GET", "/api/v1/releases/", {"Authorization": good}),
+        ("GET", "/api/v1/releases/feed.atom", {}),
+        ("GET", "/api/v1/releases/timemap", {"Authorization": good}),
+        ("GET", "/api/v1/log/checkpoint", {}),
+        ("GET", "/api/v1/catalog.jsonld", {}),
+        ("GET", "/", {}), ("GET", "/docs/models/sovereign/", {}), ("GET", "/nowhere", {}), ("GET", "/favicon.ico", {}),
+        ("GET", "/api/v1/riskscores/sovereign/%7B", {"Authorization": good}),
+        ("GET", "/api/v1/riskscores/sovereign/{", {"Authorization": good}),
+    ]
+
+
+def answer(port: int, method: str, target: str, headers: dict[str, str]) -> tuple:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest(method, target, skip_accept_encoding=True)
+        for name, value in headers.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        response = connection.getresponse()
+        body = response.read()
+        return response.status, sorted((n.lower(), v) for n, v in response.getheaders() if n.lower() != "date"), body
+    finally:
+        connection.close()
+
+
+SECTION = "Serving: one change at a time"
+
+
+def _rows_but(label: str) -> list[str]:
+    """The table's rows BENCHMARKS.md has of other changes: each step's effect is kept as measured."""
+    from .common import RESULTS
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    section = text.split(f"## {SECTION}\n", 1)[1].split("\n## ", 1)[0] if f"## {SECTION}\n" in text else ""
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| change ")]
+    return [row for row in rows if not row.startswith(f"| {label} |")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", required=True, help="the commit whose nginx.conf is the baseline")
+    parser.add_argument("--candidate", help="an nginx.conf to measure (default: the working tree's)")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=6)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--label", default="", help="what the candidate changes, for BENCHMARKS.md")
+    parser.add_argument("--unchecked", action="store_true",
+                        help="diagnosis only: measure a candidate whose answers differ (what a part costs)")
+    parser.add_argument("--data", default="data")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: apt-get install -y wrk")
+    confs = {"base": subprocess.run(["git", "show", f"{args.base}:nginx.conf"], cwd=ROOT, check=True,
+                                    capture_output=True, text=True).stdout,
+             "candidate": Path(args.candidate or ROOT / "nginx.conf").read_text()}
+    from generator.history.site import CURRENT
+    from generator.publish.build_release import build
+    from generator.serve.keys import ApiKey, new_key, write_keys
+    from generator.serve.runtime import ServeSettings
+    from tests.live import free_port
+
+    base = Path(tempfile.mkdtemp(prefix="bench-ab-"))
+    os.chmod(base, 0o755)
+    runtimes: dict[str, ConfiguredRuntime] = {}
+    try:
+        build(Path(args.data), base / "site")
+        keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
+        write_keys(base / "keys.csv", keys)
+        auth = {k.user: f"apikey {k.user}:{k.key}" for k in keys}
+        import base64
+        auth["basic"] = "Basic " + base64.b64encode(f"USER2:{keys[2].key}".encode()).decode()
+        for name, text in confs.items():
+            runtime = ConfiguredRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()),
+                                        base / name)
+            runtime.nginx_conf = text
+            runtime.start()
+            runtimes[name] = runtime
+        release = (base / "site" / CURRENT).resolve().name
+        for method, target, headers in probes(auth, release):
+            seen = {name: answer(r.settings.port, method, target, headers) for name, r in runtimes.items()}
+            if seen["base"] != seen["candidate"] and not args.unchecked:
+                sys.exit(f"{method} {target} {headers}: answers differ\n base:      {seen['base']}\n"
+                         f" candidate: {seen['candidate']}")
+        script = base / "mix.lua"
+        script.write_text(lua_script([(path, auth[user] if user else None) for path, user in MIX]))
+        results: dict[str, list[dict]] = {name: [] for name in runtimes}
+        for _ in range(args.runs):  # interleaved: both see the same machine noise
+            for name, runtime in runtimes.items():
+                results[name].append(wrk(runtime.settings.port, script, args.seconds, args.connections,
+                                         runtime.master_pid))
+        rate = {name: summary([r["rate"] for r in rs]) for name, rs in results.items()}
+        cpu = {name: summary([r["cpu_us"] for r in rs]) for name, rs in results.items()}
+        user = {name: summary([r["user_us"] for r in rs]) for name, rs in results.items()}
+        user_ratio = statistics.median(c["user_us"] / b["user_us"]
+                                       for b, c in zip(results["base"], results["candidate"]))
+        cpu_ratio = statistics.median(c["cpu_us"] / b["cpu_us"] for b, c in zip(results["base"], results["candidate"]))
+        rate_ratio = statistics.median(c["rate"] / b["rate"] for b, c in zip(results["base"], results["candidate"]))
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+        lines = [f"{args.label or 'candidate'} — nginx.conf of {args.candidate or head + ' (working tree)'} against "
+                 f"{args.base}'s; {len(probes(auth, release))} probe requests answered identically; wrk -t2 "
+                 f"-c{args.connections} -d{args.seconds}s × {args.runs} interleaved:", "",
+                 f"- requests/s: base {rate['base']['median']:.0f}, candidate {rate['candidate']['median']:.0f} "
+                 f"(candidate / base {rate_ratio:.3f})",
+                 f"- nginx CPU per request: base {cpu['base']['median']:.2f} µs, candidate "
+                 f"{cpu['candidate']['median']:.2f} µs (candidate / base {cpu_ratio:.3f}); of it in nginx's own code "
+                 f"(user CPU): base {user['base']['median']:.2f} µs, candidate {user['candidate']['median']:.2f} µs "
+                 f"(candidate / base {user_ratio:.3f})"]
+        print("\n".join(lines))
+        if args.label:
+            row = (f"| {args.label} | {args.base} → {args.candidate or head} | {rate_ratio:.3f} | {cpu_ratio:.3f} "
+                   f"({cpu['base']['median']:.2f} → {cpu['candidate']['median']:.2f} µs) | {user_ratio:.3f} "
+                   f"({user['base']['median']:.2f} → {user['candidate']['median']:.2f} µs) |")
+            record(SECTION, "python3 -m benchmarks.serving_ab --base REV --label TEXT",
+                   [f"Each change to nginx.conf alone, against the one before it, every probe answered the same; "
+                    f"wrk -t2 -c{args.connections} -d{args.seconds}s × {args.runs} interleaved, medians "
+                    "(ratios: candidate / base; about ±2 % between two runs of the same configuration):", "",
+                    "| change | nginx.conf | requests/s | nginx CPU per request | of it, nginx's own code (user) |",
+                    "|---|---|---|---|---|", *_rows_but(args.label), row])
+    finally:
+        for runtime in runtimes.values():
+            runtime.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
