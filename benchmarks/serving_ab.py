@@ -1,7 +1,7 @@
 """One nginx.conf against another, the rest the same: the working tree's nginx.conf (or --candidate FILE)
 against the one of a past commit (--base REV), each run by the project's own runtime (the same keys, the
 same release, the same runtime/*.conf), in interleaved wrk runs with the serving benchmark's mix. First
-every probe request is asked of both, and any difference in status, headers (but Date) or body stops
+every probe request is asked of both, and any difference in status, headers (but Date and a file's validators) or body stops
 the run: a change of configuration measured here must answer exactly as before. Loopback only.
 
     python3 -m benchmarks.serving_ab --base REV [--candidate FILE] [--runs 5] [--seconds 6] [--label TEXT]
@@ -73,6 +73,11 @@ def probes(auth: dict[str, str], release: str) -> list[tuple[str, str, dict[str,
     ]
 
 
+# Not the configuration's to decide: the time, and the validators of files each runtime writes itself (its
+# list of releases, a second apart); the body and Repr-Digest still tell whether the same file was served
+OWN = {"date", "etag", "last-modified"}
+
+
 def answer(port: int, method: str, target: str, headers: dict[str, str]) -> tuple:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -82,7 +87,7 @@ def answer(port: int, method: str, target: str, headers: dict[str, str]) -> tupl
         connection.endheaders()
         response = connection.getresponse()
         body = response.read()
-        return response.status, sorted((n.lower(), v) for n, v in response.getheaders() if n.lower() != "date"), body
+        return response.status, sorted((n.lower(), v) for n, v in response.getheaders() if n.lower() not in OWN), body
     finally:
         connection.close()
 
@@ -158,10 +163,10 @@ def main() -> None:
                                        for b, c in zip(results["base"], results["candidate"]))
         cpu_ratio = statistics.median(c["cpu_us"] / b["cpu_us"] for b, c in zip(results["base"], results["candidate"]))
         rate_ratio = statistics.median(c["rate"] / b["rate"] for b, c in zip(results["base"], results["candidate"]))
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip()
-        lines = [f"{args.label or 'candidate'} — nginx.conf of {args.candidate or head + ' (working tree)'} against "
-                 f"{args.base}'s; {len(probes(auth, release))} probe requests answered identically; wrk -t2 "
+        base_commit = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True,
+                                     text=True).stdout.strip()
+        candidate = args.candidate or "the working tree"
+        lines = [f"{args.label or 'candidate'} — nginx.conf of {candidate} against {base_commit}'s; {len(probes(auth, release))} probe requests answered identically; wrk -t2 "
                  f"-c{args.connections} -d{args.seconds}s × {args.runs} interleaved:", "",
                  f"- requests/s: base {rate['base']['median']:.0f}, candidate {rate['candidate']['median']:.0f} "
                  f"(candidate / base {rate_ratio:.3f})",
@@ -171,7 +176,7 @@ def main() -> None:
                  f"(candidate / base {user_ratio:.3f})"]
         print("\n".join(lines))
         if args.label:
-            row = (f"| {args.label} | {args.base} → {args.candidate or head} | {rate_ratio:.3f} | {cpu_ratio:.3f} "
+            row = (f"| {args.label} | {base_commit} → {candidate} | {rate_ratio:.3f} | {cpu_ratio:.3f} "
                    f"({cpu['base']['median']:.2f} → {cpu['candidate']['median']:.2f} µs) | {user_ratio:.3f} "
                    f"({user['base']['median']:.2f} → {user['candidate']['median']:.2f} µs) |")
             record(SECTION, "python3 -m benchmarks.serving_ab --base REV --label TEXT",
