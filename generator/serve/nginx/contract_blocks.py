@@ -23,15 +23,16 @@ def double_quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def quoted(text: str) -> str:
+    """A constant as nginx reads it, in the quotes that need no escape where there is one."""
+    return single_quoted(text) if '"' in text and "'" not in text else double_quoted(text)
+
+
 def error_body(name: str, **slots: str) -> str:
     """The contract's error `name` as nginx returns it: a single-quoted JSON body, each {slot} given
     here (an nginx variable or a literal) in place."""
     body = json.dumps({"detail": serving.ERRORS[name]}, ensure_ascii=False, separators=(",", ":"))
     return single_quoted(re.sub(r"\{(\w+)\}", lambda m: slots.get(m[1], m[0]), body))
-
-
-def header_variable(prefix: str, header: str) -> str:
-    return f"${prefix}_{header.lower().replace('-', '_')}"
 
 
 def _types() -> list[str]:
@@ -53,13 +54,6 @@ def _maps() -> list[str]:
                  [('""', '""'), *allowed, ("default", "1")], "\"\": a request line nginx could not read (its 400)")
     lines += _map("$request", "$method_in_request_line", [('"~^(?<method>[A-Z_]+) "', "$method"), ("default", '""')],
                   "error_page turns the method into GET; the line keeps it")
-    for header in sorted({h for headers in serving.BY_STATUS.values() for h in headers}):
-        entries = [(str(status), double_quoted(headers[header])) for status, headers in serving.BY_STATUS.items()
-                   if header in headers]
-        lines += _map("$status", header_variable("status", header), [*entries, ("default", '""')])
-    for header, value in serving.PREFLIGHT.items():
-        lines += _map("$request_method", header_variable("preflight", header),
-                      [("OPTIONS", double_quoted(value)), ("default", '""')])
     lines += _map('"$auth_header:$api_user"', "$auth_failure",
                   [('"~^missing:"', error_body("not_provided")), ('"present:"', error_body("invalid_key")),
                    ("default", '""')], "never say whether the user or the key was wrong")
@@ -71,10 +65,11 @@ def _maps() -> list[str]:
     # a page route's 2xx and 3xx answers ($answered, $page_route: set by the location answering)
     lines += _map('"$answered:$page_route"', "$content_security_policy",
                   [('"1:1"', double_quoted(serving.CSP["page"])), ("default", double_quoted(serving.CSP["data"]))])
-    lines += _map("$status", "$content_disposition", [("200", "$download_disposition"), ("default", '""')],
-                  "a bulk export's download name")
-    lines += _map("$download_name", "$download_disposition",
-                  [('""', '""'), ("default", single_quoted(serving.DOWNLOAD.replace("{name}", "$download_name")))])
+    # a bulk export's download name, on its 200: keyed on what the location set, so no other answer
+    # reads its status for it
+    lines += _map("$download_name", "$content_disposition", [('""', '""'), ("default", "$download_disposition")])
+    lines += _map("$status", "$download_disposition",
+                  [("200", single_quoted(serving.DOWNLOAD.replace("{name}", "$download_name"))), ("default", '""')])
     return lines
 
 
@@ -111,25 +106,42 @@ def _credential_maps() -> list[str]:
 def _refusals() -> list[str]:
     return ["if ($target_invalid) {", f"    return 400 {error_body('bad_target')};", "}",
             "# CORS preflight and OPTIONS come without a key: answer them before any key check.",
-            "if ($request_method = OPTIONS) {", "    return 204;", "}",
-            "if ($method_not_allowed) {", f"    return 405 {error_body('method', method='$request_method')};", "}"]
+            "if ($request_method = OPTIONS) {", f"    rewrite ^ {PREFLIGHT} last;", "}",
+            "if ($method_not_allowed) {", f"    rewrite ^ {NOT_ALLOWED} last;", "}"]
 
 
-def _headers() -> list[str]:
+def status_headers(status: int, preflight: bool = False) -> dict[str, str]:
+    """The headers only answers of `status` carry (serving.BY_STATUS, a 401's challenge) and, for a
+    preflight, its own: constants, sent by the locations that answer that status alone."""
+    headers = dict(serving.BY_STATUS.get(status, {}))
+    if status == 401:
+        headers[serving.HEADER_NAMES["challenge"]] = serving.CHALLENGE
+    return {**headers, **(serving.PREFLIGHT if preflight else {})}
+
+
+def _headers(status: int | None = None, preflight: bool = False) -> list[str]:
+    """The add_header lines of every answer; with `status`, a location's that answers only that status:
+    every answer's again (a location's add_header replaces the server's) and that status's own. Kept off
+    the server's lines, a header of a few statuses costs the other answers nothing."""
     names = serving.HEADER_NAMES
     lines = [f"add_header {names['cache']} $cache_control always;"]
     lines += [f"add_header {name} {double_quoted(value)} always;" for name, value in serving.EVERY_ANSWER.items()]
-    lines += [f"add_header {h} {header_variable('status', h)} always;"
-              for h in sorted({h for headers in serving.BY_STATUS.values() for h in headers})]
-    lines += [f"add_header {h} {header_variable('preflight', h)} always;" for h in serving.PREFLIGHT]
+    if status is not None:
+        lines += [f"add_header {name} {quoted(value)} always;"
+                  for name, value in status_headers(status, preflight).items()]
     lines += [f"add_header {names['csp']} $content_security_policy always;",
               f"add_header {names['release']} $scope always;   # the release answering: a client cites it",
               f"add_header {names['memento']} $memento_header_datetime always;   # a release under its id: when live",
               f"add_header {names['link']} $memento_link always;",
-              f"add_header {names['challenge']} $www_authenticate always;",
               f"add_header {names['download']} $content_disposition;",
               f"add_header {names['digest']} $repr_digest;   # a file's: 200, 206, 304 (runtime/digests.conf)"]
     return lines
+
+
+def answer_headers(status: int) -> list[str]:
+    """What a location answering only `status` says of its headers: nothing where it has none of its
+    own (the server's apply), else every answer's and its own."""
+    return _headers(status) if status_headers(status) else []
 
 
 def error_location(status: int | str) -> str:
@@ -146,14 +158,27 @@ def _error_pages() -> list[str]:
 
 def _errors() -> list[str]:
     slots = {"method": {"method": "$method_in_request_line"}}
-    pages = [(error_location(name), f"return {sent} {error_body(name, **slots.get(name, {}))};")
+    pages = [(error_location(name), sent, f"return {sent} {error_body(name, **slots.get(name, {}))};")
              for statuses, (sent, name) in serving.NGINX_ERRORS.items() if name != "range"]
-    pages += [(FORBIDDEN, "return 403 $auth_failure;"), (CHALLENGE, f"return 401 {error_body('not_provided')};")]
-    width = max(len(location) for location, _ in pages)
-    return [f"location = {location:{width}} {{ internal; {answer} }}" for location, answer in pages]
+    pages += [(FORBIDDEN, 403, "return 403 $auth_failure;"),
+              (CHALLENGE, 401, f"return 401 {error_body('not_provided')};"),
+              (NOT_ALLOWED, 405, f"return 405 {error_body('method', method='$request_method')};")]
+    width = max(len(location) for location, _, _ in pages)
+    lines = [f"location = {location:{width}} {{ internal; {answer} }}" for location, status, answer in pages
+             if not status_headers(status)]
+    # The answers with headers of their own: the early refusals' (OPTIONS, a method not allowed) too
+    pages.append((PREFLIGHT, 204, "return 204;"))
+    for location, status, answer in pages:
+        if status_headers(status):
+            own = _headers(status, preflight=location == PREFLIGHT)
+            lines += [f"location = {location} {{", "    internal;", *(f"    {line}" for line in own), f"    {answer}",
+                      "}"]
+    return lines
 
 
 FORBIDDEN, CHALLENGE = error_location("forbidden"), error_location("challenge")  # a key refused: 403, or 401
+NOT_ALLOWED = error_location("not_allowed")  # a method refused before any location: 405 naming it
+PREFLIGHT = "/_preflight"  # OPTIONS: 204 with the preflight's headers
 
 
 def render(part: str, indent: str = "") -> str:

@@ -50,7 +50,7 @@ def _location(rule: Rule) -> Location:
                                                           and rule.under == "")
     location = Location(f"= {rule.under + rule.path}" if simple else f"~ {quoted(rule.nginx_regex())}")
     if rule.status:
-        location.lines.append(f"return {rule.status};")
+        location.lines += [*contract_blocks.answer_headers(rule.status), f"return {rule.status};"]
         return location
     # What the response's headers need of the route, said here once (the server block resets them)
     # rather than worked out again from $uri by regular expressions for every response.
@@ -201,7 +201,7 @@ def render(part: str) -> str:
         timemaps=routes.timegate_prefix("route-timemap"), aliases=routes.SCOPED_ALIASES, keyless_scoped=keyless_scoped,
         scoped_routes=scoped_routes, timegates=[rule.regex() for rule in rules if rule.timegate],
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
-        answered=ANSWERED, challenge=serving.CHALLENGE, locations=grouped(locations),
+        answered=ANSWERED, locations=grouped(locations),
         filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
         challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, **_links())
 
