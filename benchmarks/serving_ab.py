@@ -1,8 +1,9 @@
-"""One nginx.conf against another, the rest the same: the working tree's nginx.conf (or --candidate FILE)
-against the one of a past commit (--base REV), each run by the project's own runtime (the same keys, the
-same release, the same runtime/*.conf), in interleaved wrk runs with the serving benchmark's mix. First
-every probe request is asked of both, and any difference in status, headers (but Date and a file's validators) or body stops
-the run: a change of configuration measured here must answer exactly as before. Loopback only.
+"""One nginx configuration against another: the working tree's (or its runtime with --candidate FILE as
+nginx.conf) against a past commit's (--base REV), each rendered and run by its own commit's runtime
+(benchmarks/ab_server.py: its nginx.conf, templates and key map) over the same release and keys, in
+interleaved wrk runs with the serving benchmark's mix. First every probe request is asked of both, and
+any difference in status, headers (but Date and a file's validators) or body stops the run: a change of
+configuration measured here must answer exactly as before. Loopback only.
 
     python3 -m benchmarks.serving_ab --base REV [--candidate FILE] [--runs 5] [--seconds 6] [--label TEXT]
 """
@@ -19,21 +20,8 @@ import tempfile
 from email.utils import formatdate
 from pathlib import Path
 
-from generator.serve.runtime import NginxRuntime
-
 from .common import ROOT, record, summary
 from .serving import KEY_COUNT, MIX, lua_script, wrk
-
-
-class ConfiguredRuntime(NginxRuntime):
-    """The project's runtime with another nginx.conf in place of the repository's."""
-
-    nginx_conf = ""
-
-    def render(self):
-        state = super().render()
-        (self.conf / "nginx.conf").write_text(self.nginx_conf)
-        return state
 
 
 def probes(auth: dict[str, str], release: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -118,44 +106,49 @@ def main() -> None:
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: apt-get install -y wrk")
-    confs = {"base": subprocess.run(["git", "show", f"{args.base}:nginx.conf"], cwd=ROOT, check=True,
-                                    capture_output=True, text=True).stdout,
-             "candidate": Path(args.candidate or ROOT / "nginx.conf").read_text()}
     from generator.history.site import CURRENT
     from generator.publish.build_release import build
     from generator.serve.keys import ApiKey, new_key, write_keys
-    from generator.serve.runtime import ServeSettings
     from tests.live import free_port
 
     base = Path(tempfile.mkdtemp(prefix="bench-ab-"))
     os.chmod(base, 0o755)
-    runtimes: dict[str, ConfiguredRuntime] = {}
+    servers: dict[str, subprocess.Popen] = {}
+    ports: dict[str, tuple[int, int]] = {}  # name → (port, nginx master's pid)
     try:
+        tree = base / "base-tree"  # the past commit's files, whose runtime serves the base
+        tree.mkdir()
+        archive = subprocess.run(["git", "archive", args.base], cwd=ROOT, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
         build(Path(args.data), base / "site")
         keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
         write_keys(base / "keys.csv", keys)
         auth = {k.user: f"apikey {k.user}:{k.key}" for k in keys}
         import base64
         auth["basic"] = "Basic " + base64.b64encode(f"USER2:{keys[2].key}".encode()).decode()
-        for name, text in confs.items():
-            runtime = ConfiguredRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()),
-                                        base / name)
-            runtime.nginx_conf = text
-            runtime.start()
-            runtimes[name] = runtime
+        for name, source in (("base", tree), ("candidate", ROOT)):
+            command = [sys.executable, str(ROOT / "benchmarks" / "ab_server.py"), str(base / "site"),
+                       str(base / "keys.csv"), str(base / name), str(free_port())]
+            if name == "candidate" and args.candidate:
+                command.append(str(Path(args.candidate).resolve()))
+            servers[name] = subprocess.Popen(command, cwd=source, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             text=True, env={**os.environ, "PYTHONPATH": str(source)})
+            said = servers[name].stdout.readline().split()  # type: ignore[union-attr]
+            if len(said) != 2:
+                sys.exit(f"the {name}'s runtime did not start")
+            ports[name] = (int(said[0]), int(said[1]))
         release = (base / "site" / CURRENT).resolve().name
         for method, target, headers in probes(auth, release):
-            seen = {name: answer(r.settings.port, method, target, headers) for name, r in runtimes.items()}
+            seen = {name: answer(port, method, target, headers) for name, (port, _) in ports.items()}
             if seen["base"] != seen["candidate"] and not args.unchecked:
-                sys.exit(f"{method} {target} {headers}: answers differ\n base:      {seen['base']}\n"
-                         f" candidate: {seen['candidate']}")
+                sys.exit(f"{method} {target} {headers}: answers differ\n base:      {str(seen['base'])[:1500]}\n"
+                         f" candidate: {str(seen['candidate'])[:1500]}")
         script = base / "mix.lua"
         script.write_text(lua_script([(path, auth[user] if user else None) for path, user in MIX]))
-        results: dict[str, list[dict]] = {name: [] for name in runtimes}
+        results: dict[str, list[dict]] = {name: [] for name in ports}
         for _ in range(args.runs):  # interleaved: both see the same machine noise
-            for name, runtime in runtimes.items():
-                results[name].append(wrk(runtime.settings.port, script, args.seconds, args.connections,
-                                         runtime.master_pid))
+            for name, (port, master) in ports.items():
+                results[name].append(wrk(port, script, args.seconds, args.connections, master))
         rate = {name: summary([r["rate"] for r in rs]) for name, rs in results.items()}
         cpu = {name: summary([r["cpu_us"] for r in rs]) for name, rs in results.items()}
         user = {name: summary([r["user_us"] for r in rs]) for name, rs in results.items()}
@@ -186,8 +179,9 @@ def main() -> None:
                     "| change | nginx.conf | requests/s | nginx CPU per request | of it, nginx's own code (user) |",
                     "|---|---|---|---|---|", *_rows_but(args.label), row])
     finally:
-        for runtime in runtimes.values():
-            runtime.stop()
+        for server in servers.values():  # its standard input closed: it stops its nginx and ends
+            server.stdin.close()  # type: ignore[union-attr]
+            server.wait(30)
         shutil.rmtree(base, ignore_errors=True)
 
 
