@@ -10,7 +10,9 @@ configuration measured here must answer exactly as before. Loopback only.
 from __future__ import annotations
 
 import argparse
+import datetime
 import http.client
+import json
 import os
 import shutil
 import statistics
@@ -24,7 +26,7 @@ from .common import ROOT, record, summary
 from .serving import KEY_COUNT, MIX, lua_script, wrk
 
 
-def probes(auth: dict[str, str], release: str) -> list[tuple[str, str, dict[str, str]]]:
+def probes(auth: dict[str, str], release: str, live_from: str) -> list[tuple[str, str, dict[str, str]]]:
     """(method, target, headers): every kind of answer the configuration decides — keys in each form,
     refusals, variants, errors, preflight, release-scoped answers, TimeGate and pages."""
     good, basic, custom = auth["user1"], auth["basic"], auth["user10"]
@@ -46,7 +48,7 @@ def probes(auth: dict[str, str], release: str) -> list[tuple[str, str, dict[str,
         ("POST", "/api/v1/riskscores/sovereign/", {"Authorization": good}),
         ("GET", "/api/v1/riskscores/sovereign/?as_of=2020-01-01T00:00:00Z", {"Authorization": good}),
         ("GET", "/api/v1/riskscores/sovereign/", {"Authorization": good,
-                                                  "Accept-Datetime": formatdate(usegmt=True)}),
+                                                  "Accept-Datetime": live_from}),
         ("GET", f"/api/v1/releases/{release}/riskscores/sovereign/DEU/", {"Authorization": good}),
         ("GET", f"/api/v1/releases/{release}/datapackage.json", {}),
         ("GET", "/api/v1/releases/19990101T000000Z/", {"Authorization": good}),
@@ -138,7 +140,13 @@ def main() -> None:
                 sys.exit(f"the {name}'s runtime did not start")
             ports[name] = (int(said[0]), int(said[1]))
         release = (base / "site" / CURRENT).resolve().name
-        for method, target, headers in probes(auth, release):
+        # an instant both servers know the release was live at: when it went live (each server's record
+        # runs to when it started, so "now" would be past the one started first)
+        listed = json.loads(answer(ports["base"][0], "GET", "/api/v1/releases/", {"Authorization": auth["user1"]})[2])
+        live_from = formatdate(datetime.datetime.fromisoformat(listed["releases"][0]["liveFrom"]).timestamp(),
+                               usegmt=True)
+        asked = probes(auth, release, live_from)
+        for method, target, headers in asked:
             seen = {name: answer(port, method, target, headers) for name, (port, _) in ports.items()}
             if seen["base"] != seen["candidate"] and not args.unchecked:
                 sys.exit(f"{method} {target} {headers}: answers differ\n base:      {str(seen['base'])[:1500]}\n"
@@ -159,7 +167,7 @@ def main() -> None:
         base_commit = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True,
                                      text=True).stdout.strip()
         candidate = args.candidate or "the working tree"
-        lines = [f"{args.label or 'candidate'} — nginx.conf of {candidate} against {base_commit}'s; {len(probes(auth, release))} probe requests answered identically; wrk -t2 "
+        lines = [f"{args.label or 'candidate'} — nginx.conf of {candidate} against {base_commit}'s; {len(asked)} probe requests answered identically; wrk -t2 "
                  f"-c{args.connections} -d{args.seconds}s × {args.runs} interleaved:", "",
                  f"- requests/s: base {rate['base']['median']:.0f}, candidate {rate['candidate']['median']:.0f} "
                  f"(candidate / base {rate_ratio:.3f})",
