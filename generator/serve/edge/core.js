@@ -191,7 +191,7 @@ export function asksInstant(path, query, acceptDatetime, table) {
   return found !== null && found.rule.timegate;
 }
 
-async function modelMissing(model, grants, lookup) {  // `map "$model_kind:$custom_granted" $model_missing`
+async function modelMissing(model, grants, lookup) {  // `map $model_kind $model_missing`
   const kind = await lookup("models", model);
   if (kind === "public") return false;
   return !(kind === "custom" && grants !== undefined && grants.models.includes(model));

@@ -23,7 +23,7 @@ from ...history.layout import read_release_info, read_routing
 from ...system.files import write_atomic
 from ..edge import NGINX_TIMEGATE, script
 from ..keys import ApiKey
-from .contract_blocks import error_body, error_location
+from .contract_blocks import basic_form, error_body, error_location
 from .digests import render_digests
 from .key_map import render_key_map
 from .maps import render_scoped_maps
@@ -90,7 +90,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                   js_module=JS_MODULE if JS_MODULE.exists() else None,
                   site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL,
                   error_cache_control=ERROR_CACHE_CONTROL, error_body=error_body,
-                  range_location=error_location("range"),
+                  range_location=error_location("range"), basic_form=basic_form(),
                   releases_list=rule_named("releases").template)
     environment = template_environment()
     try:

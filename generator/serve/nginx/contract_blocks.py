@@ -54,17 +54,22 @@ def _maps() -> list[str]:
                  [('""', '""'), *allowed, ("default", "1")], "\"\": a request line nginx could not read (its 400)")
     lines += _map("$request", "$method_in_request_line", [('"~^(?<method>[A-Z_]+) "', "$method"), ("default", '""')],
                   "error_page turns the method into GET; the line keeps it")
-    lines += _map('"$auth_header:$api_user"', "$auth_failure",
-                  [('"~^missing:"', error_body("not_provided")), ('"present:"', error_body("invalid_key")),
-                   ("default", '""')], "never say whether the user or the key was wrong")
+    # keyed on the user the key map found (no second look at the header), so a request with a good key
+    # reads nothing else to pass
+    lines += _map("$api_user", "$auth_failure", [('""', "$auth_refusal"), ("default", '""')])
+    lines += _map("$http_authorization", "$auth_refusal",
+                  [('""', error_body("not_provided")), ("default", error_body("invalid_key"))],
+                  "never say whether the user or the key was wrong")
     lines += _map("$audience", "$audience_dir",
                   [(serving.PUBLIC_AUDIENCE, '""'), ("default", double_quoted(serving.folder("audience",
                                                                                             audience="$audience")))])
     lines += _map("$preview", "$preview_folder", [("yes", double_quoted(serving.FOLDERS["preview"])),
                                                   ("default", '""')], "the list of releases with the staged ones")
-    # a page route's 2xx and 3xx answers ($answered, $page_route: set by the location answering)
-    lines += _map('"$answered:$page_route"', "$content_security_policy",
-                  [('"1:1"', double_quoted(serving.CSP["page"])), ("default", double_quoted(serving.CSP["data"]))])
+    # a page route's 2xx and 3xx answers ($page_route: set by the location answering; $answered)
+    lines += _map("$page_route", "$content_security_policy",
+                  [('""', double_quoted(serving.CSP["data"])), ("default", "$page_csp")])
+    lines += _map("$answered", "$page_csp",
+                  [("1", double_quoted(serving.CSP["page"])), ("default", double_quoted(serving.CSP["data"]))])
     # a bulk export's download name, on its 200: keyed on what the location set, so no other answer
     # reads its status for it
     lines += _map("$download_name", "$content_disposition", [('""', '""'), ("default", "$download_disposition")])
@@ -94,13 +99,29 @@ def _credential_maps() -> list[str]:
     matches)."""
     forbidden = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
     lines = _map("$request_uri", "$target_invalid", [(single_quoted("~" + forbidden), "1"), ("default", '""')])
+    # HTTP Basic is read by $basic_pair (runtime/http.conf): USER:KEY where njs decodes it, else its own entry
+    forms = [(key, BASIC_PAIR if value.startswith(BASIC) else value) for key, value in credential_forms()]
+    return lines + _map("$http_authorization", "$credential", [("default", '""'), *forms])
+
+
+BASIC, BASIC_PAIR = "basic:", "$basic_pair"
+
+
+def credential_forms() -> list[tuple[str, str]]:
+    """Each Authorization form as a map entry over the header: its regular expression with the credential
+    as the group `c`, and the credential it gives (HTTP Basic's: `basic:` and its Base64)."""
     forms = []
     for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
         group = re.search(r"\((?!\?)", pattern)
         assert group is not None, pattern
         named = pattern[:group.start()] + "(?<c>" + pattern[group.end():]
         forms.append((f'"{"~*" if any_case else "~"}{named}"', f"{prefix}$c"))
-    return lines + _map("$http_authorization", "$credential", [("default", '""'), *forms])
+    return forms
+
+
+def basic_form() -> str:
+    """The map entry of HTTP Basic's form, for nginx without njs: `basic:` and the Base64 as sent."""
+    return next(f"{key} {value};" for key, value in credential_forms() if value.startswith(BASIC))
 
 
 def _refusals() -> list[str]:
