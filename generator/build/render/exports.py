@@ -88,32 +88,65 @@ def spreadsheet_safe(cell: Any) -> Any:
 _VALUE_COLUMNS = HEADER[4:-2]  # date … data_quality: the columns read off a result's fields
 
 
-SharedCells = dict[int, tuple[dict, tuple, dict]]  # id(result) → (result, its CSV cells, its JSON fields)
+@dataclass(frozen=True)
+class SharedResult:
+    """A result without a value, shared by many documents (documents.py): its cells, and the text both
+    text exports write of them after the row's model, country, level and reference."""
+
+    result: dict  # held, so its id stays its own while this is kept
+    cells: tuple
+    csv_tail: str  # ",date,…\n"
+    json_tail: bytes  # b',"date":…}'
 
 
-def _rows_of(document: dict, rows: list[tuple], json_rows: list[dict], shared: SharedCells) -> list[int]:
-    """Append one endpoint 4 document's rows as tuples of the columns' values (what the Parquet export
-    types) and as the JSON Lines export writes them (without what has no value, as the API's documents
-    leave it out); return the indexes in `rows` of those the CSV export writes otherwise (_csv_rows).
-    One pass for all three: the rows are most of a build's rendering.
+SharedCells = dict[int, SharedResult]  # by id(result)
 
-    A result without a score is one dict shared by many documents (documents.py): its cells are read
-    once into `shared`, which holds the dict, so its id stays its own while they are kept."""
+
+@dataclass
+class DocumentRows:
+    """One endpoint 4 document's rows: as tuples of the columns' values (what the Parquet export types),
+    as JSON Lines rows (dicts, or a shared result's row as its text), the indexes of the rows the CSV
+    export writes otherwise (_csv_rows), and the CSV lines of shared results' rows by index."""
+
+    rows: list[tuple] = field(default_factory=list)
+    json_rows: list = field(default_factory=list)
+    to_csv: list[int] = field(default_factory=list)
+    csv_lines: dict[int, str] = field(default_factory=dict)
+
+
+def _csv_line(cells: tuple) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(cells)
+    return buffer.getvalue()
+
+
+def _rows_of(document: dict, shared: SharedCells) -> DocumentRows:
+    """One endpoint 4 document's rows for the three exports (the JSON Lines rows without what has no
+    value, as the API's documents leave it out). One pass for all three: the rows are most of a build's
+    rendering.
+
+    A result without a score is one dict shared by many documents (documents.py): its cells and their
+    text (seven in ten rows of the demo) are made once into `shared`, and each row of it is its level's
+    text and that (csv's writer takes ten times longer a row)."""
     model, country = document["model"]["type"], document["entity"]["countryCode"]
-    to_csv: list[int] = []
+    out = DocumentRows()
+    rows, json_rows, to_csv = out.rows, out.json_rows, out.to_csv
     for level, reference, results in _levels(document):
         unsafe = reference.startswith(FORMULA_STARTS)
         base = {"model": model, "country_code": country, "level": level, "reference": reference}
         indicators = level == "indicator"  # only an indicator's results hold raw data
+        heads: tuple[str, bytes] | None = None  # the level's text before a shared result's
         for result in results:
             known = shared.get(id(result))
             if known is not None:  # the very dict: `shared` holds it, so no other object has its id
+                if heads is None:
+                    heads = (_csv_line((model, country, level, reference))[:-1], orjson.dumps(base)[:-1])
                 if unsafe:
                     to_csv.append(len(rows))
-                rows.append((model, country, level, reference, *known[1]))
-                row = base.copy()
-                row.update(known[2])
-                json_rows.append(row)
+                else:
+                    out.csv_lines[len(rows)] = heads[0] + known.csv_tail
+                rows.append((model, country, level, reference, *known.cells))
+                json_rows.append(orjson.Fragment(heads[1] + known.json_tail))
                 continue
             values = list(map(result.get, _FIELD_NAMES))
             fields = {name: value for name, value in zip(_VALUE_COLUMNS, values) if value is not None}
@@ -125,14 +158,16 @@ def _rows_of(document: dict, rows: list[tuple], json_rows: list[dict], shared: S
             rows.append((model, country, level, reference, *values, raw_value, components))
             if raw_value is None and components is None:
                 if result.get("score") is None:
-                    shared[id(result)] = (result, (*values, None, None), fields)
+                    cells = (*values, None, None)
+                    tail = b"," + orjson.dumps(fields)[1:] if fields else b"}"
+                    shared[id(result)] = SharedResult(result, cells, "," + _csv_line(cells), tail)
             else:
                 if raw_value is not None:
                     row["raw_value"] = raw_value
                 if components is not None:
                     row["raw_components"] = components
             json_rows.append(row)
-    return to_csv
+    return out
 
 
 def _csv_rows(rows: list[tuple], to_csv: list[int]) -> list[tuple]:
@@ -248,15 +283,20 @@ class ModelRows:
         self._shared: SharedCells = {}  # for this model's documents only: held while they are rendered
 
     def render(self, document: dict) -> tuple[bytes, bytes, list[tuple]]:
-        rows: list[tuple] = []
-        json_rows: list[dict] = []
-        to_csv = _rows_of(document, rows, json_rows, self._shared)
+        made = _rows_of(document, self._shared)
         # csv writes None as an empty cell and numbers as Python writes them (as the JSON does).
-        # One write per document and format: a call per row cost a fifth of the build's render.
+        # One write per run of rows between shared results' lines: a call per row cost a fifth of the
+        # build's render.
         self._buffer.seek(0)
         self._buffer.truncate()
-        self._writer.writerows(_csv_rows(rows, to_csv))
-        return self._buffer.getvalue().encode(), _json_lines(json_rows), rows
+        written, start = _csv_rows(made.rows, made.to_csv), 0
+        for index, line in made.csv_lines.items():  # in the rows' order
+            if index > start:
+                self._writer.writerows(written[start:index])
+            self._buffer.write(line)
+            start = index + 1
+        self._writer.writerows(written[start:])
+        return self._buffer.getvalue().encode(), _json_lines(made.json_rows), made.rows
 
     def write(self, rows: tuple[bytes, bytes, list[tuple]]) -> None:
         self._csv_file.write(rows[0])
