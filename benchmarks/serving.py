@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -53,15 +52,21 @@ OWN_HEADERS = {"server", "date", "content-type", "content-length", "last-modifie
 def contract_headers(port: int, path: str, authorization: str) -> list[tuple[str, str]]:
     """The headers the API adds to a real answer (`path`, asked with `authorization`): what the contract
     floor sends as constants."""
-    import http.client
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", path, headers={"Authorization": authorization})
-        answer = connection.getresponse()
-        answer.read()
-        return [(name, value) for name, value in answer.getheaders() if name.lower() not in OWN_HEADERS]
-    finally:
-        connection.close()
+    from tests.live import send
+    answer = send(port, "GET", path, {"Authorization": authorization})
+    return [(name, value) for name, value in answer.raw_headers if name.lower() not in OWN_HEADERS]
+
+
+def site_with_keys(base: Path, data: str) -> dict[str, str]:
+    """Every serving benchmark's set-up, in `base` (tests.live.worker_readable_folder): the demo release
+    built into its site/ and KEY_COUNT keys in its keys.csv (one user in ten granted the custom model);
+    each user's key."""
+    from generator.publish.build_release import build
+    from generator.serve.keys import ApiKey, new_key, write_keys
+    build(Path(data), base / "site")
+    keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
+    write_keys(base / "keys.csv", keys)
+    return {k.user: k.key for k in keys}
 
 
 def contract_server(port: int, root: Path, headers: list[tuple[str, str]], log: Path) -> str:
@@ -153,19 +158,13 @@ def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: apt-get install -y wrk")
     from generator.history.site import CURRENT
-    from generator.publish.build_release import build
-    from generator.serve.keys import ApiKey, new_key, write_keys
     from generator.serve.runtime import ServeSettings
-    from tests.live import free_port
+    from tests.live import auth_header, free_port, worker_readable_folder
 
-    base = Path(tempfile.mkdtemp(prefix="bench-serve-"))
-    os.chmod(base, 0o755)
+    base = worker_readable_folder("bench-serve-")
     processes = []
     try:
-        build(Path(args.data), base / "site")
-        keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
-        write_keys(base / "keys.csv", keys)
-        by_user = {k.user: k for k in keys}
+        keys = site_with_keys(base, args.data)
         release = (base / "site" / CURRENT).resolve()
 
         api = NginxRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()), base / "api")
@@ -194,7 +193,7 @@ def main() -> None:
             f"  server {{ listen 127.0.0.1:{floor_port}; root {release};\n"
             "    location = /ceiling { return 200 'ok'; }\n    location / { }\n  }\n}\n")
         contract_port = free_port()
-        sent = contract_headers(api.settings.port, MIX[0][0], f"apikey {MIX[0][1]}:{by_user[MIX[0][1]].key}")
+        sent = contract_headers(api.settings.port, MIX[0][0], auth_header(MIX[0][1], keys[MIX[0][1]], "apikey"))
         floor_conf.write_text(floor_conf.read_text().removesuffix("}\n") + contract_server(
             contract_port, release, sent, base / "floor" / "access.log") + "}\n")
         floor = subprocess.Popen(["nginx", "-p", str(base / "floor"), "-c", str(floor_conf), "-e", "stderr"],
@@ -208,7 +207,7 @@ def main() -> None:
         time.sleep(4)  # uvicorn loads every document into memory
 
         def auth(user):
-            return f"apikey {user}:{by_user[user].key}" if user else None
+            return auth_header(user, keys[user], "apikey") if user else None
         scripts = {}
         for name, requests in {
             "ceiling": [("/ceiling", None)],

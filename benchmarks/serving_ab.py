@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import http.client
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from email.utils import formatdate
 from pathlib import Path
 
 from .common import ROOT, record, summary
-from .serving import KEY_COUNT, MIX, lua_script, wrk
+from .serving import MIX, lua_script, site_with_keys, wrk
 
 
 def probes(auth: dict[str, str], release: str, live_from: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -69,17 +67,10 @@ OWN = {"date", "etag", "last-modified"}
 
 
 def answer(port: int, method: str, target: str, headers: dict[str, str]) -> tuple:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.putrequest(method, target, skip_accept_encoding=True)
-        for name, value in headers.items():
-            connection.putheader(name, value)
-        connection.endheaders()
-        response = connection.getresponse()
-        body = response.read()
-        return response.status, sorted((n.lower(), v) for n, v in response.getheaders() if n.lower() not in OWN), body
-    finally:
-        connection.close()
+    """What a configuration decides of one answer: its status, headers (but OWN) and body."""
+    from tests.live import send
+    sent = send(port, method, target, headers)
+    return sent.status, sorted((n.lower(), v) for n, v in sent.raw_headers if n.lower() not in OWN), sent.body
 
 
 SECTION = "Serving: one change at a time"
@@ -109,12 +100,9 @@ def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: apt-get install -y wrk")
     from generator.history.site import CURRENT
-    from generator.publish.build_release import build
-    from generator.serve.keys import ApiKey, new_key, write_keys
-    from tests.live import free_port
+    from tests.live import auth_header, free_port, worker_readable_folder
 
-    base = Path(tempfile.mkdtemp(prefix="bench-ab-"))
-    os.chmod(base, 0o755)
+    base = worker_readable_folder("bench-ab-")
     servers: dict[str, subprocess.Popen] = {}
     ports: dict[str, tuple[int, int]] = {}  # name → (port, nginx master's pid)
     try:
@@ -122,12 +110,9 @@ def main() -> None:
         tree.mkdir()
         archive = subprocess.run(["git", "archive", args.base], cwd=ROOT, check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-        build(Path(args.data), base / "site")
-        keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
-        write_keys(base / "keys.csv", keys)
-        auth = {k.user: f"apikey {k.user}:{k.key}" for k in keys}
-        import base64
-        auth["basic"] = "Basic " + base64.b64encode(f"USER2:{keys[2].key}".encode()).decode()
+        keys = site_with_keys(base, args.data)
+        auth = {user: auth_header(user, key, "apikey") for user, key in keys.items()}
+        auth["basic"] = auth_header("USER2", keys["user2"], "basic")  # a user in another letter case
         for name, source in (("base", tree), ("candidate", ROOT)):
             command = [sys.executable, str(ROOT / "benchmarks" / "ab_server.py"), str(base / "site"),
                        str(base / "keys.csv"), str(base / name), str(free_port())]

@@ -8,17 +8,14 @@ Loopback only; wrk runs --seconds + 4, perf --seconds.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from .common import record
-from .serving import KEY_COUNT, MIX, lua_script
+from .serving import KEY_COUNT, MIX, lua_script, site_with_keys
 
 # nginx's functions by what they do for a request, as the profile is read (the rest: "other nginx")
 GROUPS = (
@@ -65,24 +62,18 @@ def main() -> None:
     for tool, package in (("wrk", "wrk"), ("perf", "linux-perf")):
         if not shutil.which(tool):
             sys.exit(f"{tool} is missing: apt-get install -y {package}")
-    from generator.publish.build_release import build
-    from generator.serve.keys import ApiKey, new_key, write_keys
     from generator.serve.runtime import NginxRuntime, ServeSettings
     from generator.system.processes import children
-    from tests.live import free_port
+    from tests.live import auth_header, free_port, worker_readable_folder
 
-    base = Path(tempfile.mkdtemp(prefix="bench-profile-"))
-    os.chmod(base, 0o755)
+    base = worker_readable_folder("bench-profile-")
     api = None
     try:
-        build(Path(args.data), base / "site")
-        keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
-        write_keys(base / "keys.csv", keys)
-        by_user = {k.user: k for k in keys}
+        keys = site_with_keys(base, args.data)
         api = NginxRuntime(ServeSettings(site=base / "site", keys=base / "keys.csv", port=free_port()), base / "api")
         api.start()
         script = base / "api.lua"
-        script.write_text(lua_script([(p, f"apikey {u}:{by_user[u].key}" if u else None) for p, u in MIX]))
+        script.write_text(lua_script([(p, auth_header(u, keys[u], "apikey") if u else None) for p, u in MIX]))
         workers = sorted(children(api.master_pid))
         load = subprocess.Popen(["wrk", "-t2", "-c64", f"-d{args.seconds + 4}s", "-s", str(script),
                                  f"http://127.0.0.1:{api.settings.port}"], stdout=subprocess.DEVNULL)
