@@ -266,14 +266,14 @@ class EdgeRuntime:
 
 def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | None, env: dict | None,
                 seconds: float, restart, attempts: int = 3, listening=None) -> LiveServer:
-    """Start `command` (its `{port}` filled with a free port) and wait until it answers the API root;
+    """Start `command` (its `{port}`, and `{inspector}` where it has one, filled with free ports) and wait until it answers the API root;
     `listening(port)`, where given, runs once the port is open (the Worker's releases are uploaded
     through wrangler dev's own S3 API). A port taken between free_port() and the start (another test
     worker's server) is tried again."""
-    port = free_port()
+    port, inspector = free_port(), free_port()
     log = nginx.base / f"{what.replace(' ', '-')}.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen([part.format(port=port) for part in command], cwd=cwd, env=env, stdout=out,
+        process = subprocess.Popen([part.format(port=port, inspector=inspector) for part in command], cwd=cwd, env=env, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                    preexec_fn=end_with_parent)
     runtime = EdgeRuntime(nginx.runtime.settings, process, log, restart, nginx)
@@ -400,7 +400,10 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
     env, state = wrangler_env(), nginx.base / "wrangler-state"
     apply_keys(project, env, state)
     return _start_edge(nginx, "wrangler dev", [str(NODE_TOOLS / ".bin" / "wrangler"), "dev", "--ip", "127.0.0.1",
-                                               "--port", "{port}", "--log-level", "log", "--persist-to", str(state)],
+                                               "--port", "{port}", "--log-level", "log", "--persist-to", str(state),
+                                               # not wrangler's own 9229: two test workers' servers started at
+                                               # once both took it, and one never answered
+                                               "--inspector-port", "{inspector}"],
                        project, env, 90, lambda: start_edge_server(nginx),
                        listening=lambda port: upload_to_local_r2(nginx.site, project, port))
 
