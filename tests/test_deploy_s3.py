@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.history.layout import TWINS
+from generator.contract.serving import TWINS
 from generator.history.site import RELEASES, current_release
 from generator.publish.build_release import build
 from generator.serve.deploy import objects

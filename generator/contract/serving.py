@@ -29,6 +29,9 @@ PROOF_FILES = ("tile", "bundle")  # the Merkle trees' own files: not documents o
 # bytes, not text: no charset, and no compressed twins (hashes do not compress; Parquet compresses its pages)
 BINARY = (*PROOF_FILES, "parquet")
 COMPRESSED_OVER = 1024  # bytes: a smaller file grows when gzipped, so it has no compressed twins
+# A file's compressed twins beside it: each suffix and the Content-Encoding it is answered with (served as
+# that file to a client that accepts the coding, never under its own name)
+TWINS = {".gz": "gzip", ".br": "br"}
 
 
 def has_twins(path: str, size: int) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 import orjson
 
 from ..contract.release_ids import release_order
+from ..contract.serving import TWINS
 
 RELEASES = "releases"
 CURRENT = "current"
@@ -16,12 +17,11 @@ NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"  # what a release says of itself for whoever serves it
 ROUTING = f"{NGINX_DIR}/routing.json"  # the release's routing as data: what `riskapi deploy` gives the edge
 NOT_SERVED = (f"{NGINX_DIR}/", MANIFEST, "data.json", "changes.txt")  # in a release, never served
-TWINS = (".gz", ".br")  # a file's encoded twins: served as that file, never under their own names
 
 
 def served(relative: str) -> bool:
     """Whether a file of a release folder (its path in it) is a file some route answers with."""
-    return not relative.startswith(NOT_SERVED) and not relative.endswith(TWINS)
+    return not relative.startswith(NOT_SERVED) and not relative.endswith(tuple(TWINS))
 
 
 def releases(site: Path) -> list[str]:

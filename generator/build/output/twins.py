@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import brotli
 
-from ...contract.serving import has_twins
+from ...contract.serving import TWINS, has_twins
 from ...system.files import NamedFile, read_blocks, write_file, write_joined
 
 
@@ -29,14 +29,16 @@ class _BrotliStream:
         return self._compressor.finish()
 
 
-GZIP, GZIP_LEVEL = ".gz", 6
+GZIP = next(suffix for suffix, coding in TWINS.items() if coding == "gzip")
+GZIP_LEVEL = 6
 # Served as they are to clients that accept them (nginx gzip_static / brotli_static). Brotli at
 # quality 4 compresses faster than gzip -6 here and still 14 % smaller; both are deterministic.
 # Streaming compressors, fed a block at a time: an export of hundreds of MB is never whole in memory.
-COMPRESSED_FORMS = (
-    (GZIP, lambda: zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)),  # wbits 31: the gzip format (mtime 0)
-    (".br", _BrotliStream),
-)
+_COMPRESSORS: dict[str, Callable[[], Any]] = {
+    "gzip": lambda: zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31),  # wbits 31: the gzip format (mtime 0)
+    "br": _BrotliStream,
+}
+COMPRESSED_FORMS = tuple((suffix, _COMPRESSORS[coding]) for suffix, coding in TWINS.items())
 TWIN_SUFFIXES = tuple(suffix for suffix, _ in COMPRESSED_FORMS)
 
 # A gzip twin joined from parts compressed one by one, as pigz does: each part raw deflate that ends

@@ -28,13 +28,12 @@ from typing import Callable, Mapping, TypeGuard
 import orjson
 
 from ...build.output.twins import twins_of
-from ...contract.serving import COMPRESSED_OVER, has_twins
+from ...contract.serving import COMPRESSED_OVER, TWINS, has_twins
 from ...history.layout import read_routing, served
 from ...history.site import read_manifest
 from ..edge import MANIFEST_FORMAT as FORMAT
 
 OBJECTS, MANIFESTS = "objects/", "manifests/"
-TWINS = {".gz": "gzip", ".br": "br"}
 SHARD_FILES = 1024  # files per shard: a shard stays ~100 KB, read once per isolate or container
 
 

@@ -33,7 +33,7 @@ import orjson
 
 from ...build.output.twins import twins_of
 from ...build.switch.timeline import RECORD, Timeline, record_of
-from ...contract.serving import JSON, media_type
+from ...contract.serving import JSON, TWINS, media_type
 from ...history.catalogue.log_copy import CHECKPOINT, LOG_COPY, Reader, copy_files, is_replaced
 from ...history.leases import Holder, hold_for_edge
 from ...history.site import built_against, release_order
@@ -41,7 +41,6 @@ from .edge_release import deploying, edge_timeline, served_files, timeline_files
 from .objects import (
     MANIFESTS,
     OBJECTS,
-    TWINS,
     Body,
     ReleaseObjects,
     as_stored,
