@@ -330,7 +330,7 @@ def edge_table() -> dict:
                                      "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
         return described
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
-            "challenge": serving.CHALLENGE, "no_match": NO_MATCH,
+            "no_match": NO_MATCH,
             "download": {"all": download_name("{release}", "{format}"),
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,

@@ -67,8 +67,10 @@ PREFLIGHT = {
     "Access-Control-Max-Age": "86400",
 }
 # On answers of one status.
+CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
 BY_STATUS = {
     204: {"Allow": ALLOW},
+    401: {"WWW-Authenticate": CHALLENGE},  # only a challenging rule answers 401
     405: {"Allow": ALLOW},
     429: {"Retry-After": "1"},
 }
@@ -99,7 +101,7 @@ DOWNLOAD = 'attachment; filename="{name}"'  # Content-Disposition of a bulk expo
 # The headers a server sets from what it answers (the edges by these names; nginx's add_header lines too)
 HEADER_NAMES = {"type": "Content-Type", "cache": "Cache-Control", "csp": "Content-Security-Policy",
                 "modified": "Last-Modified", "location": "Location", "link": "Link", "memento": "Memento-Datetime",
-                "download": "Content-Disposition", "challenge": "WWW-Authenticate", "release": RELEASE_HEADER,
+                "download": "Content-Disposition", "release": RELEASE_HEADER,
                 "retry": "Retry-After", "range": "Content-Range", "digest": "Repr-Digest"}
 
 
@@ -108,8 +110,6 @@ def repr_digest(sha256_hex: str) -> str:
     the release's tree hold it: of the bytes without content coding, so one value holds for every coding
     and every server (the edges' core.js reprDigest writes the same)."""
     return f"sha-256=:{base64.b64encode(bytes.fromhex(sha256_hex)).decode()}:"
-
-CHALLENGE = 'Basic realm="country risk API", charset="UTF-8"'  # WWW-Authenticate of a challenging rule's 401
 
 # ---- the request: what a server refuses before reading it, and how it reads the key ----------------------
 # A request-target holding a character no URI may hold (RFC 3986) is a 400 (`bad_target`) before anything

@@ -249,8 +249,8 @@ async function releaseFile(lookup, name, extra) {
     headers };
 }
 
-// The key check: the user, or the refusal — the 403, or for a rule that challenges (`challenge`: the
-// table's WWW-Authenticate) and a request without credentials, the 401 that asks for them.
+// The key check: the user, or the refusal — the 403, or for a rule that challenges and a request without
+// credentials, the 401 that asks for them (its WWW-Authenticate: finish(), as for every 401).
 async function refusal(request, lookup, platform, challenge) {
   const checked = request.identity;  // a key checked before (the CloudFront key gate): its user, or ""
   const sent = request.authorization || "";
@@ -258,7 +258,7 @@ async function refusal(request, lookup, platform, challenge) {
   request.user = who;  // whom the answer was for: the Worker's usage line
   if (who) return { who };
   const missing = checked ? checked.missing : sent === "";
-  if (missing && challenge) return { refused: error(401, "not_provided", {}, header("challenge", challenge)) };
+  if (missing && challenge) return { refused: error(401, "not_provided") };
   return { refused: error(403, missing ? "not_provided" : "invalid_key") };
 }
 
@@ -342,7 +342,7 @@ async function route(request, path, release, lookup, platform) {
   }
   let grants;
   if (rule.key) {
-    const checked = await refusal(request, lookup, platform, rule.challenge ? table.challenge : "");
+    const checked = await refusal(request, lookup, platform, rule.challenge);
     if (checked.refused) return checked.refused;
     grants = await grantsOf(request, checked.who, lookup);
   }

@@ -132,12 +132,9 @@ def _refusals() -> list[str]:
 
 
 def status_headers(status: int, preflight: bool = False) -> dict[str, str]:
-    """The headers only answers of `status` carry (serving.BY_STATUS, a 401's challenge) and, for a
-    preflight, its own: constants, sent by the locations that answer that status alone."""
-    headers = dict(serving.BY_STATUS.get(status, {}))
-    if status == 401:
-        headers[serving.HEADER_NAMES["challenge"]] = serving.CHALLENGE
-    return {**headers, **(serving.PREFLIGHT if preflight else {})}
+    """The headers only answers of `status` carry (serving.BY_STATUS) and, for a preflight, its own:
+    constants, sent by the locations that answer that status alone."""
+    return {**serving.BY_STATUS.get(status, {}), **(serving.PREFLIGHT if preflight else {})}
 
 
 def _headers(status: int | None = None, preflight: bool = False) -> list[str]:
