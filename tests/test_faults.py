@@ -375,11 +375,19 @@ def test_the_access_log_never_holds_a_query_value(live):
     key = live.keys["alice"]
     live.get(f"/api/v1/riskscores/sovereign/?apikey={key}&ordering=-country_name", user="alice",
              headers={"User-Agent": "querycheck"})
+    # a target refused for a character it may not hold is logged by its path alone too
+    refused = live.get(f"/api/v1/riskscores/sovereign/%7B|?apikey={key}&x={{", user="alice",
+                       headers={"User-Agent": "refusedcheck"})
+    assert refused.status == 400
     log_file = live.runtime.prefix / "logs" / "access.log"
-    line = wait_for(lambda: next((x for x in log_file.read_text().splitlines() if "querycheck" in x), None),
-                    seconds=5, what="access log line")
+
+    def logged(agent: str) -> str | None:
+        return next((x for x in log_file.read_text().splitlines() if agent in x), None)
+    line = wait_for(lambda: logged("querycheck"), seconds=5, what="access log line")
+    refused_line = wait_for(lambda: logged("refusedcheck"), seconds=5, what="the refused request's line")
     assert key not in log_file.read_text()
     assert '"GET /api/v1/riskscores/sovereign/ HTTP/1.1" 200' in line and "ordering=-country_name" in line
+    assert '"GET /api/v1/riskscores/sovereign/%7B| HTTP/1.1" 400' in refused_line
 
 
 def test_serve_listens_on_ipv6_loopback(built_place):
