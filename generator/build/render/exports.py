@@ -133,32 +133,37 @@ def _rows_of(document: dict, shared: SharedCells) -> DocumentRows:
     rows, json_rows, to_csv = out.rows, out.json_rows, out.to_csv
     for level, reference, results in _levels(document):
         unsafe = reference.startswith(FORMULA_STARTS)
-        base = {"model": model, "country_code": country, "level": level, "reference": reference}
+        head = (model, country, level, reference)  # every row of the level starts so
+        base = dict(zip(HEADER, head))
         indicators = level == "indicator"  # only an indicator's results hold raw data
         heads: tuple[str, bytes] | None = None  # the level's text before a shared result's
         for result in results:
             known = shared.get(id(result))
             if known is not None:  # the very dict: `shared` holds it, so no other object has its id
                 if heads is None:
-                    heads = (_csv_line((model, country, level, reference))[:-1], orjson.dumps(base)[:-1])
+                    heads = (_csv_line(head)[:-1], orjson.dumps(base)[:-1])
                 if unsafe:
                     to_csv.append(len(rows))
                 else:
                     out.csv_lines[len(rows)] = heads[0] + known.csv_tail
-                rows.append((model, country, level, reference, *known.cells))
+                rows.append(head + known.cells)
                 json_rows.append(orjson.Fragment(heads[1] + known.json_tail))
                 continue
-            values = list(map(result.get, _FIELD_NAMES))
-            fields = {name: value for name, value in zip(_VALUE_COLUMNS, values) if value is not None}
+            # tuples joined, and the JSON row's fields set in one loop: a list, a dict of the fields
+            # and an update cost a sixth of the rows' time
+            values = tuple(map(result.get, _FIELD_NAMES))
             row = base.copy()
-            row.update(fields)
+            for name, value in zip(_VALUE_COLUMNS, values):
+                if value is not None:
+                    row[name] = value
             raw_value, components = _raw(result) if indicators else (None, None)
             if unsafe or components is not None or spreadsheet_safe(raw_value) is not raw_value:
                 to_csv.append(len(rows))
-            rows.append((model, country, level, reference, *values, raw_value, components))
+            rows.append(head + values + (raw_value, components))
             if raw_value is None and components is None:
                 if result.get("score") is None:
                     cells = (*values, None, None)
+                    fields = {name: value for name, value in row.items() if name not in base}
                     tail = b"," + orjson.dumps(fields)[1:] if fields else b"}"
                     shared[id(result)] = SharedResult(result, cells, "," + _csv_line(cells), tail)
             else:
