@@ -26,10 +26,24 @@ def naming(path: Path) -> Iterator[None]:
 
 def write_file(path: Path, data: bytes, stamp: int | None = None) -> None:
     """Write bytes (and set the mtime to `stamp`), naming the path on failure."""
-    with naming(path):
-        path.write_bytes(data)
+    with naming(path), open_unbuffered(path) as out:
+        write_all(out, data)
         if stamp is not None:
-            os.utime(path, (stamp, stamp))
+            os.utime(out.fileno(), (stamp, stamp))
+
+
+def open_unbuffered(path: Path) -> Any:
+    """A file opened for writing as one system call: a buffered open() also asks whether the file is a
+    terminal and for its block size, and a build writes thousands of small files (its mtime is then
+    best set on the open file, not looked up by path again)."""
+    return open(path, "wb", buffering=0)
+
+
+def write_all(out: Any, data: bytes) -> None:
+    """All of `data` to a file open_unbuffered opened (a raw write may take a part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[out.write(view):]
 
 
 def sync_folder(folder: Path) -> None:

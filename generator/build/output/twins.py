@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 import brotli
 
 from ...contract.serving import TWINS, has_twins
-from ...system.files import NamedFile, read_blocks, write_file, write_joined
+from ...system.files import NamedFile, naming, open_unbuffered, read_blocks, write_all, write_file, write_joined
 
 
 class _BrotliStream:
@@ -136,17 +136,17 @@ def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, s
     for suffix, compressor in forms:
         stream, digest, length = compressor(), hashlib.sha256(), 0
         twin = path.with_name(path.name + suffix)
-        with open(twin, "wb") as out:
+        with naming(twin), open_unbuffered(twin) as out:
             for block in blocks():
                 compressed = stream.compress(block)
-                out.write(compressed)
+                write_all(out, compressed)
                 digest.update(compressed)
                 length += len(compressed)
             compressed = stream.flush()
-            out.write(compressed)
+            write_all(out, compressed)
             digest.update(compressed)
             length += len(compressed)
-        os.utime(twin, (stamp, stamp))
+            os.utime(out.fileno(), (stamp, stamp))
         entries[suffix] = {"size": length, "sha256": digest.hexdigest()}
     return entries
 
