@@ -258,6 +258,41 @@ def test_a_gzip_twin_joined_from_its_parts_is_one_gzip_stream_of_the_file(tmp_pa
     assert "api/v1/exports/small.csv" in manifest and "api/v1/exports/small.csv.gz" not in manifest
 
 
+def test_a_rows_file_that_is_the_whole_export_is_moved_in_and_the_public_one_joins_it(tmp_path):
+    # a model's CSV rows file begins with the header, so it is the model's export as it is: moved into the
+    # release, not copied; the public export is joined from it past the header. Unchanged in the next
+    # release, it is linked from the one before and the rows file is removed all the same.
+    import zlib
+
+    from generator.build.output.twins import GzipPartFile, gzip_part
+    site, head = tmp_path / "site", b"model,country\n"
+    for attempt in (1, 2):
+        rows, deflated = tmp_path / f"sdg-{attempt}.csv", tmp_path / f"sdg-{attempt}.csv.deflate"
+        with GzipPartFile(rows, deflated, head) as out:
+            for _ in range(3):
+                out.write(b"sdg,CIV\n" * 100)
+        whole = out.whole
+        content = head + b"sdg,CIV\n" * 300  # 14 + 2,400 bytes
+        assert (whole.path, whole.size, whole.sha256, whole.crc) == (
+            rows, 2414, hashlib.sha256(content).hexdigest(), zlib.crc32(content))
+        writer = ReleaseWriter(site)
+        writer.write_parts("api/v1/exports/sdg/scores.csv", [rows], [gzip_part(head), deflated], whole)
+        model = writer.folder / "api/v1/exports/sdg/scores.csv"
+        writer.write_parts("api/v1/exports/scores.csv", [head, (model, len(head))], [gzip_part(head), deflated])
+        release = writer.commit()
+        assert not rows.exists()  # moved (or, unchanged, dropped for the link)
+        exports = release.path / "api/v1/exports"
+        for path in (exports / "sdg/scores.csv", exports / "scores.csv"):
+            assert path.read_bytes() == content
+            assert gzip.decompress(path.with_name("scores.csv.gz").read_bytes()) == content
+        manifest = read_manifest(release.path)
+        assert manifest["api/v1/exports/sdg/scores.csv"] == {"size": 2414, "sha256": whole.sha256}
+        if attempt == 1:
+            first = (exports / "sdg/scores.csv").stat()
+            assert first.st_mtime == writer.stamp  # moved in, then dated as every file of the release
+    assert (exports / "sdg/scores.csv").stat().st_ino == first.st_ino  # unchanged: linked from the one before
+
+
 def test_second_write_to_same_path_is_an_error(tmp_path):
     writer = ReleaseWriter(tmp_path / "site")
     try:

@@ -68,7 +68,7 @@ class ValidatedWriter:
             if route.file in self.example_files:  # of an export, its beginning is enough
                 self.examples[route.file] = document.head(EXAMPLE_BYTES)
             self.clock.run("publish", self.writer.write_parts, route.file, document.parts,
-                           document.gzip_parts)
+                           document.gzip_parts, document.whole)
         else:
             if route.file in self.example_files:
                 self.examples[route.file] = document

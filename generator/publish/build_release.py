@@ -288,7 +288,7 @@ def build_models(run: BuildRun, out: ValidatedWriter, observations: dict | None,
     """Each model scored, rendered, validated and written (in the workers), with its exports."""
     built = ModelsBuilt(observed=observation_counts(observations) if observations is not None else {})
     observed_warnings: dict[str, Sequence[Problem]] = {}
-    exports = ExportChunks(run.writer.scratch(), run.writer.id, run.writer.earlier)
+    exports = ExportChunks(run.writer.scratch(), run.writer.id, run.writer.earlier, run.writer.folder)
     job = ModelJob(run.dataset.countries, run.dataset.models, observations, loaded, run.validator, out.example_files,
                    run.total_documents())
     try:

@@ -9,6 +9,7 @@ import tempfile
 import threading
 import zlib
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -149,9 +150,10 @@ def link_atomic(link: Path, target: Path | str) -> None:
     sync_folder(link.parent)
 
 
-def read_blocks(path: Path) -> Iterator[bytes]:
-    """A file's bytes a block at a time."""
+def read_blocks(path: Path, offset: int = 0) -> Iterator[bytes]:
+    """A file's bytes from `offset` on, a block at a time."""
     with open(path, "rb") as source:
+        source.seek(offset)
         while block := source.read(BLOCK):
             yield block
 
@@ -166,14 +168,29 @@ def file_entry(path: Path) -> dict:
     return {"size": size, "sha256": digest.hexdigest()}
 
 
-def write_joined(path: Path, parts: list[bytes | Path], stamp: int) -> tuple[str, int, int]:
-    """Write parts one after another — bytes, or files copied a block at a time, so a large file is
-    never whole in memory — and set the mtime; return the sha256, size and CRC-32 (a gzip trailer's)
-    of what was written. An OSError names the path."""
+Part = bytes | Path | tuple[Path, int]  # bytes, a file, or a file from an offset on
+
+
+@dataclass(frozen=True)
+class WholeFile:
+    """A file written whole (a model's export rows), with what write_joined would have returned of it."""
+
+    path: Path
+    sha256: str
+    size: int
+    crc: int
+
+
+def write_joined(path: Path, parts: list[Part], stamp: int) -> tuple[str, int, int]:
+    """Write parts one after another — bytes, or files (from an offset) copied a block at a time, so a
+    large file is never whole in memory — and set the mtime; return the sha256, size and CRC-32 (a gzip
+    trailer's) of what was written. An OSError names the path."""
     digest, size, crc = hashlib.sha256(), 0, 0
     with naming(path), open(path, "wb") as out:
         for part in parts:
-            for block in read_blocks(part) if isinstance(part, Path) else (part,):
+            blocks = (part,) if isinstance(part, bytes) else read_blocks(*part) if isinstance(part, tuple) \
+                else read_blocks(part)
+            for block in blocks:
                 digest.update(block)
                 crc = zlib.crc32(block, crc)
                 size += len(block)

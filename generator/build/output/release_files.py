@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import PublishError
-from ...system.files import write_joined
+from ...system.files import Part, WholeFile, naming, write_joined
 from .twins import COMPRESSED_FORMS, GZIP, TWIN_SUFFIXES, twin_of_written, write_joined_gzip, write_with_twins
 
 WRITE_BATCH_BYTES = 1 << 20  # documents go to the worker in batches of about this size
@@ -48,24 +48,37 @@ class ReleaseFiles:
         if self._batch_bytes >= WRITE_BATCH_BYTES:
             self._submit()
 
-    def write_parts(self, relative: str, parts: list[bytes | Path],
-                    gzip_parts: list[bytes | Path] | None = None) -> None:
+    def write_parts(self, relative: str, parts: list[Part], gzip_parts: list[Part] | None = None,
+                    whole: WholeFile | None = None) -> None:
         """Add one large file given as consecutive parts, bytes or files (a bulk export: its models'
         rows): copied from here a block at a time, so the file is never whole in memory nor sent to
         the worker, which makes its twins from the file. With `gzip_parts` (each part's `gzip_part`,
-        in order) its gzip twin is joined from them here, not compressed again."""
+        in order) its gzip twin is joined from them here, not compressed again. With `whole`, a file
+        that holds the whole file already (a model's export; `parts` is that file), it is moved into
+        place, not copied."""
         if relative in self.files:
             raise PublishError(f"two documents were written to {relative}")
         target = self.folder / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        digest, size, crc = write_joined(target, parts, self.stamp)
+        if whole:
+            digest, size, crc = whole.sha256, whole.size, whole.crc
+        else:
+            digest, size, crc = write_joined(target, parts, self.stamp)
         self.files[relative] = {"size": size, "sha256": digest}
         self.bytes += size
         before = self._previous_files.get(relative)
-        if before and before["sha256"] == digest and before["size"] == size:
-            target.unlink()  # the previous release's file, linked, keeps its mtime (nginx's ETag)
+        unchanged = before is not None and before["sha256"] == digest and before["size"] == size
+        if unchanged:
+            target.unlink(missing_ok=True)  # the previous release's file, linked, keeps its mtime (nginx's ETag)
             if self._link_unchanged(relative, digest, size, target):
+                if whole:
+                    whole.path.unlink()
                 return
+        if whole:
+            with naming(target):
+                os.replace(whole.path, target)
+                os.utime(target, (self.stamp, self.stamp))
+        elif unchanged:  # not linked after all: written again
             write_joined(target, parts, self.stamp)
         suffixes = TWIN_SUFFIXES
         if gzip_parts is not None:

@@ -13,7 +13,17 @@ from typing import Any, Callable, Iterable, Sequence
 import brotli
 
 from ...contract.serving import TWINS, has_twins
-from ...system.files import NamedFile, naming, open_unbuffered, read_blocks, write_all, write_file, write_joined
+from ...system.files import (
+    NamedFile,
+    Part,
+    WholeFile,
+    naming,
+    open_unbuffered,
+    read_blocks,
+    write_all,
+    write_file,
+    write_joined,
+)
 
 
 class _BrotliStream:
@@ -60,15 +70,29 @@ def gzip_part(data: bytes) -> bytes:
 
 
 class GzipPartFile:
-    """A file written a block at a time (`write`) and, beside it at `part`, its bytes compressed as
-    one part of a joined gzip twin."""
+    """A file written a block at a time (`write`) after its `head`, and, beside it at `part`, the bytes
+    written (not the head) compressed as one part of a joined gzip twin. The file's SHA-256, size and
+    CRC-32 (`whole`) are worked out as it is written, so it can be moved into a release as it is."""
 
-    def __init__(self, path: Path, part: Path):
+    def __init__(self, path: Path, part: Path, head: bytes = b""):
         self._file, self._part, self._stream = NamedFile(path), NamedFile(part), _part_stream()
+        self._digest, self._size, self._crc = hashlib.sha256(), 0, 0
+        self._add(head)
+
+    def _add(self, data: bytes) -> None:
+        self._file.write(data)
+        self._digest.update(data)
+        self._size += len(data)
+        self._crc = zlib.crc32(data, self._crc)
 
     def write(self, data: bytes) -> None:
-        self._file.write(data)
+        self._add(data)
         self._part.write(self._stream.compress(data))
+
+    @property
+    def whole(self) -> WholeFile:
+        """The file with its SHA-256, size and CRC-32, as write_joined returns them."""
+        return WholeFile(self._file.path, self._digest.hexdigest(), self._size, self._crc)
 
     def __enter__(self) -> "GzipPartFile":
         return self
@@ -82,7 +106,7 @@ class GzipPartFile:
             self._part.write(self._stream.flush(zlib.Z_SYNC_FLUSH))
 
 
-def write_joined_gzip(path: Path, parts: list[bytes | Path], crc: int, size: int, stamp: int) -> dict[str, dict]:
+def write_joined_gzip(path: Path, parts: list[Part], crc: int, size: int, stamp: int) -> dict[str, dict]:
     """Over 1 KB, the gzip twin of the file at `path`, written from parts (`write_joined`: its CRC-32
     and size), joined from those parts' `gzip_part`s (bytes, or files a GzipPartFile wrote) in the same
     order; its manifest entry by suffix, as _write_twins gives them."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import orjson
 
 from ...contract import locations
+from ...system.files import Part, WholeFile
 from ..output.twins import GzipPartFile, gzip_part
 
 if TYPE_CHECKING:
@@ -209,20 +210,25 @@ def gzip_part_of(rows: Path) -> Path:
 
 @dataclass
 class ExportChunks:
-    """Each model's rows, rendered once as CSV, as JSON Lines and as Parquet into files of `folder`,
-    copied into the exports by the writer (a release at 10× the demo has exports of hundreds of MB: none is
-    held), the text ones compressed once as they are written: the parts of the gzip twins of its export and
-    the public one. The Parquet files name `release` in their metadata."""
+    """Each model's rows, rendered once as CSV, as JSON Lines and as Parquet into files of `folder` (a
+    release at 10× the demo has exports of hundreds of MB: none is held). A text rows file is the model's
+    export as it is, moved into the release by the writer; the public export is copied from those. The
+    text ones are compressed once as they are written: the parts of the gzip twins of its export and the
+    public one. The Parquet files name `release` in their metadata."""
 
     folder: Path
     release: str = ""
     # an earlier release's copy of a file by its path in a release, where its bytes are as published (None:
     # none): the Parquet exports carry over the row groups whose rows did not change
     earlier: Callable[[str], Path | None] = lambda _: None
+    # the release's folder, where each model's text exports are moved once written (the public ones
+    # are joined from there)
+    into: Path | None = None
     csv: dict[str, Path] = field(default_factory=dict)
     jsonl: dict[str, Path] = field(default_factory=dict)
     parquet: dict[str, Path] = field(default_factory=dict)
     custom: set[str] = field(default_factory=set)
+    _whole: dict[str, dict[str, WholeFile]] = field(default_factory=dict)  # by model, its text rows files
 
     def __post_init__(self) -> None:
         # pyarrow (~100 MB of address space) is loaded by a build alone, in its process before the
@@ -238,10 +244,11 @@ class ExportChunks:
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
         typed = self._parquet.ParquetRows(self.parquet[code], self.parquet_schema(code),
                                           self.earlier(locations.export("parquet", code).file))
-        with GzipPartFile(csv_rows, gzip_part_of(csv_rows)) as csv_file, \
+        with GzipPartFile(csv_rows, gzip_part_of(csv_rows), _HEADER_LINE) as csv_file, \
                 GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
             yield ModelRows(csv_file, jsonl_file, typed)
         typed.close()
+        self._whole[code] = {"csv": csv_file.whole, "jsonl": jsonl_file.whole}
 
     def register(self, code: str, custom: bool) -> None:
         """Know a model's rows files (written here, or by a build's worker process: the same names)."""
@@ -255,8 +262,10 @@ class ExportChunks:
 
     def render_model(self, code: str) -> Iterator[tuple[locations.Route, "ExportFile"]]:
         """The exports of one model alone, once its rows are written."""
-        yield locations.export("csv", code), ExportFile.of_rows([_HEADER_LINE], [self.csv[code]])
-        yield locations.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]])
+        whole = self._whole.pop(code)  # each rows file is the whole export (the CSV's begins with its header)
+        yield locations.export("csv", code), ExportFile(
+            [whole["csv"].path], [gzip_part(_HEADER_LINE), gzip_part_of(self.csv[code])], whole["csv"])
+        yield locations.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]], whole["jsonl"])
         yield locations.export("parquet", code), ExportFile([self.parquet[code]], None)
 
     def render_public(self) -> Iterator[tuple[locations.Route, "ExportFile"]]:
@@ -265,8 +274,12 @@ class ExportChunks:
         under a new footer): every model's rows are written twice at most (here and in its own exports), whatever the
         number of audiences."""
         public = [code for code in sorted(self.csv) if code not in self.custom]
-        yield locations.export("csv"), ExportFile.of_rows([_HEADER_LINE], [self.csv[c] for c in public])
-        yield locations.export("jsonl"), ExportFile.of_rows([], [self.jsonl[c] for c in public])
+        assert self.into is not None, "the public exports are joined from the models' in the release"
+        csv_rows = [(self.into / locations.export("csv", c).file, len(_HEADER_LINE)) for c in public]
+        yield locations.export("csv"), ExportFile([_HEADER_LINE, *csv_rows], [
+            gzip_part(_HEADER_LINE), *(gzip_part_of(self.csv[c]) for c in public)])
+        jsonl_rows: list[Part] = [self.into / locations.export("jsonl", c).file for c in public]
+        yield locations.export("jsonl"), ExportFile(jsonl_rows, [gzip_part_of(self.jsonl[c]) for c in public])
         joined = self.folder / "public.parquet"
         self._parquet.join(joined, [self.parquet[c] for c in public], self.parquet_schema())
         yield locations.export("parquet"), ExportFile([joined], None)
@@ -313,13 +326,14 @@ class ModelRows:
 class ExportFile:
     """An export as consecutive parts, bytes or files, written one after the other (ReleaseWriter.write_parts)."""
 
-    parts: list[bytes | Path]
-    gzip_parts: list[bytes | Path] | None  # each part as a part of a joined gzip twin (twins.py); None: no twin
+    parts: list[Part]
+    gzip_parts: list[Part] | None  # each part as a part of a joined gzip twin (twins.py); None: no twin
+    whole: WholeFile | None = None  # the one file of `parts`, which holds the whole export: moved, not copied
 
     @classmethod
-    def of_rows(cls, heads: list[bytes], rows: list[Path]) -> "ExportFile":
+    def of_rows(cls, heads: list[bytes], rows: list[Path], whole: WholeFile | None = None) -> "ExportFile":
         """Lines given as bytes, then rows files an ExportChunks wrote (each with its gzip part beside it)."""
-        return cls([*heads, *rows], [*map(gzip_part, heads), *map(gzip_part_of, rows)])
+        return cls([*heads, *rows], [*map(gzip_part, heads), *map(gzip_part_of, rows)], whole)
 
     def head(self, size: int) -> bytes:
         """Its first `size` bytes (an example for the reference)."""
@@ -327,9 +341,11 @@ class ExportFile:
         for part in self.parts:
             if len(head) >= size:
                 break
-            if isinstance(part, Path):
-                with open(part, "rb") as source:
-                    head += source.read(size - len(head))
-            else:
+            if isinstance(part, bytes):
                 head += part[:size - len(head)]
+                continue
+            path, offset = part if isinstance(part, tuple) else (part, 0)
+            with open(path, "rb") as source:
+                source.seek(offset)
+                head += source.read(size - len(head))
         return head
