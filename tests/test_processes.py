@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from .conftest import TINY
+from .waiting import wait_for
 
 CONVERT = "import pyarrow as pa; pa.array(['a']); pa.scalar(1); "
 SAYS = "import sys; print('pandas' in sys.modules)"
@@ -33,3 +34,26 @@ def test_the_riskapi_command_writes_parquet_without_importing_pandas(tmp_path):
                   f"sys.argv = ['riskapi', '-q', 'build', '--data', '{TINY}', '--site', '{tmp_path / 'site'}', '--jobs', '1']; run()")
     assert said == "False True"
     assert (tmp_path / "site" / "current" / "api" / "v1" / "exports" / "scores.parquet").is_file()
+
+
+def test_children_are_the_live_children_as_a_scan_of_every_process_finds_them():
+    # read from the threads' lists of children; a zombie (ended, not yet waited for) is no live child
+    import os
+    import signal
+
+    from generator.system import processes
+    assert processes._children_listed()  # the kernels this runs on list them: the fast path is the one tested
+    mine = os.getpid()
+    scan = lambda: processes._live_children(mine, (int(p) for p in os.listdir("/proc") if p.isdigit()))  # noqa: E731
+    running = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        assert {p.pid for p in running} <= processes.children(mine) == scan()
+        running[0].send_signal(signal.SIGKILL)
+        wait_for(lambda: processes.process_state(running[0].pid)[0] == "Z", 20, "a zombie until waited for")
+        assert running[0].pid not in processes.children(mine) and running[1].pid in processes.children(mine)
+        assert processes.children(mine) == scan()
+    finally:
+        for process in running:
+            process.kill()
+            process.wait()
+    assert processes.children(running[1].pid) == set()  # a process gone has none
