@@ -228,7 +228,8 @@ class ExportChunks:
     jsonl: dict[str, Path] = field(default_factory=dict)
     parquet: dict[str, Path] = field(default_factory=dict)
     custom: set[str] = field(default_factory=set)
-    _whole: dict[str, dict[str, WholeFile]] = field(default_factory=dict)  # by model, its text rows files
+    # by model, its text rows files as written (each the model's export), until render_model hands them on
+    _whole: dict[str, dict[str, WholeFile]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # pyarrow (~100 MB of address space) is loaded by a build alone, in its process before the
@@ -264,8 +265,9 @@ class ExportChunks:
         """The exports of one model alone, once its rows are written."""
         whole = self._whole.pop(code)  # each rows file is the whole export (the CSV's begins with its header)
         yield locations.export("csv", code), ExportFile(
-            [whole["csv"].path], [gzip_part(_HEADER_LINE), gzip_part_of(self.csv[code])], whole["csv"])
-        yield locations.export("jsonl", code), ExportFile.of_rows([], [self.jsonl[code]], whole["jsonl"])
+            [self.csv[code]], [gzip_part(_HEADER_LINE), gzip_part_of(self.csv[code])], whole["csv"])
+        yield locations.export("jsonl", code), ExportFile([self.jsonl[code]], [gzip_part_of(self.jsonl[code])],
+                                                          whole["jsonl"])
         yield locations.export("parquet", code), ExportFile([self.parquet[code]], None)
 
     def render_public(self) -> Iterator[tuple[locations.Route, "ExportFile"]]:
@@ -329,11 +331,6 @@ class ExportFile:
     parts: list[Part]
     gzip_parts: list[Part] | None  # each part as a part of a joined gzip twin (twins.py); None: no twin
     whole: WholeFile | None = None  # the one file of `parts`, which holds the whole export: moved, not copied
-
-    @classmethod
-    def of_rows(cls, heads: list[bytes], rows: list[Path], whole: WholeFile | None = None) -> "ExportFile":
-        """Lines given as bytes, then rows files an ExportChunks wrote (each with its gzip part beside it)."""
-        return cls([*heads, *rows], [*map(gzip_part, heads), *map(gzip_part_of, rows)], whole)
 
     def head(self, size: int) -> bytes:
         """Its first `size` bytes (an example for the reference)."""
