@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import io
 import os
 import shutil
 import tempfile
@@ -33,14 +34,14 @@ def write_file(path: Path, data: bytes, stamp: int | None = None) -> None:
             os.utime(out.fileno(), (stamp, stamp))
 
 
-def open_unbuffered(path: Path) -> Any:
-    """A file opened for writing as one system call: a buffered open() also asks whether the file is a
+def open_unbuffered(path: Path) -> io.FileIO:
+    """A file opened for writing without a buffer: a buffered open() also asks whether the file is a
     terminal and for its block size, and a build writes thousands of small files (its mtime is then
     best set on the open file, not looked up by path again)."""
     return open(path, "wb", buffering=0)
 
 
-def write_all(out: Any, data: bytes) -> None:
+def write_all(out: io.FileIO, data: bytes) -> None:
     """All of `data` to a file open_unbuffered opened (a raw write may take a part of it)."""
     view = memoryview(data)
     while view:
