@@ -118,10 +118,11 @@ FORBIDDEN_IN_TARGET = '"<>\\^`{|}'
 # The forms of the Authorization header, tried in order (docs/api.md): each a regular expression (nginx's
 # PCRE and JavaScript's alike) whose one group is the credential, the prefix it is given (Basic's Base64 is
 # decoded by the server), and whether the scheme's letter case is free.
+BASIC_PREFIX = "basic:"  # HTTP Basic's credential: this, then the Base64 as sent (the key map's third entry)
 AUTHORIZATION_FORMS = (
     (r"^\s*apikey\s+(\S+)\s*$", "", True),  # apikey USER:KEY (or apikey KEY)
     (r"^\s*(?:bearer|token)\s+([^\s:]+)\s*$", "", True),  # Bearer KEY, Token KEY
-    (r"^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$", "basic:", True),  # HTTP Basic: USER:KEY in Base64
+    (r"^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$", BASIC_PREFIX, True),  # HTTP Basic: USER:KEY in Base64
     (r"^\s*([^\s:]+)\s*$", "", False),  # the bare KEY
 )
 # The access log every nginx writes and `riskapi usage` reads: each field as nginx's variables give it and

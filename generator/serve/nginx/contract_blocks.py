@@ -100,11 +100,12 @@ def _credential_maps() -> list[str]:
     forbidden = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
     lines = _map("$request_uri", "$target_invalid", [(single_quoted("~" + forbidden), "1"), ("default", '""')])
     # HTTP Basic is read by $basic_pair (runtime/http.conf): USER:KEY where njs decodes it, else its own entry
-    forms = [(key, BASIC_PAIR if value.startswith(BASIC) else value) for key, value in credential_forms()]
+    forms = [(key, BASIC_PAIR if value.startswith(serving.BASIC_PREFIX) else value)
+             for key, value in credential_forms()]
     return lines + _map("$http_authorization", "$credential", [("default", '""'), *forms])
 
 
-BASIC, BASIC_PAIR = "basic:", "$basic_pair"
+BASIC_PAIR = "$basic_pair"
 
 
 def credential_forms() -> list[tuple[str, str]]:
@@ -121,7 +122,7 @@ def credential_forms() -> list[tuple[str, str]]:
 
 def basic_form() -> str:
     """The map entry of HTTP Basic's form, for nginx without njs: `basic:` and the Base64 as sent."""
-    return next(f"{key} {value};" for key, value in credential_forms() if value.startswith(BASIC))
+    return next(f"{key} {value};" for key, value in credential_forms() if value.startswith(serving.BASIC_PREFIX))
 
 
 def _refusals() -> list[str]:

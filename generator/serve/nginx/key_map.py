@@ -4,7 +4,7 @@ from __future__ import annotations
 import base64
 
 from ...build.render.templates import template_environment
-from ...contract import locations
+from ...contract import locations, serving
 from ..keys import ApiKey, grant_set_audiences, previewers
 
 
@@ -20,7 +20,7 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
     for k in keys:
         if k.active:
             basic = base64.b64encode(f"{k.user}:{k.key}".encode()).decode()
-            credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (f"basic:{basic}", k.user)]
+            credentials += [(f"{k.user}:{k.key}", k.user), (k.key, k.user), (serving.BASIC_PREFIX + basic, k.user)]
     grants, by_release = grant_set_audiences(keys, releases)
     granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
     grant_sets = [(user, locations.audience_name(models)) for user, models in sorted(grants.items()) if models]
