@@ -61,7 +61,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="bench-build-profile-", dir="/dev/shm"))
     try:
         script = folder / "build.py"
-        script.write_text("import sys, time\nfrom pathlib import Path\nfrom generator.publish.build_release import build\n"
+        script.write_text("from pathlib import Path\nfrom generator.publish.build_release import build\n"
                           f"build(Path({str(Path(args.data).resolve())!r}), Path({str(folder / 'site')!r}), "
                           f"jobs={args.jobs})\n")
         samples = folder / "samples.raw"

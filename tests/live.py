@@ -266,16 +266,16 @@ class EdgeRuntime:
 
 def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | None, env: dict | None,
                 seconds: float, restart, attempts: int = 3, listening=None) -> LiveServer:
-    """Start `command` (its `{port}`, and `{inspector}` where it has one, filled with free ports) and wait until it answers the API root;
-    `listening(port)`, where given, runs once the port is open (the Worker's releases are uploaded
-    through wrangler dev's own S3 API). A port taken between free_port() and the start (another test
-    worker's server) is tried again."""
+    """Start `command` (its `{port}`, and `{inspector}` where it has one, filled with free ports) and wait
+    until it answers the API root; `listening(port)`, where given, runs once the port is open (the
+    Worker's releases are uploaded through wrangler dev's own S3 API). A port taken between free_port()
+    and the start (another test worker's server) is tried again."""
     port, inspector = free_port(), free_port()
     log = nginx.base / f"{what.replace(' ', '-')}.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen([part.format(port=port, inspector=inspector) for part in command], cwd=cwd, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                   preexec_fn=end_with_parent)
+        process = subprocess.Popen([part.format(port=port, inspector=inspector) for part in command], cwd=cwd,
+                                   env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, preexec_fn=end_with_parent)
     runtime = EdgeRuntime(nginx.runtime.settings, process, log, restart, nginx)
     uploaded = listening is None
 
