@@ -21,6 +21,8 @@ from pathlib import Path
 
 from .common import fmt, pss_kib, record, run_json, summary
 
+GOAL, GOAL_JOBS = 1.5, 2  # build / floor with 2 jobs (issue 58); one job's goal is to be no slower than before
+
 
 def _family(pid: int) -> set[int]:
     from generator.system.processes import children
@@ -154,8 +156,9 @@ def main() -> None:
                 f"  - `--jobs {n}`: full build {fmt(summary([b['wall'] for b in runs]))}; peak memory "
                 f"{max(b['peak_mb'] for b in [*runs, sampled[n]]):.0f} MB the largest process, "
                 f"{sampled[n]['peak_all_mb']:.0f} MB in all (PSS, one more build sampled); **build / floor: "
-                f"{ratios['median']:.2f}×** (min {ratios['min']:.2f}, max {ratios['max']:.2f}); goal ≤ 1.5× "
-                f"{'met' if ratios['median'] <= 1.5 else 'not met'}; against the synced floor "
+                f"{ratios['median']:.2f}×** (min {ratios['min']:.2f}, max {ratios['max']:.2f}); "
+                + (f"goal ≤ {GOAL}× {'met' if ratios['median'] <= GOAL else 'not met'}; " if n == GOAL_JOBS else "")
+                + "against the synced floor "
                 f"**{durable['median']:.2f}×** (min {durable['min']:.2f}, max {durable['max']:.2f})",
                 "    - stages (median, summed over the processes): "
                 + ", ".join(f"{s} {v['median']:.2f}s" for s, v in stages.items()),
