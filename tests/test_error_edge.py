@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from generator.cli import main
 from generator.history.site import RELEASES, current_release, releases
 
 from .conftest import TINY
+from .test_catalogue import then_stage_promote_rollback
 
 AS_ROOT = os.geteuid() == 0
 
@@ -122,3 +125,36 @@ def test_a_data_error_prints_its_message_and_a_traceback_only_with_v(tmp_path, d
     assert "Traceback" not in quiet.output
     verbose = run("-v", "build", "--data", data_copy, "--site", tmp_path)
     assert verbose.exit_code == 1 and "Traceback" in verbose.output and "DataError" in verbose.output
+
+
+def test_out_of_space_anywhere_in_a_build_names_a_file_and_the_live_release_stays(tmp_path):
+    if not AS_ROOT:
+        pytest.skip("filling a disk needs root, to mount a small file system (CI runs as root)")
+    data = tmp_path / "data"
+    shutil.copytree(TINY, data)
+    with small_filesystem(tmp_path / "disk", "16m") as disk:
+        site = disk / "site"
+        assert run("build", "--data", data, "--site", site).exit_code == 0
+        said = []
+        # the room left, from none to more than a tiny release's new files take: each build runs out at another
+        # of its writers (the documents, their twins, the exports, the Parquet join, the catalogue) or fits
+        for n, room in enumerate((0, 4, 16, 48, 96, 160, 256, 384, 512, 768, 1024, 1536, 2048)):
+            rows = (data / "countries.csv").read_text()  # other data each time: every export is written anew
+            (data / "countries.csv").write_text(rows.replace("Austria", f"Austria {n}", 1).replace(
+                f"Austria {n - 1}", f"Austria {n}", 1))
+            live = current_release(site)
+            fill(disk)
+            os.truncate(disk / "filler", max(0, (disk / "filler").stat().st_size - room * 1024))
+            result = run("build", "--data", data, "--site", site, "--accept-changes")
+            (disk / "filler").unlink()
+            if result.exit_code == 0:
+                continue  # it fitted
+            message = result.output.strip()
+            said.append(message)
+            assert result.exit_code == 1 and "Traceback" not in message, message
+            named = re.fullmatch(r"Error: (/\S+): No space left on device.*", message, re.S)
+            assert named and Path(named[1]).is_relative_to(disk), message
+            assert current_release(site) == live and live in releases(site)
+            assert not [p for p in (site / RELEASES).iterdir() if p.name.startswith(".tmp-")]
+        assert len(said) >= 3, said  # most of the rooms were too small: the test ran out at several places
+        then_stage_promote_rollback(site, data)

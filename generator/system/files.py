@@ -5,6 +5,7 @@ import ctypes
 import hashlib
 import io
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -19,11 +20,19 @@ BLOCK = 1 << 20  # what a large file is copied or compressed by
 
 @contextmanager
 def naming(path: Path) -> Iterator[None]:
-    """An OSError inside names `path`, which write() and close() alone do not (a full disk shows up there)."""
+    """An OSError inside that names no file names `path`, which write() and close() alone do not, nor Arrow's
+    writers (a full disk shows up there); one that names its file already keeps it."""
     try:
         yield
     except OSError as error:
-        raise OSError(error.errno, error.strerror, str(path)) from None
+        if error.filename is not None:
+            raise
+        number = error.errno
+        if number is None:  # Arrow's says its errno in its text: "Error writing bytes … [errno 28] …"
+            found = re.search(r"\[errno (\d+)\]", str(error))
+            number = int(found[1]) if found else None
+        # the system's words for its errno (Arrow's strerror wraps them in its own), as every other writer says
+        raise OSError(number, os.strerror(number) if number else error.strerror or str(error), str(path)) from None
 
 
 def write_file(path: Path, data: bytes, stamp: int | None = None) -> None:

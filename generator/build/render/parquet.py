@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401 (casts load it: here, once, before a build's workers fork)
 import pyarrow.parquet as pq
 
+from ...system.files import naming
 from . import thrift_compact
 
 
@@ -147,14 +148,16 @@ class ParquetRows:
         self._written = path.with_name(path.name + ".new") if self._reusable else path
         self._groups: list[tuple[Path, int]] = []  # the file's groups in order: (where from, its ordinal)
         self._new = 0
-        self._writer = writer(self._written, file_schema)
+        with naming(self._written):
+            self._writer = writer(self._written, file_schema)
 
     def add(self, rows: list[tuple], lines: bytes) -> None:
         """A document's rows, as values and as the JSON Lines export's `lines`."""
         self._rows.extend(rows)
         self._lines.update(lines)
         if len(self._rows) >= ROW_GROUP_ROWS:
-            self._flush()
+            with naming(self._written):  # a full disk: Arrow's error names no file
+                self._flush()
 
     def _flush(self) -> None:
         if not self._rows:
@@ -171,6 +174,10 @@ class ParquetRows:
         self._rows, self._lines = [], hashlib.sha256()
 
     def close(self) -> None:
+        with naming(self._written):
+            self._close()
+
+    def _close(self) -> None:
         self._flush()
         digests = {GROUP_DIGESTS: ",".join(self._digests)}
         if all(source == self._written for source, _ in self._groups):  # nothing reused
@@ -215,7 +222,7 @@ def join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file_
     offset moved by where its chunk now starts), then a footer — `file_schema`'s, as pyarrow writes it for
     no rows, with the groups, and `key_value` in its metadata. No value is decoded or encoded again, and
     memory holds one part and the page indexes."""
-    with _collection_paused():
+    with _collection_paused(), naming(target):  # a part that cannot be read names itself
         _join(target, parts, file_schema, key_value)
 
 

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from ...contract import locations
 from ...history.catalogue import LivePeriod, read_history
 from ...history.layout import RELEASES, read_routing
-from ...system.files import write_atomic
+from ...system.files import naming, write_atomic
 from ..render import parquet
 from ..render.exports import COLUMNS, HEADER
 
@@ -254,7 +254,7 @@ def _sorted(table: pa.Table) -> pa.Table:
 def _write(path: Path, table: pa.Table) -> None:
     """A panel file, replaced whole: row groups of ROW_GROUP_ROWS in its order."""
     temporary = path.with_name(path.name + ".tmp")
-    with parquet.writer(temporary, table.schema) as out:
+    with naming(temporary), parquet.writer(temporary, table.schema) as out:
         out.write_table(table, row_group_size=parquet.ROW_GROUP_ROWS)
     _put_in_place(temporary, path)
 
