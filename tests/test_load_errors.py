@@ -93,6 +93,10 @@ CASES = [
      "has no main row (add the row with a blank component that holds the scored value)"),
     ("observations/sovereign.csv", "inflation,NGA,2024,20,actual", 'inflation,NGA,2024,"20,actual',
      "observations/sovereign.csv:17: malformed CSV: unexpected end of data (check the quotes on this line)"),
+    # a 1 MB cell, over the csv module's 131,072 characters: its record's line and column named
+    ("countries.csv", "AUT,Austria,", "AUT," + "A" * 1_000_000 + ",",
+     "countries.csv:2: column name: a cell of 1,000,000 characters, more than the 131,072 a cell may hold (check "
+     "the quotes: a quote left open runs the cell on over the lines after)"),
 ]
 
 
@@ -100,6 +104,15 @@ CASES = [
 def test_problem_is_located_and_explained(data_copy, file, old, new, expected):
     replace_in(data_copy / file, old, new)
     assert expected in problems(data_copy)
+
+
+def test_a_quote_left_open_over_the_cell_limit_names_its_line_and_column(data_copy):
+    # the quote opened on line 16 runs its cell on over 140,000 blank lines to the file's end: the cell is
+    # `false,actual`, the line breaks, and what follows (so more than 140,000 characters, over 131,072)
+    replace_in(data_copy / "observations/sovereign.csv", "imf_programme,CIV,2024,false,actual",
+               'imf_programme,CIV,2024,"false,actual' + "\n" * 140_000)
+    [said] = problems(data_copy)
+    assert said.startswith("observations/sovereign.csv:16: column value: a cell of 140,0"), said
 
 
 def test_missing_column(data_copy):

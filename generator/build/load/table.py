@@ -80,6 +80,7 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: Probl
     by_name = {column.name: column for column in columns}
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle, strict=True)
+        ended, header = 0, None  # where the last whole record ended; the header once read
         try:
             header = next(reader, None)
             if header is None:
@@ -117,13 +118,41 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: Probl
                 else:
                     problems.broken_row(shown_as, dict(zip(header, (cell.strip() for cell in record))))
         except csv.Error as error:
-            problems.append(Problem(shown_as, reader.line_num, None, f"malformed CSV: {error}",
-                                    "check the quotes on this line"))
+            oversized = _oversized_cell(path, ended + 1) if str(error).startswith("field larger") else None
+            if oversized is not None:
+                column, size = oversized
+                name = header[column] if header and column < len(header) else f"number {column + 1}"
+                problems.append(Problem(shown_as, ended + 1, name, f"a cell of {size:,} characters, more than the "
+                                        f"{csv.field_size_limit():,} a cell may hold",
+                                        "check the quotes: a quote left open runs the cell on over the lines after"))
+            else:
+                problems.append(Problem(shown_as, reader.line_num, None, f"malformed CSV: {error}",
+                                        "check the quotes on this line"))
             problems.unreadable(shown_as)  # the rest of the file is lost with it
         except UnicodeDecodeError as error:
             problems.append(Problem(shown_as, None, None, f"is not UTF-8 text: {error.reason} at byte {error.start}",
                                     "save the file as CSV UTF-8"))
             problems.unreadable(shown_as)
+
+
+def _oversized_cell(path: Path, line: int) -> tuple[int, int] | None:
+    """The record that starts on `line` read again without the csv module's cell limit (only once that limit
+    has stopped the file): which of its cells is over the limit, and how long it is."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit((1 << 31) - 1)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle)
+            ended = 0
+            for record in reader:
+                if ended + 1 == line:
+                    return next(((i, len(cell)) for i, cell in enumerate(record) if len(cell) > limit), None)
+                ended = reader.line_num
+    except (csv.Error, UnicodeDecodeError):
+        return None
+    finally:
+        csv.field_size_limit(limit)
+    return None
 
 
 def _header_ok(header: list[str], columns: list[Column], shown_as: str, problems: ProblemSink) -> bool:
