@@ -113,13 +113,16 @@ def test_the_catalogue_holds_every_kept_release_with_its_files_in_dcat_ap(live):
     kept = [r["id"] for r in json.loads(live.get(f"{API}/releases/", user="bob").body)["releases"]]
     datasets = {str(graph.value(d, DCAT.version)): d for d in graph.subjects(DCAT.inSeries, series)}
     assert sorted(datasets) == sorted(kept) and set(datasets.values()) <= set(graph.objects(catalog, DCAT.dataset))
+    current = json.loads(live.get(f"{API}/releases/", user="bob").body)["current"]
     for release, dataset in datasets.items():
         assert (dataset, RDF.type, DCAT.Dataset) in graph and graph.value(dataset, DCTERMS.issued)
         distributions = list(graph.objects(dataset, DCAT.distribution))
-        assert len(distributions) == 3
+        urls = sorted(str(graph.value(d, DCAT.downloadURL)) for d in distributions)
+        # its three exports, immutable under its id; the current one's, the point-in-time panel it serves too
+        assert urls == sorted([f"{SITE}{API}/releases/{release}/exports/scores.{f}" for f in ("csv", "jsonl", "parquet")]
+                              + ([f"{SITE}{API}/exports/history.parquet"] if release == current else []))
         for distribution in distributions:
             url = str(graph.value(distribution, DCAT.downloadURL))
-            assert url.startswith(f"{SITE}{API}/releases/{release}/exports/scores.")  # immutable: its own
             assert graph.value(distribution, DCAT.accessURL) == rdflib.URIRef(url)
             body = served(live, url)
             checksum = graph.value(distribution, SPDX.checksum)

@@ -63,35 +63,46 @@ def _distributions(release: str, files: Mapping[str, Mapping], site_url: str) ->
     out = []
     for format in FORMATS:
         entry = files.get(locations.export(format).file)
-        if entry is None:
-            continue
-        url = site_url + routes.in_release(locations.export(format).url, release)
-        out.append({
-            "@id": url, "@type": "dcat:Distribution", "dct:title": _text(f"{TITLE}, release {release} ({format})"),
+        if entry is not None:
+            out.append(_distribution(site_url + routes.in_release(locations.export(format).url, release),
+                                     f"{TITLE}, release {release} ({format})", format, entry))
+    return out
+
+
+def _distribution(url: str, title: str, format: str, entry: Mapping) -> dict:
+    """One file as a DCAT distribution: where to get it, what it is, its size and SHA-256 (`entry`)."""
+    return {"@id": url, "@type": "dcat:Distribution", "dct:title": _text(title),
             "dcat:accessURL": {"@id": url}, "dcat:downloadURL": {"@id": url},
             "dcat:mediaType": {"@id": MEDIA_TYPES + serving.MEDIA_TYPES[format], "@type": "dct:MediaType"},
             "dcat:byteSize": _typed(entry["size"], "nonNegativeInteger"),
             "spdx:checksum": {"@type": "spdx:Checksum", "spdx:algorithm": {"@id": "spdx:checksumAlgorithm_sha256",
-                                                                                 "@type": "spdx:ChecksumAlgorithm"},
-                              "spdx:checksumValue": _typed(entry["sha256"], "hexBinary")}})
-    return out
+                                                                           "@type": "spdx:ChecksumAlgorithm"},
+                              "spdx:checksumValue": _typed(entry["sha256"], "hexBinary")}}
 
 
-def catalogue(folder: Path, kept: Sequence[str], live_from: Mapping[str, str], site_url: str) -> bytes:
+def catalogue(folder: Path, kept: Sequence[str], live_from: Mapping[str, str], site_url: str,
+              current: str | None = None, panel: Path | None = None) -> bytes:
     """DCAT-AP 3 in JSON-LD: the catalogue, the API as a dataset series, and each kept release (`kept`, in
-    `folder`) as a dataset in it with its distributions; `live_from`: when each first went live (RFC 3339)."""
+    `folder`) as a dataset in it with its distributions; `live_from`: when each first went live (RFC 3339).
+    The current release's dataset has the point-in-time panel it serves too (`panel`: its file), at the
+    address that changes at every switch."""
     catalog_id, series_id = site_url + routes.url_for("catalog"), site_url + routes.API + "/"
     publisher = {"@id": site_url + "/", "@type": "foaf:Agent", "foaf:name": operator_name(site_url)}
     datasets: list[dict] = []
     for release in kept:
         built = built_at(release)
+        distributions = _distributions(release, read_manifest(folder / release), site_url)
+        if release == current and panel is not None:
+            distributions.append(_distribution(
+                site_url + routes.url_for("history"), f"{TITLE}: every value published, as of each instant (the "
+                "point-in-time panel)", "parquet", file_entry(panel)))
         datasets.append({
             "@id": site_url + routes.in_release(routes.url_for("release"), release), "@type": "dcat:Dataset",
             "dct:title": _text(f"{TITLE}, release {release}"), "dct:description": _text(DESCRIPTION),
             "dcat:version": release, "dcat:inSeries": {"@id": series_id}, "dct:publisher": {"@id": publisher["@id"]},
             "dct:issued": _typed(live_from.get(release, built), "dateTime"),
             "dct:modified": _typed(built, "dateTime"),
-            "dcat:distribution": _distributions(release, read_manifest(folder / release), site_url)})
+            "dcat:distribution": distributions})
     newest = max((d["dct:modified"]["@value"] for d in datasets), default=rfc3339(0))
     # a series is a dataset (DCAT 3), said outright for a reader that infers nothing (DCAT-AP's shapes)
     series = {"@id": series_id, "@type": ["dcat:DatasetSeries", "dcat:Dataset"], "dct:title": _text(TITLE),

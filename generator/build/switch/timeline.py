@@ -200,7 +200,8 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
         if problems:
             raise ValueError("; ".join(problems))
         out[routes.rule_named("datapackage").file] = package
-    out[routes.rule_named("catalog").file] = catalogue(timeline.folder, timeline.kept, timeline.live_from(), site_url)
+    out[routes.rule_named("catalog").file] = catalogue(timeline.folder, timeline.kept, timeline.live_from(), site_url,
+                                                       timeline.current, panels.get(routes.rule_named("history").file))
     return out
 
 
