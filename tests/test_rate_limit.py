@@ -41,7 +41,7 @@ def test_no_limit_by_default(live):
 @pytest.mark.parametrize("given, rate", [("10", "10r/s"), ("10/s", "10r/s"), ("600/m", "600r/m")])
 def test_every_documented_rate_form_starts_nginx(given, rate):
     # README: --rate-limit takes whole requests per second (N, N/s) or per minute (N/m)
-    from generator.serve.runtime import nginx_rate
+    from generator.serve.nginx.configuration import nginx_rate
     assert nginx_rate(given) == rate
     server = start_live_server(TINY, rate_limit=nginx_rate(given))
     try:

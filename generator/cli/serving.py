@@ -20,7 +20,7 @@ class RateLimit(click.ParamType):
     name = "rate"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from ..serve.runtime import nginx_rate
+        from ..serve.nginx.configuration import nginx_rate
         try:
             return nginx_rate(str(value))
         except ValueError as error:

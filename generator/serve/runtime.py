@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,7 @@ from .keys import ApiKey, load_keys
 from .nginx.configuration import (
     Configuration,
     ServeSettings,
+    check_readable_by_workers,
     check_release,
     check_result,
     nginx_command,
@@ -38,27 +38,6 @@ from .nginx.configuration import (
 from .status import ServeStatus
 
 KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for requests on older configurations
-
-
-def nginx_rate(text: str) -> str:
-    """`10`, `10/s` or `600/m` as nginx's `10r/s` / `600r/m`: nginx takes whole requests only."""
-    count, _, unit = text.strip().partition("/")
-    unit = unit or "s"
-    if not count.isdigit() or int(count) < 1 or unit not in ("s", "m"):
-        raise ValueError(f"{text!r} is not a rate: write whole requests per second (10 or 10/s) or per "
-                         "minute (600/m)")
-    return f"{int(count)}r/{unit}"
-
-
-def check_readable_by_workers(path: Path) -> None:
-    """nginx workers run as an unprivileged user when started as root: every folder must let them in."""
-    if os.geteuid() != 0:
-        return
-    for folder in [path, *path.parents]:
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            raise ServeError(f"nginx workers cannot enter {folder} (they run as an unprivileged user); "
-                             f"allow it with: chmod o+rx {folder}")
 
 
 class NginxRuntime:
