@@ -99,7 +99,7 @@ def test_a_version_1_catalogue_is_migrated_once_opened_keeping_its_history(tmp_p
     assert switches(site) == history_before  # read through the migration
     assert columns(site / CATALOGUE) == fresh  # the same schema as a catalogue made new
     with Catalogue.open(site) as catalogue:
-        assert catalogue.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert catalogue.db.execute("PRAGMA user_version").fetchone()[0] == 3
     assert recorded(site, first) == release_tree(old["files"]) and recorded(site, first).size == 68
     assert recorded(site, second) == stated(site, second)
     then_stage_promote_rollback(site)
@@ -123,11 +123,11 @@ def test_a_catalogue_of_a_newer_riskapi_is_refused_and_left_as_it_is(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
     db = sqlite3.connect(site / CATALOGUE, isolation_level=None)
-    db.execute("PRAGMA user_version = 3")
+    db.execute("PRAGMA user_version = 4")
     db.close()
     before = (site / CATALOGUE).read_bytes()
-    with pytest.raises(CatalogueError, match=r"written by a newer riskapi \(its schema is version 3; this one "
-                                             r"reads up to 2\)"):
+    with pytest.raises(CatalogueError, match=r"written by a newer riskapi \(its schema is version 4; this one "
+                                             r"reads up to 3\)"):
         Catalogue.open(site)
     result = CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(site), "--force"])
     assert result.exit_code == 1 and "newer riskapi" in result.output

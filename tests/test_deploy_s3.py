@@ -345,3 +345,61 @@ def test_without_boto3_the_deploy_says_what_to_install(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert result.output == ("Error: riskapi deploy s3 needs boto3: install the s3 extra (pip install 'riskapi[s3]' "
                              "from a wheel, pip install -e '.[s3]' in a checkout)\n")
+
+
+KILLS = {  # where a deploy is killed: the test of a put or prune call that os._exit(9)s there, as a kill -9
+    "mid-upload": "calls[0] == 5",  # its fifth write: an object of the new release
+    "before the pointer": "key == 'current.json'",  # every object and manifest written, nothing switched
+    "before the prune": "key == 'prune'",  # switched, the bucket's lease written: nothing pruned or swept
+}
+
+
+@pytest.mark.parametrize("where", KILLS)
+def test_a_deploy_killed_then_a_prune_then_the_deploy_resumed_keeps_what_its_record_names(s3, bucket, tmp_path, where):
+    from generator.history.catalogue import read_history
+    from generator.history.site import releases
+
+    from .test_catalogue import then_stage_promote_rollback
+    site = tmp_path / "site"
+    a, b, c = [build(TINY, site, force=True).release for _ in range(3)]
+    assert _deploy(s3, site, bucket, "--keep", "3").exit_code == 0
+    d = build(TINY, site, force=True).release
+    script = ("import os, sys; from generator.serve.deploy import s3; from generator.cli import main\n"
+              "real_put, real_prune, calls = s3.Bucket.put, s3.prune, [0]\n"
+              "def put(self, key, *args, **kwargs):\n"
+              "    calls[0] += 1\n"
+              f"    if {KILLS[where]}: os._exit(9)\n"
+              "    return real_put(self, key, *args, **kwargs)\n"
+              "def prune(*args, key='prune'):\n"
+              f"    if {KILLS[where]}: os._exit(9)\n"
+              "    return real_prune(*args)\n"
+              "s3.Bucket.put, s3.prune = put, prune\n"
+              "main(sys.argv[1:])\n")
+    killed = subprocess.run([sys.executable, "-c", script, "deploy", "s3", "--site", str(site), "--bucket", bucket,
+                             "--endpoint-url", s3.endpoint, "--keep", "3"], env=s3.env(), capture_output=True)
+    assert killed.returncode == 9, killed.stderr
+    client = s3.client()
+    switched = where == "before the prune"
+    assert _pointer(client, bucket)["release"] == (d if switched else c)
+    _whole(client, bucket)
+    e = build(TINY, site, force=True, keep=3).release  # keep 3: a and b pruned
+    assert read_history(site).removed == {a, b}
+    assert {a, b} <= set(releases(site))  # the bucket's lease: the edges on its live manifest may answer them
+    result = _deploy(s3, site, bucket, "--keep", "3")
+    assert result.exit_code == 0, result.output
+    pointer = _pointer(client, bucket)
+    before = [b, c, d] if switched else [a, b, c]
+    assert (pointer["release"], pointer["answered"], pointer["before"]["answered"]) == (e, [c, d, e], before)
+    # every release the bucket's record names (this deploy's and the one before, which edges may still be on)
+    # has its manifest and every object it names
+    assert set(_bodies(client, bucket)) == {c, d, e, *before}
+    _whole(client, bucket)
+    # the next deploy: what the prune took leaves the bucket, and its folders the site (the bucket's lease let go)
+    assert _deploy(s3, site, bucket, "--keep", "3").exit_code == 0
+    assert set(_bodies(client, bucket)) == {c, d, e}
+    assert not {a, b} & set(releases(site))
+    _whole(client, bucket)
+    then_stage_promote_rollback(site)
+    assert _deploy(s3, site, bucket, "--keep", "3").exit_code == 0
+    _whole(client, bucket)
+    assert _pointer(client, bucket)["release"] == current_release(site)

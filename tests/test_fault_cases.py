@@ -311,7 +311,8 @@ STEPS = [  # (where the build is killed, patched function, before or after it ru
     ("after the move, before the switch's intent", "generator.history.catalogue.Catalogue.intend", "before"),
     ("after the intent, before the switch", "generator.build.writer.switch_to", "before"),
     ("after the switch, before its confirmation", "generator.history.catalogue.Catalogue.confirm", "before"),
-    ("after the confirmation, before the prune", "generator.build.writer.ReleaseWriter._prune", "before"),
+    ("after the confirmation, before the pruned folders go", "generator.build.writer.ReleaseWriter._delete_pruned",
+     "before"),
 ]
 
 

@@ -183,6 +183,7 @@ def test_an_incomplete_release_is_never_offered(tmp_path):
 
 def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next_build(tmp_path):
     from generator.history.catalogue import PUBLISH, Catalogue
+    from generator.history.retention import RESERVE
     site = tmp_path / "site"
     first = build(TINY, site).release
     # what kills leave behind: a temporary link of a swap, a half-pruned release, and a complete release
@@ -200,8 +201,8 @@ def test_leftovers_of_killed_swaps_prunes_and_never_live_releases_go_at_the_next
     second = build(TINY, site, force=True).release
     assert second == f"{unknown}-02"  # ids go on after every folder's, known or not
     assert releases(site) == [first, unknown, second]
-    assert sorted(p.name for p in site.iterdir()) == [".lock", "catalogue.db", CURRENT, "leases", "log", RELEASES,
-                                                     "site-id", "site-settings.json"]
+    assert sorted(p.name for p in site.iterdir()) == [".lock", RESERVE, "catalogue.db", CURRENT, "leases", "log",
+                                                     RELEASES, "site-id", "site-settings.json"]
     assert [p.name for p in (site / RELEASES).iterdir() if p.name.startswith(".")] == []
     assert "unknown to the catalogue: never served, never deleted" in \
         next(line for line in run_releases(site) if unknown in line)

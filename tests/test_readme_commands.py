@@ -37,6 +37,7 @@ COMMAND_LINES = [
     "riskapi explain sovereign AUT --date 2024-12-31 --site {site}",
     "riskapi releases --site {site}",
     "riskapi releases --site {site} --repair",
+    "riskapi releases --site {site} --prune --keep 5 --keep-days 30",
     "riskapi rollback --site {site}",
     "riskapi build --data {data} --site {site} -q --force --stage --jobs 2",
     "riskapi promote {staged} --site {site} --accept-changes --keys {keys}",

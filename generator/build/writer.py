@@ -18,9 +18,10 @@ import orjson
 from ..contract.release_ids import new_release_id
 from ..errors import PublishError
 from ..history.catalogue import PUBLISH, Catalogue, History, switching
-from ..history.leases import held_while
+from ..history.leases import sweep
 from ..history.proof.leaves import ReleaseTree, release_leaves, tree_files
 from ..history.proof.tree import root
+from ..history.retention import KEEP_RELEASES, keep_reserve, to_prune
 from ..history.site import (
     CURRENT,
     MANIFEST,
@@ -29,7 +30,6 @@ from ..history.site import (
     SiteLock,
     _manifest_stamp,
     current_release,
-    live_within,
     read_manifest,
     releases,
     switch_to,
@@ -38,8 +38,8 @@ from ..system.files import Writeback, sync_folder, sync_tree, write_file
 from .output.pool import discard_pool, fork_pool
 from .output.release_files import ReleaseFiles
 from .output.twins import TWIN_SUFFIXES
+from .switch.panel import update_panel
 
-KEEP_RELEASES = 5
 # Writing and compressing run in a worker process: in a thread they would wait for the GIL that
 # rendering holds (one switch interval per call), and the renderer would wait for them in turn.
 WRITE_PROCESSES = 1
@@ -113,33 +113,14 @@ class ReleaseWriter(ReleaseFiles):
         kill left. Only on the catalogue's word: a folder it does not know stays (riskapi releases)."""
         for link in self.site.glob(f".{CURRENT}.tmp-*"):
             link.unlink(missing_ok=True)
-        never = {r for r, staged in history.built.items() if not staged} - history.ever_live
-        self._remove(sorted(set(releases(self.site)) & (never | history.removed)))
-        for leftover in [*(self.site / RELEASES).glob(".tmp-*"), *(self.site / RELEASES).glob(".gone-*")]:
-            shutil.rmtree(leftover, ignore_errors=True)
-
-    def _remove(self, going: list[str]) -> set[str]:
-        """Each release pruned in the catalogue first (gone, 410, to every server's next configuration), then
-        renamed out of sight, then deleted: a kill at any step leaves no half-deleted release on offer, and
-        the next build finishes the job. A folder a running server still answers from (its lease, leases.py)
-        stays until it has moved on: the next build deletes it. Returns those left on disk."""
-        held_now: set[str] = set()
-
-        def remove(held: set[str]) -> None:
+        never = {r for r, staged in history.built.items() if not staged} - history.ever_live - history.removed
+        left = sorted(set(releases(self.site)) & never)
+        if left:
             with Catalogue.open(self.site) as catalogue:
-                for release in going:
-                    catalogue.mark_removed(release)
-            for release in going:
-                if release in held:
-                    held_now.add(release)
-                    continue
-                gone = self.site / RELEASES / f".gone-{release}"
-                os.rename(self.site / RELEASES / release, gone)
-                shutil.rmtree(gone, ignore_errors=True)
-
-        if going:
-            held_while(self.site, remove)
-        return held_now
+                catalogue.mark_removed(left)
+        sweep(self.site)
+        for leftover in (self.site / RELEASES).glob(".tmp-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
 
     def scratch(self) -> Path:
         """A folder for the build's own intermediate files, beside the release and never in it;
@@ -244,9 +225,10 @@ class ReleaseWriter(ReleaseFiles):
         the catalogue says so, and `current` stays as it is). `audiences`: the audiences it serves.
 
         Every file is on disk (synced) before the catalogue knows the release, the catalogue before the
-        release is moved into place, the move before the switch's intent, the intent before `current`
-        names the release, and its confirmation after: a power cut or a kill at any point leaves `current`
-        on a whole release and a catalogue that says what was live (catalogue.py)."""
+        release is moved into place, the move before the switch's intent (which records the prune it
+        implies: one transaction), the intent before `current` names the release, and its confirmation
+        after: a power cut or a kill at any point leaves `current` on a whole release and a catalogue that
+        says what was live (catalogue.py). The pruned folders no lease holds go last."""
         try:
             self.finish(stage, audiences)
             self._writeback.stop()
@@ -254,16 +236,27 @@ class ReleaseWriter(ReleaseFiles):
             final = self.site / RELEASES / self.id
             with Catalogue.open(self.site) as catalogue:
                 catalogue.add_release(self.id, staged=stage, audiences=audiences, tree=self.tree)
+                history = catalogue.history()
             os.rename(self.folder, final)
             sync_folder(final.parent)
+            going = to_prune(self.site, history, self.keep, self.keep_days, None if stage else self.id)
             if not stage:
-                with switching(self.site, PUBLISH, self.id):
-                    switch_to(self.site, self.id)
-            pruned = self._prune()
+                switch_pruning(self.site, PUBLISH, self.id, history, going)
+            elif going:
+                update_panel(self.site, history.periods)  # what they published, read while they are on disk
+                with Catalogue.open(self.site) as catalogue:
+                    catalogue.mark_removed(going)
+            self._delete_pruned(going)
         finally:
             self._writeback.stop()
             self._lock.unlock()
-        return Release(self.id, final, len(self.files), self.bytes, pruned, self.held)
+        return Release(self.id, final, len(self.files), self.bytes, tuple(going), self.held)
+
+    def _delete_pruned(self, going: list[str]) -> None:
+        """The pruned folders no lease holds deleted (a kill before leaves them to the next sweep); those a
+        running server still answers from are `held`, deleted by it once it has moved on."""
+        self.held = tuple(sorted(set(going) & set(sweep(self.site))))
+        keep_reserve(self.site)  # room for `riskapi releases --prune` to record a prune on a full disk
 
     def abort(self) -> None:
         """Discard the unfinished release; the current one stays exactly as it was.
@@ -282,22 +275,15 @@ class ReleaseWriter(ReleaseFiles):
         finally:
             self._lock.unlock()
 
-    def _prune(self) -> tuple[str, ...]:
-        """Retention on proof: of the releases older than the newest `keep`, remove those the catalogue says
-        were built and are not current, not staged, not where a rollback goes (the one live before the
-        current one, however old) and not live within the last `keep_days` days (the folders a running server
-        still answers from, `held`, are deleted by a later build). A folder the catalogue does not know is
-        never removed; an unreadable catalogue removes nothing (it raises first)."""
-        with Catalogue.open(self.site) as catalogue:
-            history = catalogue.history()
-        current = history.current
-        kept = {current, self.previous, *history.stack[-2:], *history.staged}
-        if self.keep_days is not None:
-            kept |= live_within(self.site, self.keep_days, history)
-        going = [old for old in (releases(self.site)[:-self.keep] if self.keep else releases(self.site))
-                 if old in history.built and old not in kept]
-        if going:  # the point-in-time panel keeps what they published: read while they are on disk
-            from .switch.panel import update_panel
-            update_panel(self.site, history.periods)
-        self.held = tuple(sorted(self._remove(going)))
-        return tuple(going)
+
+def switch_pruning(site: Path, action: str, release: str, history: History, going: list[str]) -> None:
+    """Make `release` current (a build's publish, a promote) with the prune it implies, `going`, in the
+    switch's own catalogue transaction. The point-in-time panel keeps what the pruned releases published:
+    brought up to date before, while their folders are on disk, and with the period the switch opened
+    after, as a server's next configuration would."""
+    if going:
+        update_panel(site, history.periods)
+    with switching(site, action, release, prune=going):
+        switch_to(site, release)
+    if going:
+        update_panel(site)

@@ -12,6 +12,7 @@ from ..build.diff import ChangeGuard
 from ..contract import routes
 from ..contract.words import counted
 from ..history import site
+from ..history.leases import pruned_on_disk
 from ..publish.build_release import BuildReport, build
 from ..publish.build_release import check as check_data
 from .common import (
@@ -103,7 +104,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
                   f"keeps (riskapi build --keep, --keep-days): {', '.join(report.pruned)}")
     if report.held:
         _say(ctx, f"the folder of {', '.join(report.held)} stays until the riskapi serve or deploy that answers "
-                  "from it has moved on (`riskapi status` names it); the next build deletes it")
+                  "from it has moved on, which then deletes it (`riskapi status` names what holds it)")
     if report.log_origin:
         _say(ctx, f"note: the log of releases is named {report.log_origin}, not after {report.site_url}: a log's "
                   "name never changes, so citations and `riskapi verify` keep saying it (a new site makes a new log)")
@@ -142,14 +143,28 @@ def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
 @click.option("--trust", default=None, metavar="VKEY",
               help="With --repair: refuse a copy whose checkpoint this verifier key (riskapi log init prints it) "
                    "did not sign.")
+@click.option("--prune", is_flag=True,
+              help="Free disk without building: apply the retention now (the site's --keep and --keep-days, or "
+                   "those given here), delete what killed builds left, and every pruned folder no running serve "
+                   "or deploy holds.")
+@click.option("--keep", type=click.IntRange(min=1), default=None,
+              help="With --prune: releases kept (the newest; and always the current one, the one a rollback goes "
+                   "to and every staged one) [default: the site's, as last given to build; else 5].")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="With --prune: also keep every release live in the last D days [default: the site's].")
 @click.pass_context
 def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from: tuple[str, ...],
-                     endpoint_url: str | None, trust: str | None) -> None:
+                     endpoint_url: str | None, trust: str | None, prune: bool, keep: int | None,
+                     keep_days: float | None) -> None:
     """List the releases: the current one (*), when each was live, where a rollback goes, and any never live,
     unknown or incomplete."""
     from ..history.catalogue import read_history
     if (log_from or trust) and not repair:
         raise click.UsageError("--log-from and --trust go with --repair")
+    if (keep is not None or keep_days is not None) and not prune:
+        raise click.UsageError("--keep and --keep-days go with --prune")
+    if prune:
+        prune_site(ctx, site_dir, keep, keep_days)
     if repair:
         copies, verifier = log_copies(log_from, endpoint_url), None
         if trust:
@@ -168,6 +183,7 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
         _say(ctx, f"no releases in {site_dir}")
         return
     staged, unknown = set(site.staged_releases(site_dir, history)), set(site.unknown_releases(site_dir, history))
+    held = pruned_on_disk(site_dir)
     periods: dict[str, list[str]] = {}
     for period in history.periods:
         periods.setdefault(period.release, []).append(f"{period.start_text} → {period.end_text or 'now'}")
@@ -176,7 +192,9 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
         files, missing = site.read_manifest(folder), site.missing_files(folder)
         notes = []
         if release_id in gone:
-            notes.append("pruned: answered 410")
+            holders = held.get(release_id)
+            notes.append("pruned: answered 410" + (f"; its folder stays while {', '.join(h.what for h in holders)} "
+                                                   "answers from it" if holders else ""))
         elif release_id in unknown:
             notes.append("unknown to the catalogue: never served, never deleted")
         elif missing is None or missing:
@@ -196,6 +214,17 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
             click.echo(f"    live {span}")
     for note in history.clock_notes():
         click.echo(f"note: {note}")
+
+
+def prune_site(ctx: click.Context, site_dir: Path, keep: int | None, keep_days: float | None) -> None:
+    """`riskapi releases --prune`: the retention applied without a build, and what it freed, said."""
+    from ..history.retention import prune_now
+    done = prune_now(site_dir, keep, keep_days)
+    _say(ctx, (f"pruned {', '.join(done.pruned)}" if done.pruned else "nothing more to prune")
+         + f" (kept the newest {done.keep} and every one the retention keeps); freed {done.freed / 1e6:.1f} MB")
+    for release, holders in done.held.items():
+        _say(ctx, f"the folder of {release} stays while {', '.join(h.what for h in holders)} answers from it: "
+                  "deleted once it has moved on (`riskapi status` names it)")
 
 
 def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list[LogCopy]:

@@ -9,6 +9,7 @@ import click
 if TYPE_CHECKING:  # imported where used: `riskapi --help` stays quick
     import datetime
 
+    from ..history.leases import Lease
     from ..serve.runtime import ServeSettings
 
 from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, options
@@ -103,14 +104,25 @@ def status(ctx: click.Context, site_dir: Path) -> None:
 
 
 def _lease_lines(site_dir: Path) -> list[str]:
-    """What holds the site's releases from a prune (history/leases.py): each running serve or deploy, each edge."""
-    from ..history.leases import EDGE, LEASES, read_leases
+    """What holds the site's releases from a prune (history/leases.py): each running serve or deploy, each edge;
+    and each pruned release whose folder is still on disk, with why."""
+    from ..history.leases import pruned_on_disk, read_leases
     lines = []
-    for lease in read_leases(site_dir):
-        holder = (f"until the next deploy to it; remove site/{LEASES}/{lease.holder}.json once it is no longer used"
-                  if lease.pid == EDGE else f"pid {lease.pid}")
-        lines.append(f"lease: {lease.what} ({holder}) answers from {', '.join(lease.releases) or 'no release'}")
+    leases = read_leases(site_dir)
+    for lease in leases:
+        lines.append(f"lease: {lease.what} ({_holder(lease)}) answers from {', '.join(lease.releases) or 'no release'}")
+    for release, holders in pruned_on_disk(site_dir, leases).items():
+        lines.append(f"pruned: the folder of {release} stays while "
+                     + ("; ".join(f"{lease.what} ({_holder(lease)})" for lease in holders) + " answers from it: "
+                        "deleted once it has moved on" if holders else
+                        "nothing holds it: deleted by the next build, serve reload or `riskapi releases --prune`"))
     return lines
+
+
+def _holder(lease: Lease) -> str:
+    from ..history.leases import EDGE, LEASES
+    return (f"until the next deploy to it; remove site/{LEASES}/{lease.holder}.json once it is no longer used"
+            if lease.pid == EDGE else f"pid {lease.pid}")
 
 
 def _webhook_lines(site_dir: Path) -> list[str]:

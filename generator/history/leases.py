@@ -7,22 +7,28 @@ is gone holds nothing and is removed by the next one who reads it. An edge's lea
 `hold_for_edge`) holds until the next deploy to that edge replaces it.
 
 A holder grows its lease under the leases' lock before it starts to use a release (`extending`), and
-shrinks it once it has moved on; a prune records what it removes in the catalogue and reads the leases
-under the same lock before it deletes a folder (`held_while`), so a release is either held before the
-prune looks, or known gone to whoever reads the catalogue after it."""
+shrinks it once it has moved on; a prune records what it removes in the catalogue first, and folders are
+deleted by `sweep`, which reads the catalogue and the leases under the same lock: a release is either held
+before the sweep looks, or known gone to whoever reads the catalogue after it. Every holder sweeps when it
+lets go (a serve after its reload, a deploy when it ends, an edge's lease replaced), as a build does after
+its switch, so a pruned folder leaves the disk as soon as the last holder has moved on."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import orjson
 
+from ..errors import RiskApiError
 from ..system.files import write_atomic
 from ..system.processes import stat_fields
+from .catalogue import read_history
+from .layout import RELEASES, releases
 
 LEASES = "leases"  # in the site folder: never served
 EDGE = 0  # the pid of an edge's lease: held by no process, replaced by the next deploy to that edge
@@ -73,10 +79,37 @@ def read_leases(site: Path) -> list[Lease]:
     return found
 
 
-def held_while(site: Path, remove: Callable[[set[str]], None]) -> None:
-    """`remove(held)` called under the leases' lock with every release a running process holds."""
+GONE = ".gone-"  # a pruned release's folder renamed out of sight, then deleted
+
+
+def pruned_on_disk(site: Path, leases: list[Lease] | None = None) -> dict[str, list[Lease]]:
+    """Each release the catalogue says is pruned whose folder is still on disk, with the leases holding it
+    (none: the next sweep deletes it). An unreadable catalogue tells of none."""
+    try:
+        removed = read_history(site).removed
+    except RiskApiError:
+        return {}
+    leases = read_leases(site) if leases is None else leases
+    return {release: [lease for lease in leases if release in lease.releases]
+            for release in releases(site) if release in removed}
+
+
+def sweep(site: Path) -> dict[str, list[Lease]]:
+    """Delete the folder of every pruned release no lease holds: under the leases' lock, each is renamed out
+    of sight (a kill leaves no half-deleted release on offer, and the next sweep finishes it), then deleted.
+    Returns the pruned releases left on disk, each with the leases that hold it."""
+    folder = site / RELEASES
+    if not folder.is_dir():
+        return {}
     with leases_locked(site):
-        remove({release for lease in read_leases(site) for release in lease.releases})
+        found = pruned_on_disk(site)
+        for release, holders in found.items():
+            if not holders:
+                with contextlib.suppress(FileNotFoundError):  # another sweep took it meanwhile
+                    os.rename(folder / release, folder / f"{GONE}{release}")
+    for gone in folder.glob(f"{GONE}*"):
+        shutil.rmtree(gone, ignore_errors=True)
+    return {release: holders for release, holders in found.items() if holders}
 
 
 class Holder:
@@ -103,13 +136,18 @@ class Holder:
             yield lambda releases: self._write([*self.releases, *releases])
 
     def hold_only(self, releases: Iterable[str]) -> None:
-        """The lease shrunk to `releases`, once nothing else is used (never grows one: `extending` does)."""
+        """The lease shrunk to `releases`, once nothing else is used (never grows one: `extending` does); the
+        pruned folders it held and no other lease does are deleted."""
         kept = set(releases) & set(self.releases)
         if kept != set(self.releases):
             self._write(kept)
+            sweep(self.site)
 
     def release(self) -> None:
-        self.path.unlink(missing_ok=True)
+        """No release held any more: the lease removed, and what it alone held of the pruned deleted."""
+        if self.path.exists():
+            self.path.unlink(missing_ok=True)
+            sweep(self.site)
 
 
 def hold_for_edge(site: Path, edge: str, what: str, releases: Iterable[str]) -> None:
@@ -119,3 +157,4 @@ def hold_for_edge(site: Path, edge: str, what: str, releases: Iterable[str]) -> 
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     write_atomic(folder / f"edge-{edge}.json", orjson.dumps({"what": what, "pid": EDGE, "started": "",
                                                              "releases": sorted(set(releases))}))
+    sweep(site)  # what only its last manifest named, and the site pruned, goes now

@@ -21,9 +21,11 @@ from .catalogue import (
     History,
     LivePeriod,
     built_at_ms,
+    now_ms,
     read_history,
     switching,
 )
+from .catalogue.instants import switch_instant
 from .catalogue.log_copy import LogCopy, newest_copy, read_copy, write_copy
 from .layout import CURRENT, MANIFEST, RELEASES, current_release, manifest, release_order, releases
 from .proof.leaves import manifest_tree
@@ -131,11 +133,14 @@ def live_periods(site: Path, history: History | None = None) -> list[LivePeriod]
     return _history(site, history).periods
 
 
-def live_within(site: Path, days: float, history: History | None = None) -> set[str]:
+def live_within(site: Path, days: float, history: History | None = None, switching: bool = False) -> set[str]:
     """The releases live at some instant in the last `days` days: before now, or before the last switch
-    where that is later (switches a second apart are dated ahead of the clock: instants.switch_instant)."""
+    where that is later (switches a second apart are dated ahead of the clock: instants.switch_instant) —
+    or, `switching`, before the switch about to be made, as it will be dated."""
     periods = live_periods(site, history)
-    latest = max([time.time_ns() // 1_000_000, *(p.start for p in periods)])
+    latest = max([now_ms(), *(p.start for p in periods)])
+    if switching:
+        latest = switch_instant(now_ms(), latest)
     cutoff = latest - int(days * 86_400_000)
     return {p.release for p in periods if p.end is None or p.end >= cutoff}
 
@@ -236,7 +241,7 @@ def repair_catalogue(site: Path, copies: Sequence[LogCopy] = (), trust: Verifier
                 seq = catalogue.intend(PUBLISH, release, recovered=built_at_ms(release))
                 catalogue.confirm(seq)
                 if release not in on_disk:
-                    catalogue.mark_removed(release)
+                    catalogue.mark_removed([release])
             for release in staged:
                 audiences = (manifest(site / RELEASES / release) or {}).get("audiences", [])
                 catalogue.add_release(release, staged=True, audiences=tuple(audiences))

@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..build.diff import ChangeGuard, diff_releases, read_snapshot
+from ..build.writer import switch_pruning
 from ..errors import PublishError
-from ..history.catalogue import PROMOTE, switching
+from ..history.catalogue import PROMOTE, read_history
+from ..history.leases import sweep
+from ..history.retention import retention, to_prune
 from ..history.site import (
     RELEASES,
     SiteLock,
@@ -16,14 +19,14 @@ from ..history.site import (
     current_release,
     missing_files,
     staged_releases,
-    switch_to,
 )
 from ..serve.nginx.configuration import check_release
 from .build_release import refuse_if_suspicious
 
 
 def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard()) -> str | None:
-    """Make the staged release `release_id` current; return the id it replaced (None: the first).
+    """Make the staged release `release_id` current, pruning as a build does (the site's --keep and
+    --keep-days, in the switch's own transaction); return the id it replaced (None: the first).
 
     Refused (PublishError, or the build's ChangesRefused) when the release is not staged, not complete,
     was staged against another release than the current one, moves more than the guard allows, or nginx
@@ -51,6 +54,9 @@ def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard
         if rejected:
             raise PublishError(f"nginx rejects release {release_id}'s configuration, so it was not "
                                f"promoted:\n{rejected}")
-        with switching(site, PROMOTE, release_id):  # intent, swap, confirmation: as a build's commit
-            switch_to(site, release_id)
+        history = read_history(site)
+        going = to_prune(site, history, *retention(history.settings), switching_to=release_id)
+        # intent (with its prune), swap, confirmation: as a build's commit
+        switch_pruning(site, PROMOTE, release_id, history, going)
+        sweep(site)
         return current

@@ -66,6 +66,7 @@ class NginxRuntime:
         # the releases the running configuration answers from, and those a new one reads, held from a prune
         self.lease = Holder(settings.site, f"riskapi serve on {settings.address}", "serve")
         self._fence_served: Fence | None = None  # the running configuration's: its record is whole up to it
+        self._finishing: set[int] = set()  # old workers a reload left finishing long answers (slow downloads)
 
     # ------------------------------------------------------------------ rendering
 
@@ -285,38 +286,56 @@ class NginxRuntime:
     def refresh(self, force: bool = False) -> bool:
         """Re-render and gracefully reload when the release or the keys changed since last looked at
         (`force`: in any case); True if nginx reloaded. A change nginx rejected is not tried again until
-        something changes again."""
+        something changes again. Old workers a reload left finishing long answers are looked at first."""
+        self.old_workers_done()
         if not force and self.watched_state() in (self.served, self.seen):
             return False
         return self.reload(force=force)
 
     def reload(self, timeout: float = 15.0, force: bool = False) -> bool:
-        """Render and test (render), then SIGHUP; return once every old worker has finished its requests
-        and exited, so any request sent afterwards is answered with the new release and keys. False when
-        what was applied is what ran already (a rejected release, the keys unchanged), unless `force`."""
+        """Render and test (render), then SIGHUP; return once the new workers answer and every old worker
+        has finished its requests and exited, so any request sent afterwards is answered with the new
+        release and keys. An old worker still sending a long answer (a slow download) at `timeout` keeps
+        its releases held until it ends (old_workers_done). False when what was applied is what ran
+        already (a rejected release, the keys unchanged), unless `force`."""
         state = self.render()  # on failure nginx keeps serving the configuration it runs now
         if state == self.served and not force:
             return False
-        old_workers = children(self.master_pid)
+        old_workers = children(self.master_pid) | self._finishing
         os.kill(self.master_pid, signal.SIGHUP)
         deadline = time.monotonic() + timeout
         while True:
             workers = children(self.master_pid)
-            if workers and not workers & old_workers:
+            new = workers - old_workers
+            if new and not workers & old_workers:
                 break
             if time.monotonic() > deadline:
-                raise ServeError(f"nginx did not finish reloading; see {self.prefix / 'logs' / 'error.log'}")
+                if not new:
+                    raise ServeError(f"nginx did not finish reloading; see {self.prefix / 'logs' / 'error.log'}")
+                self._finishing = workers & old_workers  # answering from the configuration before: still held
+                self.served = state
+                self.now_served(let_go=False)
+                return True
             time.sleep(0.02)
+        self._finishing = set()
         self.served = state
         self.now_served()
         return True
 
-    def now_served(self) -> None:
-        """Once nginx answers from the configuration rendered last alone: the lease shrunk to its releases,
-        and its record's horizon published (advance_horizon moves it on)."""
+    def old_workers_done(self) -> None:
+        """Once the old workers a reload left finishing their answers have exited: the lease shrunk to what
+        nginx answers from now (and the pruned folders only they used deleted)."""
+        if self._finishing and not self._finishing & children(self.master_pid):
+            self._finishing = set()
+            self.now_served()
+
+    def now_served(self, let_go: bool = True) -> None:
+        """Once nginx answers from the configuration rendered last: its record's horizon published
+        (advance_horizon moves it on) and, once it alone answers (`let_go`), the lease shrunk to its releases."""
         configuration = self._configuration
         assert configuration is not None
-        self.lease.hold_only(release for release, *_ in configuration.infos)
+        if let_go:
+            self.lease.hold_only(release for release, *_ in configuration.infos)
         self._fence_served = configuration.fence
         if self._fence_served is not None:
             write_horizon(self.prefix, self._fence_served.at)

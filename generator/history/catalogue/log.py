@@ -43,7 +43,8 @@ def _logged(db: sqlite3.Connection, release: str, event: str) -> bool:
 
 def log_switch(db: sqlite3.Connection, seq: int) -> None:
     """The entries of switch `seq`, which took effect: its release's first, where the log has none (a
-    release first made live), then the switch, dated the start of the live period it opens."""
+    release first made live), then the switch, dated the start of the live period it opens, then the prune
+    made with it (dated as the switch: its releases answer 410 from the new release's first answer on)."""
     action, release, at = db.execute("SELECT action, release, at FROM switch WHERE seq = ?", (seq,)).fetchone()
     if not _logged(db, release, RELEASE):
         size, root = db.execute("SELECT tree_size, tree_root FROM release WHERE id = ?", (release,)).fetchone()
@@ -52,6 +53,9 @@ def log_switch(db: sqlite3.Connection, seq: int) -> None:
     last = db.execute("SELECT max(at) FROM log WHERE event = ?", (SWITCH,)).fetchone()[0]
     start = whole_second(at) if last is None else max(whole_second(at), last + SECOND)
     _append(db, SWITCH, release, start, switch_entry(action, release, rfc3339(start)))
+    for pruned, at in db.execute("SELECT id, removed_at FROM release WHERE removed_by = ? ORDER BY id",
+                                 (seq,)).fetchall():
+        log_prune(db, pruned, at)
 
 
 def log_prune(db: sqlite3.Connection, release: str, at: int) -> None:

@@ -15,6 +15,7 @@ STEPS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE release ADD COLUMN tree_size INTEGER",  # each release's Merkle tree (history/proof/)
         "ALTER TABLE release ADD COLUMN tree_root BLOB",
         *log.STATEMENTS),  # the log of releases
+    2: ("ALTER TABLE release ADD COLUMN removed_by INTEGER",),  # a prune lands with the switch that implies it
 }
 VERSION = max(STEPS) + 1  # the schema this riskapi writes
 

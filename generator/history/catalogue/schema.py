@@ -10,7 +10,9 @@ CREATE TABLE release (
     audiences TEXT NOT NULL DEFAULT '', -- the audiences it serves, comma-separated
     removed_at INTEGER,                 -- when it was pruned (ms); NULL while on disk
     tree_size INTEGER,                  -- its Merkle tree (history/proof/): how many documents,
-    tree_root BLOB                      -- and the root hash; NULL: not known (pruned before riskapi made trees)
+    tree_root BLOB,                     -- and the root hash; NULL: not known (pruned before riskapi made trees)
+    removed_by INTEGER                  -- the switch whose retention pruned it: pruned once that switch takes
+                                        -- effect, kept where it never does; NULL: pruned on its own
 ) WITHOUT ROWID;
 CREATE TABLE switch (
     seq INTEGER PRIMARY KEY,

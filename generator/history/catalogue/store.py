@@ -7,7 +7,7 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator, Sequence
 
 import orjson
 
@@ -38,7 +38,6 @@ from .site_identity import SITE_ID, check_present, check_site, new_site_id
 
 CATALOGUE = "catalogue.db"
 JOURNAL = "history"  # the text journal of earlier versions, imported once
-
 
 
 def catalogue_path(site: Path) -> Path:
@@ -198,7 +197,7 @@ class Catalogue:
             try:
                 self.db.execute("BEGIN")  # one snapshot of every table
                 try:
-                    releases = self.db.execute("SELECT id, staged, removed_at FROM release").fetchall()
+                    releases = self.db.execute("SELECT id, staged, removed_at, removed_by FROM release").fetchall()
                     switches = [Switch(*row) for row in self.db.execute(
                         "SELECT seq, action, release, at, clock, state FROM switch WHERE state != 'void' ORDER BY seq")]
                     settings = dict(self.db.execute("SELECT name, value FROM setting").fetchall())
@@ -212,8 +211,9 @@ class Catalogue:
         settled = settle_intents(switches, current)
         done = tuple(s for s in switches if settled.get(s.seq, s.state) == "done")
         check_present(self.path, self.site, current, done)
-        return History(current, {r: bool(staged) for r, staged, _ in releases},
-                       frozenset(r for r, _, removed in releases if removed is not None), done, settings, latest)
+        took_effect = {s.seq for s in done}  # a prune made with a switch counts once that switch does
+        removed = frozenset(r for r, _, at, by in releases if at is not None and (by is None or by in took_effect))
+        return History(current, {r: bool(staged) for r, staged, _, _ in releases}, removed, done, settings, latest)
 
     # ---- writing
 
@@ -229,6 +229,8 @@ class Catalogue:
                 db.execute("UPDATE switch SET state = ? WHERE seq = ?", (state, seq))
                 if state == "done":
                     log.log_switch(db, seq)
+                else:  # the switch never happened: nor did the prune it implied
+                    db.execute("UPDATE release SET removed_at = NULL, removed_by = NULL WHERE removed_by = ?", (seq,))
         self.checkpoint()
 
     def add_release(self, release: str, staged: bool = False, audiences: tuple[str, ...] = (),
@@ -285,11 +287,12 @@ class Catalogue:
         row = self.db.execute("SELECT tree_size, tree_root FROM release WHERE id = ?", (release,)).fetchone()
         return ReleaseTree(row[0], row[1]) if row and row[0] is not None else None
 
-    def intend(self, action: str, release: str, recovered: int | None = None) -> int:
-        """The intent of a switch, before `current` is swapped. Its instant is read once the transaction
-        holds the lock (a wait for another writer never back-dates it): the next whole second after the
-        clock and the last switch (instants.switch_instant). `recovered`: an instant known from elsewhere
-        (a repair), kept as it is unless the last switch is as late."""
+    def intend(self, action: str, release: str, recovered: int | None = None, prune: Sequence[str] = ()) -> int:
+        """The intent of a switch, before `current` is swapped, and the prune it implies: one transaction (a
+        prune counts once its switch took effect; settle undoes it with a switch that never did). Its instant,
+        read under the lock (a wait never back-dates it): the next whole second after the clock and the last
+        switch (instants.switch_instant). `recovered`: an instant known from elsewhere (a repair), kept unless
+        the last switch is as late."""
         with self.transaction() as db:
             reading = instants.now_ms() if recovered is None else recovered
             last = db.execute("SELECT max(at) FROM switch").fetchone()[0]
@@ -299,6 +302,10 @@ class Catalogue:
                 at = max(instants.whole_second(recovered), instants.switch_instant(last, last) if last else 0)
             inserted = db.execute("INSERT INTO switch (action, release, at, clock, state) "
                                   "VALUES (?, ?, ?, ?, 'intent')", (action, release, at, reading))
+            # pruned as of the switch's clock reading (as a prune on its own is): a log made anew from the
+            # catalogue (log.backfill) places it right after its switch; the log dates it as the switch
+            db.executemany("UPDATE release SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL",
+                           [(reading, inserted.lastrowid, going) for going in prune])
         assert inserted.lastrowid is not None  # an INSERT's row
         return inserted.lastrowid
 
@@ -308,13 +315,15 @@ class Catalogue:
                 log.log_switch(db, seq)
         self.checkpoint()
 
-    def mark_removed(self, release: str) -> None:
-        """Recorded before the folder goes: a release half deleted is never on offer."""
+    def mark_removed(self, going: Iterable[str]) -> None:
+        """A prune without a switch (a staged build's, `riskapi releases --prune`): one transaction, recorded
+        before any folder goes, so a release half deleted is never on offer."""
         with self.transaction() as db:
             at = instants.now_ms()
-            if db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
-                          (at, release)).rowcount:
-                log.log_prune(db, release, at)
+            for release in going:
+                if db.execute("UPDATE release SET removed_at = ? WHERE id = ? AND removed_at IS NULL",
+                              (at, release)).rowcount:
+                    log.log_prune(db, release, at)
         self.checkpoint()
 
     def remember(self, settings: dict[str, str]) -> None:
@@ -370,10 +379,11 @@ def read_history(site: Path) -> History:
 
 
 @contextlib.contextmanager
-def switching(site: Path, action: str, release: str) -> Iterator[None]:
-    """Record a switch of `current` around the swap the caller makes: intent, swap, confirmation."""
+def switching(site: Path, action: str, release: str, prune: Sequence[str] = ()) -> Iterator[None]:
+    """Record a switch of `current` around the swap the caller makes: intent (with the prune it implies),
+    swap, confirmation."""
     with Catalogue.open(site) as catalogue:
         catalogue.settle()
-        seq = catalogue.intend(action, release)
+        seq = catalogue.intend(action, release, prune=prune)
         yield
         catalogue.confirm(seq)
