@@ -62,6 +62,11 @@ class PublishError(RiskApiError):
     """The release could not be written or switched."""
 
 
+class ClockBehind(PublishError):
+    """The clock reads earlier than the last switch by more than the tolerance: a switch dated from it would
+    claim instants that never were."""
+
+
 class CatalogueError(RiskApiError):
     """The release catalogue is missing, damaged or of another version: named, with how to repair it."""
 

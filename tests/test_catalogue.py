@@ -43,15 +43,16 @@ def assert_history_true(site) -> None:
         assert (site / RELEASES / release / "manifest.json").is_file()
 
 
-def then_stage_promote_rollback(site, data=TINY) -> None:
+def then_stage_promote_rollback(site, data=TINY, clock_behind_ok: bool = False) -> None:
     """The next build (staged), its promote and a rollback: each leaves the history true, the rollback goes
-    back to the release live before the promote, and nothing that was live or staged is deleted."""
+    back to the release live before the promote, and nothing that was live or staged is deleted
+    (`clock_behind_ok`: a history dated ahead of the clock, on purpose)."""
     before = current_release(site)
-    staged = build(data, site, force=True, stage=True).release
+    staged = build(data, site, force=True, stage=True, clock_behind_ok=clock_behind_ok).release
     assert current_release(site) == before and staged in read_history(site).staged
-    assert promote(site, staged) == before
+    assert promote(site, staged, clock_behind_ok=clock_behind_ok) == before
     assert_history_true(site)
-    assert rollback(site) == before
+    assert rollback(site, clock_behind_ok) == before
     assert_history_true(site)
     assert {before, staged} <= set(releases(site)) and staged in read_history(site).ever_live
 
@@ -276,8 +277,9 @@ def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path
                   ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z", "2026-05-01T00:00:00Z")])
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock))
     a = build(TINY, site).release
-    b = build(TINY, site, force=True).release
-    c = build(TINY, site, force=True).release  # its clock read a month before b went live
+    # a clock a month behind is refused (test_a_clock_far_behind_…); said to go on, the switch is dated after
+    b = build(TINY, site, force=True, clock_behind_ok=True).release
+    c = build(TINY, site, force=True, clock_behind_ok=True).release  # its clock read a month before b went live
     periods = [(p.release, p.start_text, p.end_text) for p in read_history(site).periods]
     # each switch the next whole second after its clock and the last switch: a June 1st 00:00:01, b July
     # 1st 00:00:01, c the second after b, July 1st 00:00:02, never May
@@ -301,8 +303,8 @@ def test_the_timegate_and_the_timemap_agree_after_a_clock_step(tmp_path, monkeyp
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock))
     with serving_copy_of(TINY, tmp_path) as server:
         first = current_release(server.site)  # clock 2026-06-01T00:00:00Z: dated 00:00:01Z
-        b = build(server.data, server.site, force=True).release   # 2026-07-01T00:00:01Z
-        c = build(server.data, server.site, force=True).release   # clock May, dated 2026-07-01T00:00:02Z
+        b = build(server.data, server.site, force=True, clock_behind_ok=True).release  # 2026-07-01T00:00:01Z
+        c = build(server.data, server.site, force=True, clock_behind_ok=True).release  # May: 2026-07-01T00:00:02Z
         monkeypatch.undo()
         server.runtime.refresh()
         # June: the first release (live until July 1st 00:00:01); then b for a second; then c
@@ -375,7 +377,7 @@ def test_a_text_journal_is_imported_once_as_it_was(tmp_path):
         (a, "2099-03-01T00:00:00Z", "2099-04-01T00:00:00Z"), (d, "2099-04-01T00:00:00Z", None)]
     assert history.staged == {c} and history.rollback_target == a
     assert read_history(site) == history  # imported once: read again, the same
-    then_stage_promote_rollback(site)
+    then_stage_promote_rollback(site, clock_behind_ok=True)  # the journal's switches are dated 2099
 
 
 def test_a_torn_text_journal_is_named_by_its_line_and_changes_nothing(tmp_path):
@@ -426,12 +428,14 @@ def faulty_history(request, tmp_path_factory):
     from .live import start_server
     with serving_copy_of(TINY, tmp_path_factory.mktemp("faulty")) as server:
         try:  # the clock is the test's only while it builds: never left to the tests after it, even on a failure
+            # the clock scripted, a month behind at C: each is told to go on (test_clock.py: refused otherwise),
+            # so none reads the clock but for its switch
             a = current_release(server.site)
-            b = build(server.data, server.site, force=True).release
-            c = build(server.data, server.site, force=True).release
-            s = build(server.data, server.site, force=True, stage=True).release
-            killed_at(server.site, "switch_to", lambda: promote(server.site, s))
-            d = build(server.data, server.site, force=True, keep=2, keep_days=0).release
+            b = build(server.data, server.site, force=True, clock_behind_ok=True).release
+            c = build(server.data, server.site, force=True, clock_behind_ok=True).release
+            s = build(server.data, server.site, force=True, stage=True, clock_behind_ok=True).release
+            killed_at(server.site, "switch_to", lambda: promote(server.site, s, clock_behind_ok=True))
+            d = build(server.data, server.site, force=True, keep=2, keep_days=0, clock_behind_ok=True).release
         finally:
             monkeypatch.undo()
         removed = read_history(server.site).removed  # A's folder stays while nginx answers from it (its lease)

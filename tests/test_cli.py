@@ -86,26 +86,28 @@ def test_releases_and_rollback(tmp_path):
 
 def test_live_periods_stay_true_through_two_rollbacks(tmp_path, monkeypatch):
     from generator.history import catalogue
-    instants = iter(f"2026-11-24T10:00:0{n}Z" for n in range(10))  # a clock that ticks a second a switch
+    instants = iter(f"2026-11-24T10:00:0{n}Z" for n in range(10))  # a clock that ticks a second a reading
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(instants)))
     for _ in range(3):
         assert run("-q", "build", "--data", TINY, "--site", tmp_path, "--force").exit_code == 0
-    # each switch is dated the next whole second after its clock's reading: live at :01, :02, :03
+    # each switch is dated the next whole second after its clock's reading: a build after the first reads
+    # the clock twice (before it starts, whether it is behind; then for its switch): :00, then :02, :04 —
+    # live at :01, :03, :05
     a, b, c = releases(tmp_path)
-    assert run("rollback", "--site", tmp_path).exit_code == 0  # :04 back to b
-    assert run("rollback", "--site", tmp_path).exit_code == 0  # :05 back to a
+    assert run("rollback", "--site", tmp_path).exit_code == 0  # reads :05: dated :06, back to b
+    assert run("rollback", "--site", tmp_path).exit_code == 0  # reads :06: dated :07, back to a
     periods = [(p.release, p.start_text, p.end_text) for p in live_periods(tmp_path)]
-    assert periods == [(a, "2026-11-24T10:00:01Z", "2026-11-24T10:00:02Z"),
-                       (b, "2026-11-24T10:00:02Z", "2026-11-24T10:00:03Z"),
-                       (c, "2026-11-24T10:00:03Z", "2026-11-24T10:00:04Z"),
-                       (b, "2026-11-24T10:00:04Z", "2026-11-24T10:00:05Z"),
-                       (a, "2026-11-24T10:00:05Z", None)]
+    assert periods == [(a, "2026-11-24T10:00:01Z", "2026-11-24T10:00:03Z"),
+                       (b, "2026-11-24T10:00:03Z", "2026-11-24T10:00:05Z"),
+                       (c, "2026-11-24T10:00:05Z", "2026-11-24T10:00:06Z"),
+                       (b, "2026-11-24T10:00:06Z", "2026-11-24T10:00:07Z"),
+                       (a, "2026-11-24T10:00:07Z", None)]
     listing = run("releases", "--site", tmp_path).output.splitlines()
     assert listing[:3] == [f"* {a}  {_files(tmp_path, a)} files",
-                           "    live 2026-11-24T10:00:01Z → 2026-11-24T10:00:02Z",
-                           "    live 2026-11-24T10:00:05Z → now"]
+                           "    live 2026-11-24T10:00:01Z → 2026-11-24T10:00:03Z",
+                           "    live 2026-11-24T10:00:07Z → now"]
     assert listing[-2:] == [f"  {c}  {_files(tmp_path, c)} files  (rolled back from)",
-                            "    live 2026-11-24T10:00:03Z → 2026-11-24T10:00:04Z"]
+                            "    live 2026-11-24T10:00:05Z → 2026-11-24T10:00:06Z"]
 
 
 def _files(site, release_id) -> int:
@@ -139,7 +141,9 @@ def test_verbosity_works_after_the_command_too(tmp_path):
 def test_keep_and_keep_days_decide_what_a_build_prunes(tmp_path, monkeypatch):
     from generator.history import catalogue
     real_now = catalogue.now_ms
-    old = iter(["2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-03T00:00:00Z"])
+    # a build after the first reads the clock twice: before it starts (is it behind?), then for its switch
+    old = iter(["2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-02T00:00:00Z", "2020-01-03T00:00:00Z",
+                "2020-01-03T00:00:00Z"])
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: catalogue.parse_instant(next(old, None) or catalogue.rfc3339(real_now())))
     ids = []
     for _ in range(6):  # 1-3 went live in 2020 (3 stayed live until 4 went live, today); 4-6 today

@@ -28,7 +28,7 @@ README = (ROOT / "docs" / "operate.md").read_text(encoding="utf-8")
 KEY = "9f86d081884c7d659a2feaa0c55ad015"
 
 COMMAND_LINES = [
-    "riskapi build --data {data} --site {site} --keys {keys} --strict --max-class-changes 100 -v",
+    "riskapi build --data {data} --site {site} --keys {keys} --strict --max-class-changes 100 --accept-clock-behind -v",
     "riskapi build --data {data} --site {site} -q --force --accept-changes --site-url https://risk.example.com/ "
     "--keep 5 --keep-days 30",
     "riskapi diff --site {site}",
@@ -38,9 +38,9 @@ COMMAND_LINES = [
     "riskapi releases --site {site}",
     "riskapi releases --site {site} --repair",
     "riskapi releases --site {site} --prune --keep 5 --keep-days 30",
-    "riskapi rollback --site {site}",
+    "riskapi rollback --site {site} --accept-clock-behind",
     "riskapi build --data {data} --site {site} -q --force --stage --jobs 2",
-    "riskapi promote {staged} --site {site} --accept-changes --keys {keys}",
+    "riskapi promote {staged} --site {site} --accept-changes --keys {keys} --accept-clock-behind",
     "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
     "riskapi keys add carol --models acme_next --keys {keys} --force",
     "riskapi keys add erin --preview --keys {keys}",

@@ -50,8 +50,9 @@ class ReleaseWriter(ReleaseFiles):
     """Collect the files of one release in a hidden folder; `commit` publishes, `abort` discards."""
 
     def __init__(self, site: Path, keep: int = KEEP_RELEASES, keep_days: float | None = None,
-                 workers: int = WRITE_PROCESSES):
+                 workers: int = WRITE_PROCESSES, clock_behind_ok: bool = False):
         self.site = site
+        self.clock_behind_ok = clock_behind_ok  # switch even where the clock reads far behind the last switch
         self.workers = workers  # processes that write, and build models (build/model_jobs.py) if more than one
         self.keep = keep
         self.keep_days = keep_days
@@ -65,6 +66,8 @@ class ReleaseWriter(ReleaseFiles):
             with Catalogue.open(site) as catalogue:  # a damaged catalogue stops the build here: nothing changed
                 catalogue.settle()
                 history = catalogue.history()
+                if not clock_behind_ok:  # said now, not after the whole build: its switch would be refused
+                    catalogue.check_clock()
         except BaseException:
             self._lock.unlock()
             raise
@@ -241,7 +244,7 @@ class ReleaseWriter(ReleaseFiles):
             sync_folder(final.parent)
             going = to_prune(self.site, history, self.keep, self.keep_days, None if stage else self.id)
             if not stage:
-                switch_pruning(self.site, PUBLISH, self.id, history, going)
+                switch_pruning(self.site, PUBLISH, self.id, history, going, self.clock_behind_ok)
             elif going:
                 update_panel(self.site, history.periods)  # what they published, read while they are on disk
                 with Catalogue.open(self.site) as catalogue:
@@ -276,14 +279,15 @@ class ReleaseWriter(ReleaseFiles):
             self._lock.unlock()
 
 
-def switch_pruning(site: Path, action: str, release: str, history: History, going: list[str]) -> None:
+def switch_pruning(site: Path, action: str, release: str, history: History, going: list[str],
+                   clock_behind_ok: bool) -> None:
     """Make `release` current (a build's publish, a promote) with the prune it implies, `going`, in the
     switch's own catalogue transaction. The point-in-time panel keeps what the pruned releases published:
     brought up to date before, while their folders are on disk, and with the period the switch opened
     after, as a server's next configuration would."""
     if going:
         update_panel(site, history.periods)
-    with switching(site, action, release, prune=going):
+    with switching(site, action, release, prune=going, clock_behind_ok=clock_behind_ok):
         switch_to(site, release)
     if going:
         update_panel(site)

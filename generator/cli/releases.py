@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from ..history.catalogue.log_copy import LogCopy
 from .webhooks import queue_for_subscribers
 
+CLOCK_BEHIND_OPTION = click.option(
+    "--accept-clock-behind", "clock_behind_ok", is_flag=True,
+    help="Switch even though this machine's clock reads more than 60 s behind the last switch's: the switch is "
+         "dated a second after the last one, so `as_of` names the new release from then, before it was live.")
+
 
 @main.command("build")
 @DATA_OPTION
@@ -59,10 +64,12 @@ from .webhooks import queue_for_subscribers
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Processes that build the models at once; the release is the same whatever the number "
                    "[default: one per core].")
+@CLOCK_BEHIND_OPTION
 @click.pass_context
 def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bool,
                   max_class_changes: int | None, force: bool, accept_changes: bool, site_url: str | None,
-                  keys_file: Path, keep: int | None, keep_days: float | None, stage: bool, jobs: int | None) -> None:
+                  keys_file: Path, keep: int | None, keep_days: float | None, stage: bool, jobs: int | None,
+                  clock_behind_ok: bool) -> None:
     """Build every document from the CSVs and publish a new release."""
     from ..serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
@@ -74,7 +81,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
                          guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days, stage=stage, jobs=jobs)
+                         keep_days=keep_days, stage=stage, jobs=jobs, clock_behind_ok=clock_behind_ok)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
@@ -82,7 +89,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
             return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
                          cli_commands=command_table(), force=force, grant_sets=grant_sets,
                          guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days, stage=stage, jobs=jobs)
+                         keep_days=keep_days, stage=stage, jobs=jobs, clock_behind_ok=clock_behind_ok)
 
     report = run()
     _warnings(ctx, report)
@@ -264,11 +271,13 @@ def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
 @click.option("--accept-changes", is_flag=True,
               help="Promote even if many countries lose their score or change risk class (the build's guard).")
 @KEYS_OPTION
+@CLOCK_BEHIND_OPTION
 @click.pass_context
-def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool, keys_file: Path) -> None:
+def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool, keys_file: Path,
+            clock_behind_ok: bool) -> None:
     """Make a staged release (riskapi build --stage) the current one, under the build's guard; tell the subscribers."""
     from ..publish.promote import promote as promote_release
-    replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard())
+    replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard(), clock_behind_ok)
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
     ask_witnesses(ctx, site_dir)
     queue_for_subscribers(ctx, site_dir, keys_file, release_id)
@@ -301,10 +310,11 @@ def diff(ctx: click.Context, old: str | None, new: str | None, site_dir: Path) -
 
 @main.command()
 @SITE_OPTION
+@CLOCK_BEHIND_OPTION
 @click.pass_context
-def rollback(ctx: click.Context, site_dir: Path) -> None:
+def rollback(ctx: click.Context, site_dir: Path, clock_behind_ok: bool) -> None:
     """Make the release before the current one current again."""
-    previous = site.rollback(site_dir)
+    previous = site.rollback(site_dir, clock_behind_ok)
     _say(ctx, f"current release is now {previous}")
     ask_witnesses(ctx, site_dir)
 

@@ -173,10 +173,11 @@ def unknown_releases(site: Path, history: History | None = None) -> list[str]:
     return [r for r in releases(site) if r not in history.built and r != history.current]
 
 
-def rollback(site: Path) -> str:
+def rollback(site: Path, clock_behind_ok: bool = False) -> str:
     """Make the release that was live before the current one current again; return its id.
 
-    Follows the history of what was live (the catalogue), skipping a release that is no longer complete."""
+    Follows the history of what was live (the catalogue), skipping a release that is no longer complete;
+    refused where the clock reads far behind the last switch, unless `clock_behind_ok`."""
     with SiteLock(site):
         history = read_history(site)
         current = current_release(site)
@@ -186,7 +187,7 @@ def rollback(site: Path) -> str:
                 continue
             missing = missing_files(site / RELEASES / candidate) if candidate not in history.removed else None
             if missing == 0:
-                with switching(site, ROLLBACK, candidate):
+                with switching(site, ROLLBACK, candidate, clock_behind_ok=clock_behind_ok):
                     switch_to(site, candidate)
                 return candidate
             skipped.append(f"{candidate} ({'gone' if missing is None else f'{missing} files missing'})")

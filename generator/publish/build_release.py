@@ -41,13 +41,14 @@ from ..build.render.pages import CHANGES_PAGE, REFERENCE_PAGE, ReleaseChanges, e
 from ..build.render.release_info import release_site_url
 from ..build.scoring import CurrentScores, score_model
 from ..build.validate import SCHEMA_DIR, DocumentValidator
-from ..build.writer import KEEP_RELEASES, ReleaseWriter
+from ..build.writer import ReleaseWriter
 from ..contract import locations, routes
 from ..errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from ..history.catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from ..history.catalogue.checkpoints import log_identity, origin_of
 from ..history.catalogue.settings import LOG_ORIGIN
 from ..history.layout import RELEASE_INFO
+from ..history.retention import retention
 from ..history.site import CHANGES, CURRENT, RELEASES
 from ..serve.nginx.configuration import ReleaseCheck
 from ..serve.nginx.maps import render_release_maps
@@ -179,12 +180,13 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
           force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
           guard: ChangeGuard | None = ChangeGuard(), site_url: str | None = None,
           keep: int | None = None, keep_days: float | None = None, stage: bool = False,
-          jobs: int | None = None) -> BuildReport:
+          jobs: int | None = None, clock_behind_ok: bool = False) -> BuildReport:
     """Build every document from `data_dir` and publish them as a new release of `site_dir`.
 
     Nothing is published that is identical to the current release (unless `force`), that the change
     guards refuse (`guard`, `max_class_changes`), or that nginx rejects. The site remembers `site_url`,
-    `keep` and `keep_days`: None takes the last build's. docs/operate.md describes each option as the
+    `keep` and `keep_days`: None takes the last build's. A clock far behind the last switch stops it
+    before anything is written, unless `clock_behind_ok`. docs/operate.md describes each option as the
     `riskapi build` command takes it."""
     started = time.perf_counter()
     jobs = default_jobs() if jobs is None else jobs
@@ -197,7 +199,7 @@ def build(data_dir: Path, site_dir: Path, strict: bool = False,
         dataset = link_model_pages(dataset, site_url)
         run = BuildRun(report, clock, dataset, DocumentValidator(schema_dir), site_url,
                        locations.audiences(dataset.custom_models, grant_sets),
-                       ReleaseWriter(site_dir, keep, keep_days, jobs))
+                       ReleaseWriter(site_dir, keep, keep_days, jobs, clock_behind_ok))
         nginx_check: ReleaseCheck | None = None
         try:
             # The release's nginx maps first, so nginx reads them (nginx -t) while the rest is built
@@ -277,10 +279,7 @@ def remembered_settings(site_dir: Path, report: BuildReport, site_url: str | Non
     named = remembered.get(LOG_ORIGIN)
     if named and named != origin_of(site_url):  # a log's name never changes: the operator hears of it
         report.log_origin = named
-    keep = keep if keep is not None else int(remembered.get(KEEP, KEEP_RELEASES))
-    if keep_days is None and KEEP_DAYS in remembered:
-        keep_days = float(remembered[KEEP_DAYS])
-    return site_url, keep, keep_days
+    return site_url, *retention(remembered, keep, keep_days)
 
 
 def build_models(run: BuildRun, out: ValidatedWriter, observations: dict | None, loaded: LoadedModels | None,

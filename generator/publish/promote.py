@@ -9,7 +9,7 @@ from pathlib import Path
 from ..build.diff import ChangeGuard, diff_releases, read_snapshot
 from ..build.writer import switch_pruning
 from ..errors import PublishError
-from ..history.catalogue import PROMOTE, read_history
+from ..history.catalogue import PROMOTE, Catalogue, read_history
 from ..history.leases import sweep
 from ..history.retention import retention, to_prune
 from ..history.site import (
@@ -24,14 +24,19 @@ from ..serve.nginx.configuration import check_release
 from .build_release import refuse_if_suspicious
 
 
-def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard()) -> str | None:
+def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard(),
+            clock_behind_ok: bool = False) -> str | None:
     """Make the staged release `release_id` current, pruning as a build does (the site's --keep and
     --keep-days, in the switch's own transaction); return the id it replaced (None: the first).
 
     Refused (PublishError, or the build's ChangesRefused) when the release is not staged, not complete,
-    was staged against another release than the current one, moves more than the guard allows, or nginx
-    rejects its configuration; `current` stays as it was."""
+    was staged against another release than the current one, moves more than the guard allows, nginx
+    rejects its configuration, or the clock reads far behind the last switch (unless `clock_behind_ok`);
+    `current` stays as it was."""
     with SiteLock(site):
+        if not clock_behind_ok:
+            with Catalogue.open(site) as catalogue:
+                catalogue.check_clock()
         staged = staged_releases(site)
         if release_id not in staged:
             raise PublishError(f"{release_id} is not a staged release of {site} "
@@ -57,6 +62,6 @@ def promote(site: Path, release_id: str, guard: ChangeGuard | None = ChangeGuard
         history = read_history(site)
         going = to_prune(site, history, *retention(history.settings), switching_to=release_id)
         # intent (with its prune), swap, confirmation: as a build's commit
-        switch_pruning(site, PROMOTE, release_id, history, going)
+        switch_pruning(site, PROMOTE, release_id, history, going, clock_behind_ok)
         sweep(site)
         return current

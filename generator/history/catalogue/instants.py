@@ -9,6 +9,7 @@ import datetime
 import time
 
 from ...contract.release_ids import built_at_ms
+from ...errors import ClockBehind
 
 
 def now_ms() -> int:
@@ -16,6 +17,9 @@ def now_ms() -> int:
 
 
 SECOND = 1000
+# How far the clock may read behind the last switch's reading: a small step (NTP's, a VM resumed) is dated
+# after the last switch as ever; a larger one is a broken clock, and a switch is refused (ClockBehind).
+CLOCK_TOLERANCE_MS = 60 * SECOND
 
 
 def switch_instant(clock: int, last: int | None) -> int:
@@ -50,3 +54,25 @@ def built_at(release_id: str) -> str:
     """A release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
     RFC 3339 time (`2026-11-23T12:11:17Z`)."""
     return rfc3339(built_at_ms(release_id))
+
+
+def duration(ms: int) -> str:
+    """A span of time as a person reads it: `7187 s (2 h 0 min)`, `75 s`."""
+    seconds = ms / SECOND
+    if seconds < 3600:
+        return f"{seconds:.0f} s"
+    return f"{seconds:.0f} s ({int(seconds // 3600)} h {int(seconds % 3600 // 60)} min)"
+
+
+def refuse_clock_behind(reading: int, last_clock: int | None) -> None:
+    """A ClockBehind where the clock (`reading`) is behind the last switch's reading by more than the
+    tolerance: nothing may be dated from it. Said before anything changes, with what to do."""
+    if last_clock is None or last_clock - reading <= CLOCK_TOLERANCE_MS:
+        return
+    raise ClockBehind(
+        f"this machine's clock reads {duration(last_clock - reading)} earlier than it did at the last switch "
+        f"({rfc3339(last_clock)}), more than the {CLOCK_TOLERANCE_MS // SECOND} s a clock may step back; nothing "
+        "was changed. A switch dated from it would be dated after the last one, not when it went live, so "
+        "`as_of` would name the new release at instants it was not yet live. Set the clock right (NTP: "
+        "`timedatectl set-ntp true`, or `date -s`), then run it again; or, to go on anyway, "
+        "--accept-clock-behind (docs/operate.md says what it costs)")

@@ -287,16 +287,26 @@ class Catalogue:
         row = self.db.execute("SELECT tree_size, tree_root FROM release WHERE id = ?", (release,)).fetchone()
         return ReleaseTree(row[0], row[1]) if row and row[0] is not None else None
 
-    def intend(self, action: str, release: str, recovered: int | None = None, prune: Sequence[str] = ()) -> int:
+    def check_clock(self, reading: int | None = None) -> None:
+        """A ClockBehind where the clock (`reading`, else read now) is far behind its reading at the last switch
+        not void (instants.refuse_clock_behind): asked by a build or promote before it changes anything."""
+        last = self.db.execute("SELECT max(clock) FROM switch WHERE state != 'void'").fetchone()[0]
+        if last is not None:
+            instants.refuse_clock_behind(instants.now_ms() if reading is None else reading, last)
+
+    def intend(self, action: str, release: str, recovered: int | None = None, prune: Sequence[str] = (),
+               clock_behind_ok: bool = False) -> int:
         """The intent of a switch, before `current` is swapped, and the prune it implies: one transaction (a
         prune counts once its switch took effect; settle undoes it with a switch that never did). Its instant,
         read under the lock (a wait never back-dates it): the next whole second after the clock and the last
-        switch (instants.switch_instant). `recovered`: an instant known from elsewhere (a repair), kept unless
-        the last switch is as late."""
+        switch (instants.switch_instant), a clock far behind refused unless `clock_behind_ok`. `recovered`:
+        an instant known from elsewhere (a repair), kept unless the last switch is as late."""
         with self.transaction() as db:
             reading = instants.now_ms() if recovered is None else recovered
             last = db.execute("SELECT max(at) FROM switch").fetchone()[0]
             if recovered is None:
+                if not clock_behind_ok:
+                    self.check_clock(reading)
                 at = instants.switch_instant(reading, last)
             else:
                 at = max(instants.whole_second(recovered), instants.switch_instant(last, last) if last else 0)
@@ -379,11 +389,12 @@ def read_history(site: Path) -> History:
 
 
 @contextlib.contextmanager
-def switching(site: Path, action: str, release: str, prune: Sequence[str] = ()) -> Iterator[None]:
+def switching(site: Path, action: str, release: str, prune: Sequence[str] = (),
+              clock_behind_ok: bool = False) -> Iterator[None]:
     """Record a switch of `current` around the swap the caller makes: intent (with the prune it implies),
     swap, confirmation."""
     with Catalogue.open(site) as catalogue:
         catalogue.settle()
-        seq = catalogue.intend(action, release, prune=prune)
+        seq = catalogue.intend(action, release, prune=prune, clock_behind_ok=clock_behind_ok)
         yield
         catalogue.confirm(seq)
