@@ -46,8 +46,11 @@ class CatalogueWatch:
             return self._digest
         try:
             history = read_history(self.site)
-            facts = (history.periods, sorted(history.built.items()), sorted(history.removed), releases(self.site),
-                     history.checkpoint)  # a checkpoint signed anew (riskapi log init, log sign) is served too
+            # the folders on disk but the pruned ones: deleting those (leases.sweep) changes nothing served,
+            # and is no reason for a reload; a checkpoint signed anew (riskapi log init, log sign) is served too
+            on_disk = [r for r in releases(self.site) if r not in history.removed]
+            facts = (history.periods, sorted(history.built.items()), sorted(history.removed), on_disk,
+                     history.checkpoint)
             self._digest = hashlib.sha256(repr(facts).encode()).hexdigest()
         except CatalogueError as error:
             self._digest = f"unreadable: {error.format_message()}"
