@@ -141,12 +141,18 @@ class Holder:
         kept = set(releases) & set(self.releases)
         if kept != set(self.releases):
             self._write(kept)
-            sweep(self.site)
+            self._sweep()
 
     def release(self) -> None:
         """No release held any more: the lease removed, and what it alone held of the pruned deleted."""
         if self.path.exists():
             self.path.unlink(missing_ok=True)
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """The sweep of a holder letting go: a folder that cannot be deleted now (no permission, busy) is left
+        to the next sweep, and `riskapi status` names it; the holder goes on."""
+        with contextlib.suppress(OSError):
             sweep(self.site)
 
 
