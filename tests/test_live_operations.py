@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.history.catalogue import read_history, rfc3339
+from generator.history.leases import pruned_on_disk
 from generator.history.site import current_release, releases, rollback
 from generator.publish.build_release import build
 
@@ -152,7 +153,7 @@ def test_a_storm_of_builds_promotes_and_rollbacks_answers_every_instant_as_the_c
     """Three shells building, staging and promoting, and rolling back for 40 s under a running serve that is
     slow to reload (each shell refused the site's lock now and then, as operators are): the current route
     always answers 200; every `as_of` instant answered names the release the catalogue says was live then,
-    and again after the storm (or 410, once pruned)."""
+    and again after the storm (or 410, once pruned); no pruned folder stays on disk."""
     site, keys = place / "site", place / "keys.csv"
     build(TINY, site)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
@@ -180,6 +181,8 @@ def test_a_storm_of_builds_promotes_and_rollbacks_answers_every_instant_as_the_c
         assert switches > 10, switches  # the storm switched, often
         assert asker.statuses and set(asker.statuses) == {200}, sorted(set(asker.statuses))
         assert check_instants(site, asker) > 20
+        # serve moved on from every release the storm pruned, and deleted each folder as it let go of it
+        wait_for(lambda: not pruned_on_disk(site), seconds=60, what="every pruned folder deleted")
     assert_history_true(site)
     then_stage_promote_rollback(site)
 

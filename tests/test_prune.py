@@ -211,3 +211,31 @@ def test_an_answer_in_flight_keeps_its_pruned_folder_until_it_ends_then_the_fold
                  what="the pruned folder deleted once the old worker ended")
         assert first not in releases(site) and not list((site / RELEASES).glob(f"{GONE}*"))
         then_stage_promote_rollback(site, server.data)
+
+
+def test_a_history_that_fails_as_serve_reads_it_is_read_once_more_at_the_next_poll(tmp_path, monkeypatch):
+    from .live import serving_copy_of
+    with serving_copy_of(TINY, tmp_path) as server:
+        runtime, first = server.runtime, current_release(server.site)
+        real, failures = runtime._render_releases, [1]
+
+        def vanishing(release, keys):  # a release folder that went as it was read (a prune), `failures` times
+            if failures[0]:
+                failures[0] -= 1
+                raise FileNotFoundError(2, "No such file or directory", str(server.site / RELEASES / "gone"))
+            return real(release, keys)
+        monkeypatch.setattr(runtime, "_render_releases", vanishing)
+        second = build(server.data, server.site, force=True).release
+        runtime.refresh()  # the configuration before goes on (with the keys as they are now)
+        assert runtime.served_release == first
+        assert runtime.refresh() and runtime.served_release == second  # the next poll reads it again: served
+        failures[0] = 2  # a failure that stays
+        third = build(server.data, server.site, force=True).release
+        runtime.refresh()
+        runtime.refresh()  # tried once more at the next poll: failed again
+        assert runtime.served_release == second and failures == [0]
+        assert runtime.refresh() is False and runtime.served_release == second  # not again and again
+        fourth = build(server.data, server.site, force=True).release  # a change: read again, and served
+        assert runtime.refresh() and runtime.served_release == fourth != third
+        assert json.loads(server.get("/api/v1/releases/", user="bob").body)["current"] == fourth
+        then_stage_promote_rollback(server.site, server.data)

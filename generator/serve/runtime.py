@@ -67,6 +67,7 @@ class NginxRuntime:
         self.lease = Holder(settings.site, f"riskapi serve on {settings.address}", "serve")
         self._fence_served: Fence | None = None  # the running configuration's: its record is whole up to it
         self._finishing: set[int] = set()  # old workers a reload left finishing long answers (slow downloads)
+        self._retried: tuple | None = None  # the last state whose history failed to render as it was read
 
     # ------------------------------------------------------------------ rendering
 
@@ -209,6 +210,11 @@ class NginxRuntime:
             if rejected:
                 raise ServeError(f"nginx rejected the keys on the configuration it runs:\n{rejected}") from None
             applied_release = configuration.release
+            if not isinstance(error, CatalogueError) and self.served is not None:
+                # the history nginx answers is the one before: said so, so the next poll tries the new one once
+                # more (a folder going as it was read is gone by then), not again and again
+                catalogue, self.seen = self.served[2], None if self._retried != state else state
+                self._retried = state
         self._switch(folder)
         self._configuration = configuration
         self._keys = (keys, problems)
