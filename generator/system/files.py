@@ -13,7 +13,7 @@ import zlib
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 BLOCK = 1 << 20  # what a large file is copied or compressed by
 
@@ -168,6 +168,18 @@ def read_blocks(path: Path, offset: int = 0) -> Iterator[bytes]:
             yield block
 
 
+@contextmanager
+def each_block(blocks: Iterable[bytes]) -> Iterator[Iterable[bytes]]:
+    """`blocks`, closed once the reader is done with them, or stops on an error: a generator of a file's
+    blocks left suspended holds the file open (and a deleted file's disk space) as long as the error is."""
+    try:
+        yield blocks
+    finally:
+        close = getattr(blocks, "close", None)
+        if close is not None:
+            close()
+
+
 def file_entry(path: Path) -> dict:
     """A file's size and SHA-256, as a release's manifest lists a file, read a block at a time (a panel
     file may be tens of MB)."""
@@ -198,13 +210,13 @@ def write_joined(path: Path, parts: list[Part], stamp: int) -> tuple[str, int, i
     digest, size, crc = hashlib.sha256(), 0, 0
     with naming(path), open(path, "wb") as out:
         for part in parts:
-            blocks = (part,) if isinstance(part, bytes) else read_blocks(*part) if isinstance(part, tuple) \
-                else read_blocks(part)
-            for block in blocks:
-                digest.update(block)
-                crc = zlib.crc32(block, crc)
-                size += len(block)
-                out.write(block)
+            with each_block((part,) if isinstance(part, bytes) else read_blocks(*part) if isinstance(part, tuple)
+                            else read_blocks(part)) as blocks:
+                for block in blocks:
+                    digest.update(block)
+                    crc = zlib.crc32(block, crc)
+                    size += len(block)
+                    out.write(block)
     with naming(path):
         os.utime(path, (stamp, stamp))
     return digest.hexdigest(), size, crc

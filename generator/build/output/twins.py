@@ -17,6 +17,7 @@ from ...system.files import (
     NamedFile,
     Part,
     WholeFile,
+    each_block,
     naming,
     open_unbuffered,
     read_blocks,
@@ -160,8 +161,8 @@ def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, s
     for suffix, compressor in forms:
         stream, digest, length = compressor(), hashlib.sha256(), 0
         twin = path.with_name(path.name + suffix)
-        with naming(twin), open_unbuffered(twin) as out:
-            for block in blocks():
+        with naming(twin), open_unbuffered(twin) as out, each_block(blocks()) as source:
+            for block in source:
                 compressed = stream.compress(block)
                 write_all(out, compressed)
                 digest.update(compressed)

@@ -245,9 +245,13 @@ class ExportChunks:
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
         typed = self._parquet.ParquetRows(self.parquet[code], self.parquet_schema(code),
                                           self.earlier(locations.export("parquet", code).file))
-        with GzipPartFile(csv_rows, gzip_part_of(csv_rows), _HEADER_LINE) as csv_file, \
-                GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
-            yield ModelRows(csv_file, jsonl_file, typed)
+        try:
+            with GzipPartFile(csv_rows, gzip_part_of(csv_rows), _HEADER_LINE) as csv_file, \
+                    GzipPartFile(jsonl_rows, gzip_part_of(jsonl_rows)) as jsonl_file:
+                yield ModelRows(csv_file, jsonl_file, typed)
+        except BaseException:
+            typed.discard()
+            raise
         typed.close()
         self._whole[code] = {"csv": csv_file.whole, "jsonl": jsonl_file.whole}
 

@@ -120,7 +120,7 @@ def table(rows: Sequence[tuple], file_schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=file_schema)
 
 
-def writer(path: Path | BinaryIO, file_schema: pa.Schema) -> pq.ParquetWriter:
+def writer(path: Path | BinaryIO | pa.NativeFile, file_schema: pa.Schema) -> pq.ParquetWriter:
     return pq.ParquetWriter(path, file_schema, compression=COMPRESSION, write_page_index=True,
                             sorting_columns=[pq.SortingColumn(file_schema.get_field_index(c)) for c in SORTED_BY])
 
@@ -149,7 +149,10 @@ class ParquetRows:
         self._groups: list[tuple[Path, int]] = []  # the file's groups in order: (where from, its ordinal)
         self._new = 0
         with naming(self._written):
-            self._writer = writer(self._written, file_schema)
+            # the file is this object's to close, whatever the writer's state: a writer that fails to close
+            # (a full disk) would keep its descriptor, and the file's disk space, while its error is held
+            self._sink = pa.OSFile(str(self._written), "wb")
+            self._writer = writer(self._sink, file_schema)
 
     def add(self, rows: list[tuple], lines: bytes) -> None:
         """A document's rows, as values and as the JSON Lines export's `lines`."""
@@ -174,8 +177,19 @@ class ParquetRows:
         self._rows, self._lines = [], hashlib.sha256()
 
     def close(self) -> None:
-        with naming(self._written):
-            self._close()
+        try:
+            with naming(self._written):
+                self._close()
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """The file closed unfinished (a build that stopped): no descriptor of it, nor its disk space, is held
+        while the error that stopped the build is."""
+        with contextlib.suppress(Exception):  # closing writes a footer: a full disk refuses it, and that is all
+            self._writer.close()
+        self._sink.close()
 
     def _close(self) -> None:
         self._flush()
@@ -183,10 +197,12 @@ class ParquetRows:
         if all(source == self._written for source, _ in self._groups):  # nothing reused
             self._writer.add_key_value_metadata(digests)
             self._writer.close()
+            self._sink.close()
             if self._written != self.path:
                 self._written.replace(self.path)
             return
         self._writer.close()
+        self._sink.close()
         parts: list[tuple[Path, list[int]]] = []
         for source, group in self._groups:  # consecutive groups of one file: one part
             if parts and parts[-1][0] == source:
