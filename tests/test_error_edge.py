@@ -171,5 +171,7 @@ def test_out_of_space_anywhere_in_a_build_names_a_file_and_the_live_release_stay
             # nothing of the failed build held open while its error is (the CLI runner keeps it): no disk
             # space kept by a deleted file, and the disk can be unmounted
             assert open_under(disk) == [], message
-        assert len(said) >= 3, said  # most of the rooms were too small: the test ran out at several places
+        # rooms of 0, 4 and 16 KiB are under the 32 KiB the catalogue's shared-memory file takes to open (SQLite's
+        # WAL index): at least those three run out, at the catalogue, whatever else fits
+        assert len(said) >= 3, said
         then_stage_promote_rollback(site, data)

@@ -18,6 +18,7 @@ import orjson
 from ..contract.release_ids import new_release_id
 from ..errors import PublishError
 from ..history.catalogue import PUBLISH, Catalogue, History, switching
+from ..history.layout import UNFINISHED
 from ..history.leases import sweep
 from ..history.proof.leaves import ReleaseTree, release_leaves, tree_files
 from ..history.proof.tree import root
@@ -80,7 +81,7 @@ class ReleaseWriter(ReleaseFiles):
         # ETag (mtime-size) changes whenever bytes change, even for two builds in one second.
         previous_stamp = _manifest_stamp(previous_dir) if previous_dir else 0
         self.id = self._new_id()
-        super().__init__(site / RELEASES / f".tmp-{self.id}", max(int(time.time()), previous_stamp + 1),
+        super().__init__(site / RELEASES / f"{UNFINISHED}{self.id}", max(int(time.time()), previous_stamp + 1),
                          previous_dir, read_manifest(previous_dir) if previous_dir else {})
         self.folder.mkdir()
         self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
@@ -122,7 +123,7 @@ class ReleaseWriter(ReleaseFiles):
             with Catalogue.open(self.site) as catalogue:
                 catalogue.mark_removed(left)
         sweep(self.site)
-        for leftover in (self.site / RELEASES).glob(".tmp-*"):
+        for leftover in (self.site / RELEASES).glob(f"{UNFINISHED}*"):
             shutil.rmtree(leftover, ignore_errors=True)
 
     def scratch(self) -> Path:

@@ -12,6 +12,7 @@ from ..build.diff import ChangeGuard
 from ..contract import routes
 from ..contract.words import counted
 from ..history import site
+from ..history.catalogue.instants import CLOCK_TOLERANCE_MS, SECOND
 from ..history.leases import pruned_on_disk
 from ..publish.build_release import BuildReport, build
 from ..publish.build_release import check as check_data
@@ -35,8 +36,9 @@ from .webhooks import queue_for_subscribers
 
 CLOCK_BEHIND_OPTION = click.option(
     "--accept-clock-behind", "clock_behind_ok", is_flag=True,
-    help="Switch even though this machine's clock reads more than 60 s behind the last switch's: the switch is "
-         "dated a second after the last one, so `as_of` names the new release from then, before it was live.")
+    help=f"Switch even though this machine's clock reads more than {CLOCK_TOLERANCE_MS // SECOND} s behind the last "
+         "switch's: the switch is dated a second after the last one, so `as_of` names the new release from then, "
+         "before it was live.")
 
 
 @main.command("build")
@@ -190,7 +192,7 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
         _say(ctx, f"no releases in {site_dir}")
         return
     staged, unknown = set(site.staged_releases(site_dir, history)), set(site.unknown_releases(site_dir, history))
-    held = pruned_on_disk(site_dir)
+    held = pruned_on_disk(site_dir, removed=history.removed)
     periods: dict[str, list[str]] = {}
     for period in history.periods:
         periods.setdefault(period.release, []).append(f"{period.start_text} → {period.end_text or 'now'}")

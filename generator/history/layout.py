@@ -12,6 +12,7 @@ from ..contract.serving import TWINS
 
 RELEASES = "releases"
 CURRENT = "current"
+UNFINISHED = ".tmp-"  # a release folder's name while it is written (then renamed to its id): never served
 MANIFEST = "manifest.json"  # in each release folder: every file with its size and sha256, and what it is
 NGINX_DIR = "nginx"
 RELEASE_INFO = f"{NGINX_DIR}/release.json"  # what a release says of itself for whoever serves it

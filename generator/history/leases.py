@@ -82,13 +82,16 @@ def read_leases(site: Path) -> list[Lease]:
 GONE = ".gone-"  # a pruned release's folder renamed out of sight, then deleted
 
 
-def pruned_on_disk(site: Path, leases: list[Lease] | None = None) -> dict[str, list[Lease]]:
-    """Each release the catalogue says is pruned whose folder is still on disk, with the leases holding it
-    (none: the next sweep deletes it). An unreadable catalogue tells of none."""
-    try:
-        removed = read_history(site).removed
-    except RiskApiError:
-        return {}
+def pruned_on_disk(site: Path, leases: list[Lease] | None = None,
+                   removed: frozenset[str] | None = None) -> dict[str, list[Lease]]:
+    """Each release the catalogue says is pruned (`removed`, where the caller has read it) whose folder is
+    still on disk, with the leases holding it (none: the next sweep deletes it). An unreadable catalogue
+    tells of none."""
+    if removed is None:
+        try:
+            removed = read_history(site).removed
+        except RiskApiError:
+            return {}
     leases = read_leases(site) if leases is None else leases
     return {release: [lease for lease in leases if release in lease.releases]
             for release in releases(site) if release in removed}
@@ -141,19 +144,20 @@ class Holder:
         kept = set(releases) & set(self.releases)
         if kept != set(self.releases):
             self._write(kept)
-            self._sweep()
+            let_go(self.site)
 
     def release(self) -> None:
         """No release held any more: the lease removed, and what it alone held of the pruned deleted."""
         if self.path.exists():
             self.path.unlink(missing_ok=True)
-            self._sweep()
+            let_go(self.site)
 
-    def _sweep(self) -> None:
-        """The sweep of a holder letting go: a folder that cannot be deleted now (no permission, busy) is left
-        to the next sweep, and `riskapi status` names it; the holder goes on."""
-        with contextlib.suppress(OSError):
-            sweep(self.site)
+
+def let_go(site: Path) -> None:
+    """The sweep of a holder letting go: a folder that cannot be deleted now (no permission, busy) is left to
+    the next sweep, and `riskapi status` names it; the holder goes on."""
+    with contextlib.suppress(OSError):
+        sweep(site)
 
 
 def hold_for_edge(site: Path, edge: str, what: str, releases: Iterable[str]) -> None:
@@ -163,4 +167,4 @@ def hold_for_edge(site: Path, edge: str, what: str, releases: Iterable[str]) -> 
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     write_atomic(folder / f"edge-{edge}.json", orjson.dumps({"what": what, "pid": EDGE, "started": "",
                                                              "releases": sorted(set(releases))}))
-    sweep(site)  # what only its last manifest named, and the site pruned, goes now
+    let_go(site)  # what only its last manifest named, and the site pruned, goes now

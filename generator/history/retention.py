@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..system.files import write_atomic
 from .catalogue import KEEP, KEEP_DAYS, Catalogue, History
-from .layout import RELEASES, releases
+from .layout import RELEASES, UNFINISHED, releases
 from .leases import GONE, Lease, sweep
 from .site import SiteLock, live_within
 
@@ -59,7 +59,8 @@ def prune_now(site: Path, keep: int | None = None, keep_days: float | None = Non
         folder = site / RELEASES
         before = shutil.disk_usage(site).free
         (site / RESERVE).unlink(missing_ok=True)
-        for leftover in [*folder.glob(".tmp-*"), *folder.glob(f"{GONE}*")]:  # a killed build's, a killed sweep's
+        # a killed build's and a killed sweep's, before the catalogue needs room (the sweep deletes the latter too)
+        for leftover in [*folder.glob(f"{UNFINISHED}*"), *folder.glob(f"{GONE}*")]:
             shutil.rmtree(leftover, ignore_errors=True)
         with Catalogue.open(site) as catalogue:
             catalogue.settle()

@@ -137,10 +137,10 @@ def live_within(site: Path, days: float, history: History | None = None, switchi
     """The releases live at some instant in the last `days` days: before now, or before the last switch
     where that is later (switches a second apart are dated ahead of the clock: instants.switch_instant) —
     or, `switching`, before the switch about to be made, as it will be dated."""
-    periods = live_periods(site, history)
-    latest = max([now_ms(), *(p.start for p in periods)])
+    periods, now = live_periods(site, history), now_ms()
+    latest = max([now, *(p.start for p in periods)])
     if switching:
-        latest = switch_instant(now_ms(), latest)
+        latest = switch_instant(now, latest)
     cutoff = latest - int(days * 86_400_000)
     return {p.release for p in periods if p.end is None or p.end >= cutoff}
 
