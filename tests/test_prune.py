@@ -52,12 +52,18 @@ class Poller(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set() and len(self.polls) < self.limit:
             connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            # never opened again: an old worker closes its connection at a reload, and http.client would send
+            # the second request on a new one, to a new worker — a pair of two configurations; dropped
+            connection.auto_open = 0
             try:
+                connection.connect()
                 status, body = self.ask(connection, "/api/v1/releases/")
                 assert status == 200, body
                 current = json.loads(body)["current"]
                 status, _ = self.ask(connection, f"/api/v1/releases/{self.pruned}/")
                 self.polls.append((current, status))
+            except (http.client.HTTPException, OSError):
+                pass
             finally:
                 connection.close()
             self.stop.wait(0.02)
