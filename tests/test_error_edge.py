@@ -41,12 +41,12 @@ def small_filesystem(folder: Path, size: str):
 
 
 def fill(folder: Path) -> None:
-    """Write until the file system says it is full."""
-    with open(folder / "filler", "wb") as handle:
+    """Write until the file system says it is full (unbuffered: a buffered file would write what its last,
+    refused write left in its buffer again as it closes, and raise there)."""
+    with open(folder / "filler", "wb", buffering=0) as handle:
         with contextlib.suppress(OSError):
             while True:
                 handle.write(b"\0" * 65536)
-                handle.flush()
 
 
 @contextlib.contextmanager
