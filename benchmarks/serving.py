@@ -139,12 +139,13 @@ class UnloggedRuntime(NginxRuntime):
 
 
 class UndigestedRuntime(NginxRuntime):
-    """The API's own runtime without Repr-Digest (its map of every file's digest left empty): what the
-    header costs nginx per request (diagnosis only)."""
+    """The API's own runtime without its integrity fields (the maps of every file's Unencoded-Digest and of
+    each coding's Repr-Digest left empty): what they cost nginx per request (diagnosis only)."""
 
     def render(self):
         state = super().render()
-        (self.conf / "runtime" / "digests.conf").write_text("")
+        for name in ("digests.conf", "coded-digests.conf"):
+            (self.conf / "runtime" / name).write_text("")
         return state
 
 
@@ -247,7 +248,7 @@ def main() -> None:
                   "contract": "the contract floor: the same files with the API's headers (constants) and its log",
                   "api": "**the API** (real nginx.conf, keys, maps)",
                   "unlogged": "the API without its access log (diagnosis only)",
-                  "undigested": "the API without Repr-Digest (diagnosis only)",
+                  "undigested": "the API without its digests (diagnosis only)",
                   "peer": "FastAPI + uvicorn, 2 workers"}
         for name, label in labels.items():
             lines.append(f"| {label} | {rate[name]['median']:.0f} ({rate[name]['min']:.0f}–{rate[name]['max']:.0f}) | "
@@ -270,7 +271,7 @@ def main() -> None:
                   f"{cpu['contract']['median']:.1f} µs, the API {cpu['api']['median']:.1f} µs "
                   f"({cpu['api']['median'] / cpu['static']['median']:.2f}× the direct path's: goal ≤ 1.3, "
                   f"{'met' if cpu['api']['median'] <= 1.3 * cpu['static']['median'] else 'not met'}), without its access log "
-                  f"{cpu['unlogged']['median']:.1f} µs, without Repr-Digest {cpu['undigested']['median']:.1f} µs",
+                  f"{cpu['unlogged']['median']:.1f} µs, without its digests {cpu['undigested']['median']:.1f} µs",
                   f"- of it in nginx's own code (user CPU; the rest is the kernel's TCP work, the same for every "
                   f"target): the floor {user['static']['median']:.1f} µs, the contract floor "
                   f"{user['contract']['median']:.1f} µs, the API {user['api']['median']:.1f} µs"]

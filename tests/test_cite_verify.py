@@ -288,3 +288,39 @@ def test_the_documented_cite_and_verify_lines_run_as_written(nginx_server, tmp_p
     assert cited.stdout == ""
     assert cited.stderr.startswith(f"wrote {tmp_path / 'c.json'}: {API}/configuration/countries/?code=AUT (SHA-256 "
                                    f"{citation['document']['sha256']}) of release {citation['release']}")
+
+
+def test_cite_refuses_bytes_that_are_not_those_the_unencoded_digest_names(live, tmp_path):
+    # the document as nginx answers it, then as a proxy that cut it short would pass it on: its headers
+    # (Unencoded-Digest of the whole) over fewer bytes
+    import http.server
+    import threading
+    answer = live.get(f"{API}/riskscores/sovereign/AUT/", headers={"Accept-Encoding": "identity"})
+    assert answer.header("Unencoded-Digest")
+
+    class CutShort(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = answer.body[:-10]
+            self.send_response(200)
+            for name in ("X-Release", "Unencoded-Digest"):
+                self.send_header(name, answer.header(name))
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CutShort)
+    thread = threading.Thread(target=proxy.serve_forever)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{proxy.server_address[1]}{API}/riskscores/sovereign/AUT/"
+        result = run("cite", url, "--key", f"alice:{live.keys['alice']}", "-o", tmp_path / "c.json")
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        thread.join()
+    assert result.exit_code == 1
+    assert result.output.strip().endswith(f"{url}: the bytes received are not those its Unencoded-Digest names "
+                                          "(cut short or changed on the way); ask again")
+    assert not (tmp_path / "c.json").exists()

@@ -207,18 +207,19 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_the_manifests_in_the
     assert nothing["status"] == "404"  # not in the manifest: the API's JSON 404
     # what one body serving many paths cannot carry goes on to the origin response: the download name
     # (the release's in it), an original's TimeGate and TimeMap (an export has past answers too) and the
-    # file's Repr-Digest (its manifest's SHA-256)
+    # file's digests (asked without a coding: both its manifest's SHA-256)
     carried = json.loads(export["headers"]["x-api-response"][0]["value"])
     site_url, csv = "http://127.0.0.1:8080", "/api/v1/exports/scores.csv"
     listed = json.loads((site / CURRENT / "manifest.json").read_bytes())["files"][csv.lstrip("/")]
-    assert carried == {"Repr-Digest": serving.repr_digest(listed["sha256"]),
+    assert carried == {"Repr-Digest": serving.digest_field(listed["sha256"]),
+                       "Unencoded-Digest": serving.digest_field(listed["sha256"]),
                        "Content-Disposition": f'attachment; filename="country-risk-scores-{release}.csv"',
                        "Link": f'<{site_url}/api/v1/timegate/{site_url}{csv}>; rel="timegate", '
                                f'<{site_url}/api/v1/timemap/{site_url}{csv}>; rel="timemap"; type="application/link-format"'}
     assert json.loads(ordered["headers"]["x-api-response"][0]["value"])["Link"].startswith(
         f"<{site_url}/api/v1/timegate/{site_url}/api/v1/riskscores/sovereign/?ordering=-country_name>")
-    # … where the same Lambda adds them to the object's 200, the download name and digest to its 206, the
-    # digest alone to its 304
+    # … where the same Lambda adds them to the object's 200, the download name and digests to its 206, the
+    # digests alone to its 304
     responses = [{"Records": [{"cf": {"config": {"eventType": "origin-response"}, "request": export,
                                       "response": {"status": status, "headers": {}}}}]}
                  for status in ("200", "206", "304")]
@@ -226,9 +227,10 @@ def test_the_origin_lambda_routes_by_the_gate_s_headers_and_the_manifests_in_the
     disposition = [{"key": "Content-Disposition", "value": carried["Content-Disposition"]}]
     assert ok["headers"]["content-disposition"] == disposition == partial["headers"]["content-disposition"]
     assert ok["headers"]["link"] == [{"key": "Link", "value": carried["Link"]}] and "link" not in partial["headers"]
-    digest = [{"key": "Repr-Digest", "value": carried["Repr-Digest"]}]
-    assert ok["headers"]["repr-digest"] == partial["headers"]["repr-digest"] == digest
-    assert not_modified["headers"] == {"repr-digest": digest}
+    digests = {name.lower(): [{"key": name, "value": carried[name]}] for name in ("Repr-Digest", "Unencoded-Digest")}
+    assert {name: ok["headers"][name] for name in digests} == {name: partial["headers"][name] for name in digests}
+    assert {name: ok["headers"][name] for name in digests} == digests
+    assert not_modified["headers"] == digests
     # a manifest the bucket lacks (a release pruned there first): 503, not another release's answer
     s3.client().delete_object(Bucket=bucket, Key=f"risk/manifests/{release}.json")
     [gone] = _lambda(out / cloudfront.ORIGIN_LAMBDA, [asked[0]], s3.env())

@@ -56,7 +56,8 @@ def _objects(client, bucket, prefix):
 
 
 def _bodies(client, bucket, prefix=""):
-    """What every manifest in the bucket names, by release: path → (key, mtime, size, sha256)."""
+    """What every manifest in the bucket names, by release: path → (key, mtime, size, sha256, the SHA-256s of its
+    encodings by coding)."""
     named = {}
     for key in sorted(_objects(client, bucket, f"{prefix}manifests/")):
         head = orjson.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
@@ -64,7 +65,7 @@ def _bodies(client, bucket, prefix=""):
         for shard in head["shards"]:
             for path, entry in orjson.loads(client.get_object(Bucket=bucket, Key=prefix + shard)["Body"].read()).items():
                 assert path not in files, path  # the shards' ranges do not overlap
-                files[path] = (object_key(entry[2], path), *entry)
+                files[path] = (object_key(entry[2], path), *entry[:3], entry[3] if len(entry) > 3 else {})
         named[head["release"]] = (head, files)
     return named
 
@@ -81,7 +82,7 @@ def _whole(client, bucket, prefix=""):
         # what the sweep keeps for this manifest (objects.named_by), twins of text files included
         missing = {prefix + key for key in objects.named_by(head, shard_of)} - held
         assert not missing, (release, sorted(missing)[:5])
-        for path, (key, _, size, _) in files.items():
+        for path, (key, _, size, _, _) in files.items():
             assert prefix + key in held, (release, path)
             if size > head["compressed_over"] and not path.endswith((".tile", ".parquet")):  # bytes: no twins
                 assert {prefix + key + twin for twin in TWINS} <= held, (release, path)
@@ -103,7 +104,7 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
     assert sorted(named) == sorted(files) and not any("nginx/" in f or f.endswith("manifest.json") for f in named)
     assert head["tables"]["countries"]["civ"] == "CIV" and head["compressed_over"] == 1024
     objects = _objects(client, bucket, "risk/objects/")
-    for relative, (key, mtime, size, sha256) in named.items():
+    for relative, (key, mtime, size, sha256, codings) in named.items():
         assert key.startswith(f"objects/{sha256}.")
         body = (release_dir / relative).read_bytes()
         assert key == f"objects/{hashlib.sha256(body).hexdigest()}.{relative.rsplit('.', 1)[1]}" and size == len(body)
@@ -114,13 +115,18 @@ def test_each_body_is_one_object_named_by_its_hash_and_the_manifest_and_pointer_
         for twin, coding in (("", None), (".gz", "gzip"), (".br", "br")):
             if twin and size > 1024 and not relative.endswith((".tile", ".parquet")):  # the release's own twins, as nginx serves them
                 encoded = client.get_object(Bucket=bucket, Key=f"risk/{key}{twin}")
-                assert encoded["Body"].read() == (release_dir / (relative + twin)).read_bytes()
+                encoded_body = encoded["Body"].read()
+                assert encoded_body == (release_dir / (relative + twin)).read_bytes()
                 assert encoded["ContentEncoding"] == coding
+                # each encoding's SHA-256 beside the body's: what the edges send as its Repr-Digest
+                assert codings[coding] == hashlib.sha256(encoded_body).hexdigest(), relative
+            elif twin:
+                assert codings == {}, relative
     # byte-identical documents are one object (the tiny release's empty lists under many filters)
     assert len({entry[0] for entry in named.values()}) < len(named)
     # Parquet files over 1 KB have no twins, in the release's folder as in the bucket, and no manifest names
     # one (it named two a Parquet file, never uploaded, until the writer and the manifests shared one rule)
-    parquet = [relative for relative, (_, _, size, _) in named.items() if relative.endswith(".parquet") and size > 1024]
+    parquet = [relative for relative, (_, _, size, _, _) in named.items() if relative.endswith(".parquet") and size > 1024]
     assert parquet and not any((release_dir / (relative + twin)).exists() for relative in parquet for twin in TWINS)
     pointer = _pointer(client, bucket, "risk/")
     assert (pointer["release"], pointer["previous"], pointer["answered"]) == (release, None, [release])
@@ -165,7 +171,8 @@ def test_a_revision_s_manifest_keeps_its_base_s_ranges_and_rewrites_only_the_sha
     # read through its shards, the revision's table is its folder's, file by file
     listed = orjson.loads((site / RELEASES / second / "manifest.json").read_text())["files"]
     assert {path: list(entry[1:]) for path, entry in new.items()} == {
-        path: [int((site / RELEASES / second / path).stat().st_mtime), listed[path]["size"], listed[path]["sha256"]]
+        path: [int((site / RELEASES / second / path).stat().st_mtime), listed[path]["size"], listed[path]["sha256"],
+               {coding: listed[path + twin]["sha256"] for twin, coding in TWINS.items() if path + twin in listed}]
         for path in served_files(site / RELEASES / second)}
     # a shard is new exactly where a file of its range changed (a new body, or a new mtime: rewritten)
     changed = {path for path in new if new[path] != old.get(path)}

@@ -56,7 +56,8 @@ ALLOW = ", ".join(METHODS)
 EVERY_ANSWER = {
     "Vary": "Accept-Encoding, Authorization, Accept-Datetime",
     "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link, Repr-Digest",
+    "Access-Control-Expose-Headers": "ETag, Last-Modified, Retry-After, X-Release, Memento-Datetime, Link, "
+                                     "Repr-Digest, Unencoded-Digest",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
@@ -102,13 +103,21 @@ DOWNLOAD = 'attachment; filename="{name}"'  # Content-Disposition of a bulk expo
 HEADER_NAMES = {"type": "Content-Type", "cache": "Cache-Control", "csp": "Content-Security-Policy",
                 "modified": "Last-Modified", "location": "Location", "link": "Link", "memento": "Memento-Datetime",
                 "download": "Content-Disposition", "release": RELEASE_HEADER,
-                "retry": "Retry-After", "range": "Content-Range", "digest": "Repr-Digest"}
+                "retry": "Retry-After", "range": "Content-Range", "digest": "Repr-Digest",
+                "unencoded": "Unencoded-Digest"}
+# A file's integrity fields, on its 200, 206 and 304 (HEAD too), never on an error:
+# - Repr-Digest (RFC 9530 §3): the SHA-256 of the representation as sent, its content coding included: a
+#   gzip answer's is of the gzip twin's bytes (whose SHA-256 its release's manifest holds beside the file's);
+# - Unencoded-Digest (draft-ietf-httpbis-unencoded-digest): of the bytes without content coding, the same
+#   on every coding and every server: the document's leaf in its release's tree, what `riskapi cite` proves.
+# A Range on an answer with a content coding is not honoured: the whole encoded representation, 200 (RFC
+# 9110 §14.2 lets a server ignore Range; nginx's gzip_static does). A 206 is a slice of the identity bytes.
 
 
-def repr_digest(sha256_hex: str) -> str:
-    """Repr-Digest of a file (RFC 9530) from its SHA-256 in hex, as its release's manifest and its leaf in
-    the release's tree hold it: of the bytes without content coding, so one value holds for every coding
-    and every server (the edges' core.js reprDigest writes the same)."""
+def digest_field(sha256_hex: str) -> str:
+    """The value of Repr-Digest or Unencoded-Digest (RFC 9530 §4: sha-256, its 32 bytes in Base64
+    between colons) from a SHA-256 in hex, as manifests hold it (the edges' keycheck.js digestField
+    writes the same)."""
     return f"sha-256=:{base64.b64encode(bytes.fromhex(sha256_hex)).decode()}:"
 
 # ---- the request: what a server refuses before reading it, and how it reads the key ----------------------

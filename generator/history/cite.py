@@ -102,6 +102,10 @@ def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
     release = headers.get(serving.RELEASE_HEADER.lower())
     if not release:
         raise CitationError(f"{url}: the answer names no release ({serving.RELEASE_HEADER})")
+    unencoded = serving.HEADER_NAMES["unencoded"]
+    if headers.get(unencoded.lower(), "") not in ("", serving.digest_field(hashlib.sha256(document).hexdigest())):
+        raise CitationError(f"{url}: the bytes received are not those its {unencoded} names (cut short or "
+                            "changed on the way); ask again")
     for attempt in range(3):  # a server that switched (or reloaded) between two fetches is asked again
         try:
             return _proved(client, url, split, document, release, since_note)

@@ -13,13 +13,12 @@ import time
 from pathlib import Path
 
 from ..build.switch.timeline import Timeline, site_timeline
-from ..build.switch.timeline import documents as timeline_documents
 from ..errors import CatalogueError, KeysError, ServeError
 from ..history.catalogue import catalogue_path, read_history
 from ..history.catalogue.fence import Fence, fence
 from ..history.leases import Holder
 from ..history.site import RELEASES, current_release, kept_releases, no_release, staged_releases
-from ..system.files import file_identity, link_atomic, link_or_copy, write_atomic
+from ..system.files import link_atomic
 from ..system.processes import children, end_with_parent
 from .catalogue_watch import CatalogueWatch
 from .keys import ApiKey, load_keys
@@ -35,9 +34,8 @@ from .nginx.configuration import (
     write_config,
     write_horizon,
 )
+from .nginx.timeline_folder import write_timeline
 from .status import ServeStatus
-
-KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for requests on older configurations
 
 
 class NginxRuntime:
@@ -96,33 +94,7 @@ class NginxRuntime:
     def configuration(self, timeline: Timeline) -> Configuration:
         """A whole configuration for the releases of `timeline` but its keys; the timeline's documents, which
         nginx's workers read, written into timeline/ of the prefix."""
-        return render_configuration(self.settings, self.prefix, timeline, self.write_timeline(timeline))
-
-    def write_timeline(self, timeline: Timeline) -> Path:
-        """The list of releases and the TimeMap of `timeline`, in a folder of the prefix's timeline/ named
-        by their content (the same documents keep their folder, so their ETags stay); the few newest
-        folders stay for requests in flight on an older configuration."""
-        files = timeline_documents(timeline)
-        digest = hashlib.sha256()  # a file given as its path (the panel's) by its identity: not read here
-        for name, body in sorted(files.items()):
-            digest.update(name.encode() + b"\0" + (file_identity(body) if isinstance(body, Path) else body) + b"\0")
-        base = self.prefix / "timeline"
-        folder = base / digest.hexdigest()[:20]
-        if folder.is_dir():
-            os.utime(folder)  # used now: kept by the clean-up below
-        else:
-            staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=_made(base)))
-            for name, body in files.items():
-                _made((staging / name).parent)
-                if isinstance(body, Path):
-                    link_or_copy(body, staging / name)
-                else:
-                    write_atomic(staging / name, body, mode=0o644)
-            os.chmod(staging, 0o755)
-            os.rename(staging, folder)
-        for old in sorted(base.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_TIMELINES:]:
-            shutil.rmtree(old, ignore_errors=True)
-        return folder
+        return render_configuration(self.settings, self.prefix, timeline, write_timeline(self.prefix, timeline))
 
     def test(self, folder: Path) -> str | None:
         """`nginx -t` on the configuration in `folder`: None if nginx accepts it, else nginx's words
@@ -391,8 +363,3 @@ def _digest(path: Path) -> str | None:
     except (FileNotFoundError, IsADirectoryError):
         return None
 
-
-def _made(folder: Path) -> Path:
-    """A folder nginx's workers may read, made with its parents where missing."""
-    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-    return folder

@@ -37,9 +37,8 @@ from .edge_release import (
     key_entries,
     revocations_only,
     timeline_files,
-    timeline_table,
 )
-from .objects import stored_size
+from .objects import document_objects, stored_size
 
 # The Worker's script (its modules and the description bundled in), compressed, per plan (2026).
 SCRIPT_LIMITS = (("Free", 3 * 2 ** 20), ("Paid", 10 * 2 ** 20))
@@ -134,7 +133,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
     folders = {release: edge.folder / release for release in edge.answered}
     entries, audiences = key_entries(keys, folders, secret)
     values = {digest: orjson.dumps(entry).decode() for digest, entry in sorted(entries.items())}  # as KV stores them
-    description = {**edge_description(edge, cache_control, timeline_table(documents, stamp), audiences),
+    description = {**edge_description(edge, cache_control, document_objects(documents, stamp)[0], audiences),
                    "store_prefix": prefix}  # the releases' place in the bucket (deploy s3 --prefix)
     local = {"accessKeyId": LOCAL_ACCESS_KEY, "secretAccessKey": local_s3_secret(secret)}
     config = {"name": name, "main": "worker.js", "compatibility_date": COMPATIBILITY_DATE,

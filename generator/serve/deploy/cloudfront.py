@@ -44,8 +44,8 @@ from .edge_release import (
     revocations_only,
     site_url_of,
     timeline_files,
-    timeline_table,
 )
+from .objects import document_objects
 
 MAX_CODE_BYTES = 10 * 1024
 GATE_BYTES = 6 * 1024  # the key gate, the secret in it: what is left of 10 KB stays free
@@ -177,7 +177,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
                                 "they answer 410 at CloudFront")
     folders = {release: edge.folder / release for release in edge.answered}
     documents, stamp = timeline_files(edge)
-    description = orjson.dumps(edge_description(edge, cache_control, timeline_table(documents, stamp)))
+    description = orjson.dumps(edge_description(edge, cache_control, document_objects(documents, stamp)[0]))
     settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control),
                 "site_url": site_url_of(edge)}
     entries = store_entries(keys, folders, edge_states(edge), settings, secret)

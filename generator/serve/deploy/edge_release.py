@@ -135,11 +135,6 @@ def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
         last_change(edge)
 
 
-def timeline_table(documents: dict[str, bytes], stamp: int) -> dict[str, list]:
-    """The timeline's files as the edge core's files table has them: path → [mtime, size, sha256]."""
-    return {relative: [stamp, len(body), hashlib.sha256(body).hexdigest()] for relative, body in documents.items()}
-
-
 def keyed_hash(secret: str, key: str) -> str:
     """A key as the edge stores it: HMAC-SHA256 under the deployment's secret, in hex. Without the
     secret, a leaked store gives no key back, however weak (an unsalted SHA-256 of a short key is

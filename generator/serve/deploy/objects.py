@@ -5,7 +5,8 @@ the edges (S3 behind CloudFront, R2 behind the Worker), as Git, OCI registries a
                                    extension (what the media type is read from)
     objects/<sha256><ext>.gz|.br   its encodings (a body over 1 KB), named by the body they encode
     objects/<sha256>.json          a shard of a manifest: the files of one range of paths, path →
-                                   [mtime, size, sha256]
+                                   [mtime, size, sha256] and, for a file with encodings, their
+                                   SHA-256s by coding ({"gzip": …, "br": …}: each one's Repr-Digest)
     manifests/<release>.json       a release: its routing tables, and its shards with the first path of
                                    each range (`bounds`), written after every object it names
 
@@ -63,7 +64,7 @@ class ReleaseObjects:
     release: str
     head: bytes
     objects: dict[str, Body] = field(default_factory=dict)
-    entries: dict[str, list] = field(default_factory=dict)  # its files table: path → [mtime, size, sha256]
+    entries: dict[str, list] = field(default_factory=dict)  # its files table: path → [mtime, size, sha256, codings]
     shards: list[str] = field(default_factory=list)  # its head's shard keys, one per range of paths
     bounds: list[str] = field(default_factory=list)  # the first path of each shard's range ("" first)
     files: int = 0
@@ -91,19 +92,33 @@ def path_order(path: str) -> bytes:
 
 def file_objects(path: str, entry: list, source: Path | bytes, twins: Mapping[str, Body | bytes]) -> dict[str, Body]:
     """The objects of one file: its body and, over 1 KB, its encodings (`twins`: suffix → stored twin or
-    bytes; a missing one is made)."""
+    bytes; a missing one is made), whose SHA-256s by coding are added to its files table `entry`."""
     sha256 = entry[2]
     objects = {object_key(sha256, path): Body(object_key(sha256, path), source, sha256)}
     if has_twins(path, entry[1]):
         made: dict[str, bytes] = {}
-        for twin in TWINS:
+        codings = {}
+        for twin, coding in TWINS.items():
             found = twins.get(twin)
             if found is None:  # a file whose twins were not written (made the same way as the build's)
                 made = made or twins_of(path, source if isinstance(source, bytes) else source.read_bytes())
                 found = made[twin]
             body = found if isinstance(found, Body) else Body("", found, hashlib.sha256(found).hexdigest())
             objects[object_key(sha256, path, twin)] = Body(object_key(sha256, path, twin), body.source, body.sha256)
+            codings[coding] = body.sha256
+        entry[3:] = [codings]
     return objects
+
+
+def document_objects(documents: Mapping[str, bytes], stamp: int) -> tuple[dict[str, list], dict[str, Body]]:
+    """Files held in memory (the timeline's: the list of releases, the TimeMap, …) as a files table, each
+    written at `stamp`, and their objects, their encodings made here."""
+    table: dict[str, list] = {}
+    objects: dict[str, Body] = {}
+    for relative, body in documents.items():
+        table[relative] = [stamp, len(body), hashlib.sha256(body).hexdigest()]
+        objects.update(file_objects(relative, table[relative], body, twins_of(relative, body)))
+    return table, objects
 
 
 def _read_files(release_dir: Path, release: str, files: list[str]) -> ReleaseObjects:

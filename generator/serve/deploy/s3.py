@@ -31,20 +31,19 @@ from typing import Any, Callable
 
 import orjson
 
-from ...build.output.twins import twins_of
 from ...build.switch.timeline import RECORD, Timeline, record_of
 from ...contract.serving import JSON, TWINS, media_type
 from ...history.catalogue.log_copy import CHECKPOINT, LOG_COPY, Reader, copy_files, is_replaced
 from ...history.leases import Holder, hold_for_edge
 from ...history.site import built_against, release_order
-from .edge_release import deploying, edge_timeline, served_files, timeline_files, timeline_table
+from .edge_release import deploying, edge_timeline, served_files, timeline_files
 from .objects import (
     MANIFESTS,
     OBJECTS,
     Body,
     ReleaseObjects,
     as_stored,
-    file_objects,
+    document_objects,
     is_current,
     manifest_key,
     named_by,
@@ -115,10 +114,7 @@ def read_pointer(client: Any, bucket: str, prefix: str = "") -> dict | None:
 
 def timeline_objects(documents: dict[str, bytes], stamp: int) -> dict[str, Body]:
     """The objects of the list of releases and the TimeMap (what the edges' description names)."""
-    objects: dict[str, Body] = {}
-    for relative, entry in timeline_table(documents, stamp).items():
-        objects.update(file_objects(relative, entry, documents[relative], twins_of(relative, documents[relative])))
-    return objects
+    return document_objects(documents, stamp)[1]
 
 
 Progress = Callable[[str, int, int], None]  # (step, done, total): each step starts at 0, uploads count objects

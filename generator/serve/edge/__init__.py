@@ -18,7 +18,7 @@ NGINX_TIMEGATE = EDGE_SOURCE / "nginx_timegate.js"
 MANIFESTS_JS = EDGE_SOURCE / "manifests.js"  # the core's lookup over releases in a bucket (the Worker, the Lambda)
 # The format of the bucket's manifest heads that manifests.js reads and serve/deploy/objects.py writes; the
 # edge's description carries it, and an edge meeting a head of another format answers 503.
-MANIFEST_FORMAT = 3
+MANIFEST_FORMAT = 4
 
 
 def script(handler: Path, modules: tuple[Path, ...] = MODULES, constants: dict[str, object] | None = None) -> str:

@@ -16,7 +16,7 @@ import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, useContract } from "./contract.js";
 import { answer, encoding, error, finish } from "./core.js";
-import { Unavailable, objectKey, stored } from "./manifests.js";
+import { Unavailable, codedDigest, objectKey, stored } from "./manifests.js";
 
 const release = JSON.parse(readFileSync(new URL("./release.json", import.meta.url), "utf8"));
 useContract(release.contract);  // the serving contract, as the description carries it
@@ -90,8 +90,9 @@ function asked(request) {
 }
 
 // What a file's answer says that its object cannot: an export's download name, an original's Link, the
-// file's Repr-Digest (S3's metadata would come as x-amz-meta-…).
-const CARRIED = [NAMES.download, NAMES.link, NAMES.digest];
+// file's integrity fields (S3's metadata would come as x-amz-meta-…).
+const CARRIED = [NAMES.download, NAMES.link, NAMES.digest, NAMES.unencoded];
+const DIGESTS = [NAMES.digest, NAMES.unencoded];  // on a 304 too
 
 async function originRequest(request) {
   const headers = request.headers;
@@ -109,6 +110,11 @@ async function originRequest(request) {
     }
   }
   if (result.file !== undefined) {
+    const twin = encoding(value(headers, "accept-encoding"), result.size, release, result.file);
+    if (twin) {  // a Range on an encoded answer is not honoured, as nginx's gzip_static does not: the whole, 200
+      delete headers.range;
+      delete headers["if-range"];
+    }
     // S3 answers a range past the end with its own XML 416: the JSON one here, from the file's size
     const range = /^bytes=(\d+)-\d*$/i.exec(value(headers, "range"));
     if (range && +range[1] >= result.size) {
@@ -117,9 +123,10 @@ async function originRequest(request) {
     } else {
       // If-None-Match compares weakly (RFC 9110 §13.1.2) where S3 compares strongly: every ETag is strong
       if (headers["if-none-match"]) headers["if-none-match"][0].value = value(headers, "if-none-match").replace(/W\//g, "");
-      const twin = encoding(value(headers, "accept-encoding"), result.size, release, result.file);
       const carried = {};
       for (const name of CARRIED) if (result.headers[name]) carried[name] = result.headers[name];
+      const digest = codedDigest(result, twin);  // of the object sent: the body's, or its encoding's
+      if (digest) carried[NAMES.digest] = digest; else delete carried[NAMES.digest];
       if (result.cache) carried.cache = result.cache;  // the route's own Cache-Control (finish), by name
       headers["x-api-response"] = [{ key: "x-api-response", value: JSON.stringify(carried) }];
       request.uri = `/${objectKey(result, twin)}`;
@@ -131,7 +138,7 @@ async function originRequest(request) {
 }
 
 // The origin response of an object: the headers of its path the origin request handed on, on a 200 (a
-// 206 the download name and Repr-Digest, a 304 Repr-Digest, as nginx sends them); a route's own
+// 206 the download name and the digests, a 304 the digests, as nginx sends them); a route's own
 // Cache-Control as x-api-cache, which the viewer response sets.
 function originResponse(request, response) {
   const carried = JSON.parse(value(request.headers, "x-api-response") || "{}");
@@ -139,7 +146,7 @@ function originResponse(request, response) {
   for (const name in carried) {
     if (name === "cache" && status < 400) {  // the route's own Cache-Control, for the viewer response to set
       response.headers["x-api-cache"] = [{ key: "x-api-cache", value: carried[name] }];
-    } else if (status === 200 || (status === 206 && name !== NAMES.link) || (status === 304 && name === NAMES.digest)) {
+    } else if (status === 200 || (status === 206 && name !== NAMES.link) || (status === 304 && DIGESTS.indexOf(name) >= 0)) {
       response.headers[name.toLowerCase()] = [{ key: name, value: carried[name] }];
     }
   }

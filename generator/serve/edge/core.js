@@ -29,7 +29,7 @@ import { BINARY, FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } fr
 import { acceptDatetimeMillis, asOfMillis, recorded, releaseAt } from "./instants.js";
 import {
   asciiLower, error, fill, header, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf,
-  reprDigest, user,
+  digestField, user,
 } from "./keycheck.js";
 import { argument, audienceDir, variantFolder } from "./variants.js";
 
@@ -236,17 +236,18 @@ export function finish(result, release, method, page) {
   return result;
 }
 
-// `try_files FILE =404`: a file of the release (its mtime, size and SHA-256 from the files table), or a
-// JSON 404. Its Repr-Digest from the SHA-256 (nginx's TimeMap reads files on disk, with none: nginx's map
-// sends it there).
+// `try_files FILE =404`: a file of the release (mtime, size, SHA-256, its encodings' SHA-256s by coding, from
+// the files table), or a JSON 404. Its Unencoded-Digest, and its Repr-Digest as stored (the caller sets its
+// coding's: codedDigest), from the SHA-256 (njs reads files on disk, with none: nginx's maps send them).
 async function releaseFile(lookup, name, extra) {
   const known = await lookup("files", name);
   if (known === undefined) return error(404, "not_found");
+  const digest = known[2] ? digestField(known[2]) : null;  // njs's stat of a file has no hash
+  const digests = digest ? Object.assign(header("digest", digest), header("unencoded", digest)) : {};
   const headers = Object.assign(header("type", contentType(name)),
-    header("modified", new Date(known[0] * 1000).toUTCString()),
-    known[2] ? header("digest", reprDigest(known[2])) : {}, extra);  // njs's stat of a file has no hash
+    header("modified", new Date(known[0] * 1000).toUTCString()), digests, extra);
   return { status: 200, release: lookup.release, file: name, size: known[1], sha256: known[2], mtime: known[0],
-    headers };
+    codings: known[3] || {}, headers };
 }
 
 // The key check: the user, or the refusal — the 403, or for a rule that challenges and a request without

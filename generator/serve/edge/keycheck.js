@@ -22,9 +22,9 @@ export function header(name, value) {
 
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// Repr-Digest (RFC 9530) of a file from its SHA-256 in hex: serving.repr_digest, which nginx's map holds
-// (core.js sets it on a file's answer).
-export function reprDigest(hex) {
+// Repr-Digest's or Unencoded-Digest's value from a SHA-256 in hex: serving.digest_field, which nginx's maps
+// hold (core.js sets them on a file's answer).
+export function digestField(hex) {
   let out = "";
   for (let i = 0; i < hex.length; i += 6) {  // three bytes → four characters; the last two bytes → three and "="
     const part = hex.slice(i, i + 6);

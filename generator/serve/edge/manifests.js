@@ -2,11 +2,12 @@
 // (`riskapi deploy s3`, generator/serve/deploy/objects.py): a Worker reads them from R2, CloudFront's origin
 // Lambda from S3. `read(key)` gives a stored JSON object (or null where there is none). A release's
 // manifest head (its routing tables, and its shards with the first path of each one's range of sorted
-// paths) is read once per isolate or container and kept; a shard (file path → [mtime, size, sha256])
-// when a request first needs it — the one whose range holds the path, by a binary search over the
-// head's bounds — and kept while at most SHARDS_KEPT are. What the description bundled with the code
+// paths) is read once per isolate or container and kept; a shard (file path → [mtime, size, sha256, and
+// for a file with encodings their SHA-256s by coding]) when a request first needs it — the one whose
+// range holds the path, by a binary search over the head's bounds — and kept while at most SHARDS_KEPT are. What the description bundled with the code
 // holds (the states, the grant sets' audiences, the files of the list of releases and the TimeMap) is
 // read from it.
+import { digestField } from "./keycheck.js";
 
 const SHARDS_KEPT = 512;  // ~50 MB at most: a shard is ~1,024 files of ~100 bytes
 const RECORD_MS = 1000;  // the bucket's record of what was live, read at most once a second
@@ -36,6 +37,14 @@ export function objectKey(result, coding) {
   const dot = result.file.lastIndexOf(".");
   const twin = coding === "br" ? ".br" : coding === "gzip" ? ".gz" : "";
   return `objects/${result.sha256}${dot < 0 ? "" : result.file.slice(dot)}${twin}`;
+}
+
+// The Repr-Digest (RFC 9530) of a file's answer sent with `coding` ("gzip", "br"; null: as stored): of
+// those bytes, from the files table; undefined where it lacks that coding's hash (no header, never the
+// digest of other bytes).
+export function codedDigest(result, coding) {
+  const hex = coding ? result.codings[coding] : result.sha256;
+  return hex ? digestField(hex) : undefined;
 }
 
 // The core's lookup(table, key, release) over the description bundled with the code and the

@@ -10,8 +10,8 @@
 import {
   DEFAULT_TYPE, ERRORS, HEADERS, NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES, useContract,
 } from "./contract.js";
-import { answer, encoding, error, finish } from "./core.js";
-import { Unavailable, objectKey, stored } from "./manifests.js";
+import { answer, encoding, error, finish, quality } from "./core.js";
+import { Unavailable, codedDigest, objectKey, stored } from "./manifests.js";
 import release from "./release.json";
 
 useContract(release.contract);  // the serving contract, as the description carries it
@@ -140,6 +140,14 @@ function byteRange(request, size, etag, lastModified) {
   return [first, m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1)];
 }
 
+// Whether Accept-Encoding names no content coding a client takes (none sent, `identity`, or each at q=0).
+function takesNoCoding(accepted) {
+  return accepted.split(",").every((item) => {
+    const name = item.split(";")[0].trim().toLowerCase();
+    return name === "" || name === "identity" || quality(accepted, name) === 0;
+  });
+}
+
 function withLength(body, length) {  // a stream the runtime knows the length of (Content-Length, not chunked)
   const fixed = new FixedLengthStream(length);
   body.pipeTo(fixed.writable).catch(() => {});  // a client that goes away ends the copy
@@ -208,24 +216,32 @@ async function respond(request, env, asked) {
   }
   const headers = new Headers(result.headers);
   const fileTag = fileEtag(result);
-  // brotli or gzip where the client takes it (not for a range: its bytes are the file's as stored);
-  // each encoding is its own representation, with its own strong ETag (§8.8.3), as nginx's twins are
+  // brotli or gzip where the client takes it; each encoding is its own representation, with its own
+  // strong ETag (§8.8.3) and Repr-Digest, as nginx's twins are. A Range on an encoded answer is not
+  // honoured (the whole of it, 200), as nginx's gzip_static does not: a 206 is a slice of the stored bytes.
   const accepted = request.cf?.clientAcceptEncoding ?? request.headers.get("Accept-Encoding") ?? "";
-  const chosen = request.headers.get("Range") === null ? encoding(accepted, result.size, release, result.file) : null;
+  const chosen = encoding(accepted, result.size, release, result.file);
   const etag = chosen ? fileTag.replace(/"$/, `-${chosen}"`) : fileTag;
   headers.set("ETag", etag);
+  // Cloudflare's front line encodes a Worker's answer again (Miniflare, its emulator, decodes and
+  // re-compresses every compressible answer sent with a Content-Encoding, `encodeBody: "manual"` or not),
+  // and may compress a plain one for a client that takes a coding: the Worker vouches for the bytes
+  // sent only to a client that takes no coding. Unencoded-Digest holds on every answer.
+  const digest = codedDigest(result, chosen);
+  if (digest && !chosen && takesNoCoding(accepted)) headers.set(NAMES.digest, digest); else headers.delete(NAMES.digest);
   const condition = precondition(request, etag, result.headers["Last-Modified"]);
   if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5); nothing read
     headers.delete("Content-Disposition");
     return new Response(null, { status: 304, headers });
   }
   if (condition === 412) return failed(result, 412, "precondition");
-  const range = byteRange(request, result.size, fileTag, result.headers["Last-Modified"]);
+  const range = chosen ? null : byteRange(request, result.size, fileTag, result.headers["Last-Modified"]);
   if (range === UNSATISFIABLE) {
     return failed(result, 416, "range", { [NAMES.range]: `bytes */${result.size}` });
   }
   const key = (release.store_prefix || "") + objectKey(result, chosen);
   const lost = () => failed(result, 500, "server");
+  // Every body is sent as stored (`encodeBody: "manual"`): the runtime does not compress it again itself.
   if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding): R2 reads only those
     const [first, last] = range;
     headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
@@ -233,7 +249,7 @@ async function respond(request, env, asked) {
     if (head) return new Response(null, { status: 206, headers });
     const part = await env.RELEASES.get(key, { range: { offset: first, length: last - first + 1 } });
     if (part === null) return lost();  // the manifest names an object R2 does not hold
-    return new Response(withLength(part.body, last - first + 1), { status: 206, headers });
+    return new Response(withLength(part.body, last - first + 1), { status: 206, headers, encodeBody: "manual" });
   }
   // HEAD: the object's size from R2's metadata, its body not read
   const object = head ? await env.RELEASES.head(key) : await env.RELEASES.get(key);
@@ -241,6 +257,5 @@ async function respond(request, env, asked) {
   if (chosen) headers.set("Content-Encoding", chosen);
   headers.set("Content-Length", String(object.size));
   if (head) return new Response(null, { status: 200, headers });
-  // sent as stored: the runtime neither compresses it again nor decodes it
   return new Response(withLength(object.body, object.size), { status: 200, headers, encodeBody: "manual" });
 }

@@ -102,7 +102,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
     routings = [(release, read_routing(timeline.folder / release)) for release in timeline.answered]
     infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
     texts.update(render_scoped_maps(timeline, routings, timeline_root))
-    texts["digests.conf"] = render_digests(timeline, timeline_root)
+    texts.update(render_digests(timeline, timeline_root))
     texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),
                                                              "RELEASES_DIR": str(timeline.folder),
                                                              "HORIZON_FILE": str(prefix / HORIZON)})

@@ -153,7 +153,8 @@ def _headers(status: int | None = None, preflight: bool = False) -> list[str]:
               f"add_header {names['memento']} $memento_header_datetime always;   # a release under its id: when live",
               f"add_header {names['link']} $memento_link always;",
               f"add_header {names['download']} $content_disposition;",
-              f"add_header {names['digest']} $repr_digest;   # a file's: 200, 206, 304 (runtime/digests.conf)"]
+              f"add_header {names['digest']} $repr_digest;   # of the bytes sent (runtime/coded-digests.conf)",
+              f"add_header {names['unencoded']} $unencoded_digest;   # uncoded (runtime/digests.conf)"]
     return lines
 
 

@@ -1,32 +1,66 @@
-"""nginx's Repr-Digest (RFC 9530) of every file it serves, as map entries (runtime/digests.conf): nginx
-cannot hash a file per request, so the digest is data — each release's from its manifest.json (the same
-SHA-256 as the document's leaf in the release's tree), the timeline's from its files as written for this
-configuration. Keyed by the path try_files finds ($uri): /<release>/<path>, or /<path> in the timeline."""
+"""nginx's integrity fields of every file it serves, as map entries: nginx cannot hash a file per request,
+so the digests are data — each release's from its manifest.json (which holds the SHA-256 of each file
+and of each compressed twin), the timeline's from its files as written for this configuration.
+- runtime/digests.conf: $uri (the path try_files finds: /<release>/<path>, or /<path> in the timeline) →
+  its Unencoded-Digest, the bytes without content coding;
+- runtime/coded-digests.conf: "<size in hex> <Unencoded-Digest>" → the Repr-Digest of the representation of
+  that body whose size the ETag names (nginx's ETag is "mtime-size" of the file it opened: the file itself,
+  or gzip_static's or brotli_static's twin). Keyed by the body, not the path: a body repeated across
+  releases and audiences is one entry per coding."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping
 
 from ...build.render.templates import nginx_map_key
 from ...build.switch.timeline import Timeline
-from ...contract.serving import repr_digest
+from ...contract.serving import TWINS, digest_field
 from ...history.layout import served
 from ...history.site import read_manifest
 from ...system.files import file_entry
 from .contract_blocks import double_quoted
 
 
-def digest_entries(timeline: Timeline, timeline_root: Path) -> list[tuple[str, str]]:
-    """($uri of a served file, its Repr-Digest) for every release `timeline` answers and every file of
-    `timeline_root` (the list of releases, feeds, the panel, the log, the catalogues)."""
-    entries = [(f"/{release}/{path}", repr_digest(entry["sha256"]))
-               for release in timeline.answered
-               for path, entry in sorted(read_manifest(timeline.folder / release).items()) if served(path)]
+def _representations(listed: Mapping[str, Mapping], path: str) -> list[tuple[int, str]]:
+    """(size, SHA-256) of a file and of each of its twins that `listed` (path → {size, sha256}) holds."""
+    return [(listed[name]["size"], listed[name]["sha256"])
+            for name in (path, *(path + suffix for suffix in TWINS)) if name in listed]
+
+
+def _coded(representations: list[tuple[int, str]]) -> dict[str, str]:
+    """A body's coded-digests entries. Two representations of one size cannot be told apart by the
+    ETag: neither gets an entry (nginx sends no Repr-Digest then, never another representation's)."""
+    sizes = [size for size, _ in representations]
+    unencoded = digest_field(representations[0][1])
+    return {f"{size:x} {unencoded}": digest_field(sha256) for size, sha256 in representations
+            if sizes.count(size) == 1}
+
+
+def digest_entries(timeline: Timeline, timeline_root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The two maps' entries: $uri of every served file → its Unencoded-Digest, and "<size> <Unencoded-Digest>"
+    → Repr-Digest, for every release `timeline` answers and every file of `timeline_root` (the list of
+    releases, feeds, the panel, the log, the catalogues)."""
+    unencoded: dict[str, str] = {}
+    coded: dict[str, str] = {}
+    listings: list[tuple[str, Mapping[str, Mapping]]] = [
+        (f"/{release}/", read_manifest(timeline.folder / release)) for release in timeline.answered]
     if timeline_root.is_dir():
-        entries += [(f"/{path.relative_to(timeline_root).as_posix()}", repr_digest(file_entry(path)["sha256"]))
-                    for path in sorted(timeline_root.rglob("*")) if path.is_file()]
-    return entries
+        listings.append(("/", {path.relative_to(timeline_root).as_posix(): file_entry(path)
+                               for path in sorted(timeline_root.rglob("*")) if path.is_file()}))
+    for prefix, listed in listings:
+        for path in sorted(listed):
+            if not served(path):  # nor a twin: a representation of its file
+                continue
+            representations = _representations(listed, path)
+            unencoded[prefix + path] = digest_field(representations[0][1])
+            coded.update(_coded(representations))
+    return unencoded, coded
 
 
-def render_digests(timeline: Timeline, timeline_root: Path) -> str:
-    return "".join(f"{nginx_map_key(uri)} {double_quoted(digest)};\n"
-                   for uri, digest in digest_entries(timeline, timeline_root))
+def render_digests(timeline: Timeline, timeline_root: Path) -> dict[str, str]:
+    """runtime/digests.conf and runtime/coded-digests.conf."""
+    unencoded, coded = digest_entries(timeline, timeline_root)
+    return {"digests.conf": "".join(f"{nginx_map_key(uri)} {double_quoted(digest)};\n"
+                                    for uri, digest in unencoded.items()),
+            "coded-digests.conf": "".join(f"{double_quoted(key)} {double_quoted(digest)};\n"
+                                          for key, digest in coded.items())}
