@@ -141,7 +141,8 @@ def test_the_feeds_have_an_entry_per_release_with_its_movers_for_that_key(moves_
     server, first, second, _ = moves_a_and_b
     basic = {"Authorization": auth_header("alice", server.keys["alice"], "basic")}  # what feed readers send
     answer = server.get(f"{routes.API}/releases/feed.json", user=None, headers=basic)
-    feed = _json(answer)
+    assert answer.header("content-type") == "application/feed+json; charset=utf-8"  # JSON Feed 1.1's own type
+    feed = json.loads(answer.body)
     assert jsonschema_rs.validator_for(JSON_FEED, validate_formats=True).is_valid(feed)
     assert [(i["id"], i["date_published"]) for i in feed["items"]] == [
         (f"urn:country-risk-api:release:{second}", B_LIVE), (f"urn:country-risk-api:release:{first}", A_LIVE)]

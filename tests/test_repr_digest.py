@@ -113,3 +113,16 @@ def test_an_error_carries_no_digest(live, path, user, status):
     assert answer.status == status
     assert (answer.header("Repr-Digest"), answer.header("Unencoded-Digest")) == (None, None)
 
+
+@pytest.mark.parametrize(("path", "media_type"), [(f"{API}/releases/", "application/json"),
+                                                  (f"{API}/releases/feed.json", "application/feed+json"),
+                                                  (f"{API}/releases/feed.atom", "application/atom+xml")])
+def test_the_list_of_releases_and_its_feeds_are_typed_and_compressed_as_documents_are(live, path, media_type):
+    plain = live.get(path, user="alice", headers={"Accept-Encoding": "identity"})
+    assert (plain.status, plain.header("Content-Type")) == (200, media_type + "; charset=utf-8")
+    compressed = live.get(path, user="alice", headers={"Accept-Encoding": "gzip"})
+    # over 1 KB (the list of releases here; the feeds of two releases are under), as every document has twins
+    twin = "gzip" if len(plain.body) > 1024 else None
+    assert (compressed.header("Content-Type"), compressed.header("Content-Encoding")) == (
+        media_type + "; charset=utf-8", twin)
+    assert DECODE[twin](compressed.body) == plain.body

@@ -90,15 +90,18 @@ RULES = (
         "RFC 7089 link format: the release document as the original resource and its own TimeGate, and each "
         "kept release that was live as a memento, dated when it first went live.", "",
         media_type=serving.MEDIA_TYPES["link"], tag="releases"),)),
-    Rule("feed", "/releases/feed.{format}", "feeds/{audience}feed.{format}",
-         (Segment("format", "choice", ("json", "atom")),), root="timeline", challenge=True, endpoints=(
-             Endpoint("feed-json", "getReleasesJsonFeed", "The releases as a JSON Feed", "The releases as a JSON Feed",
-                      "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its "
-                      "movers this key may see and links to its release and change documents. Feed readers may send "
-                      "the key as HTTP Basic.", "", tag="releases", choice="json"),
-             Endpoint("feed-atom", "getReleasesAtomFeed", "The releases as an Atom feed",
-                      "The releases as an Atom feed", "Atom 1.0: the same entries as the JSON Feed.", "",
-                      media_type=serving.MEDIA_TYPES["atom"], tag="releases", choice="atom"))),
+    # the feeds: one rule each, as their files differ in type (a file's type is its extension's)
+    Rule("feed-json", "/releases/feed.json", "feeds/{audience}feed.jsonfeed", root="timeline", challenge=True,
+         endpoints=(Endpoint(
+             "feed-json", "getReleasesJsonFeed", "The releases as a JSON Feed", "The releases as a JSON Feed",
+             "JSON Feed 1.1: an item per kept release that was live, newest first, with the headline of its "
+             "movers this key may see and links to its release and change documents. Feed readers may send "
+             "the key as HTTP Basic.", "", media_type=serving.MEDIA_TYPES["jsonfeed"], tag="releases"),)),
+    Rule("feed-atom", "/releases/feed.atom", "feeds/{audience}feed.atom", root="timeline", challenge=True,
+         endpoints=(Endpoint(
+             "feed-atom", "getReleasesAtomFeed", "The releases as an Atom feed", "The releases as an Atom feed",
+             "Atom 1.0: the same entries as the JSON Feed.", "", media_type=serving.MEDIA_TYPES["atom"],
+             tag="releases"),)),
     # the log of releases (C2SP tlog-tiles): public, so monitors and witnesses follow it without a key
     Rule("log-checkpoint", "/log/checkpoint", "log/checkpoint.txt", root="timeline", key=False, cache="fresh",
          endpoints=(Endpoint(

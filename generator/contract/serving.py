@@ -18,6 +18,7 @@ MEDIA_TYPES = {
     "jsonl": "application/x-ndjson",
     "link": "application/link-format",
     "atom": "application/atom+xml",
+    "jsonfeed": "application/feed+json",  # JSON Feed 1.1 (its own registration)
     "jsonld": "application/ld+json",
     "tile": "application/octet-stream",  # a Merkle tree's tile (C2SP tlog-tiles): hashes, no text
     "bundle": "application/octet-stream",  # a bundle of the log's entries (C2SP tlog-tiles)

@@ -170,7 +170,8 @@ def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Comp
         return components.rewrite(schemas[endpoint.schema])
     if endpoint.bound.download:  # a binary one (Parquet) as bytes, which generated clients hand over as such
         return EXPORT_SCHEMA if endpoint.media_type not in BINARY_TYPES else {**EXPORT_SCHEMA, "format": "binary"}
-    json_media = (MEDIA_TYPES["json"], MEDIA_TYPES["jsonld"])  # a JSON-LD document is a JSON object too
+    # a JSON-LD document and a JSON Feed are JSON objects too
+    json_media = (MEDIA_TYPES["json"], MEDIA_TYPES["jsonld"], MEDIA_TYPES["jsonfeed"])
     return {"type": "object"} if endpoint.media_type in json_media else {"type": "string"}
 
 

@@ -57,11 +57,11 @@ def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience
                       "content_text": headline(_changes(folder / release, audience)), "date_published": live_from,
                       "external_url": site_url + url_for("changes", release)})
     json_feed = {"version": "https://jsonfeed.org/version/1.1", "title": TITLE,
-                 "home_page_url": site_url + url_for("docs"), "feed_url": site_url + url_for("feed", format="json"),
+                 "home_page_url": site_url + url_for("docs"), "feed_url": site_url + url_for("feed-json"),
                  "description": "Each release of the API as it went live, with its movers.",
                  "authors": [{"name": "Country risk API"}], "language": "en", "items": items}
     updated = releases[0][1] if releases else "1970-01-01T00:00:00Z"
-    self_url, page_url = site_url + url_for("feed", format="atom"), site_url + url_for("docs-page", page="changes")
+    self_url, page_url = site_url + url_for("feed-atom"), site_url + url_for("docs-page", page="changes")
     atom = ['<?xml version="1.0" encoding="utf-8"?>', '<feed xmlns="http://www.w3.org/2005/Atom">',
             "  <id>urn:country-risk-api:releases</id>", f"  <title>{TITLE}</title>", f"  <updated>{updated}</updated>",
             f"  <link rel=\"self\" type=\"{MEDIA_TYPES['atom']}\" href={quoteattr(self_url)}/>",

@@ -175,7 +175,7 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
     newest_first = sorted(timeline.answered, key=release_order, reverse=True)
     route = locations.Route(routes.url_for("releases"), "", "releases")
     out: dict[str, bytes | Path] = {}
-    listed, feed = routes.rule_named("releases"), routes.rule_named("feed")
+    listed = routes.rule_named("releases")
     for audience in audiences or locations.audiences(custom):
         name = locations.audience_name(audience)
         for preview in (False, True):
@@ -189,7 +189,7 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
             out[listed.file_for(name, "", preview)] = orjson.dumps(document, option=orjson.OPT_INDENT_2)
         went_live = [(r, periods[r][0][0]) for r in newest_first if r in periods and r not in timeline.staged]
         for format, body in feeds(went_live, timeline.folder, site_url, name).items():
-            out[feed.file_for(name, format=format)] = body
+            out[routes.rule_named(f"feed-{format}").file_for(name)] = body
     out[routes.rule_named("timemap").file] = timemap(timeline, site_url).encode()
     out.update(log_documents(timeline.log, timeline.checkpoint))
     panels = panel_documents(timeline)
