@@ -28,6 +28,7 @@ from .waiting import wait_for
 TYPES = {".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8",
          ".js": "text/javascript; charset=utf-8", ".csv": "text/csv; charset=utf-8",
          ".jsonl": "application/x-ndjson; charset=utf-8", ".tile": "application/octet-stream",
+         ".css": "text/css; charset=utf-8",
          ".parquet": "application/vnd.apache.parquet"}
 
 

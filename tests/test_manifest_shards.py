@@ -82,7 +82,8 @@ def test_the_edge_finds_every_file_in_its_range_and_nothing_between(tmp_path, mo
     release = current_release(tmp_path / "site")
     folder = tmp_path / "site" / RELEASES / release
     made = objects.release_objects(folder, release, served_files(folder))
-    assert len(made.shards) == 19  # the tiny release's 73 files (69 and 4 Parquet exports), 4 a shard: ⌈73 / 4⌉
+    assert len(made.entries) == 77  # the tiny release's files: 73, and 4 Parquet exports
+    assert len(made.shards) == 20  # 4 a shard: ⌈77 / 4⌉
     view = {made.key: orjson.loads(made.head), **{key: orjson.loads(made.objects[key].read()) for key in made.shards},
             "manifests/old.json": {**orjson.loads(made.head), "format": 2}}  # a head of another format
     # every file, and paths that are in no release: before the first, between two, after the last

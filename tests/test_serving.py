@@ -419,7 +419,12 @@ def test_pages_need_no_key(live, path):
     # only the explorer's own script (which imports the citation verifier, /docs/verify.js, from the same
     # origin); the reference page's schema.org Dataset, a data block no browser runs
     assert scripts in (data, ['<script src="/docs/explorer.js" data-root="/api/v1/" data-verify="/docs/verify.js">'])
-    assert "<link" not in page and "@import" not in page  # nothing from outside
+    # nothing from outside: the one stylesheet is the pages' own (their CSP allows no inline style)
+    assert re.findall(r"<link[^>]*>", page) == ['<link rel="stylesheet" href="/docs/style.css">']
+    assert "@import" not in page and "<style" not in page and " style=" not in page
+    stylesheet = live.get("/docs/style.css", user=None)
+    assert (stylesheet.status, stylesheet.header("content-type")) == (200, "text/css; charset=utf-8")
+    assert "style-src 'self'" in answer.header("content-security-policy")
     assert "acme_aml" not in page  # custom models stay hidden
     # the browser runs no script but the site's own, and sends no form or frame anywhere
     policy = answer.header("content-security-policy")

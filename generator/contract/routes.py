@@ -248,6 +248,7 @@ RULES = (
     Rule("explorer-script", "/docs/explorer.js", "docs/explorer.js", key=False, page=True, under=""),
     # the citation verifier (ES module, WebCrypto): the explorer checks what it shows; clients may import it
     Rule("verify-script", "/docs/verify.js", "docs/verify.js", key=False, page=True, under=""),
+    Rule("stylesheet", "/docs/style.css", "docs/style.css", key=False, page=True, under=""),
     Rule("favicon", "/favicon.ico", key=False, status=204, under=""),  # no icon, and no 404 in browsers' consoles
 )
 # Every documented operation, bound to its rule: docs/api.md's numbered endpoints first, the rest in the

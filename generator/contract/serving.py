@@ -14,6 +14,7 @@ MEDIA_TYPES = {
     "json": "application/json",
     "html": "text/html",
     "js": "text/javascript",
+    "css": "text/css",
     "csv": "text/csv",
     "jsonl": "application/x-ndjson",
     "link": "application/link-format",
@@ -48,7 +49,7 @@ def media_type(extension: str) -> str:
 
 JSON = media_type("json")
 LINK_FORMAT = MEDIA_TYPES["link"]
-PAGE_EXTENSIONS = ("html", "js")  # the pages and their script: the pages' Content-Security-Policy
+PAGE_EXTENSIONS = ("html", "js", "css")  # the pages, their script and styles: the pages' Content-Security-Policy
 
 # ---- headers ------------------------------------------------------------------------------------------
 METHODS = ("GET", "HEAD", "OPTIONS")
@@ -79,7 +80,7 @@ BY_STATUS = {
 # Content-Security-Policy: a page's 2xx/3xx answer may run its own script (the explorer's) and call an
 # API anywhere; every other answer (JSON, exports, every error) runs nothing.
 CSP = {
-    "page": "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; img-src data:; "
+    "page": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src *; img-src data:; "
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "data": "default-src 'none'; frame-ancestors 'none'",
 }

@@ -19,6 +19,7 @@ CHANGES_PAGE = "docs/changes/index.html"  # names the release it belongs to
 REFERENCE_PAGE = "docs/index.html"  # names it too, in its schema.org Dataset
 EXPLORER_SCRIPT = Path(__file__).parent / "templates" / "docs" / "explorer.js"
 VERIFY_SCRIPT = EXPLORER_SCRIPT.with_name("verify.js")  # the citation verifier the explorer imports
+STYLESHEET = EXPLORER_SCRIPT.with_name("style.css")  # every page's styles (the pages' CSP allows no inline style)
 
 
 @dataclass(frozen=True)
@@ -121,4 +122,5 @@ def render_pages(dataset: Dataset, examples: dict[str, tuple[locations.Route, ob
     encoded = {path: text.encode() for path, text in pages.items()}
     encoded["docs/explorer.js"] = EXPLORER_SCRIPT.read_bytes()
     encoded["docs/verify.js"] = VERIFY_SCRIPT.read_bytes()
+    encoded["docs/style.css"] = STYLESHEET.read_bytes()
     return encoded
