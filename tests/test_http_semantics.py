@@ -178,3 +178,16 @@ def test_no_header_of_the_storage_behind_reaches_the_client(live):
     for answer in (live.get(DOCUMENT), live.get(EXPORT, user="bob"), live.get(DOCUMENT, headers={"Range": "bytes=0-9"})):
         names = {name.lower() for name, _ in answer.raw_headers}
         assert not {n for n in names if n.startswith(("x-amz-", "x-rgw-")) or n == "keep-alive"}, names
+
+
+def test_an_answer_with_nothing_to_validate_is_not_stored(live):
+    # the TimeGate's 302 and a URI's TimeMap carry no ETag or Last-Modified: a cache could only ask again
+    # (RFC 9111 §4.3), so neither is stored; the list of releases they are worked out from is revalidated
+    releases = json.loads(live.get(f"{API}/releases/", user="bob").body)
+    live_from = next(r["liveFrom"] for r in releases["releases"] if r["id"] == releases["current"])
+    gate = live.get(f"{API}/riskscores/sovereign/?as_of={live_from}", user="bob")
+    site = releases["timemap"].removesuffix(f"{API}/releases/timemap")
+    timemap = live.get(f"{API}/timemap/{site}{API}/riskscores/sovereign/", user="bob")
+    listed = live.get(f"{API}/releases/", user="bob")
+    assert [(a.status, a.header("ETag") is None, a.header("Cache-Control")) for a in (gate, timemap, listed)] == [
+        (302, True, "no-store"), (200, True, "no-store"), (200, False, "private, no-cache")]

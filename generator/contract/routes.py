@@ -79,7 +79,7 @@ RULES = (
     # Memento's TimeGate of an original, as archives and clients address one: {site}/api/v1/timegate/{URI}
     Rule("timegate", "/timegate/{uri}", segments=(Segment("uri", "uri"),), answer="timegate"),
     # and its TimeMap: the kept releases in which that route answered this key
-    Rule("route-timemap", "/timemap/{uri}", segments=(Segment("uri", "uri"),), answer="timemap"),
+    Rule("route-timemap", "/timemap/{uri}", segments=(Segment("uri", "uri"),), answer="timemap", cache="computed"),
     Rule("releases", "/releases/", "lists/{preview}{audience}index.json", root="timeline", endpoints=(Endpoint(
         "list-releases", "listReleases", "Releases", "The kept releases, newest first",
         "Every kept release with when it was live (liveFrom, liveUntil, every period), its status (live, kept; "

@@ -85,11 +85,15 @@ CSP = {
     "data": "default-src 'none'; frame-ancestors 'none'",
 }
 ERROR_CACHE_CONTROL = "no-store"  # an error is never cached (any status ≥ 400)
+# Nor is a redirect (the TimeGate's 302): it has no validator, so a cache could only ask again (RFC 9111 §4.3)
+REDIRECTS = (301, 302, 303, 307, 308)
+REDIRECT_CACHE_CONTROL = "no-store"
 # Cache-Control of the routes that set their own, whatever the operator's (--cache-control): the log's
 # checkpoint is asked again each time (tlog-tiles: no caching beyond seconds); its tiles and bundles never
 # change (a path's bytes are the same for good: the log only grows)
 FOREVER = "max-age=31536000, immutable"  # an answer that never changes: a release's under its id
-ROUTE_CACHE = {"fresh": "no-cache", "forever": f"public, {FOREVER}"}
+# An answer worked out per request (a URI's TimeMap) has no validator: never stored (RFC 9111 §4.3)
+ROUTE_CACHE = {"fresh": "no-cache", "forever": f"public, {FOREVER}", "computed": "no-store"}
 
 
 def immutable(cache_control: str) -> str:
@@ -263,6 +267,7 @@ def edge_contract() -> dict[str, object]:
             "HEADERS": {"every": EVERY_ANSWER, "preflight": PREFLIGHT,
                         "by_status": {str(status): headers for status, headers in BY_STATUS.items()},
                         "csp": CSP, "error_cache_control": ERROR_CACHE_CONTROL, "download": DOWNLOAD,
+                        "redirects": list(REDIRECTS), "redirect_cache_control": REDIRECT_CACHE_CONTROL,
                         "route_cache": ROUTE_CACHE},
             "LINK_TYPE": LINK_FORMAT, "PAGE_TYPES": [media_type(ext) for ext in PAGE_EXTENSIONS],
             "ERRORS": ERRORS, "REDIRECT": REDIRECT, "LINK": LINK, "LINK_PARAMETER": LINK_PARAMETER,

@@ -134,7 +134,9 @@ async function originRequest(request) {
       return request;
     }
   }
-  return { status: String(result.status), headers: lambdaHeaders(result.headers), body: result.body || "" };
+  const made = lambdaHeaders(result.headers);
+  if (result.cache) made["x-api-cache"] = [{ key: "x-api-cache", value: result.cache }];  // the viewer response's
+  return { status: String(result.status), headers: made, body: result.body || "" };
 }
 
 // The origin response of an object: the headers of its path the origin request handed on, on a 200 (a

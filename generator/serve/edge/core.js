@@ -228,7 +228,8 @@ export function finish(result, release, method, page) {
   const headers = result.headers;
   const status = result.status;
   const ok = status >= 200 && status < 400;
-  const own = result.cache ? HEADERS.route_cache[result.cache] : "";  // a route's own (the log's): serving.ROUTE_CACHE
+  const own = HEADERS.redirects.indexOf(status) >= 0 ? HEADERS.redirect_cache_control  // nothing to validate
+    : result.cache ? HEADERS.route_cache[result.cache] : "";  // a route's own (the log's): serving.ROUTE_CACHE
   headers[NAMES.cache] = ok ? own || release.cache_control : HEADERS.error_cache_control;
   Object.assign(headers, HEADERS.every, HEADERS.by_status[status] || {}, method === "OPTIONS" ? HEADERS.preflight : {});
   headers[NAMES.csp] = page && ok ? HEADERS.csp.page : HEADERS.csp.data;
@@ -352,8 +353,9 @@ async function route(request, path, release, lookup, platform) {
     return timegateOfUri(uriAfter(request.path, table.scope.timegate), query, request.acceptDatetime,
       recorded(release.gate, await lookup("record", "", "")), release.prefix, table, release.site_url);
   }
-  if (rule.answer === "timemap") {  // {site}{TIMEMAPS}{URI}
-    return timemapOf(request, uriAfter(request.path, table.scope.timemaps), release, lookup.parent, platform);
+  if (rule.answer === "timemap") {  // {site}{TIMEMAPS}{URI}, with its own Cache-Control (finish)
+    const map = timemapOf(request, uriAfter(request.path, table.scope.timemaps), release, lookup.parent, platform);
+    return Object.assign(await map, { cache: rule.cache });
   }
   const values = await segmentValues(rule, found.m, grants, lookup);
   if (values === null) return error(404, "not_found");

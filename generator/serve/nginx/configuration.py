@@ -17,7 +17,7 @@ from ...build.render.templates import template_environment
 from ...build.switch.timeline import Timeline
 from ...contract.resources import NGINX_CONF
 from ...contract.routes import DEFAULT_SITE_URL, edge_table, rule_named
-from ...contract.serving import ERROR_CACHE_CONTROL, edge_contract, immutable
+from ...contract.serving import ERROR_CACHE_CONTROL, REDIRECT_CACHE_CONTROL, REDIRECTS, edge_contract, immutable
 from ...errors import ServeError
 from ...history.catalogue.fence import Fence
 from ...history.layout import read_release_info, read_routing
@@ -91,6 +91,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                   js_module=JS_MODULE if JS_MODULE.exists() else None,
                   site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL,
                   error_cache_control=ERROR_CACHE_CONTROL, error_body=error_body,
+                  redirects=REDIRECTS, redirect_cache_control=REDIRECT_CACHE_CONTROL,
                   range_location=error_location("range"), basic_form=basic_form(),
                   releases_list=rule_named("releases").template)
     environment = template_environment()
