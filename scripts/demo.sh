@@ -8,7 +8,24 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   echo "port $port on 127.0.0.1 is busy: stop what listens there, or choose another one: PORT=8081 scripts/demo.sh" >&2
   exit 1
 fi
-scripts/install.sh
+# nginx's workers run as an unprivileged user: they must enter every folder above the site (a clone in a
+# private folder, as mktemp -d makes, cannot be served). Checked before anything is installed or changed.
+if [ "$(id -u)" = 0 ]; then
+  closed=()
+  folder="$PWD"
+  while :; do
+    [ $(( 8#$(stat -c %a "$folder") & 1 )) = 1 ] || closed+=("$folder")
+    [ "$folder" = / ] && break
+    folder="$(dirname "$folder")"
+  done
+  if [ ${#closed[@]} -gt 0 ]; then
+    echo "nginx's workers cannot enter ${closed[*]} (they run as an unprivileged user); allow it with:" >&2
+    echo "  chmod o+x ${closed[*]}" >&2
+    echo "or clone the project into a folder they may enter" >&2
+    exit 1
+  fi
+fi
+scripts/install.sh client   # serving and the docs' client examples; scripts/test.sh installs the test tools
 export PATH="$PWD/.venv/bin:$PATH"   # riskapi, in the environment install.sh made
 base="http://127.0.0.1:$port"
 # The log of releases signed from the first release on (its key beside the keys file, never in site/)

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Install what the project needs on a fresh Debian machine: nginx and its modules (as root), and the Python
-# package with its tools into a virtual environment of its own, .venv/ (never the system's Python: Debian's
-# is externally managed, PEP 668). Other scripts then run .venv/bin/riskapi and .venv/bin/python.
+# package with the extras asked for (scripts/install.sh client: serving and the docs' client examples;
+# dev, the default: the test tools too) into a virtual environment of its own, .venv/ (never the system's
+# Python: Debian's is externally managed, PEP 668). Other scripts then run .venv/bin/riskapi and
+# .venv/bin/python. pip runs again only when pyproject.toml or the extras asked for changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+extras="${1:-dev}"
 
 . scripts/apt.sh   # apt_install
 
@@ -33,5 +36,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pip' >/dev/nul
     "$python" -m venv "$venv"
   fi
 fi
-echo "installing riskapi and its tools into $venv/ (a minute or two the first time)" >&2
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]"
+# What was installed last: pyproject.toml's hash and the extras (dev holds client).
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
+installed="$(cat "$venv/.installed" 2>/dev/null || true)"
+if [ "$installed" = "$wanted" ] || { [ "$extras" = client ] && [ "$installed" = "${wanted% *} dev" ]; }; then
+  "$venv/bin/python" -c 'import generator.cli' 2>/dev/null && exit 0
+fi
+echo "installing riskapi ($extras) into $venv/ (a minute or two the first time)" >&2
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[$extras]"
+echo "$wanted" > "$venv/.installed"

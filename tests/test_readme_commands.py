@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 import urllib.request
@@ -175,3 +176,55 @@ def test_demo_script_names_a_busy_port_before_touching_the_key():
     assert result.stderr.strip() == (f"port {port} on 127.0.0.1 is busy: stop what listens there, or choose "
                                      "another one: PORT=8081 scripts/demo.sh")
     assert (keys.stat().st_mtime_ns if keys.exists() else None) == before
+
+
+def _checkout_copy(where, *scripts: str):
+    """The scripts `scripts` and pyproject.toml copied into `where`, as a clone there would hold them."""
+    (where / "scripts").mkdir(parents=True)
+    for name in scripts:
+        (where / "scripts" / name).write_bytes((ROOT / "scripts" / name).read_bytes())
+    (where / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    return where
+
+
+def test_demo_script_in_a_private_folder_names_the_chmod_before_installing_anything(tmp_path):
+    # the suite runs as root (scripts/test.sh installs with apt): nginx's workers then run as www-data
+    assert os.geteuid() == 0
+    private = tmp_path / "private"
+    clone = _checkout_copy(private / "clone", "demo.sh", "install.sh", "apt.sh")
+    private.chmod(0o700)  # as mktemp -d makes it
+    result = subprocess.run(["bash", str(clone / "scripts" / "demo.sh")], env={**os.environ, "PORT": str(free_port())},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    # every folder above the clone that others may not enter, the private one first (pytest's own are 0700)
+    closed = " ".join(str(f) for f in [private, *private.parents] if not f.stat().st_mode & stat.S_IXOTH)
+    assert closed.startswith(f"{private} ")
+    assert result.stderr.splitlines()[:2] == [
+        f"nginx's workers cannot enter {closed} (they run as an unprivileged user); allow it with:",
+        f"  chmod o+x {closed}"]
+    assert sorted(p.name for p in clone.iterdir()) == ["pyproject.toml", "scripts"]  # no .venv, keys or site
+
+
+def test_install_runs_pip_only_when_pyproject_or_the_extras_changed(tmp_path):
+    clone = _checkout_copy(tmp_path / "clone", "install.sh", "apt.sh")
+    # .venv/bin/python: this environment's Python, but `-m pip` only noted (what install.sh asks of pip)
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    asked = tmp_path / "pip.txt"
+    python = clone / ".venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nif [ "$1 $2" = "-m pip" ]; then echo "$*" >> {asked}; exit 0; fi\n'
+                      f'exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+
+    def install(extras: str) -> str:
+        done = subprocess.run(["bash", str(clone / "scripts" / "install.sh"), extras], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        return asked.read_text() if asked.exists() else ""
+
+    assert install("client").endswith('.[client]\n')  # nothing installed yet
+    assert install("client").count("\n") == 1  # the second run: pip not asked again
+    assert install("dev").count("\n") == 2  # the test tools asked for: pip again
+    assert install("client").count("\n") == 2  # dev holds client
+    with open(clone / "pyproject.toml", "a") as pyproject:
+        pyproject.write("# a change\n")
+    assert install("client").count("\n") == 3
