@@ -21,12 +21,12 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def test_add_prints_a_new_128_bit_hex_key_once(tmp_path, tiny_site):
+def test_add_prints_a_new_key_of_the_api_s_format_once(tmp_path, tiny_site):
     keys = tmp_path / "keys.csv"
     result = run("keys", "add", "alice", "--models", "acme_aml", "--keys", keys, "--site", tiny_site)
     assert result.exit_code == 0, result.output
     key = result.output.strip()
-    assert re.fullmatch(r"[0-9a-f]{32}", key)
+    assert re.fullmatch(r"cra_live_[0-9a-z]{32}", key)  # contract/key_format.py: 129 random bits and a checksum
     assert read_keys(keys)[0].key == key and read_keys(keys)[0].models == ("acme_aml",)
     assert oct(keys.stat().st_mode & 0o777) == "0o600"
 

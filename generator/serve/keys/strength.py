@@ -1,10 +1,11 @@
-"""How strong a key is: a new one is 128 random bits, and one given with --key must be as hard to guess."""
+"""How strong a key is: a new one is 129 random bits in the API's key format, and one given with --key must be as
+hard to guess."""
 from __future__ import annotations
 
 import math
 import re
-import secrets
 
+from ...contract import key_format
 from ...errors import KeysError
 
 KEY = re.compile(r"[a-z0-9._~-]{16,128}")
@@ -16,8 +17,8 @@ KEY_ALPHABETS = ("0123456789", "0123456789abcdef", "abcdefghijklmnopqrstuvwxyz",
 
 
 def new_key() -> str:
-    """A lower-case hex key of 128 bits (nginx's map keys ignore letter case)."""
-    return secrets.token_hex(16)
+    """A new key in the API's format (contract/key_format.py): lower case, since nginx's map keys ignore it."""
+    return key_format.new_key()
 
 
 def normalise_key(key: str) -> str:
@@ -25,13 +26,16 @@ def normalise_key(key: str) -> str:
     if not KEY.fullmatch(folded):
         raise KeysError("a key must be 16 to 128 characters of letters, digits and . _ ~ - "
                         "(it is stored in lower case, since nginx compares keys ignoring case)")
+    problem = key_format.checksum_problem(folded)
+    if problem:
+        raise KeysError(f"that key is not a key of this API's format: {problem}")
     return folded
 
 
 def key_bits(key: str) -> float:
     """The estimated strength of a key: its length × log2 of the smallest alphabet of generated keys
     that holds it (digits 3.3 bits a character, hex 4, letters 4.7, letters and digits 5.2, with
-    . _ ~ - 5.3). A generated key (32 hex characters) is 128 bits."""
+    . _ ~ - 5.3). A key of the format before this one (32 hex characters) is 128 bits."""
     alphabet = next(a for a in KEY_ALPHABETS if set(key) <= set(a))
     return len(key) * math.log2(len(alphabet))
 

@@ -1,0 +1,54 @@
+"""The format of the API's keys, as GitHub's tokens have one: a prefix naming the API and the key's kind,
+then 128 random bits and a checksum. A secret scanner finds a leaked key by its pattern (docs/operate.md
+gives rules for two), and a mistyped key can be told from a key of this API without looking it up.
+
+    cra_live_<25 random characters><7 checksum characters>       41 characters, [0-9a-z] after the prefix
+
+Lower case only: nginx's maps and the edges compare keys ignoring letter case. 25 base-36 characters hold
+129 bits; the checksum is the CRC-32 of everything before it, in base 36 (7 characters hold 2^32). Keys
+issued before this format (32 hex digits, or a key given with --key) stay valid: only a key that starts
+with the prefix is held to the checksum."""
+from __future__ import annotations
+
+import re
+import secrets
+import zlib
+
+PREFIX = "cra_"  # country risk API
+KIND = "live"  # a key that reads the API (a later kind gets its own word here)
+ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+RANDOM_CHARACTERS = 25  # 25 × log2(36) = 129.2 bits
+CHECKSUM_CHARACTERS = 7  # 36^7 = 7.8e10 > 2^32
+# What a scanner looks for (the rules in docs/operate.md are this expression)
+PATTERN = rf"{PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS + CHECKSUM_CHARACTERS}}}"
+_KEY = re.compile(rf"(?P<body>{PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS}}})"
+                  rf"(?P<checksum>[0-9a-z]{{{CHECKSUM_CHARACTERS}}})")
+
+
+def checksum(body: str) -> str:
+    """The checksum of a key's prefix and random part: their CRC-32, in base 36, zero-padded."""
+    value, digits = zlib.crc32(body.encode("ascii")), []
+    for _ in range(CHECKSUM_CHARACTERS):
+        value, digit = divmod(value, len(ALPHABET))
+        digits.append(ALPHABET[digit])
+    return "".join(reversed(digits))
+
+
+def new_key() -> str:
+    """A new key: the prefix, 129 random bits and the checksum."""
+    body = f"{PREFIX}{KIND}_" + "".join(secrets.choice(ALPHABET) for _ in range(RANDOM_CHARACTERS))
+    return body + checksum(body)
+
+
+def checksum_problem(key: str) -> str | None:
+    """Why a (lower-cased) key that claims this API's format is not one of its keys, or None: a key
+    without the prefix is of the format before it, and is looked up as it is."""
+    if not key.startswith(PREFIX):
+        return None
+    found = _KEY.fullmatch(key)
+    if found is None:
+        return (f"a key starting {PREFIX} has {len(PREFIX) + len(KIND) + 1 + RANDOM_CHARACTERS + CHECKSUM_CHARACTERS} "
+                f"characters: {PREFIX}{KIND}_ then {RANDOM_CHARACTERS + CHECKSUM_CHARACTERS} of 0-9 and a-z")
+    if checksum(found["body"]) != found["checksum"]:
+        return "its checksum does not match: it is not a key of this API (mistyped or cut short?)"
+    return None
