@@ -575,3 +575,26 @@ def test_basic_credentials_match_the_user_in_any_letter_case(live, spelled):
     assert answer.status == 200, answer.body  # alice's custom model: the key is alice's whatever the case
     other = "Basic " + base64.b64encode(f"BOB:{live.keys['alice']}".encode()).decode()
     assert live.get(f"{API}/riskscores/sovereign/", user=None, headers={"Authorization": other}).status == 403
+
+
+def test_a_key_of_the_api_s_format_whose_checksum_fails_is_named_no_key_of_this_api(live):
+    import base64
+
+    from generator.contract import key_format
+    key = key_format.new_key()  # of the format, held by no keys file
+    typo = key[:-1] + ("0" if key[-1] != "0" else "1")  # its last checksum character mistyped
+    refused = {"detail": serving.ERRORS["invalid_key"]}
+    not_ours = {"detail": serving.ERRORS["not_our_key"]}
+    for header in (f"apikey alice:{typo}", f"Bearer {typo}", typo.upper(), f"apikey {typo[:-3]}",
+                   "Basic " + base64.b64encode(f"alice:{typo}".encode()).decode()):
+        answer = live.get(f"{API}/riskscores/sovereign/", user=None, headers={"Authorization": header})
+        assert (answer.status, json.loads(answer.body)) == (403, not_ours), header
+    # a key of the format no keys file holds, and one of the format before it: the one refusal for both
+    for header in (f"Bearer {key}", "Bearer 0123456789abcdef0123456789abcdef"):
+        answer = live.get(f"{API}/riskscores/sovereign/", user=None, headers={"Authorization": header})
+        assert (answer.status, json.loads(answer.body)) == (403, refused), header
+    # under a release's id too
+    release = live.get(f"{API}/", user="bob").header("X-Release")
+    scoped = live.get(f"{API}/releases/{release}/riskscores/sovereign/", user=None,
+                      headers={"Authorization": f"Bearer {typo}"})
+    assert (scoped.status, json.loads(scoped.body)) == (403, not_ours)

@@ -25,6 +25,13 @@ _KEY = re.compile(rf"(?P<body>{PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS}}})"
                   rf"(?P<checksum>[0-9a-z]{{{CHECKSUM_CHARACTERS}}})")
 
 
+def edge_description() -> dict[str, object]:
+    """The format as the edges and njs check it (keycheck.js's mistyped): the prefix, and an expression
+    whose two groups are what the checksum covers and the checksum."""
+    return {"prefix": PREFIX, "pattern": f"^{_KEY.pattern.replace('?P<body>', '').replace('?P<checksum>', '')}$",
+            "checksum_characters": CHECKSUM_CHARACTERS}
+
+
 def checksum(body: str) -> str:
     """The checksum of a key's prefix and random part: their CRC-32, in base 36, zero-padded."""
     value, digits = zlib.crc32(body.encode("ascii")), []

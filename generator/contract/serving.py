@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 
+from . import key_format
+
 # ---- media types, by file extension (every file a release serves has one of these) ------------------
 CHARSET = "; charset=utf-8"  # in the type itself: no charset filter runs per response
 MEDIA_TYPES = {
@@ -163,6 +165,9 @@ ERRORS = {
                   "percent-encode it.",
     "not_provided": "Authentication credentials were not provided.",
     "invalid_key": "Invalid API key.",
+    # a key of the API's format whose checksum does not match (contract/key_format.py): mistyped, not looked up
+    "not_our_key": "Invalid API key: it is not a key of this API (its checksum does not match: mistyped or cut "
+                   "short?).",
     "not_found": "Not found.",
     "method": "Method \"{method}\" not allowed.",
     "throttled": "Request was throttled.",
@@ -274,4 +279,5 @@ def edge_contract() -> dict[str, object]:
             "LINKS": LINKS, "STALE_RETRY_AFTER": STALE_RETRY_AFTER, "FOLDERS": FOLDERS,
             "RECORD_RETRY_AFTER": RECORD_RETRY_AFTER,
             "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE,
-            "NAMES": HEADER_NAMES, "AUTHORIZATION": [list(form) for form in AUTHORIZATION_FORMS]}
+            "NAMES": HEADER_NAMES, "AUTHORIZATION": [list(form) for form in AUTHORIZATION_FORMS],
+            "KEY_FORMAT": key_format.edge_description()}

@@ -3,7 +3,8 @@
 // cloudfront_origin.js). It normalises the path as nginx does, checks the key (its keyed hash, then the
 // KeyValueStore), and hands on what the answer depends on, as headers the cache key and the Lambda read:
 //   x-release   the live release (the store's `release` entry: one write switches every edge)
-//   x-auth      ok, missing, invalid, or twice (two Authorization headers: nginx's 400)
+//   x-auth      ok, missing, invalid, mistyped (of the API's key format, its checksum wrong), or twice (two
+//               Authorization headers: nginx's 400)
 //   x-grants    the key's grant set ("public" or "a+b"), x-preview "1" where it may read staged releases
 //   x-audience  the audience variant the answering release serves that set (its `a:` entry; public)
 //   x-user      whom the answer is for (not in the cache key)
@@ -70,7 +71,7 @@ async function handler(event) {
     answer = [answering, release.immutable, state && state[1] || "",
       mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site)];
   }
-  const auth = twice ? "twice" : who ? "ok" : sent ? "invalid" : "missing";
+  const auth = twice ? "twice" : who ? "ok" : who === null ? "mistyped" : sent ? "invalid" : "missing";
   const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",
     "x-audience": audience || PUBLIC_AUDIENCE, "x-user": who, "x-answer": JSON.stringify(answer) };
   for (const name in handed) headers[name] = { value: handed[name] };

@@ -261,7 +261,7 @@ async function refusal(request, lookup, platform, challenge) {
   if (who) return { who };
   const missing = checked ? checked.missing : sent === "";
   if (missing && challenge) return { refused: error(401, "not_provided") };
-  return { refused: error(403, missing ? "not_provided" : "invalid_key") };
+  return { refused: error(403, missing ? "not_provided" : (checked ? checked.mistyped : who === null) ? "not_our_key" : "invalid_key") };
 }
 
 // nginx.conf's release-scoped location: RELEASES/{id}/<route> answered as that release answered

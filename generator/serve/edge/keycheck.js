@@ -6,7 +6,7 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { AUTHORIZATION, DEFAULT_TYPE, ERRORS, LINK, LINK_PARAMETER, LINKS, NAMES, TYPES } from "./contract.js";
+import { AUTHORIZATION, DEFAULT_TYPE, ERRORS, KEY_FORMAT, LINK, LINK_PARAMETER, LINKS, NAMES, TYPES } from "./contract.js";
 
 // A JSON answer {"detail": …}: the API's errors and the TimeGate's 302.
 export function json(status, detail, extra) {
@@ -97,7 +97,25 @@ function authorizationForms() {
   return compiledForms;
 }
 
-// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only).
+// Whether a (lower-cased) key claims the API's format (its prefix) but is not one of its keys: another
+// length, or a checksum (the CRC-32 of what comes before it, in base 36) that does not match
+// (contract/key_format.py). Such a key is refused without a lookup.
+export function mistyped(key) {
+  if (key.slice(0, KEY_FORMAT.prefix.length) !== KEY_FORMAT.prefix) return false;
+  const m = new RegExp(KEY_FORMAT.pattern).exec(key);
+  if (!m) return true;
+  let crc = -1;
+  for (let i = 0; i < m[1].length; i++) {
+    crc ^= m[1].charCodeAt(i);
+    for (let bit = 0; bit < 8; bit++) crc = (crc >>> 1) ^ (0xEDB88320 & -(crc & 1));
+  }
+  let sum = ((crc ^ -1) >>> 0).toString(36);
+  while (sum.length < KEY_FORMAT.checksum_characters) sum = "0" + sum;
+  return sum !== m[2];
+}
+
+// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only); null
+// for a key of the API's format that is none of its keys (mistyped), never looked up.
 export async function user(header, lookup, platform) {
   let given = credential(header);
   if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
@@ -116,6 +134,7 @@ export async function user(header, lookup, platform) {
   const name = colon >= 0 ? given.slice(0, colon) : null;
   const key = colon >= 0 ? given.slice(colon + 1) : given;
   if (!key) return "";
+  if (mistyped(key)) return null;
   const hash = await platform.keyhash(key);
   const owner = await lookup("keys", hash);
   // the user's name in any letter case, as nginx's map matches it (owners are stored in lower case)

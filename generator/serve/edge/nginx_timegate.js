@@ -129,4 +129,12 @@ function basicPair(r) {
   return Buffer.from(decoded).toString("base64") === m[1] && decoded.includes(":") ? decoded : "";
 }
 
-export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair };
+// `js_set $key_refusal` (runtime/http.conf): the body of a refused key's 403, read only when one is refused —
+// a key of the API's format whose checksum does not match is no key of this API (mistyped), as at the edges.
+function keyRefusal(r) {
+  const credential = r.variables.credential || "";
+  return error(403, mistyped(asciiLower(credential.slice(credential.indexOf(":") + 1))) ? "not_our_key"
+    : "invalid_key").body;
+}
+
+export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair, keyRefusal };

@@ -58,8 +58,8 @@ def _maps() -> list[str]:
     # reads nothing else to pass
     lines += _map("$api_user", "$auth_failure", [('""', "$auth_refusal"), ("default", '""')])
     lines += _map("$http_authorization", "$auth_refusal",
-                  [('""', error_body("not_provided")), ("default", error_body("invalid_key"))],
-                  "never say whether the user or the key was wrong")
+                  [('""', error_body("not_provided")), ("default", "$key_refusal")],
+                  "never say whether the user or the key was wrong; a mistyped key is named ($key_refusal)")
     lines += _map("$audience", "$audience_dir",
                   [(serving.PUBLIC_AUDIENCE, '""'), ("default", double_quoted(serving.folder("audience",
                                                                                             audience="$audience")))])
