@@ -84,7 +84,7 @@ class ReleaseWriter(ReleaseFiles):
         super().__init__(site / RELEASES / f"{UNFINISHED}{self.id}", max(int(time.time()), previous_stamp + 1),
                          previous_dir, read_manifest(previous_dir) if previous_dir else {})
         self.folder.mkdir()
-        self._scratch = site / RELEASES / f".tmp-{self.id}.scratch"  # a leftover `.tmp-*` is removed
+        self._scratch = site / RELEASES / f"{UNFINISHED}{self.id}.scratch"  # a leftover is removed as one
         self._pool: ProcessPoolExecutor | None = self._worker_pool(workers)
         self._pending: deque[Future] = deque()
         self._writeback = Writeback(self.folder)

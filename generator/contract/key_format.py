@@ -19,17 +19,17 @@ KIND = "live"  # a key that reads the API (a later kind gets its own word here)
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 RANDOM_CHARACTERS = 25  # 25 × log2(36) = 129.2 bits
 CHECKSUM_CHARACTERS = 7  # 36^7 = 7.8e10 > 2^32
+LENGTH = len(f"{PREFIX}{KIND}_") + RANDOM_CHARACTERS + CHECKSUM_CHARACTERS
 # What a scanner looks for (the rules in docs/operate.md are this expression)
 PATTERN = rf"{PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS + CHECKSUM_CHARACTERS}}}"
-_KEY = re.compile(rf"(?P<body>{PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS}}})"
-                  rf"(?P<checksum>[0-9a-z]{{{CHECKSUM_CHARACTERS}}})")
+# A key's two parts: what the checksum covers, and the checksum (the edges get it as it is: edge_description)
+_KEY = re.compile(rf"({PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS}}})([0-9a-z]{{{CHECKSUM_CHARACTERS}}})")
 
 
 def edge_description() -> dict[str, object]:
     """The format as the edges and njs check it (keycheck.js's mistyped): the prefix, and an expression
     whose two groups are what the checksum covers and the checksum."""
-    return {"prefix": PREFIX, "pattern": f"^{_KEY.pattern.replace('?P<body>', '').replace('?P<checksum>', '')}$",
-            "checksum_characters": CHECKSUM_CHARACTERS}
+    return {"prefix": PREFIX, "pattern": f"^{_KEY.pattern}$", "checksum_characters": CHECKSUM_CHARACTERS}
 
 
 def checksum(body: str) -> str:
@@ -54,8 +54,8 @@ def checksum_problem(key: str) -> str | None:
         return None
     found = _KEY.fullmatch(key)
     if found is None:
-        return (f"a key starting {PREFIX} has {len(PREFIX) + len(KIND) + 1 + RANDOM_CHARACTERS + CHECKSUM_CHARACTERS} "
-                f"characters: {PREFIX}{KIND}_ then {RANDOM_CHARACTERS + CHECKSUM_CHARACTERS} of 0-9 and a-z")
-    if checksum(found["body"]) != found["checksum"]:
+        return (f"a key starting {PREFIX} has {LENGTH} characters: {PREFIX}{KIND}_ then "
+                f"{RANDOM_CHARACTERS + CHECKSUM_CHARACTERS} of 0-9 and a-z")
+    if checksum(found[1]) != found[2]:
         return "its checksum does not match: it is not a key of this API (mistyped or cut short?)"
     return None

@@ -91,7 +91,7 @@ function asked(request) {
 
 // What a file's answer says that its object cannot: an export's download name, an original's Link, the
 // file's integrity fields (S3's metadata would come as x-amz-meta-…).
-const CARRIED = [NAMES.download, NAMES.link, NAMES.digest, NAMES.unencoded];
+const CARRIED = [NAMES.download, NAMES.link, NAMES.unencoded];  // and the Repr-Digest of the object asked for
 const DIGESTS = [NAMES.digest, NAMES.unencoded];  // on a 304 too
 
 async function originRequest(request) {
@@ -126,7 +126,7 @@ async function originRequest(request) {
       const carried = {};
       for (const name of CARRIED) if (result.headers[name]) carried[name] = result.headers[name];
       const digest = codedDigest(result, twin);  // of the object sent: the body's, or its encoding's
-      if (digest) carried[NAMES.digest] = digest; else delete carried[NAMES.digest];
+      if (digest) carried[NAMES.digest] = digest;
       if (result.cache) carried.cache = result.cache;  // the route's own Cache-Control (finish), by name
       headers["x-api-response"] = [{ key: "x-api-response", value: JSON.stringify(carried) }];
       request.uri = `/${objectKey(result, twin)}`;

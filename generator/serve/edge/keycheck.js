@@ -99,10 +99,16 @@ function authorizationForms() {
 
 // Whether a (lower-cased) key claims the API's format (its prefix) but is not one of its keys: another
 // length, or a checksum (the CRC-32 of what comes before it, in base 36) that does not match
-// (contract/key_format.py). Such a key is refused without a lookup.
+// (contract/key_format.py). Such a key is refused without a lookup. Every key of the format is checked, so
+// its expression is compiled once per contract given, as the Authorization forms are.
+let keyPattern = null, keyPatternFrom = null;
 export function mistyped(key) {
   if (key.slice(0, KEY_FORMAT.prefix.length) !== KEY_FORMAT.prefix) return false;
-  const m = new RegExp(KEY_FORMAT.pattern).exec(key);
+  if (keyPatternFrom !== KEY_FORMAT) {
+    keyPattern = new RegExp(KEY_FORMAT.pattern);
+    keyPatternFrom = KEY_FORMAT;
+  }
+  const m = keyPattern.exec(key);
   if (!m) return true;
   let crc = -1;
   for (let i = 0; i < m[1].length; i++) {

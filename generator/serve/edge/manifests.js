@@ -4,9 +4,9 @@
 // manifest head (its routing tables, and its shards with the first path of each one's range of sorted
 // paths) is read once per isolate or container and kept; a shard (file path → [mtime, size, sha256, and
 // for a file with encodings their SHA-256s by coding]) when a request first needs it — the one whose
-// range holds the path, by a binary search over the head's bounds — and kept while at most SHARDS_KEPT are. What the description bundled with the code
-// holds (the states, the grant sets' audiences, the files of the list of releases and the TimeMap) is
-// read from it.
+// range holds the path, by a binary search over the head's bounds — and kept while at most SHARDS_KEPT
+// are. What the description bundled with the code holds (the states, the grant sets' audiences, the files
+// of the list of releases and the TimeMap) is read from it.
 import { digestField } from "./keycheck.js";
 
 const SHARDS_KEPT = 512;  // ~50 MB at most: a shard is ~1,024 files of ~100 bytes

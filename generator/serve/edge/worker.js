@@ -11,7 +11,7 @@ import {
   DEFAULT_TYPE, ERRORS, HEADERS, NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES, useContract,
 } from "./contract.js";
 import { answer, encoding, error, finish, quality } from "./core.js";
-import { Unavailable, codedDigest, objectKey, stored } from "./manifests.js";
+import { Unavailable, objectKey, stored } from "./manifests.js";
 import release from "./release.json";
 
 useContract(release.contract);  // the serving contract, as the description carries it
@@ -226,9 +226,9 @@ async function respond(request, env, asked) {
   // Cloudflare's front line encodes a Worker's answer again (Miniflare, its emulator, decodes and
   // re-compresses every compressible answer sent with a Content-Encoding, `encodeBody: "manual"` or not),
   // and may compress a plain one for a client that takes a coding: the Worker vouches for the bytes
-  // sent only to a client that takes no coding. Unencoded-Digest holds on every answer.
-  const digest = codedDigest(result, chosen);
-  if (digest && !chosen && takesNoCoding(accepted)) headers.set(NAMES.digest, digest); else headers.delete(NAMES.digest);
+  // sent only to a client that takes no coding (and so gets the stored bytes, whose Repr-Digest the core
+  // set). Unencoded-Digest holds on every answer.
+  if (!takesNoCoding(accepted)) headers.delete(NAMES.digest);
   const condition = precondition(request, etag, result.headers["Last-Modified"]);
   if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5); nothing read
     headers.delete("Content-Disposition");

@@ -1,6 +1,7 @@
 """API keys, which every server checks: the keys file (file.py), a key's strength (strength.py), and what a
 key may see — its grant set, the audience a release serves it, whether it may preview (audiences.py).
 nginx's key map is serve/nginx/key_map.py; the edges' key entries serve/deploy/edge_release.py."""
+from ...contract.key_format import new_key
 from .audiences import (
     grant_set_audiences,
     missing_variant,
@@ -28,7 +29,7 @@ from .keys_file import (
     write_keys,
     write_lines,
 )
-from .strength import KEY, MIN_KEY_BITS, key_bits, key_weakness, new_key, normalise_key
+from .strength import KEY, MIN_KEY_BITS, key_bits, key_weakness, normalise_key
 
 __all__ = ["grant_set_audiences", "missing_variant", "previewers", "release_audience", "served_audiences",
            "user_grants", "HEADER", "HEADER_LINE", "PREVIEW_GRANT", "USER", "USER_RULE", "ApiKey", "KeysFile",

@@ -17,9 +17,10 @@ from typing import Callable, Iterator
 from ...build.load.problems import SHOWN_PER_KIND
 from ...contract import routes
 from ...contract.encodings import identity
+from ...contract.key_format import new_key
 from ...errors import KeysError
 from ...system.files import write_atomic
-from .strength import KEY, key_weakness, new_key, normalise_key
+from .strength import KEY, key_weakness, normalise_key
 
 HEADER = ["user", "key", "models", "active"]
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")

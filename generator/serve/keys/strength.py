@@ -16,11 +16,6 @@ KEY_ALPHABETS = ("0123456789", "0123456789abcdef", "abcdefghijklmnopqrstuvwxyz",
                  "0123456789abcdefghijklmnopqrstuvwxyz", "0123456789abcdefghijklmnopqrstuvwxyz._~-")
 
 
-def new_key() -> str:
-    """A new key in the API's format (contract/key_format.py): lower case, since nginx's map keys ignore it."""
-    return key_format.new_key()
-
-
 def normalise_key(key: str) -> str:
     folded = key.strip().lower()
     if not KEY.fullmatch(folded):
