@@ -61,12 +61,15 @@ def site_with_keys(base: Path, data: str) -> dict[str, str]:
     """Every serving benchmark's set-up, in `base` (tests.live.worker_readable_folder): the demo release
     built into its site/ and KEY_COUNT keys in its keys.csv (one user in ten granted the custom model);
     each user's key."""
+    from generator.contract.key_format import key_digest
     from generator.publish.build_release import build
-    from generator.serve.keys import ApiKey, new_key, write_keys
+    from generator.serve.keys import ApiKey, new_key, site_secret, write_keys
     build(Path(data), base / "site")
-    keys = [ApiKey(f"user{n}", new_key(), ("acme_aml",) if n % 10 == 0 else (), True) for n in range(KEY_COUNT)]
-    write_keys(base / "keys.csv", keys)
-    return {k.user: k.key for k in keys}
+    plain = {f"user{n}": new_key() for n in range(KEY_COUNT)}
+    secret = site_secret(base / "keys.csv")
+    write_keys(base / "keys.csv", [ApiKey(user, key_digest(secret, key), ("acme_aml",) if n % 10 == 0 else (), True)
+                                   for n, (user, key) in enumerate(plain.items())])
+    return plain
 
 
 def contract_server(port: int, root: Path, headers: list[tuple[str, str]], log: Path) -> str:

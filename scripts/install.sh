@@ -10,12 +10,14 @@ extras="${1:-dev}"
 
 . scripts/apt.sh   # apt_install
 
-# nginx, its brotli_static module (docs/api.md: brotli where the module exists) and its njs module (the
-# TimeGate: Accept-Datetime and ?as_of= look up instants in njs).
+# nginx, its brotli_static module (docs/api.md: brotli where the module exists), its njs module (the
+# TimeGate: Accept-Datetime and ?as_of= look up instants in njs; a key's expiry) and set-misc (set_sha1: a
+# key's digest, the only form of a key nginx is given).
 modules=/usr/lib/nginx/modules
 if { ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; } \
-   || [ ! -e "$modules/ngx_http_brotli_static_module.so" ] || [ ! -e "$modules/ngx_http_js_module.so" ]; then
-  apt_install nginx libnginx-mod-http-brotli-static libnginx-mod-http-js
+   || [ ! -e "$modules/ngx_http_brotli_static_module.so" ] || [ ! -e "$modules/ngx_http_js_module.so" ] \
+   || [ ! -e "$modules/ngx_http_set_misc_module.so" ]; then
+  apt_install nginx libnginx-mod-http-brotli-static libnginx-mod-http-js libnginx-mod-http-set-misc
 fi
 
 # Python 3.11 or newer, with venv (Debian's python3-venv; pip comes with it into the environment).

@@ -22,16 +22,22 @@ from click.testing import CliRunner
 
 from generator.cli import command_table
 from generator.cli import main as cli_main
+from generator.contract.key_format import key_digest
 from generator.history.catalogue import Catalogue, now_ms
 from generator.history.site import CURRENT
 from generator.publish.build_release import build
 from generator.serve.deploy import cloudflare
 from generator.serve.deploy.edge_release import SECRET_FILE
-from generator.serve.keys import add_key, revoke
+from generator.serve.keys import add_key, read_secret, revoke
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.system.processes import end_with_parent
 
 from .waiting import wait_for
+
+
+def digest_of(keys_file: Path, key: str) -> str:
+    """What the keys file and every server keep of a key: its digest under the file's secret."""
+    return key_digest(read_secret(keys_file), key.lower())
 
 
 def free_port() -> int:

@@ -166,7 +166,7 @@ def test_stage_preview_and_promote_from_the_command_line(tmp_path):
     live = current_release(site)
     added = run("-v", "keys", "add", "reviewer", "--preview", "--keys", keys)
     assert added.exit_code == 0 and "that may read staged releases" in added.output
-    assert keys.read_text().splitlines()[1].endswith(",@preview,yes")  # the grant in the models column
+    assert keys.read_text().splitlines()[1].endswith(",@preview,yes,")  # the grant in the models column
     listed = run("keys", "list", "--keys", keys)
     assert "\tpreview\tactive" in listed.output
     staged = run("build", "--data", TINY, "--site", site, "--force", "--stage")

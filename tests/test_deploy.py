@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 
@@ -12,9 +11,10 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.history.site import CURRENT
 from generator.serve.deploy import cloudflare
-from generator.serve.keys import add_key
+from generator.serve.keys import add_key, read_secret
 
 from .conftest import ROOT, TINY
+from .live import digest_of
 
 
 def _deploy(*args: str):
@@ -49,18 +49,18 @@ def test_the_project_is_the_worker_and_its_description_and_holds_no_file_of_a_re
     # of each release only its grant sets' audiences; its files and tables are its manifest in the bucket
     assert description["tables"][live] == {"audiences": {"acme_aml": "acme_aml"}}
     assert set(description["tables"]["timeline"]["files"]) >= {"lists/index.json", "timemap.link"}
-    # keys only as HMAC-SHA256s under the deployment's secret: no file of the project holds a key
+    # keys only as their digests under the keys file's secret: no file of the project holds a key
     for path in out.rglob("*"):
         if path.is_file():
             text = path.read_bytes().lower()
             assert not any(key.lower().encode() in text for key in plain), path
     secret = (out / ".keys-secret").read_text().strip()
-    assert len(secret) == 64 and (out / ".keys-secret").stat().st_mode & 0o777 == 0o600
+    assert secret == read_secret(keys) and (out / ".keys-secret").stat().st_mode & 0o777 == 0o600
     assert (out / ".dev.vars").read_text() == f"KEYS_SECRET={secret}\n"  # what `wrangler dev` reads
     assert "npx wrangler secret put KEYS_SECRET < .keys-secret" in result.output  # the first deploy says so
     # the keys are Workers KV entries (keys-kv.json, 0600, for `wrangler kv bulk put`), not in the script
     entries = {e["key"]: json.loads(e["value"]) for e in json.loads((out / "keys-kv.json").read_text())}
-    alice, bob = (f"k:{hmac.new(secret.encode(), key.encode(), hashlib.sha256).hexdigest()}" for key in plain)
+    alice, bob = (f"k:{hashlib.sha1((secret + key).encode()).hexdigest()}" for key in plain)  # key_format.py
     assert entries == {alice: {"user": "alice", "models": ["acme_aml"], "set": "acme_aml"},
                        bob: {"user": "bob", "models": [], "set": "public"}}
     assert (out / "keys-kv.json").stat().st_mode & 0o777 == 0o600
@@ -233,7 +233,6 @@ def test_a_revocation_reaches_both_edges_key_stores_while_the_catalogue_cannot_b
     revoked key out of the key store already deployed (nothing else changes), and says so; after the repair
     a whole deploy goes on without the revoked key."""
     from generator.history.catalogue import CATALOGUE
-    from generator.serve.deploy.edge_release import keyed_hash
     from generator.serve.keys import revoke
     site, keys, plain = _site_and_keys(tmp_path)
     worker, cloudfront = tmp_path / "cloudflare", tmp_path / "cloudfront"
@@ -247,9 +246,8 @@ def test_a_revocation_reaches_both_edges_key_stores_while_the_catalogue_cannot_b
     for out, command in commands.items():
         assert CliRunner().invoke(main, [*command, "--site", str(site), "--keys", str(keys), "--out", str(out)]
                                   ).exit_code == 0
-    secrets_ = {out: (out / ".keys-secret").read_text().strip() for out in commands}
-    bob = {out: f"k:{keyed_hash(secrets_[out], plain[1])}" for out in commands}
-    alice = {out: f"k:{keyed_hash(secrets_[out], plain[0])}" for out in commands}
+    bob = {out: f"k:{digest_of(keys, plain[1])}" for out in commands}
+    alice = {out: f"k:{digest_of(keys, plain[0])}" for out in commands}
     assert all({bob[out], alice[out]} <= hashed(out) for out in commands)
     (site / CATALOGUE).write_bytes(b"garbage" * 1000)
     revoke(keys, "bob")

@@ -27,7 +27,7 @@ from generator.serve.nginx.configuration import check_release
 from generator.serve.status import read_statuses
 
 from .conftest import TINY
-from .live import free_port, serving_copy_of, wait_for
+from .live import digest_of, free_port, serving_copy_of, wait_for
 
 pytestmark = pytest.mark.faults
 
@@ -58,7 +58,7 @@ def test_a_hand_written_case_twin_is_a_located_line_that_serves_no_key(tmp_path)
     with serving_copy_of(TINY, tmp_path) as server:
         twin_key = "9f86d081884c7d659a2feaa0c55ad015"
         original = server.keys_file.read_text()
-        server.keys_file.write_text(original + f"ALICE,{twin_key},,yes\n")
+        server.keys_file.write_text(original + f"ALICE,{digest_of(server.keys_file, twin_key)},,yes,\n")
         server.runtime.refresh()  # nginx accepts the configuration: the twin is left out, not merged
         line = len(original.splitlines()) + 1
         assert server.runtime.status.state["live"]["keyProblems"] == [
@@ -278,7 +278,7 @@ def test_a_keys_file_that_cannot_be_read_never_holds_back_a_new_release(tmp_path
         assert (answer.status, answer.header("x-release")) == (200, current_release(server.site))
         rejection = server.runtime.status.state["rejected"][0]
         assert (rejection["what"], rejection["name"]) == ("keys file", str(server.keys_file))
-        assert rejection["reason"] == f"{server.keys_file}:1: the header must be user,key,models,active"
+        assert rejection["reason"] == f"{server.keys_file}:1: the header must be user,key_digest,models,active,expires"
         server.keys_file.write_bytes(good)
 
 
@@ -477,10 +477,11 @@ def test_bad_keys_lines_serve_no_key_on_nginx_and_in_workerd_alike(place):
     from .live import start_edge_server
     with serving_copy_of(TINY, place) as nginx:
         twin, bad = "9f86d081884c7d659a2feaa0c55ad015", "3c59dc048e8850243be8079a5c74d079"
+        kept = {key: digest_of(nginx.keys_file, key) for key in (twin, bad, nginx.keys["bob"])}
         with nginx.keys_file.open("a") as handle:
-            handle.write(f"ALICE,{twin},,yes\n")  # alice in other letter case: one user, so this line is refused
-            handle.write(f"dave,{bad},,maybe\n")  # a bad cell
-            handle.write(f"erin,{nginx.keys['bob']},,yes\n")  # bob's key again: neither line serves it
+            handle.write(f"ALICE,{kept[twin]},,yes,\n")  # alice in other letter case: one user, so this line is refused
+            handle.write(f"dave,{kept[bad]},,maybe,\n")  # a bad cell
+            handle.write(f"erin,{kept[nginx.keys['bob']]},,yes,\n")  # bob's key again: neither line serves it
         nginx.runtime.refresh()
         nginx.keys.update({"ALICE": twin, "dave": bad, "erin": nginx.keys["bob"]})
         edge = start_edge_server(nginx)
@@ -594,14 +595,14 @@ def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
 
     def full_disk(path, lines):
         raise OSError(28, "No space left on device", str(path))
-    import generator.serve.keys.keys_file as keys_module
-    monkeypatch.setattr(keys_module, "write_lines", full_disk)
+    import generator.serve.keys.edits as edits
+    monkeypatch.setattr(edits, "write_lines", full_disk)
     result = run("keys", "add", "alice", "--replace", "--keys", keys)
     assert result.exit_code == 1
     shown, warning = result.output.splitlines()[:2]
     assert key_format.checksum_problem(shown) is None and shown.startswith("cra_live_")  # a key, whole
     assert warning == "error: the key above was NOT saved (see below); nothing changed in the keys file"
-    assert [(k.key, k.active) for k in read_keys(keys)] == [(old, True)]
+    assert [(k.digest, k.active) for k in read_keys(keys)] == [(digest_of(keys, old), True)]
 
 
 def test_a_site_path_with_spaces_is_served_and_one_with_a_dollar_is_refused_clearly(place):

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.serve.keys import read_keys
 
-from .live import free_port
+from .live import digest_of, free_port
 
 
 def run(*args):
@@ -27,19 +27,21 @@ def test_add_prints_a_new_key_of_the_api_s_format_once(tmp_path, tiny_site):
     assert result.exit_code == 0, result.output
     key = result.output.strip()
     assert re.fullmatch(r"cra_live_[0-9a-z]{32}", key)  # contract/key_format.py: 129 random bits and a checksum
-    assert read_keys(keys)[0].key == key and read_keys(keys)[0].models == ("acme_aml",)
+    assert read_keys(keys)[0].digest == digest_of(keys, key) and read_keys(keys)[0].models == ("acme_aml",)
+    assert key not in keys.read_text() and key[9:] not in keys.read_text()  # only its digest is kept
     assert oct(keys.stat().st_mode & 0o777) == "0o600"
+    assert oct((tmp_path / "keys.csv.secret").stat().st_mode & 0o777) == "0o600"
 
 
-def test_list_masks_keys(tmp_path):
+def test_list_names_each_key_by_its_short_id(tmp_path):
     keys = tmp_path / "keys.csv"
     key = run("keys", "add", "alice", "--models", "acme_aml,other", "--keys", keys, "--force").output.strip()
     run("keys", "add", "bob", "--keys", keys)
     run("keys", "revoke", "bob", "--keys", keys)
     listing = run("keys", "list", "--keys", keys).output.splitlines()
-    assert listing[0] == f"alice\t{key[:4]}…{key[-4:]}\tacme_aml,other\tactive"
+    assert listing[0] == f"alice\t{digest_of(keys, key)[:8]}\tacme_aml,other\tactive"
     assert listing[1].startswith("bob\t") and listing[1].endswith("\t-\trevoked")
-    assert key not in "\n".join(listing)
+    assert key[-4:] not in "\n".join(listing)
 
 
 def test_add_refuses_a_model_that_is_not_a_custom_model_of_the_release(tmp_path, tiny_site):
@@ -63,7 +65,9 @@ def test_given_key_is_stored_in_lower_case(tmp_path):
     result = run("keys", "add", "carol", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
     assert result.output.strip() == "9f86d081884c7d659a2feaa0c55ad015"
     stored = [line.split(",") for line in keys.read_text().splitlines()[1:]]
-    assert [(row[0], row[1]) for row in stored] == [("carol", "9f86d081884c7d659a2feaa0c55ad015")]  # as saved
+    # kept as the digest of the lower-cased key, which nginx and the edges work out from either case
+    assert [(row[0], row[1]) for row in stored] == [("carol", digest_of(keys, "9f86d081884c7d659a2feaa0c55ad015"))]
+    assert "9f86d081884c7d659a2feaa0c55ad015" not in keys.read_text().lower()
 
 
 def test_bad_keys_and_users_are_refused(tmp_path):
@@ -80,8 +84,8 @@ def test_replace_rotates_a_users_key(tmp_path):
     keys = tmp_path / "keys.csv"
     old = run("keys", "add", "alice", "--keys", keys).output.strip()
     new = run("keys", "add", "alice", "--replace", "--keys", keys).output.strip()
-    state = {k.key: k.active for k in read_keys(keys)}
-    assert state == {old: False, new: True}
+    state = {k.digest: k.active for k in read_keys(keys)}
+    assert state == {digest_of(keys, old): False, digest_of(keys, new): True}
 
 
 @pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not

@@ -48,6 +48,7 @@ COMMAND_LINES = [
     "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
+    "riskapi keys migrate --keys {keys}",
     "riskapi subscribers add erin http://127.0.0.1:9/hook --secret whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3 --keys {keys} "
     "--allow-private-network",
     "riskapi subscribers list --keys {keys}",

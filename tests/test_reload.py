@@ -26,9 +26,7 @@ def test_new_grant_takes_effect_without_rebuild(module_server):
     module_server.runtime.refresh()
     module_server.keys["erin"] = erin
     assert module_server.get(PATH, user="erin").status == 404
-    add_key(module_server.keys_file, "erin", ("acme_aml",), replace_old=True)
-    module_server.keys["erin"] = [line.split(",")[1] for line in module_server.keys_file.read_text().splitlines()
-                           if line.startswith("erin,") and line.endswith(",yes")][0]
+    module_server.keys["erin"] = add_key(module_server.keys_file, "erin", ("acme_aml",), replace_old=True).key
     module_server.runtime.refresh()
     assert module_server.get(PATH, user="erin").status == 200
     assert module_server.get(PATH, user="erin", form="bare").status == 200
@@ -63,14 +61,14 @@ def test_a_bad_keys_line_serves_no_key_and_every_other_line_goes_on(module_serve
     keys_conf = module_server.keys_file
     original = keys_conf.read_text()
     try:
-        keys_conf.write_text(original + "mallory,abc,,yes\n")  # a key too short
+        keys_conf.write_text(original + "mallory,abc,,yes,\n")  # a key typed where its digest belongs
         assert module_server.runtime.refresh() is True
         assert module_server.get("/api/v1/riskscores/sovereign/").status == 200  # the others' keys work
         assert "mallory" not in (module_server.runtime.conf / "runtime" / "keys.conf").read_text()
         problems = module_server.runtime.status.state["live"]["keyProblems"]
         line = len(original.splitlines()) + 1
-        assert problems == [f"{keys_conf}:{line}: a key must be 16 to 128 characters of letters, digits and . _ ~ - "
-                            "(it is stored in lower case, since nginx compares keys ignoring case)"]
+        assert problems == [f"{keys_conf}:{line}: key_digest is not a key's digest (40 hex characters); a key is added "
+                            "with `riskapi keys add USER --key KEY`, which keeps only its digest"]
     finally:
         keys_conf.write_text(original)
         module_server.runtime.refresh()

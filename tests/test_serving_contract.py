@@ -150,11 +150,9 @@ def test_the_authorization_forms_are_the_contract_s_and_nowhere_else():
     for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
         named = re.sub(r"\((?!\?)", "(?<c>", pattern, count=1)
         key = re.escape(("~*" if any_case else "~") + named)
-        # HTTP Basic's credential is $basic_pair (runtime/http.conf): njs's USER:KEY, else the form's own entry
+        # HTTP Basic's credential is $basic_pair (runtime/http.conf): njs's USER:KEY
         value = r"\$basic_pair" if prefix == serving.BASIC_PREFIX else rf"{re.escape(prefix)}\$c"
         assert re.search(rf'"{key}"\s+{value};', conf)
-        if prefix == serving.BASIC_PREFIX:
-            assert re.fullmatch(rf'"{key}" basic:\$c;', contract_blocks.basic_form())
     # the edges read the forms from the contract: keycheck.js spells none of them
     keycheck = (EDGE_SOURCE / "keycheck.js").read_text()
     assert not any(form[0] in keycheck for form in serving.AUTHORIZATION_FORMS)

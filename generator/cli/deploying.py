@@ -95,12 +95,12 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     releases."""
     from ..history.site import live_release
     from ..serve.deploy.cloudflare import node_problem, write_project
-    from ..serve.keys import load_keys
+    from ..serve.keys import load_keys, site_secret
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_read.keys, out_dir, name, cache_control, kv_namespace, bucket,
-                            _folder(prefix), keep, keep_days, plan)
+    project = write_project(site_dir, keys_read.keys, site_secret(keys_file), out_dir, name, cache_control,
+                            kv_namespace, bucket, _folder(prefix), keep, keep_days, plan)
     _platform_limits(project.warnings, strict)
     for note in project.notes + [problem for problem in [node_problem()] if problem]:
         click.echo(f"note: {note}", err=True)
@@ -112,9 +112,10 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
               f"npm run keys && npx wrangler deploy (after a key change, npm run keys alone); docs/deploy.md says how "
               f"to try it under wrangler dev")
     if project.new_secret:
-        click.echo(f"note: the keys are hashed with a new secret in {out_dir / '.keys-secret'}; give it to the "
-                   f"Worker once, before its first deploy: cd {out_dir} && npx wrangler secret put KEYS_SECRET "
-                   "< .keys-secret (until then the Worker answers 500)", err=True)
+        click.echo(f"note: the Worker works keys' digests out with the keys file's secret, new to this project "
+                   f"({out_dir / '.keys-secret'}); give it to the Worker once, before its next deploy: cd {out_dir} && "
+                   "npx wrangler secret put KEYS_SECRET < .keys-secret (until then it answers 500, or refuses every "
+                   "key where it had another secret)", err=True)
 
 
 @deploy.command("cloudfront")
@@ -133,11 +134,11 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     site's releases."""
     from ..history.site import live_release
     from ..serve.deploy.cloudfront import ORIGIN_LAMBDA, write_project
-    from ..serve.keys import load_keys
+    from ..serve.keys import load_keys, site_secret
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_read.keys, out_dir, cache_control, keep, keep_days)
+    project = write_project(site_dir, keys_read.keys, site_secret(keys_file), out_dir, cache_control, keep, keep_days)
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote the CloudFront Functions, the origin Lambda@Edge and {project.entries:,} KeyValueStore entries "
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "

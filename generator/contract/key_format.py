@@ -7,9 +7,16 @@ gives rules for two), and a mistyped key can be told from a key of this API with
 Lower case only: nginx's maps and the edges compare keys ignoring letter case. 25 base-36 characters hold
 129 bits; the checksum is the CRC-32 of everything before it, in base 36 (7 characters hold 2^32). Keys
 issued before this format (32 hex digits, or a key given with --key) stay valid: only a key that starts
-with the prefix is held to the checksum."""
+with the prefix is held to the checksum.
+
+No server keeps a key: each keeps its digest (key_digest), the SHA-1 of the site's secret and the key. The
+secret is 64 hex characters, exactly SHA-1's first block, so the hash of a key starts from a state made of
+256 secret bits: without the secret a digest gives no key back, however weak the key. SHA-1 because it is
+nginx's own hash (set-misc's set_sha1), the one way within 1 µs a request (docs/operate.md, "Keys at rest");
+a digest needs only preimage resistance, which no known attack on SHA-1 touches."""
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import zlib
@@ -24,6 +31,22 @@ LENGTH = len(f"{PREFIX}{KIND}_") + RANDOM_CHARACTERS + CHECKSUM_CHARACTERS
 PATTERN = rf"{PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS + CHECKSUM_CHARACTERS}}}"
 # A key's two parts: what the checksum covers, and the checksum (the edges get it as it is: edge_description)
 _KEY = re.compile(rf"({PREFIX}{KIND}_[0-9a-z]{{{RANDOM_CHARACTERS}}})([0-9a-z]{{{CHECKSUM_CHARACTERS}}})")
+
+
+SECRET = re.compile(r"[0-9a-f]{64}")  # a site's key secret
+DIGEST = re.compile(r"[0-9a-f]{40}")  # a key's digest, as the keys file and every server hold it
+KEY_ID_CHARACTERS = 8  # a key's short id: the start of its digest, which names it in lists and logs
+
+
+def new_secret() -> str:
+    """A new site secret: 256 random bits in hex."""
+    return secrets.token_hex(32)
+
+
+def key_digest(secret: str, key: str) -> str:
+    """What every server holds of a (lower-cased) key: the SHA-1 of the site's secret and the key, in hex.
+    nginx works it out with `set_sha1 $key_digest "$key_secret$folded_key"`, the edges with their SHA-1."""
+    return hashlib.sha1((secret + key).encode("utf-8")).hexdigest()
 
 
 def edge_description() -> dict[str, object]:

@@ -21,7 +21,7 @@ from ..history.site import RELEASES, current_release, kept_releases, no_release,
 from ..system.files import link_atomic
 from ..system.processes import children, end_with_parent
 from .catalogue_watch import CatalogueWatch
-from .keys import ApiKey, load_keys
+from .keys import ApiKey, load_keys, read_secret
 from .nginx.configuration import (
     Configuration,
     ServeSettings,
@@ -133,7 +133,8 @@ class NginxRuntime:
         folder = Path(tempfile.mkdtemp(prefix=f"{configuration.release}-", dir=self.configs))
         folder.rmdir()  # write_config makes it, with its own mode
         try:
-            write_config(folder, configuration, keys)
+            # no key, no secret needed: a new site serves before its first key has made one
+            write_config(folder, configuration, keys, read_secret(self.settings.keys) if keys else "")
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise

@@ -5,8 +5,8 @@ manifests over content-addressed objects (objects.py); the Worker reads them thr
 binding. The project is the Worker and what it bundles (release.json: the live release's settings, the
 route table, the releases' states, the list of releases and the TimeMap): one Worker version is one
 switch of the live release, made after the upload. Its size does not grow with the releases' files.
-The project folder is written beside the old one and swapped in, so it is whole too. Keys are hashed
-with a secret of the deployment that the Worker reads from its `KEYS_SECRET` binding; they are not in the
+The project folder is written beside the old one and swapped in, so it is whole too. Keys are known by
+their digests under the site's key secret, which the Worker reads from its `KEYS_SECRET` binding; they are not in the
 script but in Workers KV (keys-kv.json, applied by update-keys.mjs with `wrangler kv bulk`): the
 script's size and the Worker's start-up stay the same whatever the number of clients, and a key change
 needs no new version."""
@@ -83,22 +83,22 @@ class CloudflareProject:
 OPERATORS_OWN = ("node_modules", ".wrangler")  # in a project folder: the operator's, kept by every deploy
 
 
-def write_project(site: Path, keys: list[ApiKey], out: Path, name: str, cache_control: str,
+def write_project(site: Path, keys: list[ApiKey], secret: str, out: Path, name: str, cache_control: str,
                   kv_namespace: str | None = None, bucket: str = BUCKET, prefix: str = "", keep: int | None = None,
                   keep_days: float | None = None, plan: str = "free") -> CloudflareProject:
     """Write the Workers project of a site's releases into a new folder beside `out`, then swap it in
     (files.replace_folder): a deploy killed half-way leaves the previous project whole. The current
     release answers every route; each kept (and staged) release answers under /api/v1/releases/{id}/ (as
-    `keep` and `keep_days` say: give deploy s3 the same). The keys' secret (edge.SECRET_FILE) is kept
-    from the previous project, and so are what the operator put there (OPERATORS_OWN: the installed
+    `keep` and `keep_days` say: give deploy s3 the same). `secret` is the keys file's (the Worker works
+    digests out with it: edge_release.SECRET_FILE). What the operator put there (OPERATORS_OWN: the installed
     packages, wrangler's local state), so `npm install` is run once. `plan` ("free" or "paid") is whose
     limits the warnings hold it to: on Paid, R2's storage beyond the included 10 GB is a cost (a note),
     and the script's limit is 10 MiB."""
     project = CloudflareProject(out)
     try:
         with folder_replacing(out, keep=OPERATORS_OWN) as folder, deploying(site, f"deploy cloudflare {out}") as lease:
-            _write_into(folder, project, site, keys, out, name, cache_control, kv_namespace, bucket, prefix, keep,
-                        keep_days, plan, lease)
+            _write_into(folder, project, site, keys, secret, out, name, cache_control, kv_namespace, bucket, prefix,
+                        keep, keep_days, plan, lease)
     except CatalogueError as error:  # a revocation never waits on the history
         raise revocations_only(out, out / KV_ENTRIES, keys, STORE["key"], error) from None
     return project
@@ -109,8 +109,8 @@ def local_s3_secret(secret: str) -> str:
     return hmac.new(secret.encode(), b"wrangler dev local R2", hashlib.sha256).hexdigest()
 
 
-def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey], out: Path, name: str,
-                cache_control: str, kv_namespace: str | None, bucket: str, prefix: str, keep: int | None,
+def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list[ApiKey], secret: str, out: Path,
+                name: str, cache_control: str, kv_namespace: str | None, bucket: str, prefix: str, keep: int | None,
                 keep_days: float | None, plan: str, lease: Holder) -> None:
     edge, left_out = edge_timeline(site, keep, keep_days=keep_days, holder=lease)
     project.releases = len(edge.answered)
@@ -129,9 +129,9 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
             project.warnings.append(f"{said} (beyond it ${R2_GB_MONTH} per GB-month: --plan paid; riskapi build "
                                     "--keep, or deploy --keep, keeps fewer)")
     documents, stamp = timeline_files(edge)
-    secret, project.new_secret = deployment_secret(folder, earlier=out if out.is_dir() else None)
+    project.new_secret = deployment_secret(folder, secret, earlier=out if out.is_dir() else None)
     folders = {release: edge.folder / release for release in edge.answered}
-    entries, audiences = key_entries(keys, folders, secret)
+    entries, audiences = key_entries(keys, folders)
     values = {digest: orjson.dumps(entry).decode() for digest, entry in sorted(entries.items())}  # as KV stores them
     description = {**edge_description(edge, cache_control, document_objects(documents, stamp)[0], audiences),
                    "store_prefix": prefix}  # the releases' place in the bucket (deploy s3 --prefix)

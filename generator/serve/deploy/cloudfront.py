@@ -112,7 +112,7 @@ def _in_string(value: object) -> bytes:
 
 def function_code(name: str, minified: bytes, secret: str) -> bytes:
     """A CloudFront function as deployed: the parts of the serving contract it uses written into it, and
-    into the key gate the deployment's secret and the route table's release-scoped paths."""
+    into the key gate the site's key secret and the route table's release-scoped paths."""
     contract = edge_contract()
     code = minified.replace(CONTRACT_PLACEHOLDER.encode(),
                             _in_string({part: contract[part] for part in FUNCTION_CONTRACTS[name]}))
@@ -126,13 +126,13 @@ def entries_bytes(entries: list[tuple[str, str]]) -> int:
     return sum(len(k.encode()) + len(v.encode()) for k, v in entries)
 
 
-def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[str, list], settings: dict,
-                  secret: str) -> list[tuple[str, str]]:
-    """The KeyValueStore's entries: each active key's hash → its user, grant set and preview; for each
+def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[str, list], settings: dict
+                  ) -> list[tuple[str, str]]:
+    """The KeyValueStore's entries: each active key's digest → its user, grant set and preview; for each
     release answered (`releases`: id → folder) and grant set not served the public variant, its
     audience; each id's state and when it went live (`states`: edge_states); and `release` last (the
     switch, written after every entry it points to)."""
-    keyed, audiences = key_entries(keys, releases, secret)
+    keyed, audiences = key_entries(keys, releases)
     entries = [(STORE["key"] + digest, orjson.dumps({"user": e["user"], "set": e["set"],
                                               **({"preview": True} if e.get("preview") else {})}).decode())
                for digest, e in sorted(keyed.items())]
@@ -143,15 +143,15 @@ def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[st
     return entries
 
 
-def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str, keep: int | None = None,
+def write_project(site: Path, keys: list[ApiKey], secret: str, out: Path, cache_control: str, keep: int | None = None,
                   keep_days: float | None = None) -> CloudFrontProject:
     """Write viewer-request.js, viewer-response.js and kvs.json (the KeyValueStore's import format) into a
     new folder beside `out`, then swap it in (a killed deploy leaves the previous files whole). The
-    viewer-request function carries the deployment's secret the store's keys are hashed with."""
+    viewer-request function carries `secret`, the keys file's, which the store's digests are made with."""
     project = CloudFrontProject(out)
     try:
         with folder_replacing(out) as folder, deploying(site, f"deploy cloudfront {out}") as lease:
-            _write_into(folder, project, site, keys, out, cache_control, keep, keep_days, lease)
+            _write_into(folder, project, site, keys, secret, out, cache_control, keep, keep_days, lease)
     except CatalogueError as error:  # a revocation never waits on the history
         store = out / "kvs.json"
         before = _read_store(store) if store.is_file() else {}
@@ -162,9 +162,9 @@ def write_project(site: Path, keys: list[ApiKey], out: Path, cache_control: str,
     return project
 
 
-def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], out: Path,
+def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], secret: str, out: Path,
                 cache_control: str, keep: int | None, keep_days: float | None, lease: Holder) -> None:
-    secret, _ = deployment_secret(folder, earlier=out if out.is_dir() else None)
+    deployment_secret(folder, secret)
     code = {name: function_code(name, (MINIFIED / name).read_bytes(), secret) for name in FUNCTIONS}
     for name, text in code.items():
         project.code_bytes[name] = len(text)
@@ -180,7 +180,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
     description = orjson.dumps(edge_description(edge, cache_control, document_objects(documents, stamp)[0]))
     settings = {"id": edge.current, "cache_control": cache_control, "immutable": immutable(cache_control),
                 "site_url": site_url_of(edge)}
-    entries = store_entries(keys, folders, edge_states(edge), settings, secret)
+    entries = store_entries(keys, folders, edge_states(edge), settings)
     project.entries = len(entries)
     project.store_bytes = entries_bytes(entries)
     for key, value in entries:

@@ -1,17 +1,14 @@
 """What every edge deploy shares: the edge core's route description and hashed keys of a release.
 
 The description is the release's own routing (nginx/routing.json, the data nginx's maps are rendered
-from), in the form the edge core (generator/serve/edge/core.js) looks things up by. Keys are stored only as
-HMAC-SHA256 hashes under a secret of the deployment (keyed_hash): no deploy bundle, upload or log holds
-a key, and the store alone gives none back."""
+from), in the form the edge core (generator/serve/edge/core.js) looks things up by. Keys are known by
+their digests, as the keys file holds them (contract/key_format.py: key_digest, under the site's secret,
+which the deploy hands the edge): no deploy bundle, upload or log holds a key, and the store alone gives
+none back."""
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import hmac
-import re
-import secrets
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -38,12 +35,11 @@ from ...history.leases import Holder
 from ...history.site import live_release, live_within, release_order
 from ...system.files import write_atomic
 from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
-from ..keys import ApiKey, grant_set_audiences, previewers, served_audiences
+from ..keys import ApiKey, grant_set_audiences, previewers
 
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
-SECRET_FILE = ".keys-secret"  # in a deploy folder: what its keys are hashed with (keyed_hash)
-SECRET = re.compile(r"[0-9a-f]{64}")
+SECRET_FILE = ".keys-secret"  # in a deploy folder: the site's key secret its edge works digests out with
 
 
 def ascii_lower(text: str) -> str:
@@ -135,39 +131,25 @@ def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
         last_change(edge)
 
 
-def keyed_hash(secret: str, key: str) -> str:
-    """A key as the edge stores it: HMAC-SHA256 under the deployment's secret, in hex. Without the
-    secret, a leaked store gives no key back, however weak (an unsalted SHA-256 of a short key is
-    reversed by trying them all)."""
-    return hmac.new(secret.encode(), key.encode(), hashlib.sha256).hexdigest()
-
-
-def deployment_secret(folder: Path, earlier: Path | None = None) -> tuple[str, bool]:
-    """The secret a deploy folder's keys are hashed with (SECRET_FILE, mode 0600): kept from `earlier`
-    (the folder being replaced) or `folder`, else a new one; and whether it is new. It stays the same
-    across deploys, so a deploy after a key change changes only the keys' entries."""
-    for place in (earlier, folder):
-        if place is not None and (place / SECRET_FILE).is_file():
-            secret = (place / SECRET_FILE).read_text().strip()
-            if SECRET.fullmatch(secret):
-                write_atomic(folder / SECRET_FILE, (secret + "\n").encode(), mode=0o600)
-                return secret, False
-    secret = secrets.token_hex(32)
+def deployment_secret(folder: Path, secret: str, earlier: Path | None = None) -> bool:
+    """Write the site's key secret into a deploy folder (SECRET_FILE, mode 0600), where the operator gives it
+    to the edge; return whether it is new to the deployment (`earlier`: the folder being replaced), which
+    must then be given again."""
+    before = earlier / SECRET_FILE if earlier is not None else None
+    known = before is not None and before.is_file() and before.read_text().strip() == secret
     write_atomic(folder / SECRET_FILE, (secret + "\n").encode(), mode=0o600)
-    return secret, True
+    return not known
 
 
 def revocations_only(out: Path, store: Path, keys: list[ApiKey], prefix: str, error: CatalogueError) -> CatalogueError:
     """When the catalogue cannot be read, a deploy still lands every revocation: the key store of the
     project already in `out` (`store`: its entries, as JSON `[{key, value}]` under `data` or alone) is
-    written again without the entries (`prefix` + keyed hash) of keys the keys file no longer has active.
-    That needs nothing but the keys file and the project's own secret; new keys and grant changes wait
-    for the catalogue's repair (they would need its releases). Returns the error to raise, saying so."""
-    secret_file = out / SECRET_FILE
-    if not store.is_file() or not secret_file.is_file():
+    written again without the entries (`prefix` + digest) of keys the keys file no longer has active.
+    That needs nothing but the keys file; new keys and grant changes wait for the catalogue's repair (they
+    would need its releases). Returns the error to raise, saying so."""
+    if not store.is_file():
         return error
-    secret = secret_file.read_text().strip()
-    active = {f"{prefix}{keyed_hash(secret, ascii_lower(k.key))}" for k in keys if k.active}
+    active = {f"{prefix}{k.digest}" for k in keys if k.active}
     document = orjson.loads(store.read_bytes())
     rows = document["data"] if isinstance(document, dict) else document
     kept = [row for row in rows if not row["key"].startswith(prefix) or row["key"] in active]
@@ -178,26 +160,8 @@ def revocations_only(out: Path, store: Path, keys: list[ApiKey], prefix: str, er
                           f"key(s) taken out of {store}; new keys and grant changes wait for the repair")
 
 
-def hashed_keys(keys: list[ApiKey], releases: dict[str, Path], secret: str) -> dict:
-    """keys.json of the edge core: each active key's keyed hash → its user; for each release answered
-    (`releases`: id → folder), each user → the custom models it may use there and the audience variant it
-    is served (as nginx's key map has them), and `preview` where it may read staged releases. The
-    keys file is read as serve reads it: a bad line serves no key here either."""
-    may_preview = {ascii_lower(user) for user in previewers(keys)}
-    users = {}
-    for release, folder in releases.items():
-        served = served_audiences(keys, *read_release_info(folder))
-        users[release] = {ascii_lower(user): {"models": sorted(models), "audience": audience,
-                                              **({"preview": True} if ascii_lower(user) in may_preview else {})}
-                          for user, (models, audience) in served.items()}
-    # nginx's key map ignores ASCII letter case: the edge hashes the key as the core lower-cases it
-    return {"keys": {keyed_hash(secret, ascii_lower(k.key)): ascii_lower(k.user) for k in keys if k.active},
-            "users": users}
-
-
-def key_entries(keys: list[ApiKey], releases: dict[str, Path], secret: str
-                ) -> tuple[dict[str, dict], dict[str, dict]]:
-    """The keys as a key-value store holds them (Workers KV): each active key's keyed hash → its user,
+def key_entries(keys: list[ApiKey], releases: dict[str, Path]) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The keys as a key-value store holds them (Workers KV): each active key's digest → its user,
     the custom models its user may use, their grant set's name and `preview` where it may read staged
     releases; and, for each release answered, each grant set held → the audience variant it is served
     there (public where not listed). Per client one entry a key; per release one row a grant set."""
@@ -208,7 +172,7 @@ def key_entries(keys: list[ApiKey], releases: dict[str, Path], secret: str
     for k in keys:
         if k.active:
             user, models = ascii_lower(k.user), grants[k.user]
-            entries[keyed_hash(secret, ascii_lower(k.key))] = {
+            entries[k.digest] = {
                 "user": user, "models": sorted(models), "set": audience_name(models),
                 **({"preview": True} if user in may_preview else {})}
     return entries, by_release

@@ -12,8 +12,8 @@
 //               for the viewer-response
 // and drops Authorization: no key goes further. The store holds one entry per active key (k:<hash> →
 // user, grant set, preview), one per release and grant set not served the public variant (a:<id>:<set>),
-// each release's state and when it went live (r:<id>), and `release`. Keys are known by HMAC-SHA256
-// under the deployment's secret, which `riskapi deploy cloudfront` writes below with the release-scoped
+// each release's state and when it went live (r:<id>), and `release`. Keys are known by their digests
+// under the site's key secret, which `riskapi deploy cloudfront` writes below with the release-scoped
 // paths of the route table (routes.py's edge_table: its `scope`).
 const crypto = require("crypto");
 const kvs = cf.kvs();
@@ -23,7 +23,7 @@ const SCOPE = JSON.parse("__SCOPE__");
 const SCOPED = new RegExp(`^${SCOPE.under}/(${SCOPE.id})(/[\\w./-]*)?$`);
 
 const platform = {
-  keyhash: (text) => crypto.createHmac("sha256", SECRET).update(text).digest("hex"),
+  keyDigest: (key) => crypto.createHash("sha1").update(SECRET + key).digest("hex"),  // contract/key_format.py
   atob: (text) => Buffer.from(text, "base64").toString("utf8"),
   btoa: (text) => Buffer.from(text, "utf8").toString("base64"),
 };

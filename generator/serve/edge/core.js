@@ -18,8 +18,8 @@
 // description bundled with them and the releases' manifests in the bucket (manifests.js); in the
 // benchmarks from memory (`inMemory`). A file answer names the release it is of (`release`) and the
 // SHA-256 of its body (`sha256`: the object it is stored as).
-// `platform` is {keyhash, atob, btoa} (keys are stored only as keyed hashes: HMAC-SHA256 under the
-// deployment's secret). Every rule below names the
+// `platform` is {keyDigest, atob, btoa} (keys are stored only as digests: SHA-1 of the site's key secret
+// and the key, contract/key_format.py). Every rule below names the
 // nginx.conf directive it mirrors; the contract tests run the same cases against nginx and this.
 //
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):

@@ -120,7 +120,7 @@ export function mistyped(key) {
   return sum !== m[2];
 }
 
-// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by hash only); null
+// `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by digest only); null
 // for a key of the API's format that is none of its keys (mistyped), never looked up.
 export async function user(header, lookup, platform) {
   let given = credential(header);
@@ -138,11 +138,11 @@ export async function user(header, lookup, platform) {
   }
   const colon = given.indexOf(":");
   const name = colon >= 0 ? given.slice(0, colon) : null;
-  const key = colon >= 0 ? given.slice(colon + 1) : given;
+  const key = asciiLower(colon >= 0 ? given.slice(colon + 1) : given);  // kept in lower case, as nginx folds it
   if (!key) return "";
   if (mistyped(key)) return null;
-  const hash = await platform.keyhash(key);
-  const owner = await lookup("keys", hash);
+  const digest = await platform.keyDigest(key);  // njs reads no await in arguments
+  const owner = await lookup("keys", digest);
   // the user's name in any letter case, as nginx's map matches it (owners are stored in lower case)
   if (owner === undefined || (name !== null && asciiLower(name) !== owner)) return "";
   return owner;

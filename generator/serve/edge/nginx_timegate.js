@@ -129,6 +129,12 @@ function basicPair(r) {
   return Buffer.from(decoded).toString("base64") === m[1] && decoded.includes(":") ? decoded : "";
 }
 
+// `js_set $lowered_key` (runtime/http.conf): a key sent with upper-case letters, lower-cased as keys are kept
+// (nginx's maps match any letter case, its SHA-1 does not); read only for such a key.
+function loweredKey(r) {
+  return asciiLower(r.variables.credential_key || "");
+}
+
 // `js_set $key_refusal` (runtime/http.conf): the body of a refused key's 403, read only when one is refused —
 // a key of the API's format whose checksum does not match is no key of this API (mistyped), as at the edges.
 function keyRefusal(r) {
@@ -137,4 +143,4 @@ function keyRefusal(r) {
     : "invalid_key").body;
 }
 
-export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair, keyRefusal };
+export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair, loweredKey, keyRefusal };

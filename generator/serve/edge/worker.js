@@ -65,18 +65,14 @@ function lookupFor(env) {
   };
 }
 
-// The entries hold HMAC-SHA256s of the keys under the deployment's secret, the KEYS_SECRET binding
-// (`wrangler secret put KEYS_SECRET`; `wrangler dev` reads .dev.vars): the store alone gives no key back.
-let signing = null;
-
+// The entries hold the keys' digests under the site's key secret, the KEYS_SECRET binding (`wrangler
+// secret put KEYS_SECRET`; `wrangler dev` reads .dev.vars): the store alone gives no key back.
 function platformFor(secret) {
-  signing = signing || crypto.subtle.importKey("raw", new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  async function keyhash(text) {
-    const digest = await crypto.subtle.sign("HMAC", await signing, new TextEncoder().encode(text));
+  async function keyDigest(key) {  // contract/key_format.py: the SHA-1 of the secret and the key, in hex
+    const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(secret + key));
     return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
-  return { keyhash, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
+  return { keyDigest, atob: (text) => atob(text), btoa: (text) => btoa(text) };  // unbound, as core calls them
 }
 
 const NOT_CONFIGURED = (what) => JSON.stringify({ detail: ERRORS.not_configured.replace("{what}", what) });

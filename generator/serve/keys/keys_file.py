@@ -1,4 +1,9 @@
-"""The keys file (CSV: user, key, models, active), read line by line and rewritten whole.
+"""The keys file (CSV: user, key_digest, models, active, expires), read line by line and rewritten whole.
+
+It holds each key's digest under the site's secret (secret.py), never the key: a key is shown once, when it
+is added. A keys file of the format before (user, key, models, active: every key as typed) is converted in
+place by the first command that reads it (serve, deploy, keys, nginx-config) or by `riskapi keys migrate`,
+and each key keeps working.
 
 A bad line is a located problem of its own and serves no key, while every other line goes on working,
 so a typo never takes the API down and never blocks a revocation. A rewrite (add, revoke) keeps every
@@ -10,19 +15,23 @@ import contextlib
 import csv
 import fcntl
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ...build.load.problems import SHOWN_PER_KIND
 from ...contract import routes
 from ...contract.encodings import identity
-from ...contract.key_format import new_key
+from ...contract.key_format import DIGEST, KEY_ID_CHARACTERS, key_digest
 from ...errors import KeysError
+from ...history.catalogue.instants import parse_instant, rfc3339
 from ...system.files import write_atomic
-from .strength import KEY, key_weakness, normalise_key
+from .secret import secret_for
+from .strength import KEY, normalise_key
 
-HEADER = ["user", "key", "models", "active"]
+HEADER = ["user", "key_digest", "models", "active", "expires"]
+PLAIN_HEADER = ["user", "key", "models", "active"]  # the format before digests, converted when read
 USER = re.compile(r"[A-Za-z0-9._@-]{1,64}")
 USER_RULE = "may only use letters, digits and . _ @ - (at most 64)"
 # A grant in the models column that is no model (a model code cannot start with @): the key may read
@@ -32,16 +41,26 @@ PREVIEW_GRANT = "@preview"
 
 @dataclass(frozen=True)
 class ApiKey:
+    """A line of the keys file: what the servers know of one key."""
     user: str
-    key: str
+    digest: str  # key_format.key_digest of the key under the site's secret
     models: tuple[str, ...]  # granted custom models, sorted
     active: bool
     preview: bool = False  # may read staged releases (PREVIEW_GRANT)
+    expires: int | None = None  # the instant (ms since 1970, UTC) from which it is refused; None: never
     line: int = field(default=0, compare=False)  # where it is in the keys file (0: not from a file)
 
     @property
-    def masked(self) -> str:
-        return f"{self.key[:4]}…{self.key[-4:]}"
+    def key_id(self) -> str:
+        """The key's short id, which names it in lists, status and logs: the start of its digest."""
+        return self.digest[:KEY_ID_CHARACTERS]
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key as add_key issues it: the key itself, which is shown once and kept nowhere, and its line."""
+    key: str
+    entry: ApiKey
 
 
 @dataclass
@@ -69,9 +88,13 @@ class KeysFile:
                 named.setdefault(identity(row[0]), row[0])
         return named
 
-    def holds(self, key: str) -> bool:
-        """Whether any line, bad or not, holds this (normalised) key."""
-        return any(len(row) > 1 and row[1].lower() == key for _, row in self.rows())
+    def holds(self, digest: str) -> bool:
+        """Whether any line, bad or not, holds this key's digest."""
+        return any(len(row) > 1 and row[1].lower() == digest for _, row in self.rows())
+
+    def holds_any(self) -> bool:
+        """Whether any line after the header holds something (then its digests need the file's secret)."""
+        return any(line.strip() for line in self.lines[1:])
 
     def warning(self) -> str | None:
         """One message for every problem (None without any), saying the lines serve no key."""
@@ -114,15 +137,29 @@ def read_keys(path: Path, missing_ok: bool = True) -> list[ApiKey]:
 
 
 def load_keys(path: Path, missing_ok: bool = True) -> KeysFile:
-    """The keys file, line by line (a missing file has no keys, unless `missing_ok` is False).
+    """The keys file, line by line (a missing file has no keys, unless `missing_ok` is False); one of the
+    format before digests is converted in place first (migrate).
 
     A line with a problem is skipped and named by file and line, never showing a key: a bad cell, a
     user that differs from an earlier line's only in letter case, a key that another line holds too
     (then no line of that key serves it: which user it belongs to is not known). Only a file that
     cannot be read at all, or a wrong header, is an error."""
+    lines = _read_lines(path, missing_ok)
+    if lines is not None and _header(lines) == PLAIN_HEADER:
+        migrate(path)
+        lines = _read_lines(path, missing_ok)
+    if lines is None:
+        return KeysFile(path, [], [], [HEADER_LINE])
+    if _header(lines) != HEADER:
+        raise KeysError(f"{path}:1: the header must be {HEADER_LINE}")
+    return _parsed(path, lines)
+
+
+def _read_lines(path: Path, missing_ok: bool) -> list[str] | None:
+    """The keys file's lines as written (without line ends or a byte order mark); None: it is missing."""
     if not path.exists():
         if missing_ok:
-            return KeysFile(path, [], [], [HEADER_LINE])
+            return None
         raise KeysError(f"{path}: the keys file is missing; create it with `riskapi keys add USER`")
     if not path.is_file():
         raise KeysError(f"{path}: is not a file")
@@ -132,23 +169,28 @@ def load_keys(path: Path, missing_ok: bool = True) -> KeysFile:
         raise KeysError(f"{path}: cannot be read: {error.strerror}") from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]  # a byte order mark, as spreadsheets save UTF-8
-    lines = [line.rstrip(b"\r") for line in raw.split(b"\n")]
-    if lines and lines[-1] == b"":
+    lines = [line.rstrip(b"\r").decode("utf-8", "surrogateescape") for line in raw.split(b"\n")]
+    if lines and lines[-1] == "":
         lines.pop()
-    header = _cells(lines[0].decode("utf-8", "replace")) if lines else None
-    if header is None or [cell.strip().lower() for cell in header] != HEADER:
-        raise KeysError(f"{path}:1: the header must be {HEADER_LINE}")
+    return lines
+
+
+def _header(lines: list[str]) -> list[str] | None:
+    header = _cells(lines[0]) if lines else None
+    return None if header is None else [cell.strip().lower() for cell in header]
+
+
+def _parsed(path: Path, lines: list[str]) -> KeysFile:
     texts, keys, problems = [HEADER_LINE], [], []  # problems: (line, what)
     users: dict[str, tuple[str, int]] = {}
-    holders: dict[str, list[int]] = {}  # key → the lines that hold it
-    for number, data in enumerate(lines[1:], start=2):
+    holders: dict[str, list[int]] = {}  # digest → the lines that hold it
+    for number, line in enumerate(lines[1:], start=2):
+        texts.append(line)
         try:
-            line = data.decode("utf-8")
+            line.encode("utf-8", "surrogateescape").decode("utf-8")
         except UnicodeDecodeError as error:
-            texts.append(data.decode("utf-8", "surrogateescape"))
             problems.append((number, f"is not UTF-8 text ({error.reason} at byte {error.start})"))
             continue
-        texts.append(line)
         if not line.strip():
             continue
         try:
@@ -156,31 +198,70 @@ def load_keys(path: Path, missing_ok: bool = True) -> KeysFile:
         except KeysError as error:
             problems.append((number, error.message))
             continue
-        holders.setdefault(key.key, []).append(number)
+        holders.setdefault(key.digest, []).append(number)
         first = users.setdefault(identity(key.user), (key.user, number))
         if first[0] != key.user:
             problems.append((number, f"user {key.user!r} is {first[0]!r} of line {first[1]} in other letter case "
                                      f"(users are the same whatever their case: write it {first[0]!r})"))
             continue
         keys.append(key)
-    shared = {key: numbers for key, numbers in holders.items() if len(numbers) > 1}
+    shared = {digest: numbers for digest, numbers in holders.items() if len(numbers) > 1}
     for numbers in shared.values():
         problems.append((numbers[-1], f"the key of line {numbers[0]} again (each key must be unique; lines "
                                       f"{', '.join(map(str, numbers))} serve no key until one is left)"))
-    keys = [k for k in keys if k.key not in shared]
+    keys = [k for k in keys if k.digest not in shared]
     return KeysFile(path, keys, [f"{path}:{number}: {what}" for number, what in sorted(problems)], texts)
 
 
+def migrate(path: Path) -> bool:
+    """Convert a keys file of the format before digests in place: each key becomes its digest under the
+    file's secret (made now), and every other cell and line stays as written; a bad line's key too, where
+    it is one. Returns whether the file was converted (False: it holds digests already)."""
+    with keys_lock(path):
+        lines = _read_lines(path, missing_ok=True)
+        if lines is None or _header(lines) != PLAIN_HEADER:
+            return False
+        secret = secret_for(path, digests_held=False)
+        converted = [HEADER_LINE]
+        for line in lines[1:]:
+            cells = _cells(line)
+            if cells is None or len(cells) < 2:
+                converted.append(line)
+                continue
+            cells = [cell.strip() for cell in cells]
+            with contextlib.suppress(KeysError):  # not a key: kept, and its line's problem says so
+                cells[1] = key_digest(secret, normalise_key(cells[1]))
+            converted.append(",".join(cells + ([""] if len(cells) == len(PLAIN_HEADER) else [])))
+        try:
+            write_lines(path, converted)
+        except OSError as error:
+            raise KeysError(f"{path}: holds keys as typed and cannot be converted to their digests in place "
+                            f"({error.strerror}); run `riskapi keys migrate` as the file's owner") from None
+    return True
+
+
 HEADER_LINE = ",".join(HEADER)
+
+
+_HELD = threading.local()  # the locks this thread holds: an edit that reads the file (and converts it) again
 
 
 @contextlib.contextmanager
 def keys_lock(path: Path) -> Iterator[None]:
     """One keys edit at a time: read, change and replace the file under an exclusive lock beside it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or its process ends
+    lock = path.with_name(f".{path.name}.lock")
+    held = _HELD.__dict__.setdefault("locks", set())
+    if lock in held:
         yield
+        return
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or its process ends
+        held.add(lock)
+        try:
+            yield
+        finally:
+            held.discard(lock)
 
 
 def _shown(cell: str) -> str:
@@ -194,9 +275,12 @@ def _parse_line(line: str, number: int) -> ApiKey:
         raise KeysError("malformed CSV (an unclosed quote?)")
     if len(row) != len(HEADER):
         raise KeysError(f"has {len(row)} cells, expected {len(HEADER)}: {HEADER_LINE}")
-    user, key, models, active = (cell.strip() for cell in row)
+    user, digest, models, active, expires = (cell.strip() for cell in row)
     if not USER.fullmatch(user):
         raise KeysError(f"user {_shown(user)} {USER_RULE}")
+    if not DIGEST.fullmatch(digest.lower()):
+        raise KeysError("key_digest is not a key's digest (40 hex characters); a key is added with "
+                        "`riskapi keys add USER --key KEY`, which keeps only its digest")
     granted = {m.strip() for m in models.split(";") if m.strip()}
     preview = PREVIEW_GRANT in granted
     granted.discard(PREVIEW_GRANT)
@@ -206,12 +290,21 @@ def _parse_line(line: str, number: int) -> ApiKey:
                             f"{PREVIEW_GRANT} lets a key read staged releases)")
     if active not in ("yes", "no"):
         raise KeysError(f"active {_shown(active)} must be yes or no")
-    return ApiKey(user, normalise_key(key), tuple(sorted(granted)), active == "yes", preview, number)
+    return ApiKey(user, digest.lower(), tuple(sorted(granted)), active == "yes", preview, _instant(expires), number)
+
+
+def _instant(cell: str) -> int | None:
+    """An expires cell: empty (never), or an RFC 3339 instant in UTC (2027-01-31T00:00:00Z), in ms."""
+    try:
+        return parse_instant(cell) if cell else None
+    except ValueError:
+        raise KeysError(f"expires {_shown(cell)} must be empty or an instant in UTC, as 2027-01-31T00:00:00Z") from None
 
 
 def key_line(k: ApiKey) -> str:
     grants = list(k.models) + ([PREVIEW_GRANT] if k.preview else [])
-    return ",".join([k.user, k.key, ";".join(grants), "yes" if k.active else "no"])
+    return ",".join([k.user, k.digest, ";".join(grants), "yes" if k.active else "no",
+                     "" if k.expires is None else rfc3339(k.expires)])
 
 
 def write_lines(path: Path, lines: list[str]) -> None:
@@ -225,69 +318,3 @@ def write_lines(path: Path, lines: list[str]) -> None:
 def write_keys(path: Path, keys: list[ApiKey]) -> None:
     """A keys file of exactly these keys."""
     write_lines(path, [HEADER_LINE] + [key_line(k) for k in keys])
-
-
-def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
-            replace_old: bool = False, custom_models: tuple[str, ...] | None = None,
-            allow_weak: bool = False, before_saving: Callable[[ApiKey], None] | None = None,
-            preview: bool = False) -> ApiKey:
-    """Add a key for `user` (a new random one unless given); `replace_old` revokes the user's other keys.
-
-    With `custom_models` (the current release's), a grant of any other model is refused. A user that
-    differs from one in the file only in letter case is refused (it would be the same user on every
-    server); so is a given key under 128 bits (key_weakness) unless `allow_weak`. `before_saving` is
-    given the new key once every check passed and before the file is replaced, so the key is shown
-    even when the process is killed right after it is saved (with --replace, the only key left).
-    `preview`: the key may also read staged releases."""
-    if not USER.fullmatch(user):
-        raise KeysError(f"user {user!r} {USER_RULE}")
-    for model in models:
-        if not routes.MODEL_CODE.fullmatch(model):
-            raise KeysError(f"model {model!r} is not a model code")
-    unknown = [m for m in models if custom_models is not None and m not in custom_models]
-    if unknown:
-        raise KeysError(f"{', '.join(unknown)} is not a custom model of the current release (its custom models: "
-                        f"{', '.join(custom_models or ()) or 'none'}); check the name, or add --force to grant a model "
-                        "a coming data release brings")
-    if key:
-        key = normalise_key(key)
-        weakness = key_weakness(key)
-        if weakness and not allow_weak:
-            raise KeysError(f"that key is too easy to guess: {weakness}; leave out --key for a new random one "
-                            "(--allow-weak accepts it, for keys clients already hold)")
-    added = ApiKey(user, key or new_key(), tuple(sorted(set(models))), True, preview)
-    with keys_lock(path):
-        keys_file = load_keys(path)
-        spelled = keys_file.users().get(identity(user), user)
-        if spelled != user:
-            raise KeysError(f"user {user!r} is {spelled!r} of the keys file in other letter case (users are the "
-                            f"same whatever their case): write {spelled!r}")
-        if keys_file.holds(added.key):
-            raise KeysError("that key is already in the keys file; keys must be unique")
-        lines = _with_user_revoked(keys_file, user) if replace_old else list(keys_file.lines)
-        if before_saving:
-            before_saving(added)
-        write_lines(path, lines + [key_line(added)])
-    return added
-
-
-def _with_user_revoked(keys_file: KeysFile, user: str) -> list[str]:
-    """The file's lines with every line of `user` (any letter case) set inactive; other lines as written."""
-    lines = list(keys_file.lines)
-    for index, row in keys_file.rows():
-        if len(row) == len(HEADER) and identity(row[0]) == identity(user):
-            row[3] = "no"
-            lines[index] = ",".join(row)
-    return lines
-
-
-def revoke(path: Path, user: str) -> tuple[int, KeysFile]:
-    """Deactivate every key of `user` (any letter case), whatever else is wrong in the file; return how
-    many served keys were active, and the file as it was read (its problems are the caller's to show)."""
-    with keys_lock(path):
-        keys_file = load_keys(path, missing_ok=False)
-        if identity(user) not in keys_file.users():
-            raise KeysError(f"no user {user!r} in {path}")
-        active = [k for k in keys_file.keys if identity(k.user) == identity(user) and k.active]
-        write_lines(path, _with_user_revoked(keys_file, user))
-    return len(active), keys_file

@@ -24,7 +24,7 @@ from ...history.layout import read_release_info, read_routing
 from ...system.files import write_atomic
 from ..edge import NGINX_TIMEGATE, script
 from ..keys import ApiKey
-from .contract_blocks import basic_form, error_body, error_location
+from .contract_blocks import error_body, error_location
 from .digests import render_digests
 from .key_map import render_key_map
 from .maps import render_scoped_maps
@@ -34,6 +34,11 @@ INSTALL_HINT = "install it with: sudo apt-get install -y nginx"
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_static_module.so")
 # Debian's libnginx-mod-http-js: njs runs the TimeGate (Accept-Datetime, ?as_of=); without it those 501.
 JS_MODULE = Path("/usr/lib/nginx/modules/ngx_http_js_module.so")
+# Debian's libnginx-mod-http-set-misc (and the kit it needs): set_sha1 works out a key's digest, which the
+# key map matches (contract/key_format.py). Needed: nginx keeps no key.
+DIGEST_MODULES = (Path("/usr/lib/nginx/modules/ndk_http_module.so"),
+                  Path("/usr/lib/nginx/modules/ngx_http_set_misc_module.so"))
+DIGEST_HINT = "install it with: sudo apt-get install -y libnginx-mod-http-set-misc"
 _QUOTED = re.compile(r'"[^"]*"')
 HORIZON = "horizon"  # in the prefix: the instant (ms) nginx's record of what was live is whole up to (njs reads it)
 
@@ -73,6 +78,14 @@ def nginx_binary() -> str:
     return found
 
 
+def require_digest_modules() -> None:
+    """A ServeError, saying what to install, where nginx cannot work out a key's digest."""
+    missing = [module for module in DIGEST_MODULES if not module.exists()]
+    if missing:
+        raise ServeError(f"nginx's set-misc module is not installed ({missing[0]} is missing): nginx needs it to "
+                         f"check a key by its digest; {DIGEST_HINT}")
+
+
 def redact_keys(message: str) -> str:
     """nginx's words with every quoted value on a line about the key map left out: it may be a key."""
     return "\n".join(_QUOTED.sub('"…"', line) if "keys.conf" in line else line for line in message.splitlines())
@@ -82,7 +95,9 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                          ) -> Configuration:
     """A whole configuration for the releases of `timeline` but its keys, for an nginx run in `prefix`
     (`timeline_root`: where the timeline's documents are). Every release folder it needs is read here, once."""
-    values = dict(foreground=settings.foreground, workers=settings.workers, pid=prefix / "nginx.pid",
+    require_digest_modules()
+    values = dict(foreground=settings.foreground, digest_modules=DIGEST_MODULES, workers=settings.workers,
+                  pid=prefix / "nginx.pid",
                   logs=prefix / "logs", temp=prefix / "temp", cache_control=settings.cache_control,
                   immutable_cache_control=immutable(settings.cache_control),
                   rate_limit=settings.rate_limit, burst=settings.burst,
@@ -92,7 +107,7 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                   site_url=release_site_url(timeline.folder / timeline.current) or DEFAULT_SITE_URL,
                   error_cache_control=ERROR_CACHE_CONTROL, error_body=error_body,
                   redirects=REDIRECTS, redirect_cache_control=REDIRECT_CACHE_CONTROL,
-                  range_location=error_location("range"), basic_form=basic_form(),
+                  range_location=error_location("range"),
                   releases_list=rule_named("releases").template)
     environment = template_environment()
     try:
@@ -111,14 +126,16 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
                          timeline.fence)
 
 
-def write_config(folder: Path, configuration: Configuration, keys: list[ApiKey]) -> None:
-    """Write `configuration` with these keys into a new `folder`: what it writes depends on nothing but the
-    two (no release folder, no catalogue), so keys can always be applied on the last good one."""
+def write_config(folder: Path, configuration: Configuration, keys: list[ApiKey], secret: str) -> None:
+    """Write `configuration` with these keys (their digests under `secret`) into a new `folder`: what it writes
+    depends on nothing but these (no release folder, no catalogue), so keys can always be applied on the
+    last good one."""
     (folder / "runtime").mkdir(parents=True)
     os.chmod(folder, 0o700)
     for name, text in configuration.texts.items():
         write_atomic(folder / "runtime" / name, text)
-    write_atomic(folder / "runtime" / "keys.conf", render_key_map(keys, configuration.infos).encode(), mode=0o600)
+    key_map = render_key_map(keys, configuration.infos, secret)
+    write_atomic(folder / "runtime" / "keys.conf", key_map.encode(), mode=0o600)
     write_atomic(folder / "nginx.conf", NGINX_CONF.read_bytes())
 
 
@@ -149,6 +166,7 @@ class ReleaseCheck:
         self._process: subprocess.Popen | None = None
         try:
             nginx_binary()
+            require_digest_modules()
         except ServeError:
             return
         self._base = Path(tempfile.mkdtemp(prefix="riskapi-check-"))
@@ -159,7 +177,7 @@ class ReleaseCheck:
                 (self._base / needed).mkdir()
             timeline = Timeline(release_dir.parent.resolve(), release_dir.name, (release_dir.name,))
             configuration = render_configuration(settings, self._base, timeline, self._base / "timeline")
-            write_config(folder, configuration, [])
+            write_config(folder, configuration, [], secret="")
             self._process = start_check(self._base, folder)
         except BaseException:
             shutil.rmtree(self._base, ignore_errors=True)

@@ -99,7 +99,7 @@ def _credential_maps() -> list[str]:
     matches)."""
     forbidden = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
     lines = _map("$request_uri", "$target_invalid", [(single_quoted("~" + forbidden), "1"), ("default", '""')])
-    # HTTP Basic is read by $basic_pair (runtime/http.conf): USER:KEY where njs decodes it, else its own entry
+    # HTTP Basic is read by $basic_pair (runtime/http.conf): USER:KEY where njs decodes it
     forms = [(key, BASIC_PAIR if value.startswith(serving.BASIC_PREFIX) else value)
              for key, value in credential_forms()]
     return lines + _map("$http_authorization", "$credential", [("default", '""'), *forms])
@@ -118,11 +118,6 @@ def credential_forms() -> list[tuple[str, str]]:
         named = pattern[:group.start()] + "(?<c>" + pattern[group.end():]
         forms.append((f'"{"~*" if any_case else "~"}{named}"', f"{prefix}$c"))
     return forms
-
-
-def basic_form() -> str:
-    """The map entry of HTTP Basic's form, for nginx without njs: `basic:` and the Base64 as sent."""
-    return next(f"{key} {value};" for key, value in credential_forms() if value.startswith(serving.BASIC_PREFIX))
 
 
 def _refusals() -> list[str]:
