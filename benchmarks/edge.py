@@ -63,7 +63,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def write_memory_keys(project: Path) -> None:
-    """keys.json for the core's in-memory lookup (core.inMemory), from the project's Workers KV entries
+    """keys.json for the core's in-memory lookup (edge_core.mjs, edge_bench_worker.js), from the project's Workers KV entries
     and each release's grant sets: what the Worker's KV lookup answers, without the store (whose
     latency no local run tells)."""
     release = json.loads((project / "release.json").read_text())
@@ -72,7 +72,8 @@ def write_memory_keys(project: Path) -> None:
     users = {rid: {e["user"]: {"models": e["models"], "audience": tables.get("audiences", {}).get(e["set"], "public"),
                                **({"preview": True} if e.get("preview") else {})} for e in entries}
              for rid, tables in release["tables"].items()}
-    (project / "keys.json").write_text(json.dumps({"keys": {e["hash"]: e["user"] for e in entries}, "users": users}))
+    (project / "keys.json").write_text(json.dumps({"keys": {e["hash"]: {"user": e["user"]} for e in entries},
+                                                   "users": users}))
 
 
 def write_bucket_view(site: Path, project: Path) -> None:

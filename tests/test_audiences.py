@@ -30,7 +30,7 @@ def test_audiences_are_the_public_set_each_model_and_the_sets_clients_hold():
 def test_nginx_key_map_rows_grow_with_users_plus_releases_times_grant_sets():
     # 1,000 users, 3 of them granted a (2) or a+b (1); 4 releases, each with models a and b and the
     # variants public, a, b and a+b — except r1, which has only a: {a} there, {a, b} served as {a}.
-    # Rows: 1,000 digests → owner; 1,000 users × 2 (a bare key, a key that names its user) → user; 3 users →
+    # Rows: 1,000 digests → owner; 1,000 users × 2 (a bare key, a key that names its user) → key user; 3 users →
     # grant set; 2 grant sets × 4 releases = 8 audience rows (none for public, the default): never 1,000 × 4.
     keys = [ApiKey(f"user{i:04d}", f"{i:040x}", ("a",) if i in (1, 2) else ("a", "b") if i == 3 else (), True, False)
             for i in range(1000)]
@@ -40,7 +40,7 @@ def test_nginx_key_map_rows_grow_with_users_plus_releases_times_grant_sets():
     maps = {m.group(1): [line.strip() for line in m.group(2).strip().splitlines()]
             for m in re.finditer(r"map \S+ \$(\w+) \{\n(.*?)\n\}", text, re.S)}
     assert len(maps["key_owner"]) == 1 + 1000 and maps["key_owner"][2] == f"{1:040x} user0001;"
-    assert len(maps["api_user"]) == 1 + 2000 and maps["api_user"][3:5] == ['"\\\\:user0001" user0001;',
+    assert len(maps["key_user"]) == 1 + 2000 and maps["key_user"][3:5] == ['"\\\\:user0001" user0001;',
                                                                          '"\\\\user0001:user0001" user0001;']
     assert maps["grant_set"] == ["default public;", '"\\\\user0001" a;', '"\\\\user0002" a;', '"\\\\user0003" a+b;']
     assert sorted(maps["audience"][1:]) == ['"\\\\r1:a" a;', '"\\\\r1:a+b" a;', '"\\\\r2:a" a;', '"\\\\r2:a+b" a+b;',

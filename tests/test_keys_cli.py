@@ -39,8 +39,8 @@ def test_list_names_each_key_by_its_short_id(tmp_path):
     run("keys", "add", "bob", "--keys", keys)
     run("keys", "revoke", "bob", "--keys", keys)
     listing = run("keys", "list", "--keys", keys).output.splitlines()
-    assert listing[0] == f"alice\t{digest_of(keys, key)[:8]}\tacme_aml,other\tactive"
-    assert listing[1].startswith("bob\t") and listing[1].endswith("\t-\trevoked")
+    assert listing[0] == f"alice\t{digest_of(keys, key)[:8]}\tacme_aml,other\tactive\t-"
+    assert listing[1].startswith("bob\t") and listing[1].endswith("\t-\trevoked\t-")
     assert key[-4:] not in "\n".join(listing)
 
 

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.history.site import releases
+from generator.serve.keys import read_keys
 
 from .conftest import ROOT, TINY
 from .live import free_port
@@ -44,7 +45,10 @@ COMMAND_LINES = [
     "riskapi promote {staged} --site {site} --accept-changes --keys {keys} --accept-clock-behind",
     "riskapi keys add alice --models acme_aml --key {key} --replace --keys {keys} --site {site}",
     "riskapi keys add carol --models acme_next --keys {keys} --force",
-    "riskapi keys add erin --preview --keys {keys}",
+    "riskapi keys add erin --preview --expires 2030-01-31 --keys {keys}",
+    "riskapi keys rotate erin --grace 7d --keys {keys}",
+    "riskapi keys expire erin --at 2029-12-31T12:00:00Z --key-id {key_id} --keys {keys}",
+    "riskapi keys expire erin --never --keys {keys}",
     "riskapi keys add dave --key 0000000000000000 --allow-weak --keys {keys}",
     "riskapi keys revoke alice --keys {keys}",
     "riskapi keys list --keys {keys}",
@@ -66,7 +70,7 @@ COMMAND_LINES = [
     "--bucket risk-test-releases --prefix risk/ --cache-control 'private, no-cache' --keep 5 --keep-days 30 --strict --plan paid",
     "riskapi deploy cloudfront --site {site} --keys {keys} --out {prefix}/cloudfront --cache-control 'private, no-cache' "
     "--keep 5 --keep-days 30 --strict",
-    "riskapi status --site {site}",
+    "riskapi status --site {site} --keys {keys}",
     "riskapi usage --site {site} --log {log} --since 2026-01-01 --by route --format csv",
     "riskapi nginx-config --out {prefix} --host 127.0.0.1 --port {port} --site {site} --keys {keys} "
     "--cache-control 'public, max-age=60' --rate-limit 600/m",
@@ -118,6 +122,8 @@ def test_every_readme_command_line_exits_0(place):
             values["first"], values["second"] = releases(values["site"])[:2]
         if "{staged}" in line:
             values["staged"] = releases(values["site"])[-1]
+        if "{key_id}" in line:  # erin's newest key, as `keys list` names it
+            values["key_id"] = [k.key_id for k in read_keys(values["keys"]) if k.user == "erin"][-1]
         args = shlex.split(line.format(**values))[1:]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, f"{line}\n{result.output}"

@@ -70,13 +70,16 @@ def serve(ctx: click.Context, site_dir: Path, keys_file: Path, host: str, port: 
 
 @main.command()
 @SITE_OPTION
+@KEYS_OPTION
 @click.pass_context
-def status(ctx: click.Context, site_dir: Path) -> None:
-    """Show what each running `riskapi serve` of the site serves, the changes nginx rejected, and the webhook
-    subscribers that have failed for a day."""
+def status(ctx: click.Context, site_dir: Path, keys_file: Path) -> None:
+    """Show what each running `riskapi serve` of the site serves, the changes nginx rejected, the keys that end
+    within 14 days, and the webhook subscribers that have failed for a day."""
     from ..errors import CatalogueError
     from ..history.catalogue import read_history
     from ..serve.status import read_statuses
+    for line in _ending_keys(keys_file):
+        click.echo(line)
     try:
         for note in read_history(site_dir).clock_notes():
             click.echo(f"note: {note}")
@@ -101,6 +104,20 @@ def status(ctx: click.Context, site_dir: Path) -> None:
                 else ""
             click.echo(f"  rejected: {rejection['what']} {rejection['name']} at {rejection['at']}{still}:")
             click.echo("    " + rejection["reason"].replace("\n", "\n    "))
+
+
+def _ending_keys(keys_file: Path) -> list[str]:
+    """Each active key that ends within 14 days, by user and short id, with what to do."""
+    from ..errors import KeysError
+    from ..history.catalogue import now_ms, rfc3339
+    from ..serve.keys import ending_soon, load_keys
+    try:
+        soon = ending_soon(load_keys(keys_file).keys, now_ms())
+    except KeysError as error:
+        return [f"error: {error.format_message()}"]
+    return [f"keys: key {k.key_id} of {k.user} ends {rfc3339(k.expires)}: `riskapi keys rotate {k.user} --grace 7d` "
+            f"gives it a new one, `riskapi keys expire {k.user} --at WHEN` moves the end" for k in soon
+            if k.expires is not None]
 
 
 def _lease_lines(site_dir: Path) -> list[str]:

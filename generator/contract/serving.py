@@ -168,6 +168,8 @@ ERRORS = {
     # a key of the API's format whose checksum does not match (contract/key_format.py): mistyped, not looked up
     "not_our_key": "Invalid API key: it is not a key of this API (its checksum does not match: mistyped or cut "
                    "short?).",
+    # a key past its expiry (riskapi keys add --expires, keys expire): refused from that instant on
+    "expired_key": "Invalid API key: it expired at {expired}.",
     "not_found": "Not found.",
     "method": "Method \"{method}\" not allowed.",
     "throttled": "Request was throttled.",

@@ -134,7 +134,8 @@ def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[st
     switch, written after every entry it points to)."""
     keyed, audiences = key_entries(keys, releases)
     entries = [(STORE["key"] + digest, orjson.dumps({"user": e["user"], "set": e["set"],
-                                              **({"preview": True} if e.get("preview") else {})}).decode())
+                                              **({"preview": True} if e.get("preview") else {}),
+                                              **({"expires": e["expires"]} if "expires" in e else {})}).decode())
                for digest, e in sorted(keyed.items())]
     entries += [(f"{STORE['audience']}{release}:{grant_set}", orjson.dumps(audience).decode())
                 for release, held in sorted(audiences.items()) for grant_set, audience in sorted(held.items())]

@@ -162,9 +162,10 @@ def revocations_only(out: Path, store: Path, keys: list[ApiKey], prefix: str, er
 
 def key_entries(keys: list[ApiKey], releases: dict[str, Path]) -> tuple[dict[str, dict], dict[str, dict]]:
     """The keys as a key-value store holds them (Workers KV): each active key's digest → its user,
-    the custom models its user may use, their grant set's name and `preview` where it may read staged
-    releases; and, for each release answered, each grant set held → the audience variant it is served
-    there (public where not listed). Per client one entry a key; per release one row a grant set."""
+    the custom models its user may use, their grant set's name, `preview` where it may read staged
+    releases and `expires` (ms) where it ends, which the edge compares with its clock; and, for each
+    release answered, each grant set held → the audience variant it is served there (public where not
+    listed). Per client one entry a key; per release one row a grant set."""
     grants, by_release = grant_set_audiences(keys, [(release, *read_release_info(folder))
                                                     for release, folder in releases.items()])
     may_preview = {ascii_lower(user) for user in previewers(keys)}
@@ -174,7 +175,8 @@ def key_entries(keys: list[ApiKey], releases: dict[str, Path]) -> tuple[dict[str
             user, models = ascii_lower(k.user), grants[k.user]
             entries[k.digest] = {
                 "user": user, "models": sorted(models), "set": audience_name(models),
-                **({"preview": True} if user in may_preview else {})}
+                **({"preview": True} if user in may_preview else {}),
+                **({"expires": k.expires} if k.expires is not None else {})}
     return entries, by_release
 
 

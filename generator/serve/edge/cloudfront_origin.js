@@ -84,7 +84,8 @@ function asked(request) {
   const grants = value(headers, "x-grants");
   return { method: request.method, path: request.uri, query: request.querystring,
     authorization: auth === "twice" ? null : "", acceptDatetime: value(headers, "accept-datetime"),
-    identity: { user: value(headers, "x-user"), missing: auth === "missing", mistyped: auth === "mistyped", grants: {
+    identity: { user: value(headers, "x-user"), missing: auth === "missing", mistyped: auth === "mistyped",
+      expired: /^expired:\d+$/.test(auth) ? Number(auth.slice(8)) : null, grants: {
       models: grants && grants !== PUBLIC_AUDIENCE ? grants.split("+") : [], audience: value(headers, "x-audience") || PUBLIC_AUDIENCE,
       preview: value(headers, "x-preview") === "1" } } };
 }

@@ -3,8 +3,8 @@
 // cloudfront_origin.js). It normalises the path as nginx does, checks the key (its keyed hash, then the
 // KeyValueStore), and hands on what the answer depends on, as headers the cache key and the Lambda read:
 //   x-release   the live release (the store's `release` entry: one write switches every edge)
-//   x-auth      ok, missing, invalid, mistyped (of the API's key format, its checksum wrong), or twice (two
-//               Authorization headers: nginx's 400)
+//   x-auth      ok, missing, invalid, mistyped (of the API's key format, its checksum wrong), expired:<ms>
+//               (past its expiry, then), or twice (two Authorization headers: nginx's 400)
 //   x-grants    the key's grant set ("public" or "a+b"), x-preview "1" where it may read staged releases
 //   x-audience  the audience variant the answering release serves that set (its `a:` entry; public)
 //   x-user      whom the answer is for (not in the cache key)
@@ -50,11 +50,12 @@ async function handler(event) {
   const twice = !!(headers.authorization && headers.authorization.multiValue);
   const sent = headers.authorization && !twice ? headers.authorization.value : "";
   let found;
-  const lookup = async (table, hash) => {
-    found = await entry(STORE.key + hash);
-    return found ? found.user : undefined;
+  const lookup = async (table, digest) => {
+    found = await entry(STORE.key + digest);
+    return found || undefined;
   };
-  const who = twice ? "" : await user(sent, lookup, platform);
+  const checked = twice ? "" : await user(sent, lookup, platform);
+  const who = typeof checked === "string" ? checked : "";  // else mistyped (null) or expired (when)
   const path = normalise(request.uri);
   const scoped = path === null ? null : SCOPED.exec(path);
   const answering = scoped ? scoped[1] : release.id;
@@ -71,7 +72,8 @@ async function handler(event) {
     answer = [answering, release.immutable, state && state[1] || "",
       mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site)];
   }
-  const auth = twice ? "twice" : who ? "ok" : who === null ? "mistyped" : sent ? "invalid" : "missing";
+  const auth = twice ? "twice" : who ? "ok" : checked === null ? "mistyped" : typeof checked === "number"
+    ? `expired:${checked}` : sent ? "invalid" : "missing";
   const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",
     "x-audience": audience || PUBLIC_AUDIENCE, "x-user": who, "x-answer": JSON.stringify(answer) };
   for (const name in handed) headers[name] = { value: handed[name] };

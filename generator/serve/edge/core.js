@@ -16,7 +16,7 @@
 // TimeMap), the keys, and `states`: each id answered or gone, as [state (k kept, s staged, g gone), when
 // it first went live (an HTTP-date) or null]. In a Worker and the origin-request Lambda@Edge from the
 // description bundled with them and the releases' manifests in the bucket (manifests.js); in the
-// benchmarks from memory (`inMemory`). A file answer names the release it is of (`release`) and the
+// benchmarks from memory (benchmarks/edge_core.mjs). A file answer names the release it is of (`release`) and the
 // SHA-256 of its body (`sha256`: the object it is stored as).
 // `platform` is {keyDigest, atob, btoa} (keys are stored only as digests: SHA-1 of the site's key secret
 // and the key, contract/key_format.py). Every rule below names the
@@ -26,7 +26,7 @@
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
 import { BINARY, FOLDERS, HEADERS, LINK_TYPE, LINKS, NAMES, REDIRECT, TYPES } from "./contract.js";
-import { acceptDatetimeMillis, asOfMillis, recorded, releaseAt } from "./instants.js";
+import { acceptDatetimeMillis, asOfMillis, recorded, releaseAt, rfc3339 } from "./instants.js";
 import {
   asciiLower, error, fill, header, json, link, mementoLinks, normalise, routeOfScoped, sameRoute, timeLinks, uriOf,
   digestField, user,
@@ -34,21 +34,6 @@ import {
 import { argument, audienceDir, variantFolder } from "./variants.js";
 
 export { acceptDatetimeMillis, asOfMillis, error, json, normalise, releaseAt };
-
-function own(object, key) {
-  return object !== undefined && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
-}
-
-// A lookup over release.json (`releases`: each release's tables by id) and keys.json (`users` by
-// release) held in memory (a Worker's bundle; the benchmarks).
-export function inMemory(description, keys) {
-  return (table, key, release) => {
-    if (table === "keys") return own(keys.keys, key);
-    if (table === "states") return own(description.states, key);
-    if (table === "users") return own(own(keys.users, release), key);
-    return own(own(own(description.tables, release), table), key);
-  };
-}
 
 // The lookup of one release (or `timeline`): what routing asks, for the release answering.
 function within(lookup, release) {
@@ -256,12 +241,15 @@ async function releaseFile(lookup, name, extra) {
 async function refusal(request, lookup, platform, challenge) {
   const checked = request.identity;  // a key checked before (the CloudFront key gate): its user, or ""
   const sent = request.authorization || "";
-  const who = checked ? checked.user : await user(sent, lookup, platform);
+  const found = checked ? checked.user : await user(sent, lookup, platform);
+  const expired = typeof found === "number" ? found : checked && checked.expired;
+  const who = typeof found === "string" ? found : "";
   request.user = who;  // whom the answer was for: the Worker's usage line
   if (who) return { who };
   const missing = checked ? checked.missing : sent === "";
   if (missing && challenge) return { refused: error(401, "not_provided") };
-  return { refused: error(403, missing ? "not_provided" : (checked ? checked.mistyped : who === null) ? "not_our_key" : "invalid_key") };
+  if (expired) return { refused: error(403, "expired_key", { expired: rfc3339(expired) }) };
+  return { refused: error(403, missing ? "not_provided" : (checked ? checked.mistyped : found === null) ? "not_our_key" : "invalid_key") };
 }
 
 // nginx.conf's release-scoped location: RELEASES/{id}/<route> answered as that release answered

@@ -121,7 +121,8 @@ export function mistyped(key) {
 }
 
 // `include runtime/keys.conf`: the user a credential belongs to, or "" (keys are known by digest only); null
-// for a key of the API's format that is none of its keys (mistyped), never looked up.
+// for a key of the API's format that is none of its keys (mistyped), never looked up; for a key past its
+// expiry, the instant it expired (ms). `lookup("keys", digest)` gives the key's entry: {user, expires}.
 export async function user(header, lookup, platform) {
   let given = credential(header);
   if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
@@ -142,10 +143,10 @@ export async function user(header, lookup, platform) {
   if (!key) return "";
   if (mistyped(key)) return null;
   const digest = await platform.keyDigest(key);  // njs reads no await in arguments
-  const owner = await lookup("keys", digest);
+  const entry = await lookup("keys", digest);
   // the user's name in any letter case, as nginx's map matches it (owners are stored in lower case)
-  if (owner === undefined || (name !== null && asciiLower(name) !== owner)) return "";
-  return owner;
+  if (entry === undefined || (name !== null && asciiLower(name) !== entry.user)) return "";
+  return entry.expires !== undefined && Date.now() >= entry.expires ? entry.expires : entry.user;
 }
 
 

@@ -135,12 +135,20 @@ function loweredKey(r) {
   return asciiLower(r.variables.credential_key || "");
 }
 
+// `js_set $unexpired_user` (runtime/http.conf): the key's user while the clock is before its expiry (ms,
+// runtime/keys.conf's $key_expires), else "" — read only for a key that has one.
+function unexpiredUser(r) {
+  return Date.now() < Number(r.variables.key_expires) ? r.variables.key_user : "";
+}
+
 // `js_set $key_refusal` (runtime/http.conf): the body of a refused key's 403, read only when one is refused —
 // a key of the API's format whose checksum does not match is no key of this API (mistyped), as at the edges.
 function keyRefusal(r) {
   const credential = r.variables.credential || "";
+  const expires = Number(r.variables.key_expires);
+  if (r.variables.key_user && expires) return error(403, "expired_key", { expired: rfc3339(expires) }).body;
   return error(403, mistyped(asciiLower(credential.slice(credential.indexOf(":") + 1))) ? "not_our_key"
     : "invalid_key").body;
 }
 
-export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair, loweredKey, keyRefusal };
+export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair, loweredKey, unexpiredUser, keyRefusal };

@@ -54,7 +54,7 @@ function lookupFor(env) {
   return async (table, key, id) => {
     if (table === "keys") {
       entry = await keyEntry(env, key);
-      return entry === null ? undefined : entry.user;
+      return entry === null ? undefined : entry;
     }
     if (table === "users") {
       if (entry === null || entry.user !== key) return undefined;

@@ -8,7 +8,8 @@ from ..keys import ApiKey, grant_set_audiences, previewers
 
 def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]],
                    secret: str) -> str:
-    """nginx maps: the site's key secret, a key's digest → its user, user:model → granted, and
+    """nginx maps: the site's key secret, a key's digest → its user and its expiry (where it has one: njs
+    compares it with the clock, so a key ends at its instant with no reload), user:model → granted, and
     release:user → audience (the variant of endpoints 1 and 5 the user is served in each release answered:
     `releases` are (id, its custom models, its audiences; None: every set has one)). Grants are the keys
     file's now, in every release.
@@ -18,6 +19,7 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
     secret and the key) and matches it here: no key is written, only digests.
     """
     owners = sorted({(k.digest, k.user) for k in keys if k.active})
+    expiring = sorted((k.digest, k.expires) for k in keys if k.active and k.expires is not None)
     users = sorted({user for _, user in owners})
     grants, by_release = grant_set_audiences(keys, releases)
     granted = [(user, model) for user, models in sorted(grants.items()) for model in sorted(models)]
@@ -25,5 +27,5 @@ def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...]
     audience_rows = [(f"{release}:{grant_set}", audience) for release, variants in by_release.items()
                      for grant_set, audience in variants.items()]
     return template_environment().get_template("keys.conf.j2").render(
-        secret=secret, owners=owners, users=users, granted=granted, grant_sets=grant_sets, audiences=audience_rows,
-        previewers=previewers(keys))
+        secret=secret, owners=owners, expiring=expiring, users=users, granted=granted, grant_sets=grant_sets,
+        audiences=audience_rows, previewers=previewers(keys))
