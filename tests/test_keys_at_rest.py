@@ -74,6 +74,9 @@ def test_a_keys_file_of_keys_as_typed_is_converted_in_place_and_each_key_still_a
         upper = server.get(PATH, user=None, headers={"Authorization": f"Bearer {OLD_KEYS['bob'].upper()}"})
         assert upper.status == 200  # njs folds a key sent in capitals, as the map matched before
         assert server.get(PATH, user=None, headers={"Authorization": f"apikey bob:{alice}"}).status == 403
+        capitals = OLD_KEYS["bob"].upper()  # folded by njs, and its user still held to the key's
+        assert server.get(PATH, user=None, headers={"Authorization": f"apikey BOB:{capitals}"}).status == 200
+        assert server.get(PATH, user=None, headers={"Authorization": f"apikey alice:{capitals}"}).status == 403
         prefix = tree(server.runtime.prefix)
         assert any(digest_of(keys, OLD_KEYS["dave"]).encode() in body for body in prefix.values())
         assert holders(prefix, OLD_KEYS) == []

@@ -132,7 +132,8 @@ function basicPair(r) {
 // `js_set $lowered_key` (runtime/http.conf): a key sent with upper-case letters, lower-cased as keys are kept
 // (nginx's maps match any letter case, its SHA-1 does not); read only for such a key.
 function loweredKey(r) {
-  return asciiLower(r.variables.credential_key || "");
+  const credential = r.variables.credential || "";
+  return asciiLower(credential.slice(credential.indexOf(":") + 1));
 }
 
 // `js_set $unexpired_user` (runtime/http.conf): the key's user while the clock is before its expiry (ms,
