@@ -1,13 +1,15 @@
-"""What working out a key's digest costs nginx per request, two ways, against today's key map of plain keys:
-three nginx servers on loopback, each with a map of 10,000 keys and answering `return 200 $user`, so the
-key check is nearly all of the work:
+"""What working out a key's digest costs nginx per request, several ways, against a key map of plain keys
+(nginx.conf's before keys were kept as digests): an nginx server on loopback for each, with a map of 10,000
+keys and answering `return 200 $user`, so the key check is nearly all of the work:
 
-- plain: the map keyed by the key as sent (what nginx.conf's key map does today);
+- plain: the map keyed by the key as sent;
 - set-misc: `set_hmac_sha256` (Debian's libnginx-mod-http-set-misc, C and OpenSSL) and `set_encode_hex`,
   the map keyed by the HMAC-SHA-256 of the key under a site secret;
-- njs: `js_set` of the same HMAC with njs's crypto module, the same map.
+- njs: `js_set` of the same HMAC with njs's crypto module, the same map;
+- set-misc's `set_sha1` and `set_md5` of the secret and the key (nginx's own hashes): `set_sha1` is what
+  nginx.conf does (contract/key_format.py), MD5 the cheapest hash nginx has.
 
-The keys at rest are digests in both of the last two. wrk sends one of the keys (it is found), and
+The keys at rest are digests in all but the first. wrk sends one of the keys (it is found), and
 nginx's workers' CPU per request is read from /proc (wrk left out), in interleaved runs.
 
     python3 -m benchmarks.key_digest [--runs 3] [--seconds 5]
@@ -51,13 +53,16 @@ KINDS = {
                       'set_hmac_sha1 $raw_digest "{secret}" $credential;\n        set_encode_hex $key_digest $raw_digest;\n'),
     "set-misc-keyed-sha1": ('map $key_digest $user {{\n    default "";\n{keyed_sha1}}}\n', "",
                             'set_sha1 $key_digest "{secret}$credential";\n'),
+    "set-misc-keyed-md5": ('map $key_digest $user {{\n    default "";\n{keyed_md5}}}\n', "",
+                           'set_md5 $key_digest "{secret}$credential";\n'),
     "njs": ('map $key_digest $user {{\n    default "";\n{digests}}}\n',
             'js_import digest from digest.js;\n    js_set $key_digest digest.hmac;\n', ""),
 }
-LABELS = {"plain": "the key map of plain keys (today's nginx.conf)",
+LABELS = {"plain": "the key map of plain keys (nginx.conf before keys were digests)",
           "set-misc": "HMAC-SHA-256 by set-misc's set_hmac_sha256, map of digests",
           "set-misc-sha1": "HMAC-SHA-1 by set-misc's set_hmac_sha1, map of digests",
           "set-misc-keyed-sha1": "SHA-1 of the secret and the key by set-misc's set_sha1 (nginx's own SHA-1)",
+          "set-misc-keyed-md5": "MD5 of the secret and the key by set-misc's set_md5 (nginx's own MD5)",
           "njs": "HMAC-SHA-256 by njs (js_set), map of digests"}
 
 
@@ -71,8 +76,10 @@ def configuration(kind: str, folder: Path, port: int, keys: list[str]) -> Path:
                            for n, key in enumerate(keys))
     keyed_sha1 = "".join(f'    "{hashlib.sha1((SECRET + key).encode()).hexdigest()}" "user{n}";\n'
                          for n, key in enumerate(keys))
+    keyed_md5 = "".join(f'    "{hashlib.md5((SECRET + key).encode()).hexdigest()}" "user{n}";\n'
+                        for n, key in enumerate(keys))
     (folder / "digest.js").write_text(NJS.replace("SECRET", f'"{SECRET}"'))
-    key_map = maps.format(plain=plain, digests=digests, sha1_digests=sha1_digests, keyed_sha1=keyed_sha1)
+    key_map = maps.format(plain=plain, digests=digests, sha1_digests=sha1_digests, keyed_sha1=keyed_sha1, keyed_md5=keyed_md5)
     loads = "".join(f"load_module {MODULES / name};\n" for name in NEEDED)
     text = (f"{loads}daemon off;\nworker_processes 2;\npid {folder}/nginx.pid;\nerror_log {folder}/error.log;\n"
             "events { worker_connections 1024; }\n"

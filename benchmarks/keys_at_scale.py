@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
-import secrets
 import shutil
 import statistics
 import tempfile
@@ -20,12 +19,24 @@ from .common import ROOT, pss_kib, record
 
 
 def write_keys(path: Path, count: int) -> str:
-    """A keys file of `count` users (a tenth granted the custom model); returns the first user's header."""
-    keys = [secrets.token_hex(16) for _ in range(count)]
-    path.write_text("user,key,models,active\n" + "".join(
-        f"client{i:06d},{key},{'acme_aml' if i % 10 == 0 else ''},yes\n" for i, key in enumerate(keys)))
+    """A keys file of `count` users (a tenth granted the custom model), as `riskapi keys add` keeps them: their
+    digests under the file's secret; returns the first user's header."""
+    from generator.contract.key_format import key_digest, new_key
+    from generator.serve.keys import site_secret
+    keys = [new_key() for _ in range(count)]
+    secret = site_secret(path)
+    path.write_text("user,key_digest,models,active,expires\n" + "".join(
+        f"client{i:06d},{key_digest(secret, key)},{'acme_aml' if i % 10 == 0 else ''},yes,\n"
+        for i, key in enumerate(keys)))
     os.chmod(path, 0o600)
     return f"apikey client000000:{keys[0]}"
+
+
+def added_line(path: Path, user: str) -> str:
+    """The line `riskapi keys add USER` appends: a new key's digest."""
+    from generator.contract.key_format import key_digest, new_key
+    from generator.serve.keys import read_secret
+    return f"{user},{key_digest(read_secret(path), new_key())},,yes,\n"
 
 
 def measure(base: Path, site: Path, count: int, reloads: int, requests: int) -> dict:
@@ -43,7 +54,7 @@ def measure(base: Path, site: Path, count: int, reloads: int, requests: int) -> 
         times = []
         for i in range(reloads):  # a key change: one more line, as `riskapi keys add` makes
             with keys.open("a") as more:
-                more.write(f"extra{count}x{i},{secrets.token_hex(16)},,yes\n")
+                more.write(added_line(keys, f"extra{count}x{i}"))
             started = time.perf_counter()
             assert runtime.reload()
             times.append(time.perf_counter() - started)

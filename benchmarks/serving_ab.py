@@ -114,8 +114,9 @@ def main() -> None:
         auth = {user: auth_header(user, key, "apikey") for user, key in keys.items()}
         auth["basic"] = auth_header("USER2", keys["user2"], "basic")  # a user in another letter case
         for name, source in (("base", tree), ("candidate", ROOT)):
+            shutil.copy(base / "keys.csv", base / f"keys-{name}.csv")  # each runtime's own: one may convert it
             command = [sys.executable, str(ROOT / "benchmarks" / "ab_server.py"), str(base / "site"),
-                       str(base / "keys.csv"), str(base / name), str(free_port())]
+                       str(base / f"keys-{name}.csv"), str(base / name), str(free_port())]
             if name == "candidate" and args.candidate:
                 command.append(str(Path(args.candidate).resolve()))
             servers[name] = subprocess.Popen(command, cwd=source, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
