@@ -64,11 +64,14 @@ def keys_add(ctx: click.Context, user: str, models: str, given_key: str | None, 
              site_dir: Path, force: bool, allow_weak: bool, preview: bool, expires: str | None) -> None:
     """Add a key for USER and print it (once: only its digest is kept, so it is never shown again)."""
     from ..build.render.release_info import release_variants
-    from ..history.catalogue.instants import rfc3339
+    from ..history.catalogue.instants import now_ms, rfc3339
     from ..serve.keys import add_key, key_weakness, load_keys, missing_variant, read_keys
     granted = tuple(m.strip() for m in models.split(",") if m.strip())
     release = release_variants(site_dir) if granted and not force else None
     ends = _when(expires)
+    if ends is not None and ends <= now_ms():
+        raise click.BadParameter(f"{rfc3339(ends)} has passed: a key that ends then would never answer",
+                                 param_hint="--expires")
     added = _issue(lambda show: add_key(keys_file, user, granted, given_key, replace_old,
                                         release[1] if release else None, allow_weak=allow_weak, before_saving=show,
                                         preview=preview, expires=ends))
