@@ -77,7 +77,7 @@ def contract_server(port: int, root: Path, headers: list[tuple[str, str]], log: 
     constants) and logs as it logs (the same fields, the same buffering): the contract's own floor."""
     from generator.contract.serving import ACCESS_LOG
     fields = "".join(field for field, _ in ACCESS_LOG).replace("$log_user", "$remote_user")
-    fields = fields.replace("$request_path", "$uri")
+    fields = fields.replace("$request_path", "$uri").replace("$log_key", "-")
     from generator.serve.nginx.contract_blocks import double_quoted
     added = "".join(f"    add_header {name} {double_quoted(value)} always;\n" for name, value in headers)
     return (f"  log_format contract '{fields}';\n"

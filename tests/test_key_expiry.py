@@ -55,6 +55,9 @@ def test_list_and_status_say_when_keys_end(tmp_path):
     assert not [line for line in run("status", "--site", tmp_path / "site", "--keys", keys).output.splitlines()
                 if line.startswith("keys: ")]
     assert run("keys", "expire", "bob", "--keys", keys).exit_code == 2  # --at or --never
+    passed = run("keys", "add", "dave", "--expires", "2020-01-31", "--keys", keys)
+    assert passed.exit_code == 2 and "2020-01-31T00:00:00Z has passed" in passed.output
+    assert "dave" not in {k.user for k in load_keys(keys).keys}
 
 
 def test_rotate_adds_a_key_with_the_user_s_grants_and_ends_the_others_after_the_grace(tmp_path):
@@ -138,3 +141,8 @@ def test_an_expiring_key_and_a_rotated_one_are_refused_at_their_instant_on_every
             usage = run("usage", "--site", nginx.site, "--log", log, "--format", "json")
             rows = {row["user"]: row for row in json.loads(usage.output)}
             assert rows["bob"]["requests"] == answered and rows["bob"]["2xx"] == answered
+            by_key = {row["key"]: row["requests"] for row in json.loads(run("usage", "--site", nginx.site, "--log",
+                                                                            log, "--by", "key", "--format",
+                                                                            "json").output)}
+            old_id, new_id = (digest_of(nginx.keys_file, nginx.keys[user])[:8] for user in ("bob", "bob2"))
+            assert by_key[f"bob {old_id}"] == answered - 2 and by_key[f"bob {new_id}"] == 2  # moved over: its id

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from generator.cli import main
 
 from .conftest import TINY
-from .live import start_edge_server, start_live_server
+from .live import digest_of, start_edge_server, start_live_server
 from .waiting import wait_for
 
 DOCUMENT = "/api/v1/riskscores/sovereign/AUT/"
@@ -57,6 +57,10 @@ def test_by_route_and_by_day(asked_and_logged):
     routes = {row["route"]: row["requests"] for row in usage("--log", log, "--by", "route")}
     assert routes == {"/api/v1/riskscores/{model}/{country_code}/": 4, "/api/v1/riskscores/{model}/": 1,
                       "/api/v1/exports/scores.{format}": 2}
+    server = asked_and_logged[0]  # by key: each user's key by its short id (the start of its digest), never the key
+    ids = {user: digest_of(server.keys_file, key)[:8] for user, key in server.keys.items()}
+    by_key = {row["key"]: row["requests"] for row in usage("--log", log, "--by", "key")}
+    assert by_key == {f"alice {ids['alice']}": 4, f"bob {ids['bob']}": 2, "- -": 1}
     today = datetime.datetime.now(datetime.timezone.utc).date()
     assert usage("--log", log, "--by", "day") == [{"day": today.isoformat(), "requests": 7,
                                                    "bytes": sum(len(a.body) for got in answers.values() for a in got),
@@ -106,6 +110,9 @@ def test_the_worker_s_usage_lines_count_the_same(asked_and_logged, tmp_path):
     asked["-"]["bytes"] -= len(server.release_file("api/v1/index.json"))
     asked["-"]["2xx"] -= 1
     assert asked == {row["user"]: row for row in usage("--log", log)}
+    ids = {user: digest_of(server.keys_file, key)[:8] for user, key in server.keys.items()}
+    by_key = {row["key"]: row["requests"] for row in usage("--log", worker_log, "--by", "key")}
+    assert by_key == {f"alice {ids['alice']}": 4, f"bob {ids['bob']}": 2, "- -": 2}  # and the fixture's own check
     assert server.keys["alice"] not in worker_log.read_text() and server.keys["bob"] not in worker_log.read_text()
 
 

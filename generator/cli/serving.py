@@ -183,10 +183,12 @@ def nginx_config(ctx: click.Context, site_dir: Path, keys_file: Path, host: str,
                    "`riskapi serve`s, with their rotations].")
 @click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]), default=None,
               help="Only requests from this UTC date or time on (2026-11-01, 2026-11-01T12:00:00).")
-@click.option("--by", type=click.Choice(["user", "route", "day"]), default="user", show_default=True)
+@click.option("--by", type=click.Choice(["user", "key", "route", "day"]), default="user", show_default=True,
+              help="key: each user's keys apart, by short id (has a client moved to its rotated key?).")
 @click.option("--format", "output", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def usage(site_dir: Path, logs: tuple[Path, ...], since: datetime.datetime | None, by: str, output: str) -> None:
-    """Requests, bytes and status classes per user (never a key), route or day, from nginx's access log."""
+    """Requests, bytes and status classes per user, key (by short id, never the key), route or day, from nginx's
+    access log."""
     import csv
     import datetime
     import io

@@ -51,8 +51,9 @@ def key_digest(secret: str, key: str) -> str:
 
 def edge_description() -> dict[str, object]:
     """The format as the edges and njs check it (keycheck.js's mistyped): the prefix, and an expression
-    whose two groups are what the checksum covers and the checksum."""
-    return {"prefix": PREFIX, "pattern": f"^{_KEY.pattern}$", "checksum_characters": CHECKSUM_CHARACTERS}
+    whose two groups are what the checksum covers and the checksum; and how long a key's short id is."""
+    return {"prefix": PREFIX, "pattern": f"^{_KEY.pattern}$", "checksum_characters": CHECKSUM_CHARACTERS,
+            "id_characters": KEY_ID_CHARACTERS}
 
 
 def checksum(body: str) -> str:

@@ -148,7 +148,8 @@ AUTHORIZATION_FORMS = (
 # path, then the API's known parameters.
 KNOWN_ARGUMENTS = ("code", "name", "model", "country_code", "country_name", "ordering")
 ACCESS_LOG = (
-    ("$remote_addr", r"\S+"), (" - ", " - "), ("$log_user", r"(?P<user>\S+)"),
+    # the key's short id where RFC 1413's ident stood ("-" in logs before it): which of a user's keys asked
+    ("$remote_addr", r"\S+"), (" $log_key ", r" (?P<key>\S+) "), ("$log_user", r"(?P<user>\S+)"),
     (" [$time_local] ", r" \[(?P<time>[^\]]+)\] "),
     ('"$request_method $request_path $server_protocol" ', r'"(?P<method>\S*) (?P<path>\S*)[^"]*" '),
     ("$status $body_bytes_sent ", r"(?P<status>\d{3}) (?P<bytes>\d+) "),

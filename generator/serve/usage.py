@@ -27,6 +27,7 @@ class Request:
     route: str
     status: int
     bytes: int
+    key: str = NO_USER  # the short id of the key it asked with (logs before key ids: "-")
 
 
 @dataclass
@@ -73,12 +74,12 @@ def read_log(path: Path) -> Iterator[Request]:
         m = LINE.match(line)
         if m:
             yield Request(m["user"], datetime.datetime.strptime(m["time"], TIME_LOCAL), route_of(m["path"]),
-                          int(m["status"]), int(m["bytes"]))
+                          int(m["status"]), int(m["bytes"]), m["key"])
         elif line.startswith("{"):
             for used in _worker_lines(line):
                 at = datetime.datetime.fromisoformat(used["at"].replace("Z", "+00:00"))
                 yield Request(str(used["user"]), at, route_of(str(used["path"])), int(used["status"]),
-                              int(used["bytes"]))
+                              int(used["bytes"]), str(used.get("key", NO_USER)))
 
 
 def rotated(log: Path) -> list[Path]:
@@ -91,12 +92,13 @@ def rotated(log: Path) -> list[Path]:
 
 
 def usage(requests: Iterable[Request], by: str, since: datetime.datetime | None = None) -> dict[str, Tally]:
-    """Requests tallied by user, route or day (UTC), those before `since` left out; sorted by key."""
+    """Requests tallied by user, key (its user and short id: whether a client has moved to a rotated key),
+    route or day (UTC), those before `since` left out; sorted by key."""
     tallies: dict[str, Tally] = {}
     for request in requests:
         if since is not None and request.at < since:
             continue
-        key = {"user": request.user, "route": request.route,
+        key = {"user": request.user, "key": f"{request.user} {request.key}", "route": request.route,
                "day": request.at.astimezone(datetime.timezone.utc).date().isoformat()}[by]
         tallies.setdefault(key, Tally()).add(request)
     return dict(sorted(tallies.items()))

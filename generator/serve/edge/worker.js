@@ -8,7 +8,7 @@
 // the bucket, and the one the client takes (brotli first) is sent as stored (`encodeBody: "manual"`), each
 // encoding with its own ETag.
 import {
-  DEFAULT_TYPE, ERRORS, HEADERS, NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES, useContract,
+  DEFAULT_TYPE, ERRORS, HEADERS, KEY_FORMAT, NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, STORE, TYPES, useContract,
 } from "./contract.js";
 import { answer, encoding, error, finish, quality } from "./core.js";
 import { Unavailable, objectKey, stored } from "./manifests.js";
@@ -48,11 +48,14 @@ async function keyEntry(env, hash) {
   return entry;
 }
 
-// The core's lookup for one request: its key entry (the core asks for "keys" before "users").
-function lookupFor(env) {
+// The core's lookup for one request: its key entry (the core asks for "keys" before "users"), and the
+// short id of the key looked up (contract/key_format.py: the start of its digest), for the usage line.
+const keyIds = new WeakMap();
+function lookupFor(env, request) {
   let entry = null;
   return async (table, key, id) => {
     if (table === "keys") {
+      keyIds.set(request, key.slice(0, KEY_FORMAT.id_characters));
       entry = await keyEntry(env, key);
       return entry === null ? undefined : entry;
     }
@@ -164,7 +167,7 @@ function failed(result, status, name, extra) {  // a 412, 416 or 500 about a fil
 function logUsage(asked, response) {
   const length = Number(response.headers.get("Content-Length") ?? asked.size ?? 0);
   const bytes = asked.method === "HEAD" || response.status === 304 ? 0 : length;
-  console.log(JSON.stringify({ usage: 1, at: new Date().toISOString(), user: asked.user || "-",
+  console.log(JSON.stringify({ usage: 1, at: new Date().toISOString(), user: asked.user || "-", key: asked.key || "-",
     method: asked.method, path: asked.path, status: response.status, bytes, release: response.headers.get(NAMES.release) }));
 }
 
@@ -198,13 +201,14 @@ async function respond(request, env, asked) {
   };
   let result;
   try {
-    result = await answer(core, release, lookupFor(env), platform);
+    result = await answer(core, release, lookupFor(env, core), platform);
   } catch (failure) {
     if (!(failure instanceof Unavailable)) throw failure;
     // a release this version answers whose manifest R2 lacks: not another release's answer
     result = finish(error(503, "stale", {}, { [NAMES.retry]: STALE_RETRY_AFTER }), release, request.method, false);
   }
   asked.user = core.user;  // set by the core's key check
+  asked.key = core.user ? keyIds.get(core) : null;  // the short id of the key it asked with
   asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
   const head = request.method === "HEAD";
   if (result.file === undefined) {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from ...contract import serving
+from ...contract import key_format, serving
 
 PARTS = ("access_log", "types", "maps", "refusals", "headers", "error_pages", "errors")
 BEGIN = "# {contract:%s — generated from generator/contract/serving.py by scripts/nginx_conf.py; do not edit"
@@ -80,8 +80,11 @@ def _maps() -> list[str]:
 
 def _access_log() -> list[str]:
     """The access log's format (serving.ACCESS_LOG, which `riskapi usage` reads back) and the variables
-    only it needs: the user or "-", and the path without its query."""
+    only it needs: the user or "-", the short id of the key it asked with or "-", and the path without its
+    query."""
     lines = _map("$api_user", "$log_user", [('""', "-"), ("default", "$api_user")])
+    lines += _map("$api_user", "$log_key", [('""', "-"), ("default", "$key_id")])
+    lines += _map("$key_digest", "$key_id", [(f'"~^(?<id>.{{{key_format.KEY_ID_CHARACTERS}}})"', "$id")])
     lines += _map("$request_uri", "$request_path", [('"~^(?<path>[^?]*)"', "$path")])
     pieces = [""]  # the format's fields, a few to a line
     for field, _ in serving.ACCESS_LOG:
