@@ -19,8 +19,8 @@ from .strength import key_weakness, normalise_key
 
 
 def site_secret(path: Path) -> str:
-    """The secret of a keys file, made where the file holds nothing yet (a site before its first key):
-    serve and the deploys need one even then."""
+    """The secret of a keys file, made where the file holds nothing yet (a site before its first key): a
+    deploy hands its edge one even then."""
     with keys_lock(path):
         return secret_for(path, digests_held=load_keys(path).holds_any())
 

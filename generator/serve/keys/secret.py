@@ -1,10 +1,9 @@
 """The site's key secret: what every key's digest is made with (contract/key_format.py: key_digest), in its
 own file beside the keys file (`keys.csv.secret`, mode 0600), never in the site or the served tree.
 
-The keys file holds digests only, so a copy of it gives no key back; with the secret beside it, a key
-under 128 bits could be found by trying them all, which is why the secret is a file of its own: a backup
-of the keys file alone, a configuration dump or a deploy bundle holds at most one of the two for the
-weak keys, and never a key."""
+The keys file holds digests only, so a copy of it alone gives no key back, however weak the key. Where
+the secret travels with the digests (nginx's key map, a deploy folder), a key of 128 random bits still
+cannot be found from them; only a weaker one (`--allow-weak`) could be, by trying them all."""
 from __future__ import annotations
 
 from pathlib import Path
