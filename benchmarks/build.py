@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .common import fmt, pss_kib, record, run_json, summary
 
-GOAL, GOAL_JOBS = 1.5, 2  # build / floor with 2 jobs (issue 58); one job's goal is to be no slower than before
+GOAL, GOAL_JOBS = 1.5, 2  # build / floor with 2 jobs; one job's goal is to be no slower than before
 
 
 def _family(pid: int) -> set[int]:

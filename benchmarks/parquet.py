@@ -1,4 +1,4 @@
-"""The Parquet exports and the point-in-time panel (issue 47): what they add to a build of the demo data,
+"""The Parquet exports and the point-in-time panel: what they add to a build of the demo data,
 what a reader of one model's two columns fetches over HTTP from nginx, and how the panel grows.
 
 - Build: the same build with the Parquet exports and without them (the exports' Parquet writing replaced

@@ -1,4 +1,4 @@
-"""The signed log of releases and citations (issue 46): what the tree and the log cost a build, how large a
+"""The signed log of releases and citations: what the tree and the log cost a build, how large a
 citation is, how fast one verifies, and how the log and its proofs grow over ten years of releases —
 each against a floor measured in the same run (one Ed25519 signature check: what any signed citation
 costs at least; the build's own time).

@@ -1,4 +1,4 @@
-"""The release catalogue under the faults an operator meets (issue 30): a torn or damaged catalogue, a kill
+"""The release catalogue under the faults an operator meets: a torn or damaged catalogue, a kill
 between a switch's intent and the swap, a clock stepped back, a prune while nginx serves, a folder nobody
 knows, an old text journal. Every case checks the state right after the fault and again after the next
 build, promote and rollback (`then_stage_promote_rollback`)."""

@@ -1,4 +1,4 @@
-"""Each release's Merkle tree in the catalogue (issue 46): recorded when the release is, the same as its
+"""Each release's Merkle tree in the catalogue: recorded when the release is, the same as its
 manifest states; a catalogue of the schema before (version 1) is migrated when first opened, each release
 on disk given the tree of its manifest; a repair carries it; a catalogue of a newer riskapi is refused
 whole. The fault cases check the state again after the next build, promote and rollback."""

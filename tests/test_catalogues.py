@@ -1,4 +1,4 @@
-"""The data catalogues (issue 57): the current Data Package and each kept release's own, checked by
+"""The data catalogues: the current Data Package and each kept release's own, checked by
 frictionless against the bytes served; the DCAT-AP 3 catalogue, read by rdflib; all without a key — on
 nginx, the Worker and CloudFront's harness alike (tests/fixtures/tiny; alice holds acme_aml, bob nothing)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""riskapi cite and riskapi verify (issue 46): a citation fetched from each server verifies offline with the
+"""riskapi cite and riskapi verify: a citation fetched from each server verifies offline with the
 log's verifier key alone and tells the release and when it was live; any byte changed — of the document,
 a proof, an entry, the checkpoint — a wrong key, another log, a malformed file, or a log that does not
 extend a checkpoint held before, and it fails with one line (exit 1, no traceback)."""

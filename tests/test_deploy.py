@@ -229,7 +229,7 @@ def test_the_keys_script_says_in_one_line_when_node_is_too_old(tmp_path):
 
 
 def test_a_revocation_reaches_both_edges_key_stores_while_the_catalogue_cannot_be_read(tmp_path):
-    """issue 43: the catalogue garbage, a deploy cannot render the releases — but it still takes every
+    """With the catalogue garbage, a deploy cannot render the releases — but it still takes every
     revoked key out of the key store already deployed (nothing else changes), and says so; after the repair
     a whole deploy goes on without the revoked key."""
     from generator.history.catalogue import CATALOGUE

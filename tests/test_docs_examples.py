@@ -1,4 +1,4 @@
-"""Every fenced example of docs/api.md, docs/operate.md and docs/data.md runs as written against the demo (issue 44): a
+"""Every fenced example of docs/api.md, docs/operate.md and docs/data.md runs as written against the demo: a
 folder laid out as `scripts/demo.sh` leaves the checkout (data/, site/ built from it, keys/keys.csv with the
 demo key) and served by `riskapi serve`, so staging, promotes and key changes are picked up as the docs say.
 

@@ -1,4 +1,4 @@
-"""The history under real operations (issue 43): a catalogue from another site or an older backup, a backup
+"""The history under real operations: a catalogue from another site or an older backup, a backup
 tool holding the catalogue's lock, prunes under a running `riskapi serve`, Memento clients asking a TimeGate
 back at the datetime a TimeMap gave them, request data echoed into headers, and the obsolete HTTP-date
 forms. Each fault is checked right after it and again after the next build, promote and rollback."""

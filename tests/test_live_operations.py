@@ -1,4 +1,4 @@
-"""The live site under real operations (issue 55): a `riskapi serve` answering while builds, promotes and
+"""The live site under real operations: a `riskapi serve` answering while builds, promotes and
 rollbacks run back to back. A release a running server answers from is never taken from it (its lease:
 generator/history/leases.py), and an instant is answered only within the server's record of what was live
 (its horizon: generator/history/catalogue/fence.py), so every answer agrees with the catalogue and never changes.

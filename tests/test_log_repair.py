@@ -1,4 +1,4 @@
-"""A lost catalogue recovered from a copy of its log of releases (issue 46): `riskapi releases --repair`
+"""A lost catalogue recovered from a copy of its log of releases: `riskapi releases --repair`
 restores every switch with its exact instant, every prune and the log itself byte for byte, so the next
 checkpoint, signed with the log's key (taken back with `riskapi log init --key FILE`), extends the last one
 signed. The copy is the site's own (site/log/), or, where that is lost too, the bucket's (riskapi deploy s3

@@ -1,4 +1,4 @@
-"""The signed log of releases as every server answers it (issue 46), under /api/v1/log/ without a key:
+"""The signed log of releases as every server answers it, under /api/v1/log/ without a key:
 the checkpoint (C2SP tlog-checkpoint in a signed note, Ed25519), the tiles of the log's tree and its entry
 bundles (C2SP tlog-tiles), the same bytes on nginx, the Worker and CloudFront's harness; and what Go's
 reference (golang.org/x/mod/sumdb/note and tlog) makes of them."""

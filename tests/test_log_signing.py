@@ -1,4 +1,4 @@
-"""Signing the log of releases (issue 46): signed notes as C2SP signed-note and Go's sumdb/note have them
+"""Signing the log of releases: signed notes as C2SP signed-note and Go's sumdb/note have them
 (the specification's own example, keys whose base64 holds '+', Go signing with our key file and verifying
 ours), the operator's key (made 0600 outside the site, never twice by accident, rotated with old
 checkpoints still verifying), a site without a key (unsigned, and saying so), a log whose history was

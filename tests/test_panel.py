@@ -1,4 +1,4 @@
-"""The point-in-time panel (issue 47): every value published with when it was published, one row while it
+"""The point-in-time panel: every value published with when it was published, one row while it
 does not change, kept past a prune, and the same answers as the API's `?as_of=` — on nginx (tests/fixtures/
 tiny; alice holds acme_aml, bob holds nothing)."""
 from __future__ import annotations

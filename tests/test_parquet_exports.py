@@ -1,4 +1,4 @@
-"""The Parquet exports (issue 47): the rows and columns of the JSON Lines export, typed, described and naming
+"""The Parquet exports: the rows and columns of the JSON Lines export, typed, described and naming
 their release, sorted so a reader skips by model and country; served as bytes (never compressed again, no
 charset) by nginx, the Worker and CloudFront's harness alike (tests/fixtures/tiny; alice holds acme_aml,
 bob holds nothing)."""

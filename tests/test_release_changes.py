@@ -1,4 +1,4 @@
-"""What a release changed (issue 22, item 1): /api/v1/releases/current/changes/ and a kept release's
+"""What a release changed: /api/v1/releases/current/changes/ and a kept release's
 /api/v1/releases/{id}/changes/, on nginx, the Cloudflare Worker (workerd) and CloudFront (the harness
 over Ceph), against `riskapi diff`.
 

@@ -1,4 +1,4 @@
-"""Releases over time on nginx (issue 21): the list of kept releases and the TimeMap, the TimeGate
+"""Releases over time on nginx: the list of kept releases and the TimeMap, the TimeGate
 (Accept-Datetime, ?as_of=), staging and promote. The journal's instants are set by hand, so every
 instant below is worked out from them:
 

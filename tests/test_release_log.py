@@ -1,4 +1,4 @@
-"""The log of releases as the catalogue keeps it (issue 46): an entry per release first made live, per switch
+"""The log of releases as the catalogue keeps it: an entry per release first made live, per switch
 and per prune of a release that was live, appended in the transaction of the change it records; canonical
 JSON valid against schemas/log-entry.json; a staged release named only once promoted; the switches'
 instants those of the live periods every server answers by. A history kept before the log is logged when

@@ -1,5 +1,5 @@
 """Every kept release stays answerable under /api/v1/releases/{id}/…, byte for byte what it answered
-as current, with every rule of the current routes (issue 21). On nginx; the edges follow."""
+as current, with every rule of the current routes. On nginx; the edges follow."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The Merkle tree of a release's documents as C2SP tlog-tiles serves a tree (issue 46): tile paths, the
+"""The Merkle tree of a release's documents as C2SP tlog-tiles serves a tree: tile paths, the
 tiles of a tree of any size, and the tiles each release holds, served by nginx, the Worker and
 CloudFront's harness under /api/v1/releases/{id}/tree/tile/… to any active key, as bytes."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a site remembers outside its catalogue (site/site-settings.json): its address, its retention, the
 log's key, origin, earlier verifier keys and witnesses, rewritten at each change and read back by
-`riskapi releases --repair`, so a lost catalogue forgets nothing the operator set (issue 55). And the log
+`riskapi releases --repair`, so a lost catalogue forgets nothing the operator set. And the log
 named after the site's real address: `riskapi log init` refuses the loopback default unless told, a build
 whose address does not name the log says so, and a rotation makes a new key and keeps the old one's file."""
 from __future__ import annotations

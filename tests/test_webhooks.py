@@ -1,4 +1,4 @@
-"""Signed webhooks (issue 22, item 3): `riskapi subscribers` and `riskapi notify` against real local
+"""Signed webhooks: `riskapi subscribers` and `riskapi notify` against real local
 HTTP receivers, the signatures checked with the `standardwebhooks` library (the specification's own).
 
 Releases: A is the tiny fixture, B moves acme_aml's NGA from Medium to Very High (tests/conftest.py);

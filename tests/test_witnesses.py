@@ -1,4 +1,4 @@
-"""Witnesses of the log of releases (issue 46), run on loopback (tests/witness_server.py, written from C2SP
+"""Witnesses of the log of releases, run on loopback (tests/witness_server.py, written from C2SP
 tlog-witness): each new checkpoint is sent with the proof it extends the last one each cosigned; their
 cosignatures (tlog-cosignature, Ed25519, timestamped) are published with it, served, cited, and counted
 by `riskapi verify --witness … --quorum K`; a witness that is down, or one that refuses, never stops a

@@ -1,2 +1,2 @@
-"""Citations anyone can verify (issue 46): the Merkle tree of what a release answers (tree.py); the
+"""Citations anyone can verify: the Merkle tree of what a release answers (tree.py); the
 signed, append-only log of releases is built on it."""
