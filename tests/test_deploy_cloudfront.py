@@ -309,17 +309,19 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
         ("ok", "alice", "acme_aml", "acme_aml"), ("ok", "alice", "acme_aml", "acme_aml")]
     # a release-scoped request: its release, immutable, when it went live, and the route it is a past answer of
     scoped = json.loads(handed[6]["x-answer"])
-    assert scoped[:2] == [release, "private, max-age=31536000, immutable"] and scoped[2].endswith(" GMT")
+    assert (scoped["release"], scoped["cache_control"]) == (release, "private, max-age=31536000, immutable")
+    assert scoped["memento_datetime"].endswith(" GMT")
     site, original = "http://127.0.0.1:8080", "/api/v1/riskscores/country/AUT/?code=x"
-    assert scoped[3] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
+    assert scoped["link"] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
                          f'rel="timegate", <{site}/api/v1/timemap/{site}{original}>; rel="timemap"; '
                          'type="application/link-format"')
     # an original's own Links come with its object (the origin-response Lambda), not from the gate
     timegate_link = (f'<{site}/api/v1/timegate/{site}/api/v1/>; rel="timegate", <{site}/api/v1/timemap/{site}/api/v1/>; '
                      'rel="timemap"; type="application/link-format"')
-    assert json.loads(handed[0]["x-answer"]) == [release, "private, no-cache", "", ""]
+    plain = {"release": release, "cache_control": "private, no-cache", "memento_datetime": "", "link": ""}
+    assert json.loads(handed[0]["x-answer"]) == plain and list(plain) == list(serving.ANSWER)
     metadata = {"x-amz-request-id": {"value": "tx0"}, "cache-control": {"value": "private, no-cache"}}
-    answer = json.dumps([release, "private, no-cache", "", ""])
+    answer = json.dumps(plain)
     responses = [
         # an original's Link and an export's download name: added by the origin-response Lambda
         {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {"x-answer": {"value": answer}}},
@@ -348,7 +350,7 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert "script-src" not in export["content-security-policy"]
     assert not_modified["x-release"] == release and not_modified["vary"] == "Accept-Encoding, Authorization, Accept-Datetime"
     assert not_modified["etag"] == '"abc"' and not_modified["cache-control"] == "private, no-cache"
-    assert memento["memento-datetime"] == scoped[2] and memento["link"] == scoped[3]
+    assert memento["memento-datetime"] == scoped["memento_datetime"] and memento["link"] == scoped["link"]
     assert memento["cache-control"] == "private, max-age=31536000, immutable"
 
 

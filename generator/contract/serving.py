@@ -259,8 +259,25 @@ def link(uri: str, rel: str, **parameters: str) -> str:
 
 
 # ---- the edge key store (CloudFront's KeyValueStore): one key layout ----------------------------------
+# CloudFront's hand-off: what its key gate (the viewer-request function) works out, handed on as request
+# headers that the origin-request Lambda, the cache key and the viewer-response function read (the origin
+# request policy forwards them: docs/deploy.md). `answer` is JSON of ANSWER's fields.
+HANDOFF = {
+    "release": "x-release",  # the live release
+    "auth": "x-auth",  # ok, missing, invalid, mistyped, expired:<ms>, twice
+    "grants": "x-grants",  # the key's grant set
+    "preview": "x-preview",  # "1" where the key may read staged releases
+    "audience": "x-audience",  # the audience variant the answering release serves that set
+    "user": "x-user",  # whom the answer is for (not in the cache key)
+    "answer": "x-answer",  # what the viewer response adds around the answer (ANSWER)
+    "response": "x-api-response",  # what the origin request hands the origin response (its object's headers)
+    "cache": "x-api-cache",  # a route's own Cache-Control, from the origin response to the viewer response
+}
+ANSWER = ("release", "cache_control", "memento_datetime", "link")  # the release answering, its Cache-Control,
+# a release-scoped answer's Memento-Datetime and Link
+
 STORE = {
-    "key": "k:",  # k:<keyed hash> → the key's user, grant set, preview
+    "key": "k:",  # k:<digest> → the key's user, grant set, preview, expiry
     "audience": "a:",  # a:<release>:<grant set> → the audience variant that release serves the set
     "state": "r:",  # r:<release> → its state and when it first went live
     "live": "release",  # the live release's settings: written last, the switch
@@ -283,4 +300,4 @@ def edge_contract() -> dict[str, object]:
             "RECORD_RETRY_AFTER": RECORD_RETRY_AFTER,
             "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE,
             "NAMES": HEADER_NAMES, "AUTHORIZATION": [list(form) for form in AUTHORIZATION_FORMS],
-            "KEY_FORMAT": key_format.edge_description()}
+            "KEY_FORMAT": key_format.edge_description(), "HANDOFF": HANDOFF}

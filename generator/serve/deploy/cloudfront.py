@@ -59,8 +59,9 @@ FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'impor
                                    (CONTRACT_JS, KEYCHECK)),
              "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "", MODULES)}
 # the parts of the serving contract each function uses, written into its __CONTRACT__ (its code stays small)
-FUNCTION_CONTRACTS = {"viewer-request.js": ("STORE", "LINKS", "PUBLIC_AUDIENCE", "AUTHORIZATION", "KEY_FORMAT"),
-                      "viewer-response.js": ("HEADERS", "NAMES", "PAGE_TYPES")}
+FUNCTION_CONTRACTS = {"viewer-request.js": ("STORE", "LINKS", "PUBLIC_AUDIENCE", "AUTHORIZATION", "KEY_FORMAT",
+                                            "HANDOFF"),
+                      "viewer-response.js": ("HEADERS", "NAMES", "PAGE_TYPES", "HANDOFF")}
 MINIFIED = EDGE_SOURCE / "cloudfront"
 # in cloudfront_request.js: the deploy writes the deployment's secret and the release-scoped paths there
 SECRET_PLACEHOLDER, SCOPE_PLACEHOLDER, CONTRACT_PLACEHOLDER = "__KEYS_SECRET__", "__SCOPE__", "__CONTRACT__"

@@ -8,13 +8,13 @@
 //   role, kept per container), it answers as nginx does: the request for the object of the file (its
 //   body, or its .br/.gz encoding), or the JSON error, 204 or TimeGate 302 itself. What the object cannot
 //   carry, because one body serves many paths — an export's download name, an original's TimeGate Link —
-//   goes on to the origin response in x-api-response.
+//   goes on to the origin response in a header (the contract's HANDOFF.response).
 // - origin response: adds those headers to the 200 or 206 of the object (CloudFront caches it so).
 // A release.json that does not know the live release (a release went live since this function was last
 // published), or a manifest the bucket lacks, answers 503 rather than another release's answer.
 import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, useContract } from "./contract.js";
+import { HANDOFF, NAMES, PUBLIC_AUDIENCE, STALE_RETRY_AFTER, useContract } from "./contract.js";
 import { answer, encoding, error, finish } from "./core.js";
 import { Unavailable, codedDigest, objectKey, stored } from "./manifests.js";
 
@@ -80,14 +80,14 @@ function bucketOf(request) {
 // The request as the gate handed it on: the key already checked (`identity`), no Authorization.
 function asked(request) {
   const headers = request.headers;
-  const auth = value(headers, "x-auth");
-  const grants = value(headers, "x-grants");
+  const auth = value(headers, HANDOFF.auth);
+  const grants = value(headers, HANDOFF.grants);
   return { method: request.method, path: request.uri, query: request.querystring,
     authorization: auth === "twice" ? null : "", acceptDatetime: value(headers, "accept-datetime"),
-    identity: { user: value(headers, "x-user"), missing: auth === "missing", mistyped: auth === "mistyped",
+    identity: { user: value(headers, HANDOFF.user), missing: auth === "missing", mistyped: auth === "mistyped",
       expired: /^expired:\d+$/.test(auth) ? Number(auth.slice(8)) : null, grants: {
-      models: grants && grants !== PUBLIC_AUDIENCE ? grants.split("+") : [], audience: value(headers, "x-audience") || PUBLIC_AUDIENCE,
-      preview: value(headers, "x-preview") === "1" } } };
+      models: grants && grants !== PUBLIC_AUDIENCE ? grants.split("+") : [], audience: value(headers, HANDOFF.audience) || PUBLIC_AUDIENCE,
+      preview: value(headers, HANDOFF.preview) === "1" } } };
 }
 
 // What a file's answer says that its object cannot: an export's download name, an original's Link, the
@@ -97,7 +97,7 @@ const DIGESTS = [NAMES.digest, NAMES.unencoded];  // on a 304 too
 
 async function originRequest(request) {
   const headers = request.headers;
-  const live = value(headers, "x-release");
+  const live = value(headers, HANDOFF.release);
   let result;
   if (live !== release.id) {
     result = finish(error(503, "stale", {}, { [NAMES.retry]: STALE_RETRY_AFTER }), { id: live }, request.method, false);
@@ -129,26 +129,26 @@ async function originRequest(request) {
       const digest = codedDigest(result, twin);  // of the object sent: the body's, or its encoding's
       if (digest) carried[NAMES.digest] = digest;
       if (result.cache) carried.cache = result.cache;  // the route's own Cache-Control (finish), by name
-      headers["x-api-response"] = [{ key: "x-api-response", value: JSON.stringify(carried) }];
+      headers[HANDOFF.response] = [{ key: HANDOFF.response, value: JSON.stringify(carried) }];
       request.uri = `/${objectKey(result, twin)}`;
       request.querystring = "";
       return request;
     }
   }
   const made = lambdaHeaders(result.headers);
-  if (result.cache) made["x-api-cache"] = [{ key: "x-api-cache", value: result.cache }];  // the viewer response's
+  if (result.cache) made[HANDOFF.cache] = [{ key: HANDOFF.cache, value: result.cache }];  // the viewer response's
   return { status: String(result.status), headers: made, body: result.body || "" };
 }
 
 // The origin response of an object: the headers of its path the origin request handed on, on a 200 (a
 // 206 the download name and the digests, a 304 the digests, as nginx sends them); a route's own
-// Cache-Control as x-api-cache, which the viewer response sets.
+// Cache-Control as HANDOFF.cache, which the viewer response sets.
 function originResponse(request, response) {
-  const carried = JSON.parse(value(request.headers, "x-api-response") || "{}");
+  const carried = JSON.parse(value(request.headers, HANDOFF.response) || "{}");
   const status = Number(response.status);
   for (const name in carried) {
     if (name === "cache" && status < 400) {  // the route's own Cache-Control, for the viewer response to set
-      response.headers["x-api-cache"] = [{ key: "x-api-cache", value: carried[name] }];
+      response.headers[HANDOFF.cache] = [{ key: HANDOFF.cache, value: carried[name] }];
     } else if (status === 200 || (status === 206 && name !== NAMES.link) || (status === 304 && DIGESTS.indexOf(name) >= 0)) {
       response.headers[name.toLowerCase()] = [{ key: name, value: carried[name] }];
     }

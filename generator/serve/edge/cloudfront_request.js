@@ -1,17 +1,14 @@
 // The CloudFront Function (cloudfront-js-2.0, viewer request) of the country risk API: the key gate,
 // the same for every route and release (the routing runs behind it, in the origin-request Lambda@Edge:
-// cloudfront_origin.js). It normalises the path as nginx does, checks the key (its keyed hash, then the
-// KeyValueStore), and hands on what the answer depends on, as headers the cache key and the Lambda read:
-//   x-release   the live release (the store's `release` entry: one write switches every edge)
-//   x-auth      ok, missing, invalid, mistyped (of the API's key format, its checksum wrong), expired:<ms>
-//               (past its expiry, then), or twice (two Authorization headers: nginx's 400)
-//   x-grants    the key's grant set ("public" or "a+b"), x-preview "1" where it may read staged releases
-//   x-audience  the audience variant the answering release serves that set (its `a:` entry; public)
-//   x-user      whom the answer is for (not in the cache key)
-//   x-answer    [answering release, its Cache-Control, Memento-Datetime, a release-scoped answer's Link]
-//               for the viewer-response
-// and drops Authorization: no key goes further. The store holds one entry per active key (k:<hash> →
-// user, grant set, preview), one per release and grant set not served the public variant (a:<id>:<set>),
+// cloudfront_origin.js). It normalises the path as nginx does, checks the key (its digest, then the
+// KeyValueStore), and hands on what the answer depends on, as headers the cache key and the Lambda read
+// (the contract's HANDOFF names them): the live release (the store's `release` entry: one write switches
+// every edge), how the key fared (ok, missing, invalid, mistyped: of the API's key format, its checksum
+// wrong; expired:<ms>; twice: two Authorization headers, nginx's 400), its grant set and whether it may
+// preview, the audience variant the answering release serves that set (its `a:` entry; public), whom the
+// answer is for (not in the cache key), and for the viewer response the answer's own fields (ANSWER) —
+// and drops Authorization: no key goes further. The store holds one entry per active key (k:<digest> →
+// user, grant set, preview, expiry), one per release and grant set not served the public variant (a:<id>:<set>),
 // each release's state and when it went live (r:<id>), and `release`. Keys are known by their digests
 // under the site's key secret, which `riskapi deploy cloudfront` writes below with the release-scoped
 // paths of the route table (routes.py's edge_table: its `scope`).
@@ -66,17 +63,18 @@ async function handler(event) {
   const asked = query ? "?" + query : "";
   // a release-scoped answer's Memento Links (keycheck.js): its original, TimeGate and TimeMap (an
   // original's own come from the router, with its object)
-  let answer = [answering, release.cache_control, "", ""];
+  const answer = { release: answering, cache_control: release.cache_control, memento_datetime: "", link: "" };
   if (scoped) {
     const state = await entry(STORE.state + answering);
-    answer = [answering, release.immutable, state && state[1] || "",
-      mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site)];
+    answer.cache_control = release.immutable;
+    answer.memento_datetime = state && state[1] || "";
+    answer.link = mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site);
   }
   const auth = twice ? "twice" : who ? "ok" : checked === null ? "mistyped" : typeof checked === "number"
     ? `expired:${checked}` : sent ? "invalid" : "missing";
-  const handed = { "x-release": release.id, "x-auth": auth, "x-grants": set, "x-preview": who && found.preview ? "1" : "",
-    "x-audience": audience || PUBLIC_AUDIENCE, "x-user": who, "x-answer": JSON.stringify(answer) };
-  for (const name in handed) headers[name] = { value: handed[name] };
+  const handed = { release: release.id, auth, grants: set, preview: who && found.preview ? "1" : "",
+    audience: audience || PUBLIC_AUDIENCE, user: who, answer: JSON.stringify(answer) };
+  for (const part in handed) headers[HANDOFF[part]] = { value: handed[part] };
   delete headers.authorization;
   return request;
 }

@@ -1,7 +1,8 @@
 // The CloudFront Function (cloudfront-js-2.0, viewer response) of the country risk API: adds to every
 // answer the headers nginx sends around it (the edge core's `finish` above), from what the key gate
-// (viewer request) worked out: x-answer, [the release answering, its Cache-Control (which S3's 304
-// lacks), a release-scoped answer's Memento-Datetime and Link]. The object's type says whether it is a
+// (viewer request) worked out, by the contract's HANDOFF: the answer's fields (the release answering, its
+// Cache-Control, which S3's 304 lacks, a release-scoped answer's Memento-Datetime and Link). The object's
+// type says whether it is a
 // page (the pages' CSP); an export's download name and an original's Link (its TimeGate) came with the
 // object from the origin-response Lambda (cloudfront_origin.js); the download name goes with a 200 or 206
 // only.
@@ -15,16 +16,17 @@ async function handler(event) {
   const response = event.response;
   const headers = response.headers;
   const status = response.statusCode;
-  const answered = JSON.parse(value(event.request.headers || {}, "x-answer") || "[]");
-  if (!answered[0]) return response;
+  const answered = JSON.parse(value(event.request.headers || {}, HANDOFF.answer) || "{}");
+  if (!answered.release) return response;
   const type = value(headers, "content-type");
   // a route's own Cache-Control (the log's, by its name in the contract), handed on by the origin-response
   // Lambda (an object's own metadata never counts: one body serves many paths)
-  const result = { status, headers: {}, cache: value(headers, "x-api-cache") };
-  delete headers["x-api-cache"];
-  finish(result, { id: answered[0], cache_control: answered[1] }, event.request.method, PAGE_TYPES.indexOf(type) >= 0);
-  if (answered[2] && status < 400) result.headers["Memento-Datetime"] = answered[2];
-  if (answered[3] && status < 400) result.headers[NAMES.link] = answered[3];
+  const result = { status, headers: {}, cache: value(headers, HANDOFF.cache) };
+  delete headers[HANDOFF.cache];
+  finish(result, { id: answered.release, cache_control: answered.cache_control }, event.request.method,
+    PAGE_TYPES.indexOf(type) >= 0);
+  if (answered.memento_datetime && status < 400) result.headers[NAMES.memento] = answered.memento_datetime;
+  if (answered.link && status < 400) result.headers[NAMES.link] = answered.link;
   if (status !== 200 && status !== 206) delete headers["content-disposition"];
   // a 304 carries the ETag of what the client holds (§15.4.5); an origin that leaves it out (Ceph's) matched
   // the one tag the client sent
