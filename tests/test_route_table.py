@@ -26,7 +26,7 @@ from generator.publish.build_release import build
 from generator.serve.edge import CORE, KEYCHECK
 from generator.serve.keys import add_key
 from generator.serve.nginx import configuration
-from generator.serve.nginx.route_blocks import quoted, write_into
+from generator.serve.nginx.route_blocks import regex_argument, write_into
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.serve.usage import route_of
 
@@ -64,7 +64,7 @@ def test_nginx_conf_s_routing_is_generated_from_the_table():
     assert check.returncode == 0, check.stderr
     # every rule has its location
     text = NGINX_CONF.read_text()
-    assert all(f"location ~ {quoted(rule.nginx_regex())} " in text or f"location = {rule.template} " in text
+    assert all(f"location ~ {regex_argument(rule.nginx_regex())} " in text or f"location = {rule.template} " in text
                for rule in routes.RULES)
 
 

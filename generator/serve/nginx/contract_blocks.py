@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+from ...build.render.templates import nginx_string
 from ...contract import key_format, serving
 
 PARTS = ("access_log", "types", "maps", "refusals", "headers", "error_pages", "errors")
@@ -20,7 +21,9 @@ def single_quoted(text: str) -> str:
 
 
 def double_quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A value as a double-quoted nginx string (variables in it are still read), escaped as the templates
+    escape one (nginx_string)."""
+    return f'"{nginx_string(text)}"'
 
 
 def quoted(text: str) -> str:

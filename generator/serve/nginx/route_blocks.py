@@ -48,7 +48,7 @@ def _variable(rule: Rule, name: str) -> str:
 def _location(rule: Rule) -> Location:
     simple = not rule.segments and not rule.aliases and (not rule.path.endswith("/") or rule.path == "/"
                                                           and rule.under == "")
-    location = Location(f"= {rule.under + rule.path}" if simple else f"~ {quoted(rule.nginx_regex())}")
+    location = Location(f"= {rule.under + rule.path}" if simple else f"~ {regex_argument(rule.nginx_regex())}")
     if rule.status:
         location.lines += [*contract_blocks.answer_headers(rule.status), f"return {rule.status};"]
         return location
@@ -92,7 +92,8 @@ def _location(rule: Rule) -> Location:
     return location
 
 
-def quoted(regex: str) -> str:
+def regex_argument(regex: str) -> str:
+    """A location's regular expression as one nginx argument: quoted where a brace or space would end it."""
     return f'"{regex}"' if "{" in regex or " " in regex else regex
 
 
