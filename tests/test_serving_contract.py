@@ -34,6 +34,7 @@ def forbidden_literals() -> list[str]:
     values += [serving.DOWNLOAD.partition("{")[0]]
     values += [folder.partition("{")[0] for folder in serving.FOLDERS.values() if not folder.startswith("{")]
     values += list(serving.HANDOFF.values())  # CloudFront's hand-off headers: named once, read by every stage
+    values += [serving.BASIC_PREFIX]  # the edges tell Basic's form by its prefix, not by spelling it
     return values
 
 

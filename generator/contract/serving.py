@@ -135,7 +135,7 @@ FORBIDDEN_IN_TARGET = '"<>\\^`{|}'
 # The forms of the Authorization header, tried in order (docs/api.md): each a regular expression (nginx's
 # PCRE and JavaScript's alike) whose one group is the credential, the prefix it is given (Basic's Base64 is
 # decoded by the server), and whether the scheme's letter case is free.
-BASIC_PREFIX = "basic:"  # HTTP Basic's credential: this, then the Base64 as sent (the key map's third entry)
+BASIC_PREFIX = "basic:"  # marks the form whose credential is Base64, which each server decodes (Basic)
 AUTHORIZATION_FORMS = (
     (r"^\s*apikey\s+(\S+)\s*$", "", True),  # apikey USER:KEY (or apikey KEY)
     (r"^\s*(?:bearer|token)\s+([^\s:]+)\s*$", "", True),  # Bearer KEY, Token KEY

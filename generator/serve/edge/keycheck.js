@@ -73,14 +73,15 @@ export function normalise(rawPath) {
 }
 
 // `map $http_authorization $credential`: the first of the contract's Authorization forms that matches
-// (apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY), its credential with the form's prefix.
+// (apikey USER:KEY, Bearer/Token KEY, Basic, the bare KEY): [its prefix, its credential]. A form with a
+// prefix (Basic's) sends its credential in Base64, which the server decodes.
 function credential(header) {
   const forms = authorizationForms();
   for (let i = 0; i < forms.length; i++) {
     const m = forms[i][0].exec(header);
-    if (m) return forms[i][1] + m[1];
+    if (m) return [forms[i][1], m[1]];
   }
-  return "";
+  return ["", ""];
 }
 
 // The contract's forms as [compiled regular expression, prefix], compiled once per contract given.
@@ -124,10 +125,10 @@ export function mistyped(key) {
 // for a key of the API's format that is none of its keys (mistyped), never looked up; for a key past its
 // expiry, the instant it expired (ms). `lookup("keys", digest)` gives the key's entry: {user, expires}.
 export async function user(header, lookup, platform) {
-  let given = credential(header);
-  if (!given.startsWith("basic:")) given = asciiLower(given);  // nginx's map keys ignore ASCII case
-  if (given.startsWith("basic:")) {
-    const encoded = given.slice(6);
+  const sent = credential(header);
+  let given = asciiLower(sent[1]);  // nginx's map keys ignore ASCII case
+  if (sent[0]) {  // Base64 (Basic): decoded, its letter case kept
+    const encoded = sent[1];
     let decoded;
     try {
       decoded = platform.atob(encoded);
