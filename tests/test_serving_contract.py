@@ -35,6 +35,7 @@ def forbidden_literals() -> list[str]:
     values += [folder.partition("{")[0] for folder in serving.FOLDERS.values() if not folder.startswith("{")]
     values += list(serving.HANDOFF.values())  # CloudFront's hand-off headers: named once, read by every stage
     values += [serving.BASIC_PREFIX]  # the edges tell Basic's form by its prefix, not by spelling it
+    values += [serving.CODE_SENT[:40]]  # a code filter's 3 characters as sent: the contract's pattern
     return values
 
 

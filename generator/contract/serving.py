@@ -132,6 +132,12 @@ def digest_field(sha256_hex: str) -> str:
 # A request-target holding a character no URI may hold (RFC 3986) is a 400 (`bad_target`) before anything
 # reads it: what passes is echoed in Link headers as sent, and cannot end a <URI> there or add a link.
 FORBIDDEN_IN_TARGET = '"<>\\^`{|}'
+# A code filter's value of exactly 3 characters as sent, not bytes: a UTF-8 character may arrive raw or as
+# two to four escapes (nginx's PCRE and JavaScript's alike, letter case written out: neither takes a flag).
+# One that is no country matches nothing (an empty list); any other length is a 400.
+CODE_SENT = (r"(?:[^%\x80-\xFF]|%[0-7][0-9A-Fa-f]|%[C-Fc-f][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){1,3}"
+             r"|[\xC0-\xFF][\x80-\xBF]{1,3}){3}")
+
 # The forms of the Authorization header, tried in order (docs/api.md): each a regular expression (nginx's
 # PCRE and JavaScript's alike) whose one group is the credential, the prefix it is given (Basic's Base64 is
 # decoded by the server), and whether the scheme's letter case is free.
@@ -300,4 +306,4 @@ def edge_contract() -> dict[str, object]:
             "RECORD_RETRY_AFTER": RECORD_RETRY_AFTER,
             "NO_MATCH": NO_MATCH, "PUBLIC_AUDIENCE": PUBLIC_AUDIENCE, "STORE": STORE,
             "NAMES": HEADER_NAMES, "AUTHORIZATION": [list(form) for form in AUTHORIZATION_FORMS],
-            "KEY_FORMAT": key_format.edge_description(), "HANDOFF": HANDOFF}
+            "KEY_FORMAT": key_format.edge_description(), "HANDOFF": HANDOFF, "CODE_SENT": CODE_SENT}

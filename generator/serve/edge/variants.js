@@ -5,12 +5,18 @@
 // Written in the JavaScript CloudFront Functions run (cloudfront-js-2.0; checked with njs 0.7.9):
 // no spread, destructuring, default parameters, optional chaining, for-of or catch without a binding.
 
-import { FOLDERS, NO_MATCH, PUBLIC_AUDIENCE } from "./contract.js";
+import { CODE_SENT, FOLDERS, NO_MATCH, PUBLIC_AUDIENCE } from "./contract.js";
 import { asciiLower, error, fill } from "./keycheck.js";
 
-// nginx.conf's 3-character check of a code filter: characters, not bytes (a UTF-8 character may
-// come as several escapes, or raw).
-const THREE_CHARACTERS = /^(?:[^%\x80-\xFF]|%[0-7][\dA-F]|%[C-F][\dA-F](?:%[89AB][\dA-F]){1,3}|[\xC0-\xFF][\x80-\xBF]{1,3}){3}$/i;
+// nginx.conf's 3-character check of a code filter (the contract's CODE_SENT), compiled once per contract.
+let codeSent = null, codeSentFrom = null;
+function threeCharacters(raw) {
+  if (codeSentFrom !== CODE_SENT) {
+    codeSent = new RegExp(`^${CODE_SENT}$`);
+    codeSentFrom = CODE_SENT;
+  }
+  return codeSent.test(raw);
+}
 
 // nginx's $arg_NAME: the first argument of that name (in any letter case), its value as sent.
 export function argument(query, name) {
@@ -35,7 +41,7 @@ async function codeFilter(raw, lookup) {  // `map $arg_code $countries_code`
   if (raw === "") return "";
   const code = await lookup("countries", asciiLower(raw));
   if (code !== undefined) return code;
-  return THREE_CHARACTERS.test(raw) ? NO_MATCH : "invalid";
+  return threeCharacters(raw) ? NO_MATCH : "invalid";
 }
 
 async function nameFilter(raw, lookup) {  // `map $arg_name $countries_name`

@@ -204,7 +204,7 @@ def render(part: str) -> str:
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
         answered=ANSWERED, locations=grouped(locations),
         filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
-        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, **_links())
+        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, code_sent=serving.CODE_SENT, **_links())
 
 
 def _links() -> dict[str, str]:
