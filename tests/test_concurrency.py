@@ -24,6 +24,9 @@ MAX_SECONDS = 8.0  # the load stops by itself after this long …
 # … or after this many requests per client: enough that no client is done before the swaps are, on a
 # busy machine (4,000 once were, in a full run: only one version of the changed document was seen)
 MAX_REQUESTS = 20_000
+# How long the clients may take to get 20 answers after a round's reloads: a bound on a stall, not a speed.
+# 8 s failed once on a machine running two other suites beside this one (their edges and builds).
+ANSWERS_WITHIN = 60.0
 
 
 class Client:
@@ -101,7 +104,7 @@ def test_swaps_and_key_rotation_under_load(own_server):
         assert own_server.runtime.refresh()
         reloads += 2
         # the clients go on through the reloads: 20 more answers before the next round
-        wait_for(lambda wanted=len(results) + 20: len(results) >= wanted, MAX_SECONDS, "answers after the reloads")
+        wait_for(lambda wanted=len(results) + 20: len(results) >= wanted, ANSWERS_WITHIN, "answers after the reloads")
         if time.monotonic() - started > MAX_SECONDS:
             break
     stop.set()
