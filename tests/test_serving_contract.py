@@ -196,3 +196,13 @@ def test_release_scoped_answers_are_immutable_by_one_rule():
                and "31536000" in path.read_text(encoding="utf-8")]
     assert spelled == []
     assert serving.CHALLENGE in (ROOT / "nginx.conf").read_text()  # WWW-Authenticate, from the contract
+
+
+def test_the_edges_name_each_header_of_the_contract_by_its_name_there():
+    # the edge's JavaScript reads a header the contract names through NAMES (contract.js), never spelt;
+    # worker.js spelt three of them before (Content-Disposition, Last-Modified, Content-Range)
+    names = list(serving.HEADER_NAMES.values())
+    assert "Content-Disposition" in names and "Last-Modified" in names and "Content-Range" in names
+    spelt = [(name, header) for name, code in code_of_every_file().items() if name.endswith((".js", ".mjs"))
+             for header in names if re.search(rf"""["'`]{re.escape(header)}["'`]""", code)]
+    assert spelt == []

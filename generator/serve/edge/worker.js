@@ -156,7 +156,7 @@ function withLength(body, length) {  // a stream the runtime knows the length of
 function failed(result, status, name, extra) {  // a 412, 416 or 500 about a file: JSON, as every error
   const refused = error(status, name, {}, extra);
   const headers = { ...result.headers, ...refused.headers, [NAMES.cache]: HEADERS.error_cache_control };
-  for (const header of ["Content-Disposition", "Last-Modified", "ETag"]) delete headers[header];
+  for (const header of [NAMES.download, NAMES.modified, "ETag"]) delete headers[header];
   return new Response(refused.body, { status, headers });
 }
 
@@ -229,13 +229,13 @@ async function respond(request, env, asked) {
   // sent only to a client that takes no coding (and so gets the stored bytes, whose Repr-Digest the core
   // set). Unencoded-Digest holds on every answer.
   if (!takesNoCoding(accepted)) headers.delete(NAMES.digest);
-  const condition = precondition(request, etag, result.headers["Last-Modified"]);
+  const condition = precondition(request, etag, result.headers[NAMES.modified]);
   if (condition === 304) {  // what the 200 would carry, but the body's own headers (§15.4.5); nothing read
-    headers.delete("Content-Disposition");
+    headers.delete(NAMES.download);
     return new Response(null, { status: 304, headers });
   }
   if (condition === 412) return failed(result, 412, "precondition");
-  const range = chosen ? null : byteRange(request, result.size, fileTag, result.headers["Last-Modified"]);
+  const range = chosen ? null : byteRange(request, result.size, fileTag, result.headers[NAMES.modified]);
   if (range === UNSATISFIABLE) {
     return failed(result, 416, "range", { [NAMES.range]: `bytes */${result.size}` });
   }
@@ -244,7 +244,7 @@ async function respond(request, env, asked) {
   // Every body is sent as stored (`encodeBody: "manual"`): the runtime does not compress it again itself.
   if (range !== null) {  // the bytes asked for, as stored (no Content-Encoding): R2 reads only those
     const [first, last] = range;
-    headers.set("Content-Range", `bytes ${first}-${last}/${result.size}`);
+    headers.set(NAMES.range, `bytes ${first}-${last}/${result.size}`);
     headers.set("Content-Length", String(last - first + 1));
     if (head) return new Response(null, { status: 206, headers });
     const part = await env.RELEASES.get(key, { range: { offset: first, length: last - first + 1 } });
