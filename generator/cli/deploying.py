@@ -99,7 +99,7 @@ def deploy_cloudflare(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_read.keys, site_secret(keys_file), out_dir, name, cache_control,
+    project = write_project(site_dir, keys_read.keys, site_secret(keys_file, keys_read), out_dir, name, cache_control,
                             kv_namespace, bucket, _folder(prefix), keep, keep_days, plan)
     _platform_limits(project.warnings, strict)
     for note in project.notes + [problem for problem in [node_problem()] if problem]:
@@ -138,7 +138,8 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
     release = live_release(site_dir)
     keys_read = load_keys(keys_file)  # once per command
     warn_of_keys_problems(keys_read)  # those lines serve no key at the edge either
-    project = write_project(site_dir, keys_read.keys, site_secret(keys_file), out_dir, cache_control, keep, keep_days)
+    project = write_project(site_dir, keys_read.keys, site_secret(keys_file, keys_read), out_dir, cache_control,
+                            keep, keep_days)
     _platform_limits(project.warnings, strict)
     _say(ctx, f"wrote the CloudFront Functions, the origin Lambda@Edge and {project.entries:,} KeyValueStore entries "
               f"({project.store_bytes / 1e6:.2f} MB) for release {release} to {out_dir}; upload the files "

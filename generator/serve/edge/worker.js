@@ -49,13 +49,13 @@ async function keyEntry(env, hash) {
 }
 
 // The core's lookup for one request: its key entry (the core asks for "keys" before "users"), and the
-// short id of the key looked up (contract/key_format.py: the start of its digest), for the usage line.
-const keyIds = new WeakMap();
-function lookupFor(env, request) {
+// short id of the key looked up (contract/key_format.py: the start of its digest) kept in `asked`, for the
+// usage line.
+function lookupFor(env, asked) {
   let entry = null;
   return async (table, key, id) => {
     if (table === "keys") {
-      keyIds.set(request, key.slice(0, KEY_FORMAT.id_characters));
+      asked.key = key.slice(0, KEY_FORMAT.id_characters);
       entry = await keyEntry(env, key);
       return entry === null ? undefined : entry;
     }
@@ -173,7 +173,7 @@ function logUsage(asked, response) {
 
 export default {
   async fetch(request, env) {
-    const asked = { method: request.method, path: new URL(request.url).pathname, user: null, size: null };
+    const asked = { method: request.method, path: new URL(request.url).pathname, user: null, key: null, size: null };
     const response = await respond(request, env, asked);
     logUsage(asked, response);
     return response;
@@ -201,14 +201,14 @@ async function respond(request, env, asked) {
   };
   let result;
   try {
-    result = await answer(core, release, lookupFor(env, core), platform);
+    result = await answer(core, release, lookupFor(env, asked), platform);
   } catch (failure) {
     if (!(failure instanceof Unavailable)) throw failure;
     // a release this version answers whose manifest R2 lacks: not another release's answer
     result = finish(error(503, "stale", {}, { [NAMES.retry]: STALE_RETRY_AFTER }), release, request.method, false);
   }
   asked.user = core.user;  // set by the core's key check
-  asked.key = core.user ? keyIds.get(core) : null;  // the short id of the key it asked with
+  if (!core.user) asked.key = null;  // a key id only for a key that answered
   asked.size = result.size ?? new TextEncoder().encode(result.body ?? "").length;
   const head = request.method === "HEAD";
   if (result.file === undefined) {

@@ -18,11 +18,12 @@ from .secret import secret_for
 from .strength import key_weakness, normalise_key
 
 
-def site_secret(path: Path) -> str:
+def site_secret(path: Path, read: KeysFile | None = None) -> str:
     """The secret of a keys file, made where the file holds nothing yet (a site before its first key): a
-    deploy hands its edge one even then."""
+    deploy hands its edge one even then. `read`: the file as the caller read it, not read again (a secret
+    is made only where none exists, under the lock, so a change since cannot need another)."""
     with keys_lock(path):
-        return secret_for(path, digests_held=load_keys(path).holds_any())
+        return secret_for(path, digests_held=(read or load_keys(path)).holds_any())
 
 
 def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None = None,
