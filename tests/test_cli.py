@@ -12,6 +12,11 @@ from generator.history.site import current_release, live_periods, releases
 
 from .conftest import TINY, replace_in
 
+# the tiny data's countries with their values of the group filters (tests/fixtures/tiny/countries.csv)
+TINY_GROUPS = {"AUT": {"region": "Europe & Central Asia", "income": "High income"},
+               "CIV": {"region": "Sub-Saharan Africa", "income": "Lower middle income"},
+               "NGA": {"region": "Sub-Saharan Africa", "income": "Lower middle income"}}
+
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
@@ -22,15 +27,18 @@ def test_build_prints_a_summary_and_the_change_headline(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 2
-    # locations.document_count(3 countries, 3 models, 2 audiences): 2 × 4 (endpoints 1 and 5) + 4 + 3 + 1
-    # (endpoint 2) + 3 × (8 + 3 + 3) (endpoints 3 and 4, exports) + 3 (root, openapi.json, Data Package)
-    # + 2 × 2 (release, changes) + 3 = 68
-    assert locations.document_count(3, 3, 2) == 68
-    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 68 documents \(of 2 audiences\), 0\.\d MB \(0 files "
+    # locations.document_count(3 countries, 3 models, 2 audiences). A list (endpoints 2 and 3) has 6 selections
+    # of its group filters: 2 regions, 2 income groups and 2 pairs of both (Europe & Central Asia and High
+    # income: AUT; Sub-Saharan Africa and Lower middle income: CIV, NGA); so 4 orderings × (1 + 6) + 3
+    # one-country answers + 1 empty = 32 documents. 2 × 4 (endpoints 1 and 5) + 32 (endpoint 2)
+    # + 3 × (32 + 3 + 3) (endpoints 3 and 4, exports) + 3 (root, openapi.json, Data Package)
+    # + 2 × 2 (release, changes) + 3 = 164
+    assert locations.document_count(TINY_GROUPS, 3, 2) == 164
+    assert re.fullmatch(r"published release \d{8}T\d{6}Z: 164 documents \(of 2 audiences\), 0\.\d MB \(0 files "
                         r"unchanged\), 3 models × 3 countries in \d+\.\ds", lines[0]), lines[0]
     assert current_release(tmp_path) in lines[0]
-    # all but what names the release (the root, and the release and change documents of 2 audiences): 63 - 5
-    assert lines[1] == ("changes in every audience's documents: first release: 58 documents (riskapi diff shows "
+    # all but what names the release (the root, and the release and change documents of 2 audiences): 159 - 5
+    assert lines[1] == ("changes in every audience's documents: first release: 154 documents (riskapi diff shows "
                         "them; a key's /changes/ lists those it may see)")
 
 

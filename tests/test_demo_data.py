@@ -126,7 +126,7 @@ def test_build_is_strict_and_publishes_every_planned_document(demo_site):
     written = [path for path in read_manifest(site / CURRENT)
                if path.startswith("api/") and path.endswith((".json", ".csv", ".jsonl", ".parquet"))]
     # 249 countries, 6 models, 2 audiences: public and the custom model acme_aml alone
-    assert report.documents == len(written) == locations.document_count(249, 6, 2)
+    assert report.documents == len(written) == locations.document_count(demo_groups(), 6, 2)
     assert not report.warnings
 
 
@@ -199,15 +199,25 @@ def test_demo_models_and_section_counts():
     assert dataset.custom_models == ("acme_aml",)
 
 
+def demo_groups() -> dict[str, dict[str, str]]:
+    return {r["code"]: {"region": r["region"], "income": r["income"]} for r in rows("countries.csv")}
+
+
 def test_document_count():
+    groups = demo_groups()
+    # the demo's 249 countries are in 8 regions and 5 income groups, and 29 pairs of the two are held
+    assert len({g["region"] for g in groups.values()}) == 8 and len({g["income"] for g in groups.values()}) == 5
+    assert len({(g["region"], g["income"]) for g in groups.values()}) == 29
+    # a list (endpoints 2 and 3): 4 orderings × (1 + 8 + 5 + 29 selections) + 249 filters + 1 empty = 422
     # per audience (2: public, acme_aml): 1 model list + 249 country documents          = 2 × 250 = 500
-    # countries: 4 orderings + 249 filters + 1 empty                                      =         254
-    # per model (6): 4 orderings + 249 filters + 1 empty + 249 country documents
-    #                + its CSV, JSON Lines and Parquet exports                            = 6 × 506 = 3036
+    # countries: a list                                                                   =         422
+    # per model (6): a list + 249 country documents
+    #                + its CSV, JSON Lines and Parquet exports                            = 6 × 674 = 4044
     # openapi.json, the API root and the release's Data Package                          =           3
     # per audience: the release and what it changed                                      = 2 × 2 =   4
     # the public models' CSV, JSON Lines and Parquet exports                             =           3
-    assert locations.document_count(249, 6, 2) == 500 + 254 + 3036 + 3 + 4 + 3
+    assert locations.document_count(groups, 6, 2) == 500 + 422 + 4044 + 3 + 4 + 3
+
 
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):

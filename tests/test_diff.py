@@ -17,6 +17,12 @@ def test_identical_data_changes_nothing(tmp_path):
     assert report.changes.headline() == "0 documents changed, 0 added, 0 removed; 0 countries changed risk class"
 
 
+def ordered(folder: str) -> list[str]:
+    """A list's documents in a folder: its 4 orderings, in the order of their paths."""
+    return [folder + "index.json", *(f"{folder}ordering={o}/index.json"
+                                     for o in ("-country_code", "-country_name", "country_name"))]
+
+
 def test_a_changed_observation_shows_up_exactly_where_expected(tmp_path, data_copy):
     build(data_copy, tmp_path)
     make_nga_black(data_copy)
@@ -24,16 +30,18 @@ def test_a_changed_observation_shows_up_exactly_where_expected(tmp_path, data_co
     changes = report.changes
     # NGA's acme_aml score: grey 50 → black 100 (100 of 100 points); class Medium → Very High; ranks
     # were AUT 1, CIV 2, NGA 2 (tie at 50) and become AUT 1, CIV 2, NGA 3, so only NGA's rank moves.
-    # acme_aml's own exports hold NGA's rows; the public models' exports hold none of acme_aml's.
+    # acme_aml's own exports hold NGA's rows; the public models' exports hold none of acme_aml's. Its lists
+    # change in every ordering: all countries, and the selections NGA is in (Sub-Saharan Africa, Lower middle
+    # income, and both).
     assert changes.changed == (
         "api/v1/exports/acme_aml/scores.csv",
         "api/v1/exports/acme_aml/scores.jsonl",
         "api/v1/riskscores/acme_aml/NGA/index.json",
         "api/v1/riskscores/acme_aml/filter=NGA/index.json",
-        "api/v1/riskscores/acme_aml/index.json",
-        "api/v1/riskscores/acme_aml/ordering=-country_code/index.json",
-        "api/v1/riskscores/acme_aml/ordering=-country_name/index.json",
-        "api/v1/riskscores/acme_aml/ordering=country_name/index.json",
+        *ordered("api/v1/riskscores/acme_aml/income=Lower%20middle%20income/"),
+        *ordered("api/v1/riskscores/acme_aml/"),
+        *ordered("api/v1/riskscores/acme_aml/region=Sub-Saharan%20Africa/income=Lower%20middle%20income/"),
+        *ordered("api/v1/riskscores/acme_aml/region=Sub-Saharan%20Africa/"),
         "api/v1/riskscores/country/NGA/audience=acme_aml/index.json",
     )
     assert (changes.added, changes.removed) == ((), ())
@@ -54,7 +62,7 @@ def test_diff_command_defaults_to_current_against_the_one_before(tmp_path, data_
     result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[:3] == [
-        f"{old} → {new}: 9 documents changed, 0 added, 0 removed; 1 country changed risk class",
+        f"{old} → {new}: 21 documents changed, 0 added, 0 removed; 1 country changed risk class",
         "  acme_aml: 1 class, 0 rating and 1 rank changes",
         "    NGA: Medium → Very High",
     ]
@@ -87,10 +95,11 @@ def test_the_changes_page_shows_public_models_only(tmp_path, data_copy):
     old, new = releases(tmp_path)
     page = (tmp_path / CURRENT / "docs" / "changes" / "index.html").read_text()
     assert f"Release <code>{new}</code> against <code>{old}</code>" in page
-    # documents: acme_aml's 9 (above) + sovereign's CIV document, its filter, the list in 4 orderings and
-    # CIV's country document for both audiences, sovereign's 2 exports and the public models' 2 = 22;
+    # documents: acme_aml's 21 (above) + sovereign's CIV document, NGA's (its rank moves), CIV's filter, the
+    # list in 4 orderings, the 3 selections CIV is in (as NGA) in 4 orderings, CIV's country document for
+    # both audiences, sovereign's 2 exports and the public models' 2 = 21 + 2 + 1 + 4 + 12 + 2 + 2 + 2 = 46;
     # class changes: public models only
-    assert "22 documents changed, 0 added, 0 removed; 1 country changed risk class" in page
+    assert "46 documents changed, 0 added, 0 removed; 1 country changed risk class" in page
     assert '<tr><td>CIV</td><td>Medium</td><td>High</td></tr>' in page
     assert '<tr><td>CIV</td><td>50.0</td><td>60.0</td><td>+10</td></tr>' in page
     assert "acme_aml" not in page and "NGA" not in page
@@ -115,7 +124,7 @@ def test_diff_compares_what_the_change_document_compares_after_a_rollback(tmp_pa
     assert changes["previous"] == a
     result = CliRunner().invoke(main, ["diff", "--site", str(tmp_path)])
     assert result.output.splitlines()[:3] == [
-        f"{a} → {b}: 9 documents changed, 0 added, 0 removed; 1 country changed risk class",
+        f"{a} → {b}: 21 documents changed, 0 added, 0 removed; 1 country changed risk class",
         "  acme_aml: 1 class, 0 rating and 1 rank changes",
         "    NGA: Medium → Very High",
     ]

@@ -159,8 +159,14 @@ def test_country_names_that_are_map_keywords_or_regexes_are_served_as_themselves
      "countries.csv:5: column name: 'ＡＵＳＴＲＩＡ' is 'Austria' of line 2 in other letter case or Unicode form"),
     ("XXX," + "x" * 10_000 + ",Europe & Central Asia,High income,yes,country",
      "countries.csv:5: column name: is too long to look up: a client sends it as up to 10000 bytes, over 200"),
+    # the region and income filters match ignoring case too: one value, one spelling
+    ("XXX,Xland,EUROPE & Central Asia,High income,yes,country",
+     "countries.csv:5: column region: 'EUROPE & Central Asia' is 'Europe & Central Asia' of line 2 in other letter "
+     "case or Unicode form (the region filter matches ignoring case: write it as on line 2)"),
+    ("XXX,Xland,Europe & Central Asia,high income,yes,country",
+     "countries.csv:5: column income: 'high income' is 'High income' of line 2 in other letter case"),
 ])
-def test_a_country_name_no_server_can_look_up_is_a_located_error(data_copy, row, problem):
+def test_a_country_name_or_group_no_server_can_look_up_is_a_located_error(data_copy, row, problem):
     with_countries(data_copy, row)
     with pytest.raises(DataError) as caught:
         build(data_copy, data_copy.parent / "site")

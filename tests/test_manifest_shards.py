@@ -82,8 +82,10 @@ def test_the_edge_finds_every_file_in_its_range_and_nothing_between(tmp_path, mo
     release = current_release(tmp_path / "site")
     folder = tmp_path / "site" / RELEASES / release
     made = objects.release_objects(folder, release, served_files(folder))
-    assert len(made.entries) == 77  # the tiny release's files: 73, and 4 Parquet exports
-    assert len(made.shards) == 20  # 4 a shard: ⌈77 / 4⌉
+    # the tiny release's files: 73 and 4 Parquet exports before the group filters, which add 4 lists (endpoint
+    # 2, endpoint 3 of 3 models) × 6 selections × 4 orderings = 96
+    assert len(made.entries) == 77 + 96
+    assert len(made.shards) == 44  # 4 a shard: ⌈173 / 4⌉
     view = {made.key: orjson.loads(made.head), **{key: orjson.loads(made.objects[key].read()) for key in made.shards},
             "manifests/old.json": {**orjson.loads(made.head), "format": 2}}  # a head of another format
     # every file, and paths that are in no release: before the first, between two, after the last

@@ -154,12 +154,13 @@ def test_a_release_s_manifest_holds_the_tree_of_every_api_document_as_served(tmp
     leaves.sort()
     hashes = [leaf_hash(data) for data in leaves]
     assert tree == {"size": len(hashes), "root": base64.b64encode(root(hashes)).decode()}
-    # the tiny release's documents (3 countries, 3 models, 2 audiences): per model 4 orderings + 3 filters +
-    # 1 filter matching none + 3 countries + 3 exports (CSV, JSON Lines, Parquet) = 14, so 42; the two
-    # audiences' model lists and country documents 2 × (1 + 3) = 8, the countries' 4 orderings + 3 filters +
-    # 1 none = 8; the root, openapi.json, the release's Data Package, each audience's release and changes
-    # documents (4) and the 3 exports = 10: 68 in all
-    assert len(hashes) == len(documents) == 42 + 8 + 8 + 10
+    # the tiny release's documents (3 countries, 3 models, 2 audiences): a list has 4 orderings of all and of
+    # each of 6 selections of its group filters (2 regions, 2 income groups, 2 pairs) = 28, 3 filters and
+    # 1 filter matching none: 32; per model its list + 3 countries + 3 exports (CSV, JSON Lines, Parquet) =
+    # 38, so 114; the two audiences' model lists and country documents 2 × (1 + 3) = 8, the countries' list
+    # 32; the root, openapi.json, the release's Data Package, each audience's release and changes
+    # documents (4) and the 3 exports = 10: 164 in all
+    assert len(hashes) == len(documents) == 114 + 8 + 32 + 10
     # a document a client fetched, proved in the release's tree by its URL and its bytes alone
     url, digest = documents["api/v1/riskscores/sovereign/AUT/index.json"]
     assert url == "/api/v1/riskscores/sovereign/AUT/"

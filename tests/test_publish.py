@@ -76,7 +76,7 @@ def test_unchanged_files_are_hard_linked_and_keep_mtime(tmp_path):
     named = {"docs/changes/index.html", "docs/index.html", CHANGES, "api/v1/index.json", "api/v1/releases/current/index.json",
              "api/v1/releases/current/datapackage.json",
              "api/v1/releases/current/audience=acme_aml/index.json", "api/v1/releases/current/changes/index.json",
-             "api/v1/releases/current/changes/audience=acme_aml/index.json", "api/v1/tree/tile/0/000.p/68.tile",
+             "api/v1/releases/current/changes/audience=acme_aml/index.json", "api/v1/tree/tile/0/000.p/164.tile",
              "api/v1/exports/scores.parquet", *(f"api/v1/exports/{model}/scores.parquet"
                                                 for model in ("acme_aml", "sdg", "sovereign"))}
     assert report.linked == len(written) - len(named) and named <= set(written)

@@ -73,7 +73,7 @@ def test_publish_stage_promote_rollback_each_append_what_changed_what_answers(tm
     promote(site, staged)
     assert [(e["event"], e.get("action"), e["release"]) for e in logged(site)[2:]] == [
         ("release", None, staged), ("switch", "promote", staged)]
-    assert logged(site)[2]["tree"] == tree_of(site, staged) and tree_of(site, staged)["size"] == 68
+    assert logged(site)[2]["tree"] == tree_of(site, staged) and tree_of(site, staged)["size"] == 164
     rollback(site)  # the first live again: a switch, not a second release entry
     assert [(e["event"], e.get("action"), e["release"]) for e in logged(site)[4:]] == [("switch", "rollback", first)]
     assert_log_true(site, entry_schema)

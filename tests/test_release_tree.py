@@ -72,11 +72,11 @@ def test_a_release_holds_the_tiles_of_its_tree_which_are_no_documents_of_it(tmp_
     release = build(TINY, site).release
     files = orjson.loads((site / RELEASES / release / MANIFEST).read_bytes())["files"]
     tile_files = sorted(p for p in files if p.startswith("api/v1/tree/"))
-    # 68 documents (worked out by hand in test_merkle_tree.py): one partial tile of level 0, nothing above
-    assert tile_files == ["api/v1/tree/tile/0/000.p/68.tile"]
+    # 164 documents (worked out by hand in test_merkle_tree.py): one partial tile of level 0, nothing above
+    assert tile_files == ["api/v1/tree/tile/0/000.p/164.tile"]
     body = (site / RELEASES / release / tile_files[0]).read_bytes()
-    assert body == b"".join(release_leaves(files)) and len(body) == 68 * 32
-    assert release_tree(files).size == 68  # the tiles are not leaves of the tree they hold
+    assert body == b"".join(release_leaves(files)) and len(body) == 164 * 32
+    assert release_tree(files).size == 164  # the tiles are not leaves of the tree they hold
     assert not (site / RELEASES / release / (tile_files[0] + ".gz")).exists()  # hashes do not compress
 
 
@@ -95,9 +95,9 @@ def test_every_server_answers_a_releases_tiles_to_any_active_key_as_bytes(live):
         assert answer.header("Content-Type") == "application/octet-stream"
         assert answer.header("Content-Encoding") is None and answer.body == body
         assert answer.header("X-Release") == release
-    # the tiny release's 68 documents are one partial tile: the whole tree from the served bytes alone, its
+    # the tiny release's 164 documents are one partial tile: the whole tree from the served bytes alone, its
     # root the one the manifest states
-    assert len(hashes) == 68 and path == "0/000.p/68"
+    assert len(hashes) == 164 and path == "0/000.p/164"
     assert root([body[i:i + 32] for i in range(0, len(body), 32)]) == release_tree(files).root
     for user in (None, "carol"):  # no key, a revoked key
         refused = live.get(f"{API}/releases/{release}/tree/tile/{path}", user=user)

@@ -46,6 +46,13 @@ FIXTURE_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "ti
                                  "audience": {"type": "string"}}}
 
 
+# docs/develop.md's "Adding a filter", done here alone: a group filter on endpoint 3, declared in its rule
+GEO_TYPE = routes.Filter("geo_type", "geo_type", "group", "Exact geography type, case-insensitive",
+                         "exact geography type, any case", "country or territory")
+SCORES_WITH_GEO_TYPE = dataclasses.replace(routes.rule_named("scores"), variants=dataclasses.replace(
+    routes.SCORE_VARIANTS, filters=(*routes.SCORE_VARIANTS.filters, GEO_TYPE)))
+
+
 def fixture_documents(dataset, current, audiences):
     """The fixture route's renderer: for each country and audience, its code and the audience's folder."""
     for country in dataset.countries:
@@ -107,9 +114,10 @@ def test_each_rule_answers_its_own_template_and_no_other_rule_comes_first():
 
 @pytest.fixture(scope="module")
 def fixture_servers(s3):
-    """The tiny release built through a route table with one more entry (FIXTURE) and the schemas with its
-    one more schema, served by nginx with nginx.conf generated from that table, and by the Worker and the
-    CloudFront harness deployed from it. Nothing else is changed."""
+    """The tiny release built through a route table with one more entry (FIXTURE) and one more filter on
+    endpoint 3 (GEO_TYPE), and the schemas with its one more schema, served by nginx with nginx.conf
+    generated from that table, and by the Worker and the CloudFront harness deployed from it. Nothing else
+    is changed."""
     base = worker_readable_folder("riskapi-routes-")
     site, schemas = base / "site", base / "schemas"
     shutil.copytree(SCHEMA_DIR, schemas)
@@ -118,9 +126,9 @@ def fixture_servers(s3):
     keys = {"alice": add_key(keys_file, "alice", ("acme_aml",)).key, "bob": add_key(keys_file, "bob").key}
     conf = base / "nginx.conf"
     shutil.copyfile(NGINX_CONF, conf)
-    bound = dataclasses.replace(FIXTURE.endpoints[0], rule=FIXTURE)
-    with unittest.mock.patch.object(routes, "RULES", (*routes.RULES, FIXTURE)), \
-            unittest.mock.patch.object(routes, "ENDPOINTS", (*routes.ENDPOINTS, bound)), \
+    table = tuple(SCORES_WITH_GEO_TYPE if rule.name == "scores" else rule for rule in routes.RULES) + (FIXTURE,)
+    with unittest.mock.patch.object(routes, "RULES", table), \
+            unittest.mock.patch.object(routes, "ENDPOINTS", routes.bound_endpoints(table)), \
             unittest.mock.patch.dict(RENDERERS, {}):
         renders("fixture")(fixture_documents)
         build(TINY, site, schema_dir=schemas, grant_sets=[frozenset({"acme_aml"})])
@@ -158,6 +166,25 @@ def test_an_endpoint_added_in_one_table_entry_is_served_by_every_server(fixture_
     assert asked.status == 302 and asked.header("Location") == f"/api/v1/releases/{release}/fixture/AUT/"
 
 
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_filter_declared_on_its_rule_alone_is_served_by_every_server(fixture_servers, server):
+    servers, release = fixture_servers
+    live = servers[server]
+    # the tiny data's three countries are all of geo_type "country"; acme_aml scores all three
+    for path in ("/api/v1/riskscores/acme_aml/?geo_type=Country&ordering=-country_code",
+                 f"/api/v1/releases/{release}/riskscores/acme_aml/?geo_type=COUNTRY&ordering=-country_code"):
+        answer = live.get(path, user="alice")
+        assert answer.status == 200, (path, answer.body)
+        assert [e["entity"]["countryCode"] for e in json.loads(answer.body)["data"]] == ["NGA", "CIV", "AUT"]
+    combined = live.get("/api/v1/riskscores/acme_aml/?geo_type=country&region=Sub-Saharan+Africa", user="alice")
+    assert [e["entity"]["countryCode"] for e in json.loads(combined.body)["data"]] == ["CIV", "NGA"]
+    refused = live.get("/api/v1/riskscores/acme_aml/?geo_type=territory", user="alice")
+    assert refused.status == 400 and json.loads(refused.body) == {
+        "detail": "Invalid value for geo_type: use one of this release's values: country."}
+    # endpoint 2 was given no such filter: the parameter is no parameter of it
+    assert live.get("/api/v1/configuration/countries/?geo_type=territory", user="bob").status == 200
+
+
 def test_an_endpoint_added_in_one_table_entry_is_documented_everywhere(fixture_servers):
     """The same entry, with nothing else edited, in OpenAPI (its path, operation and schema), the API root,
     the reference page and `riskapi usage`'s routes."""
@@ -168,6 +195,11 @@ def test_an_endpoint_added_in_one_table_entry_is_documented_everywhere(fixture_s
     assert operation["operationId"] == "getFixture" and operation["summary"] == "A fixture of the route table's test"
     assert "fixture" in json.dumps(operation["responses"]["200"])
     assert openapi["paths"]["/releases/{release}/fixture/{code}/"]["get"]["operationId"] == "getFixtureInRelease"
+    # the filter, typed: its values are the release's (all three countries are of geo_type "country")
+    parameters = {p["name"]: p for p in openapi["paths"]["/riskscores/{model}/"]["get"]["parameters"]}
+    assert parameters["geo_type"] == {"name": "geo_type", "in": "query", "required": False,
+                                      "description": "Exact geography type, case-insensitive",
+                                      "schema": {"type": "string", "enum": ["country", ""]}}
     root = json.loads(live.get("/api/v1/", user=None).body)
     assert {"operationId": "getFixture", "url": "http://127.0.0.1:8080/api/v1/fixture/{code}/",
             "summary": "A fixture of the route table's test", "keyRequired": True} in root["endpoints"]

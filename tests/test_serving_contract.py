@@ -9,7 +9,7 @@ import re
 import tokenize
 from pathlib import Path
 
-from generator.contract import serving
+from generator.contract import routes, serving
 from generator.serve.edge import CONTRACT_JS, EDGE_SOURCE
 from generator.serve.nginx import contract_blocks, route_blocks
 
@@ -174,7 +174,8 @@ def test_the_characters_a_url_may_not_hold_are_the_contract_s():
 def test_the_access_log_is_written_and_read_by_one_format():
     conf = (ROOT / "nginx.conf").read_text()
     written = "".join(re.findall(r"'([^']*)'", conf.split("log_format riskapi", 1)[1].split(";", 1)[0]))
-    assert written == "".join(field for field, _ in serving.ACCESS_LOG)
+    assert written == "".join(serving.access_log_fields(routes.known_arguments()))
+    assert "region=$arg_region income=$arg_income" in written  # every list's parameters, from the route table
     # a line as nginx writes it for alice asking a model's scores (hand-made from the format above)
     line = ('127.0.0.1 - alice [28/Nov/2026:22:15:03 +0000] "GET /api/v1/riskscores/aml/ HTTP/1.1" 200 5120 '
             '"code= name= model= country_code= country_name= ordering=-country_code" "curl/8.0" 0.001')

@@ -38,6 +38,7 @@ class Parameter:
     examples: str | None = None  # "models" or "countries": openapi.json lists the release's own
     meaning: str = ""  # for the reference page (query parameters)
     allowed: str = ""
+    values: str = ""  # a field of the country list: openapi.json's enum is the release's values of it
 
 
 @dataclass(frozen=True)

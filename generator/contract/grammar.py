@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import release_ids, serving
-from .endpoints import Endpoint
+from .endpoints import Endpoint, Parameter
 
 API = "/api/v1"
 RELEASE_ID = release_ids.PATTERN  # a release's UTC build time (release_ids.py makes and reads them)
@@ -39,16 +39,88 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class Filter:
+    """A query parameter of a list that keeps the countries whose `field` (a column of the country list)
+    equals its value, ignoring case. Its `kind` says how: "code" and "name" pick at most one country (a
+    code of 3 characters that is no country, or a name that is none, picks none; another length of code
+    is a 400); "group" keeps every country of a value of the release's own (a region, an income group):
+    a closed vocabulary, so a value that is none of them is a 400 naming them. Filters combine with AND."""
+
+    parameter: str
+    field: str
+    kind: str
+    description: str  # for openapi.json
+    meaning: str  # for the reference page
+    allowed: str
+    constraints: tuple[tuple[str, object], ...] = ()  # JSON Schema keywords of the value, in order
+
+    def __post_init__(self) -> None:
+        if self.kind not in FILTER_KINDS:
+            raise ValueError(f"filter {self.parameter!r}: its kind is one of {', '.join(FILTER_KINDS)}")
+        if self.kind == "group" and self.parameter != self.field:
+            # a group's folder names its parameter, and every list shares the release's table of groups
+            raise ValueError(f"group filter {self.parameter!r}: its parameter is its field's name")
+
+    @property
+    def table(self) -> str:
+        """The release's table its value is looked up in (filters.lookup_tables makes them)."""
+        return {"code": "countries", "name": "country_names"}.get(self.kind, group_table(self.field))
+
+    def parameter_of(self) -> Parameter:
+        return Parameter(self.parameter, "query", self.description, self.constraints, meaning=self.meaning,
+                         allowed=self.allowed, values=self.field if self.kind == "group" else "")
+
+
+FILTER_KINDS = ("code", "name", "group")
+# The release's tables of the group filters (filters.lookup_tables): what each server looks a request up in
+SELECTIONS, COUNTRY_GROUPS = "selections", "country_groups"
+
+
+def group_table(field: str) -> str:
+    """The table of a group field's values: each as a client may send it, in lower case → its query value."""
+    return f"group:{field}"
+
+
+def values_table(field: str) -> str:
+    """The table of a group field's values as the 400 names them (under the key "")."""
+    return f"values:{field}"
+
+
+@dataclass(frozen=True)
 class Variants:
-    """The query variants of a list (docs/api.md, filters and orderings): an exact code filter and an
-    exact name filter (at most one country matches: `filter=CODE/`, or `filter=none/`), else an ordering
-    (`ORDER=VALUE/`; the first is the plain URL). `name` names nginx's maps of it."""
+    """The query parameters of a list (docs/api.md, filters and orderings), each answered by a variant
+    folder (serving.folder): a code or name filter by its one country's answer (`filter=CODE/`, or
+    `filter=none/`); the group filters by their folders in order (`region=VALUE/income=VALUE/`, the value
+    percent-encoded), a selection no country is in by `filter=none/`; an ordering by `ORDER=VALUE/`
+    beneath them (the first ordering is none). `name` names nginx's maps of it."""
 
     name: str
-    code: str
-    country_name: str
+    filters: tuple[Filter, ...]
     order: str
     orderings: tuple[str, ...]
+    order_description: str = ""  # for openapi.json
+    order_meaning: str = ""  # for the reference page
+
+    def __post_init__(self) -> None:
+        for kind in ("code", "name"):  # nginx's maps combine one of each (at most one country matches)
+            if sum(f.kind == kind for f in self.filters) > 1:
+                raise ValueError(f"variants {self.name!r}: at most one {kind} filter")
+
+    def of_kind(self, kind: str) -> tuple[Filter, ...]:
+        return tuple(f for f in self.filters if f.kind == kind)
+
+    @property
+    def groups(self) -> tuple[Filter, ...]:
+        return self.of_kind("group")
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        """Its query parameters as its endpoint documents them: the filters, then the ordering."""
+        return (*(f.parameter_of() for f in self.filters), Parameter(
+            self.order, "query", self.order_description, (("enum", [*self.orderings, ""]),
+                                                           ("default", self.orderings[0])),
+            meaning=self.order_meaning,
+            allowed=", ".join(self.orderings) + f" (default {self.orderings[0]})"))
 
 
 @dataclass(frozen=True)

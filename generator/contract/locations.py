@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from . import serving
+from . import filters, routes, serving
 from .encodings import client_encodings
-from .routes import API, COUNTRY_ORDERINGS, ENDPOINTS, NO_MATCH, PUBLIC, RULES, SCORE_ORDERINGS, rule_named, url_for
+from .routes import API, COUNTRY_ORDERINGS, NO_MATCH, PUBLIC, SCORE_ORDERINGS, rule_named, url_for
 
 
 @dataclass(frozen=True)
@@ -56,18 +56,19 @@ def audience_folder(audience: str) -> str:
     return "" if audience == PUBLIC else serving.folder("audience", audience=audience)
 
 
-_BY_ANCHOR = {e.anchor: e for e in ENDPOINTS}
-
-
-_RULE_OF = {endpoint.anchor: rule for rule in RULES for endpoint in rule.endpoints}
+def _endpoint(anchor: str) -> routes.Endpoint:
+    """The endpoint of this anchor, bound to its rule (read when asked: a test may change the table)."""
+    return next(e for e in routes.ENDPOINTS if e.anchor == anchor)
 
 
 def _route(anchor: str, audience: str = PUBLIC, variant: str = "", query: str = "", **values: str) -> Route:
     """The route of an endpoint's document: its URL (with the query that selects `variant`), and the file
     its rule says it lives in."""
-    rule = _RULE_OF[anchor]
+    endpoint = _endpoint(anchor)
+    rule = endpoint.bound
+    assert isinstance(rule, routes.Rule)
     return Route(rule.build(**values) + (f"?{query}" if query else ""), rule.file_for(audience, variant, **values),
-                 _BY_ANCHOR[anchor].schema, audience)
+                 endpoint.schema, audience)
 
 
 def model_list(audience: str = PUBLIC) -> Route:
@@ -75,26 +76,54 @@ def model_list(audience: str = PUBLIC) -> Route:
     return _route("models", audience)
 
 
-def _list_route(anchor: str, order_parameter: str, orderings: tuple[str, ...], ordering: str,
-                filter_parameter: str, country: str | None, **values: str) -> Route:
-    """A list endpoint's variant: its filter answer for one country (or none), or an ordering."""
-    if country is not None:
-        query = f"{filter_parameter}=" + ("XXX" if country == NO_MATCH else country)
-        return _route(anchor, variant=serving.folder("filter", code=country), query=query, **values)
-    if ordering == orderings[0]:  # the default ordering is the plain URL
-        return _route(anchor, **values)
-    return _route(anchor, variant=serving.folder("order", parameter=order_parameter, value=ordering),
-                  query=f"{order_parameter}={ordering}", **values)
+@dataclass(frozen=True)
+class ListVariant:
+    """A document of a list endpoint: its route, the ordering its countries are in and which countries
+    it holds (None: every one)."""
+
+    route: Route
+    ordering: str
+    members: frozenset[str] | None
 
 
-def country_list(ordering: str = "code", country: str | None = None) -> Route:
-    """Endpoint 2: every ordering, and the one-country (or no-country) answer of the filters."""
-    return _list_route("countries", "model", COUNTRY_ORDERINGS, ordering, "code", country)
+def list_variants(anchor: str, groups: filters.Groups, **values: str) -> list[ListVariant]:
+    """Every document of a list endpoint (its rule's variants) over a release's countries (`groups`: each
+    code with its values of the group fields, in the list's order): each ordering of every country and of
+    each selection of its group filters, each country's one-country answer, and the empty one."""
+    variants = _endpoint(anchor).bound.variants  # type: ignore[attr-defined]
+    found = []
+    for selection in (None, *filters.selections(variants.groups, groups)):
+        for at, ordering in enumerate(variants.orderings):
+            order = f"{variants.order}={ordering}"
+            folder = "" if at == 0 else serving.folder("order", parameter=variants.order, value=ordering)
+            if selection is None:
+                route = _route(anchor, variant=folder, query="" if at == 0 else order, **values)
+            else:
+                route = _route(anchor, variant=selection.folder + folder,
+                               query=selection.query + ("" if at == 0 else "&" + order), **values)
+            found.append(ListVariant(route, ordering, None if selection is None else selection.members))
+    for code in (*groups, NO_MATCH):
+        found.append(ListVariant(_one_country(anchor, variants, code, values), "",
+                                 frozenset() if code == NO_MATCH else frozenset([code])))
+    return found
 
 
-def model_scores(model: str, ordering: str = "country_code", country: str | None = None) -> Route:
-    """Endpoint 3: current scores of a model for all countries, every ordering and filter answer."""
-    return _list_route("scores", "ordering", SCORE_ORDERINGS, ordering, "country_code", country, model=model)
+def _one_country(anchor: str, variants: routes.Variants, code: str, values: dict[str, str]) -> Route:
+    """The answer of the code and name filters that match `code` (NO_MATCH: that match no country)."""
+    parameter = variants.of_kind("code")[0].parameter
+    return _route(anchor, variant=serving.folder("filter", code=code),
+                  query=f"{parameter}=" + ("XXX" if code == NO_MATCH else code), **values)
+
+
+def country_list(ordering: str | None = None) -> Route:
+    """Endpoint 2 in an ordering (the first: the plain URL)."""
+    return next(v.route for v in list_variants("countries", {}) if v.ordering == (ordering or COUNTRY_ORDERINGS[0]))
+
+
+def model_scores(model: str, ordering: str | None = None) -> Route:
+    """Endpoint 3 of a model in an ordering (the first: the plain URL)."""
+    return next(v.route for v in list_variants("scores", {}, model=model)
+                if v.ordering == (ordering or SCORE_ORDERINGS[0]))
 
 
 def score_list_models(files: Iterable[str]) -> list[str]:
@@ -160,9 +189,10 @@ def url_of(file: str) -> str:
     query = []
     for name, _, value in (p.partition("=") for p in parts if "=" in p):
         if name == "filter":  # the one-country answer of the filters (none: a code no country has)
-            parameter = "code" if path == API + _BY_ANCHOR["countries"].path else "country_code"
-            query.append(f"{parameter}={'XXX' if value == NO_MATCH else value}")
-        elif name != "audience":
+            rule = routes.rule_of(path)
+            assert rule is not None and rule.variants is not None, file
+            query.append(f"{rule.variants.of_kind('code')[0].parameter}={'XXX' if value == NO_MATCH else value}")
+        elif name != "audience":  # a group's value is in its folder as the query writes it
             query.append(f"{name}={value}")
     return path + ("?" + "&".join(query) if query else "")
 
@@ -228,11 +258,13 @@ def names_its_release(file: str) -> bool:
     return file == _ROOT_FILE or file.startswith((_RELEASE_FOLDER, _TREE_FOLDER)) or file.endswith(_NAMED_SUFFIX)
 
 
-def document_count(countries: int, models: int, audiences: int) -> int:
-    """How many API documents a release has: the routes above, for every model, country and audience."""
-    # endpoint 3 (orderings, filters, none), 4, the model's exports
-    per_model = len(SCORE_ORDERINGS) + countries + 1 + countries + len(MODEL_EXPORT_FORMATS)
-    shared = audiences * (1 + countries) + len(COUNTRY_ORDERINGS) + countries + 1  # endpoints 1 and 5, 2
+def document_count(groups: filters.Groups, models: int, audiences: int) -> int:
+    """How many API documents a release has: the routes above, for every model, country (`groups`: each
+    with its values of the group fields) and audience."""
+    countries = len(groups)
+    # endpoint 3 (orderings, selections, one-country answers, none), 4, the model's exports
+    per_model = len(list_variants("scores", groups, model="m")) + countries + len(MODEL_EXPORT_FORMATS)
+    shared = audiences * (1 + countries) + len(list_variants("countries", groups))  # endpoints 1 and 5, 2
     # openapi.json, root, the Data Package; release, changes; exports
     per_release = 1 + 1 + 1 + 2 * audiences + len(EXPORT_FORMATS)
     return models * per_model + shared + per_release
@@ -259,6 +291,8 @@ class ReleaseRouting:
     country_names: tuple[tuple[str, str], ...]  # (a name as a client encodes it in a query, its code)
     models: tuple[tuple[str, bool], ...]  # (model code, custom)
     audiences: tuple[tuple[str, tuple[str, ...]], ...]  # (audience name, the custom models it sees)
+    # (country code, its (field, value) of each field a group filter reads): filters.lookup_tables
+    groups: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     prefix: str = API
     score_orderings: tuple[str, ...] = SCORE_ORDERINGS
     country_orderings: tuple[str, ...] = COUNTRY_ORDERINGS
@@ -266,10 +300,12 @@ class ReleaseRouting:
 
 
 def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]],
-                    variants: list[frozenset[str]]) -> ReleaseRouting:
-    """The routing of a release with these (code, name) countries, (code, custom) models and audiences."""
+                    variants: list[frozenset[str]], groups: filters.Groups | None = None) -> ReleaseRouting:
+    """The routing of a release with these (code, name) countries, (code, custom) models and audiences,
+    and the countries' values of the group fields."""
     return ReleaseRouting(
         countries=tuple(code for code, _ in countries),
         country_names=tuple((encoded, code) for code, name in countries for encoded in client_encodings(name)),
         models=tuple(models),
-        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in variants))
+        audiences=tuple((audience_name(grants), tuple(sorted(grants))) for grants in variants),
+        groups=tuple((code, tuple(values.items())) for code, values in (groups or {}).items()))

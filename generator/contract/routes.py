@@ -18,13 +18,17 @@ from .endpoints import Endpoint, Parameter
 from .grammar import (  # noqa: F401 (the grammar's parts, as the route table's users name them)
     API,
     BUNDLE,
+    COUNTRY_GROUPS,
     NAME,
     NGINX_CAPTURE,
     RELEASE_ID,
+    SELECTIONS,
     TILE,
+    Filter,
     Rule,
     Segment,
     Variants,
+    values_table,
 )
 
 DEFAULT_SITE_URL = "http://127.0.0.1:8080"  # where `riskapi serve` answers by default
@@ -40,12 +44,35 @@ SCORE_ORDERINGS = ("country_code", "-country_code", "country_name", "-country_na
 
 _FORMAT = Segment("format", "choice", ("csv", "jsonl", "parquet"))
 _BASE = API.strip("/")
-COUNTRY_VARIANTS = Variants("countries", "code", "name", "model", COUNTRY_ORDERINGS)
-SCORE_VARIANTS = Variants("scores", "country_code", "country_name", "ordering", SCORE_ORDERINGS)
 
 # docs/api.md: an empty value is no filter (as in the original service); another length than 3 is a 400.
 CODE_FILTER = "Exact country code (3 characters), case-insensitive; empty means no filter"
 _CODE_FILTER_CONSTRAINTS = (("pattern", "^(.{3})?$"),)
+
+
+def _code(parameter: str) -> Filter:
+    return Filter(parameter, "code", "code", CODE_FILTER, "exact country code, any case", "3 characters",
+                  _CODE_FILTER_CONSTRAINTS)
+
+
+def _name(parameter: str) -> Filter:
+    return Filter(parameter, "name", "name", "Exact country name, case-insensitive", "exact country name, any case",
+                  "a name of the list")
+
+
+# the World Bank's groups of the country list (its columns region and income): a release's own values
+REGION = Filter("region", "region", "group", "Exact World Bank region, case-insensitive (the entities' "
+                "regionName); one of the release's regions; empty means no filter", "exact region, any case",
+                "a region of the list, such as Europe & Central Asia")
+INCOME = Filter("income", "income", "group", "Exact World Bank income group, case-insensitive (the entities' "
+                "worldBankClassification); one of the release's groups; empty means no filter",
+                "exact income group, any case", "an income group of the list, such as High income")
+COUNTRY_VARIANTS = Variants("countries", (_code("code"), _name("name"), REGION, INCOME), "model", COUNTRY_ORDERINGS,
+                            "Ordering (the parameter is named model); empty means the default",
+                            "the ordering (the parameter is called model)")
+SCORE_VARIANTS = Variants("scores", (_code("country_code"), _name("country_name"), REGION, INCOME), "ordering",
+                          SCORE_ORDERINGS, "Ordering; a leading minus sorts descending; empty means the default",
+                          "the order of the list")
 _MODEL = Parameter("model", "path", "Model code; custom models only for clients granted them",
                    (("pattern", "^[a-z][a-z0-9_]*$"),), examples="models")
 _COUNTRY_CODE = Parameter("country_code", "path", "ISO 3166-1 alpha-3 code, any letter case",
@@ -198,16 +225,7 @@ RULES = (
     Rule("countries", "/configuration/countries/", f"{_BASE}/configuration/countries/{{variant}}index.json",
          variants=COUNTRY_VARIANTS, timegate=True, endpoints=(Endpoint(
              "countries", "listCountries", "Countries", "List countries",
-             "Every country, with filters and an ordering.", "countries", (
-                 Parameter("code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
-                           meaning="exact country code, any case", allowed="3 characters"),
-                 Parameter("name", "query", "Exact country name, case-insensitive",
-                           meaning="exact country name, any case", allowed="a name of the list"),
-                 Parameter("model", "query", "Ordering (the parameter is named model); empty means the default",
-                           (("enum", [*COUNTRY_ORDERINGS, ""]), ("default", COUNTRY_ORDERINGS[0])),
-                           meaning="the ordering (the parameter is called model)",
-                           allowed=", ".join(COUNTRY_ORDERINGS) + f" (default {COUNTRY_ORDERINGS[0]})")),
-             number=2),)),
+             "Every country, with filters and an ordering.", "countries", number=2),)),
     Rule("country", "/riskscores/country/{code}/", f"{_BASE}/riskscores/country/{{code}}/{{audience}}index.json",
          (Segment("code", "country"),), timegate=True, endpoints=(Endpoint(
              "country", "getCountryScores", "A country with its current scores",
@@ -218,17 +236,7 @@ RULES = (
     Rule("scores", "/riskscores/{model}/", f"{_BASE}/riskscores/{{model}}/{{variant}}index.json",
          (Segment("model", "model"),), variants=SCORE_VARIANTS, timegate=True, endpoints=(Endpoint(
              "scores", "getModelScores", "Risk scores of a model", "Current risk scores of a model for all countries",
-             "The current score of every country that has one, for example {example}.", "model-scores", (
-                 _MODEL,
-                 Parameter("country_code", "query", CODE_FILTER, _CODE_FILTER_CONSTRAINTS,
-                           meaning="exact country code, any case", allowed="3 characters"),
-                 Parameter("country_name", "query", "Exact country name, case-insensitive",
-                           meaning="exact country name, any case", allowed="a name of the list"),
-                 Parameter("ordering", "query",
-                           "Ordering; a leading minus sorts descending; empty means the default",
-                           (("enum", [*SCORE_ORDERINGS, ""]), ("default", SCORE_ORDERINGS[0])),
-                           meaning="the order of the list",
-                           allowed=", ".join(SCORE_ORDERINGS) + f" (default {SCORE_ORDERINGS[0]})")),
+             "The current score of every country that has one, for example {example}.", "model-scores", (_MODEL,),
              number=3),)),
     Rule("country-model", "/riskscores/{model}/{country_code}/",
          f"{_BASE}/riskscores/{{model}}/{{country_code}}/index.json",
@@ -251,10 +259,17 @@ RULES = (
     Rule("stylesheet", "/docs/style.css", "docs/style.css", key=False, page=True, under=""),
     Rule("favicon", "/favicon.ico", key=False, status=204, under=""),  # no icon, and no 404 in browsers' consoles
 )
-# Every documented operation, bound to its rule: docs/api.md's numbered endpoints first, the rest in the
-# table's order
-ENDPOINTS = tuple(sorted((dataclasses.replace(e, rule=rule) for rule in RULES for e in rule.endpoints),
-                         key=lambda e: e.number or len(RULES)))
+
+
+def bound_endpoints(rules: tuple[Rule, ...]) -> tuple[Endpoint, ...]:
+    """Every documented operation of `rules`, bound to its rule, a list's query parameters from its rule's
+    variants: docs/api.md's numbered endpoints first, the rest in the table's order."""
+    return tuple(sorted((dataclasses.replace(e, rule=rule, parameters=e.parameters + (
+                             rule.variants.parameters if rule.variants else ()))
+                         for rule in rules for e in rule.endpoints), key=lambda e: e.number or len(rules)))
+
+
+ENDPOINTS = bound_endpoints(RULES)
 # The pages' own folder: their 2xx and 3xx answers get the pages' Content-Security-Policy
 PAGES = "/docs"
 # Every kept release under RELEASES_UNDER/{id}: each route of RULES (under API) as that release
@@ -330,8 +345,11 @@ def edge_table() -> dict:
         for field_name in ("file", "key", "challenge", "root", "download", "timegate", "status", "answer", "cache"):
             described[field_name] = getattr(rule, field_name)
         if rule.variants is not None:
-            described["variants"] = {"code": rule.variants.code, "name": rule.variants.country_name,
-                                     "order": rule.variants.order, "orderings": list(rule.variants.orderings)}
+            described["variants"] = {
+                "filters": [{"parameter": f.parameter, "kind": f.kind, "table": f.table,
+                             "values": values_table(f.field)} for f in rule.variants.filters],
+                "order": rule.variants.order, "orderings": list(rule.variants.orderings),
+                "selections": SELECTIONS, "country_groups": COUNTRY_GROUPS}
         return described
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
             "no_match": NO_MATCH,
@@ -347,6 +365,11 @@ def timegate_prefix(rule: str = "timegate") -> str:
     """Where the TimeGate (or the TimeMap) of any original URI is: this, then the URI (MementoClient's
     timegate_uri)."""
     return rule_named(rule).template.removesuffix("{uri}")
+
+
+def known_arguments() -> tuple[str, ...]:
+    """The API's query parameters, each once in the table's order: all of a query the access log keeps."""
+    return tuple(dict.fromkeys(p.name for rule in RULES if rule.variants for p in rule.variants.parameters))
 
 
 def rule_named(name: str) -> Rule:

@@ -151,18 +151,23 @@ AUTHORIZATION_FORMS = (
 # The access log every nginx writes and `riskapi usage` reads: each field as nginx's variables give it and
 # the pattern usage reads it back with (named groups are what usage keeps). It names the user, never a key,
 # and never a query value as the client sent it (a key pasted as ?apikey=… would land in the log): the
-# path, then the API's known parameters.
-KNOWN_ARGUMENTS = ("code", "name", "model", "country_code", "country_name", "ordering")
+# path, then the API's known parameters (routes.known_arguments: the lists' filters and orderings).
 ACCESS_LOG = (
     # the key's short id where RFC 1413's ident stood ("-" in logs before it): which of a user's keys asked
     ("$remote_addr", r"\S+"), (" $log_key ", r" (?P<key>\S+) "), ("$log_user", r"(?P<user>\S+)"),
     (" [$time_local] ", r" \[(?P<time>[^\]]+)\] "),
     ('"$request_method $request_path $server_protocol" ', r'"(?P<method>\S*) (?P<path>\S*)[^"]*" '),
     ("$status $body_bytes_sent ", r"(?P<status>\d{3}) (?P<bytes>\d+) "),
-    ('"' + " ".join(f"{name}=$arg_{name}" for name in KNOWN_ARGUMENTS) + '" ', r'"[^"]*" '),
+    ('"{arguments}" ', r'"[^"]*" '),
     ('"$http_user_agent" $request_time', r'"[^"]*" \S+'),
 )
 ACCESS_LOG_LINE = "^" + "".join(pattern for _, pattern in ACCESS_LOG)
+
+
+def access_log_fields(arguments: tuple[str, ...]) -> list[str]:
+    """The access log's fields as nginx writes them, naming these query parameters (each `name=$arg_name`)."""
+    named = " ".join(f"{name}=$arg_{name}" for name in arguments)
+    return [field.replace("{arguments}", named) for field, _ in ACCESS_LOG]
 ACCESS_LOG_TIME = "%d/%b/%Y:%H:%M:%S %z"  # $time_local
 
 # ---- error bodies: {"detail": TEXT}; {names} are filled by the server ---------------------------------
@@ -190,6 +195,7 @@ ERRORS = {
     "no_release": "No release {id}; GET {list} lists the releases kept.",
     "bad_ordering": "Invalid value for {parameter}: use one of {values}.",
     "bad_code": "Invalid value for {parameter}: a country code has exactly 3 characters.",
+    "bad_value": "Invalid value for {parameter}: use one of this release's values: {values}.",
     # the TimeGate and TimeMaps
     "bad_accept_datetime": "Invalid Accept-Datetime: send an HTTP-date, such as Tue, 24 Nov 2026 09:00:00 GMT.",
     "bad_as_of": "Invalid value for as_of: use an RFC 3339 date (2026-11-24, its 00:00:00Z) or date-time "
@@ -232,7 +238,8 @@ NGINX_ERRORS = {
 # ---- a release's variant folders: what a query or a key's grants select under a route's folder ---------
 FOLDERS = {
     "filter": "filter={code}/",  # a country filter's answer (`no_match`: a filter no country matches)
-    "order": "{parameter}={value}/",  # an ordering other than the first
+    "group": "{parameter}={value}/",  # a group filter's value (percent-encoded): its selection's countries
+    "order": "{parameter}={value}/",  # an ordering other than the first (beneath a group's folders)
     "audience": "audience={audience}/",  # the variant of clients granted custom models
     "preview": "preview/",  # the list of releases with the staged ones, for keys that may preview
 }

@@ -12,6 +12,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from ..contract import routes, serving
+from ..contract.filters import query_value
 from ..errors import CatalogueError
 from .catalogue.log_copy import CHECKPOINT, Reader, read_log
 from .proof.citation import CitationError, make_citation
@@ -85,10 +86,10 @@ def leaf_candidates(path: str, query: str) -> list[str]:
     parts = path.split("/")
     upper = "/".join(p.upper() if len(p) == 3 and p.isalpha() and i == len(parts) - 2 else p
                      for i, p in enumerate(parts))
-    codes = {variants.code for variants in (routes.COUNTRY_VARIANTS, routes.SCORE_VARIANTS)}  # the code filters
+    codes = {f.parameter for rule in routes.RULES if rule.variants for f in rule.variants.of_kind("code")}
     pairs = [(k, v.upper() if k in codes else v)
              for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if v]
-    queries = ["&".join(f"{k}={v}" for k, v in pairs)] + [""]
+    queries = ["&".join(f"{k}={query_value(v)}" for k, v in pairs)] + [""]  # as url_of writes a query
     return [p + ("?" + q if q else "") for p in dict.fromkeys([path, upper]) for q in dict.fromkeys(queries)]
 
 

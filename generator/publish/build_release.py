@@ -42,7 +42,7 @@ from ..build.render.release_info import release_site_url
 from ..build.scoring import CurrentScores, score_model
 from ..build.validate import SCHEMA_DIR, DocumentValidator
 from ..build.writer import ReleaseWriter
-from ..contract import locations, routes
+from ..contract import filters, locations, routes
 from ..errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from ..history.catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history
 from ..history.catalogue.checkpoints import log_identity, origin_of
@@ -246,8 +246,8 @@ class BuildRun:
         self.examples = example_routes(self.dataset)
 
     def total_documents(self) -> int:
-        return locations.document_count(len(self.dataset.countries), len(self.dataset.models),
-                                              len(self.audiences))
+        return locations.document_count(filters.country_groups(self.dataset.countries), len(self.dataset.models),
+                                        len(self.audiences))
 
 
 @dataclass
@@ -321,8 +321,10 @@ def render_shared(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt) -> No
             out.add(run.clock.run("render", RENDERERS[rule.name], run.dataset, built.current, run.audiences))
     public = [m.model.code for m in run.dataset.models if not m.model.custom]
     shown = {kind: (route, out.examples[route.file]) for kind, route in run.examples.items()}
-    out.add_one(locations.openapi(), run.clock.run("render", build_openapi, run.validator.schemas, public,
-                                                         [c.code for c in countries[:3]], shown, run.site_url))
+    values = {"models": public, "countries": [c.code for c in countries[:3]],
+              **filters.group_values(filters.country_groups(countries))}
+    out.add_one(locations.openapi(), run.clock.run("render", build_openapi, run.validator.schemas, values, shown,
+                                                   run.site_url))
     if out.failures:
         raise ValidationFailed(out.failures)
 

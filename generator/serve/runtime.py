@@ -18,11 +18,12 @@ from ..history.catalogue import catalogue_path, read_history
 from ..history.catalogue.fence import Fence, fence
 from ..history.leases import Holder
 from ..history.site import RELEASES, current_release, kept_releases, no_release, staged_releases
-from ..system.files import link_atomic
+from ..system.files import link_atomic, write_atomic
 from ..system.processes import children, end_with_parent
 from .catalogue_watch import CatalogueWatch
 from .keys import ApiKey, load_keys, read_secret
 from .nginx.configuration import (
+    TABLES,
     Configuration,
     ServeSettings,
     check_readable_by_workers,
@@ -125,11 +126,20 @@ class NginxRuntime:
         folder, rejected = self._write_and_test(configuration, keys)
         return folder, rejected, configuration
 
+    def _write_tables(self, configuration: Configuration) -> None:
+        """The releases' lookup tables where nginx's workers read them (njs's TimeMaps): no secret in them,
+        and each a whole file or the one before (a worker of the last configuration may read it)."""
+        folder = self.prefix / TABLES
+        folder.mkdir(mode=0o755, exist_ok=True)
+        for release, table in configuration.tables.items():
+            write_atomic(folder / f"{release}.json", table, mode=0o644)
+
     def _write_and_test(self, configuration: Configuration, keys: list[ApiKey]) -> tuple[Path, str | None]:
         for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
             folder.mkdir(parents=True, exist_ok=True)
         os.chmod(self.prefix, 0o711)
         os.chmod(self.configs, 0o700)
+        self._write_tables(configuration)
         folder = Path(tempfile.mkdtemp(prefix=f"{configuration.release}-", dir=self.configs))
         folder.rmdir()  # write_config makes it, with its own mode
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ...contract.encodings import ascii_folded, client_encodings, identity
+from ...contract.filters import group_fields
 from ...errors import CellError
 from .problems import ProblemLog
 from .records import Applicability, Bounds, Country, Indicator, Model, ScoringMethod, Section
@@ -28,8 +29,8 @@ from .thresholds import coverage_gaps, parse_threshold, value_kind
 WEIGHT_SUM_TOLERANCE = 0.001
 # An indicator's default weight is published to 4 decimals; its points imply the exact share.
 IMPLIED_WEIGHT_TOLERANCE = 0.0005
-# The longest form of a country name a client may send (nginx.conf: map_hash_bucket_size 256 holds
-# map keys of up to ~238 bytes; measured with nginx -t).
+# The longest form of a country name a client may send (nginx.conf: map_hash_bucket_size 512 holds
+# map keys of up to ~494 bytes; 200 leaves room for the release's id and a group filter's field).
 MAX_NAME_BYTES = 200
 APPLICABILITY_FIELDS = {"region": "region", "income": "income", "oecd_member": "oecd_member", "geo_type": "geo_type"}
 
@@ -60,7 +61,7 @@ def load_countries(log: ProblemLog) -> dict[str, Country]:
     rows = unique(log, COUNTRIES, read(log, COUNTRIES, COUNTRY_COLUMNS), ("code",))
     if not rows and not log.is_unreadable(COUNTRIES) and not log.had_broken_row(COUNTRIES):
         log.problem(COUNTRIES, None, None, "has no countries", "list one country a row under the header", line=1)
-    rows = _servable_names(log, unique(log, COUNTRIES, rows, ("name",)))
+    rows = _servable_groups(log, _servable_names(log, unique(log, COUNTRIES, rows, ("name",))))
     return {r["code"]: Country(r["code"], r["name"], r["region"], r["income"], r["oecd_member"], r["geo_type"])
             for r in rows}
 
@@ -91,6 +92,29 @@ def _servable_names(log: ProblemLog, rows: list[Row]) -> list[Row]:
                         "query string", "a client could not tell them apart: rename one")
             continue
         forms.update((ascii_folded(f), row) for f in encoded)
+        kept.append(row)
+    return kept
+
+
+def _servable_groups(log: ProblemLog, rows: list[Row]) -> list[Row]:
+    """Drop and report a row whose value of a group filter's column (region, income) no server can look
+    up as itself: the same value as an earlier row's in other letter case or Unicode form (the filters
+    match ignoring case), or one too long for a map entry of nginx."""
+    first: dict[tuple[str, str], Row] = {}  # (column, identity) → the first row with that value
+    kept = []
+    for row in rows:
+        problem = None
+        for field in group_fields():
+            value = row[field]
+            seen = first.setdefault((field, identity(value)), row)
+            if seen[field] != value:
+                problem = (field, f"{value!r} is {seen[field]!r} of line {seen.line} in other letter case or Unicode "
+                           "form", f"the {field} filter matches ignoring case: write it as on line {seen.line}")
+            elif max(len(form.encode()) for form in client_encodings(value)) > MAX_NAME_BYTES:
+                problem = (field, f"is too long for the {field} filter to look up", "shorten it")
+        if problem is not None:
+            log.problem(COUNTRIES, row, *problem)
+            continue
         kept.append(row)
     return kept
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from ...contract import locations, routes
+from ...contract import filters, locations
 from ..load.records import Country
 from ..scoring.results import CurrentScores, ModelScores
 from .api_documents import (
@@ -44,27 +44,31 @@ def _ordered(items: list, ordering: str, code: Callable[[Any], str], name: Calla
     return sorted(items, key=key, reverse=descending)
 
 
+def _list_documents(variants: list[locations.ListVariant], items: list, code: Callable[[Any], str],
+                    name: Callable[[Any], str], document: Callable[[list], object]) -> Rendered:
+    """A list endpoint's documents (its rule's variants): each the items it holds, in its ordering."""
+    rendered: Rendered = []
+    for variant in variants:
+        held = [item for item in items if variant.members is None or code(item) in variant.members]
+        rendered.append((variant.route, document(_ordered(held, variant.ordering, code, name) if variant.ordering
+                                                 else held)))
+    return rendered
+
+
 def render_model_lists(scores: ModelScores, countries: tuple[Country, ...]) -> Rendered:
-    """Endpoint 3 of one model: every ordering and every filter answer (one country, or none)."""
+    """Endpoint 3 of one model: every ordering, selection and filter answer (one country, or none)."""
     model = scores.data.model
-    # Each country's entry is rendered once and shared by the orderings and its filter answer.
+    # Each country's entry is rendered once and shared by every variant that holds it.
     entries = {code: render_score_entry(scores, s) for code, s in scores.countries.items() if s.current is not None}
     scored = [scores.countries[code] for code in entries]
-    rendered: Rendered = []
-    for ordering in routes.SCORE_ORDERINGS:
-        ordered = _ordered(scored, ordering, lambda s: s.country.code, lambda s: s.country.name)
-        rendered.append((locations.model_scores(model.code, ordering),
-                         render_model_scores(model, [entries[s.country.code] for s in ordered])))
-    for country in countries:
-        rendered.append((locations.model_scores(model.code, country=country.code),
-                         render_model_scores(model, [entries[country.code]] if country.code in entries else [])))
-    rendered.append((locations.model_scores(model.code, country=routes.NO_MATCH), render_model_scores(model, [])))
-    return rendered
+    variants = locations.list_variants("scores", filters.country_groups(countries), model=model.code)
+    return _list_documents(variants, scored, lambda s: s.country.code, lambda s: s.country.name,
+                           lambda held: render_model_scores(model, [entries[s.country.code] for s in held]))
 
 
 def render_shared_documents(countries: tuple[Country, ...], current: list[CurrentScores],
                             audiences: list[frozenset[str]]) -> Rendered:
-    """Endpoints 1 and 5 for every audience, and endpoint 2 (every ordering and filter answer)."""
+    """Endpoints 1 and 5 for every audience, and endpoint 2 (every ordering, selection and filter answer)."""
     rendered: Rendered = []
     # Endpoints 1 and 5 depend on the client's custom-model grants: one variant per audience.
     for grants in audiences:
@@ -74,10 +78,6 @@ def render_shared_documents(countries: tuple[Country, ...], current: list[Curren
         for country in countries:
             route = locations.country_scores(country.code, audience)
             rendered.append((route, render_country_scores(country, visible)))
-    for ordering in routes.COUNTRY_ORDERINGS:
-        rendered.append((locations.country_list(ordering), render_country_list(
-            _ordered(list(countries), ordering, lambda c: c.code, lambda c: c.name))))
-    for country in countries:
-        rendered.append((locations.country_list(country=country.code), render_country_list([country])))
-    rendered.append((locations.country_list(country=routes.NO_MATCH), render_country_list([])))
-    return rendered
+    variants = locations.list_variants("countries", filters.country_groups(countries))
+    return rendered + _list_documents(variants, list(countries), lambda c: c.code, lambda c: c.name,
+                                      render_country_list)

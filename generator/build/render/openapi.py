@@ -102,10 +102,12 @@ class _Components:
         return {name: self.rewrite(schema) for name, schema in self.definitions.items() if is_component(schema)}
 
 
-def _parameter(parameter: routes.Parameter, examples: dict[str, list[str]]) -> dict:
+def _parameter(parameter: routes.Parameter, values: dict[str, list[str]]) -> dict:
     schema = {"type": "string", **dict(parameter.constraints)}
     if parameter.examples:
-        schema["examples"] = examples[parameter.examples]
+        schema["examples"] = values[parameter.examples]
+    if parameter.values:  # a closed vocabulary of the release's data; empty is no filter
+        schema["enum"] = [*values[parameter.values], ""]
     return {"name": parameter.name, "in": parameter.where, "required": parameter.where == "path",
             "description": parameter.description, "schema": schema}
 
@@ -175,15 +177,16 @@ def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Comp
     return {"type": "object"} if endpoint.media_type in json_media else {"type": "string"}
 
 
-def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_codes: list[str],
+def build_openapi(schemas: dict[str, dict], values: dict[str, list[str]],
                   examples: dict[str, tuple[locations.Route, object]], site_url: str) -> dict:
-    """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `examples` holds a real answer
-    of the release by endpoint anchor (shown abridged, like on the reference page)."""
+    """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `values` holds the release's
+    own values a parameter lists (`models`, `countries` as examples; a group field's as its enum),
+    `examples` a real answer of the release by endpoint anchor (shown abridged, like on the reference page)."""
     definitions = {**schemas["common"]["$defs"], **schemas["releases"]["$defs"]}
     for name, component in COMPONENT_NAMES.items():
         definitions[component] = schemas[name]
     components = _Components(definitions)
-    parameter_examples = {"models": model_codes, "countries": country_codes}
+    model_codes = values["models"]
     paths = {}
     for endpoint in routes.ENDPOINTS:
         response = _body(endpoint, schemas, components)
@@ -197,7 +200,7 @@ def build_openapi(schemas: dict[str, dict], model_codes: list[str], country_code
                      "operationId": endpoint.operation, "tags": [endpoint.tag or endpoint.path.split("/")[1]],
                      "summary": endpoint.summary,
                      "description": endpoint.text.format(example=f"`{routes.url_for('scores', model=model_codes[0])}`"),
-                     "parameters": [_parameter(p, parameter_examples) for p in endpoint.parameters],
+                     "parameters": [_parameter(p, values) for p in endpoint.parameters],
                      "responses": _responses(response, endpoint.media_type, example, endpoint.keyed)}
         if not endpoint.keyed:
             operation["security"] = []

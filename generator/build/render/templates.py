@@ -3,6 +3,7 @@ nginx's (serve/nginx/templates/)."""
 from __future__ import annotations
 
 import functools
+import json
 
 import jinja2
 
@@ -32,6 +33,18 @@ def nginx_quoted(value: object) -> str:
     return f'"{nginx_string(text)}"'
 
 
+def nginx_value(value: str) -> str:
+    """A map entry's value, quoted: text only (a `$` would start a variable; filters.query_value leaves none)."""
+    if "$" in value:
+        raise ValueError(f"{value}: nginx would read the '$' in this value as a variable")
+    return f'"{nginx_string(value)}"'
+
+
+def json_inner(value: str) -> str:
+    """A text as it stands inside a JSON string, with no `$` (nginx would read a variable): \u0024."""
+    return json.dumps(value, ensure_ascii=False)[1:-1].replace("$", "\\u0024")
+
+
 @functools.cache
 def template_environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.ChoiceLoader([
@@ -45,6 +58,8 @@ def template_environment() -> jinja2.Environment:
     environment.filters["nginx_string"] = nginx_string
     environment.filters["map_key"] = nginx_map_key
     environment.filters["nginx_quoted"] = nginx_quoted
+    environment.filters["nginx_value"] = nginx_value
+    environment.filters["json_inner"] = json_inner
     environment.filters["counted"] = counted
     environment.globals["url_for"] = url_for  # every link of a page from the route table
     return environment

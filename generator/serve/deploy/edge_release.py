@@ -24,6 +24,7 @@ from ...build.switch.timeline import (
     site_timeline,
 )
 from ...build.switch.timeline import documents as timeline_documents
+from ...contract.encodings import ascii_folded
 from ...contract.locations import audience_name
 from ...contract.routes import DEFAULT_SITE_URL, edge_table
 from ...contract.serving import COMPRESSED_OVER, edge_contract, immutable
@@ -40,11 +41,6 @@ from ..keys import ApiKey, grant_set_audiences, previewers
 WORKER = EDGE_SOURCE / "worker.js"
 KEYS_SCRIPT = EDGE_SOURCE / "update_keys.mjs"  # applies a Workers project's keys to Workers KV
 SECRET_FILE = ".keys-secret"  # in a deploy folder: the site's key secret its edge works digests out with
-
-
-def ascii_lower(text: str) -> str:
-    """nginx's map keys ignore ASCII letter case only: so does the edge."""
-    return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
 
 
 def release_settings(release_dir: Path, release_id: str) -> dict:
@@ -168,11 +164,11 @@ def key_entries(keys: list[ApiKey], releases: dict[str, Path]) -> tuple[dict[str
     listed). Per client one entry a key; per release one row a grant set."""
     grants, by_release = grant_set_audiences(keys, [(release, *read_release_info(folder))
                                                     for release, folder in releases.items()])
-    may_preview = {ascii_lower(user) for user in previewers(keys)}
+    may_preview = {ascii_folded(user) for user in previewers(keys)}
     entries = {}
     for k in keys:
         if k.active:
-            user, models = ascii_lower(k.user), grants[k.user]
+            user, models = ascii_folded(k.user), grants[k.user]
             entries[k.digest] = {
                 "user": user, "models": sorted(models), "set": audience_name(models),
                 **({"preview": True} if user in may_preview else {}),

@@ -29,6 +29,7 @@ from typing import Callable, Mapping, TypeGuard
 import orjson
 
 from ...build.output.twins import twins_of
+from ...contract.filters import lookup_tables
 from ...contract.serving import COMPRESSED_OVER, TWINS, has_twins
 from ...history.layout import read_routing, served
 from ...history.site import read_manifest
@@ -156,7 +157,7 @@ def release_objects(release_dir: Path, release: str, files: list[str], base: Rel
     routing = read_routing(release_dir)
     result.head = orjson.dumps({
         "format": FORMAT, "release": release, "files": result.files, "compressed_over": COMPRESSED_OVER,
-        "tables": routing_tables(routing), "bounds": result.bounds, "shards": result.shards})
+        "tables": lookup_tables(routing), "bounds": result.bounds, "shards": result.shards})
     return result
 
 
@@ -206,14 +207,6 @@ def shard(entries: dict[str, list], bounds: list[str]) -> tuple[list[str], list[
 
 def _pieces(paths: list[str]) -> list[list[str]]:
     return [paths[at:at + SHARD_FILES] for at in range(0, len(paths), SHARD_FILES)]
-
-
-def routing_tables(routing: dict) -> dict:
-    """A release's tables as the edge core looks them up (nginx matches codes in any ASCII case)."""
-    from .edge_release import ascii_lower
-    return {"countries": {ascii_lower(code): code for code in routing["countries"]},
-            "country_names": {ascii_lower(encoded): code for encoded, code in routing["country_names"]},
-            "models": {code: "custom" if custom else "public" for code, custom in routing["models"]}}
 
 
 def stored_size(release_dirs: list[Path]) -> tuple[int, int]:

@@ -350,7 +350,7 @@ async function route(request, path, release, lookup, platform) {
   values.audience = audienceDir(grants);
   values.preview = grants && grants.preview ? FOLDERS.preview : "";
   if (rule.variants) {
-    const variant = await variantFolder(query, rule.variants, release, lookup);
+    const variant = await variantFolder(query, rule.variants, lookup);
     if (variant.bad) return variant.bad;
     values.variant = variant.folder;
   }

@@ -45,19 +45,13 @@ function respondToUri(r) {
 }
 
 // `js_content timegate.respondTimemap`: the TimeMap of an original by its absolute URI. Each kept
-// release is routed as the core routes it, over that release's routing.json and files (RELEASES_DIR,
-// written first by serve), for the key nginx checked ($api_user, its grant set, its audience here).
+// release is routed as the core routes it, over that release's files (RELEASES_DIR) and its lookup tables
+// (TABLES_DIR/<id>.json: contract/filters.py's, written by serve with this configuration), for the
+// key nginx checked ($api_user, its grant set, its audience here).
 const routings = {};
 
-function releaseTables(id) {  // a release's routing.json as the core's tables (ASCII case ignored)
-  if (!routings[id]) {
-    const routing = JSON.parse(fs.readFileSync(`${RELEASES_DIR}/${id}/nginx/routing.json`, "utf8"));
-    const tables = { countries: {}, country_names: {}, models: {} };
-    routing.countries.forEach((code) => { tables.countries[asciiLower(code)] = code; });
-    routing.country_names.forEach((pair) => { tables.country_names[asciiLower(pair[0])] = pair[1]; });
-    routing.models.forEach((pair) => { tables.models[pair[0]] = pair[1] ? "custom" : "public"; });
-    routings[id] = tables;
-  }
+function releaseTables(id) {
+  if (!routings[id]) routings[id] = JSON.parse(fs.readFileSync(`${TABLES_DIR}/${id}.json`, "utf8"));
   return routings[id];
 }
 

@@ -30,23 +30,24 @@ export function argument(query, name) {
   return "";
 }
 
-function countryFilter(code, name, noMatch) {  // `map "$countries_code:$countries_name" $countries_filter`
+// The one country the code and name filters agree on ("" without either; NO_MATCH where none or they differ).
+function oneCountry(code, name) {  // `map "$countries_code:$countries_name" $countries_country`
   if (code === "" && name === "") return "";
-  if (/^[A-Z]{3}$/.test(code) && (name === "" || name === code)) return fill(FOLDERS.filter, { code });
-  if (code === "" && /^[A-Z]{3}$/.test(name)) return fill(FOLDERS.filter, { code: name });
-  return fill(FOLDERS.filter, { code: noMatch });
+  if (/^[A-Z]{3}$/.test(code) && (name === "" || name === code)) return code;
+  if (code === "" && /^[A-Z]{3}$/.test(name)) return name;
+  return NO_MATCH;
 }
 
-async function codeFilter(raw, lookup) {  // `map $arg_code $countries_code`
+async function codeFilter(raw, table, lookup) {  // `map $arg_code $countries_code`
   if (raw === "") return "";
-  const code = await lookup("countries", asciiLower(raw));
+  const code = await lookup(table, asciiLower(raw));
   if (code !== undefined) return code;
   return threeCharacters(raw) ? NO_MATCH : "invalid";
 }
 
-async function nameFilter(raw, lookup) {  // `map $arg_name $countries_name`
+async function nameFilter(raw, table, lookup) {  // `map $arg_name $countries_name`
   if (raw === "") return "";
-  const code = await lookup("country_names", asciiLower(raw));
+  const code = await lookup(table, asciiLower(raw));
   return code === undefined ? NO_MATCH : code;
 }
 
@@ -55,10 +56,12 @@ function ordering(raw, orderings, parameter) {  // `map $arg_ordering $scores_or
   return orderings.includes(raw) ? fill(FOLDERS.order, { parameter, value: raw }) : "invalid";
 }
 
-function badRequest(order, code, orderParameter, orderings, codeParameter) {
-  if (order === "invalid") return error(400, "bad_ordering", { parameter: orderParameter, values: orderings.join(", ") });
-  if (code === "invalid") return error(400, "bad_code", { parameter: codeParameter });
-  return null;
+function inSelection(own, selection) {  // each folder of the selection is one of the country's own
+  const pieces = selection.split("/");
+  for (let i = 0; i < pieces.length; i++) {
+    if (pieces[i] !== "" && `/${own}`.indexOf(`/${pieces[i]}/`) < 0) return false;
+  }
+  return true;
 }
 
 export function audienceDir(grants) {  // `map $audience $audience_dir`
@@ -66,12 +69,35 @@ export function audienceDir(grants) {  // `map $audience $audience_dir`
   return audience && audience !== PUBLIC_AUDIENCE ? fill(FOLDERS.audience, { audience }) : "";
 }
 
-// The query variant folder of a list rule (`variants`: its filter and ordering parameters), or the 400.
-export async function variantFolder(query, variants, release, lookup) {
-  const code = await codeFilter(argument(query, variants.code), lookup);
-  const name = await nameFilter(argument(query, variants.name), lookup);
+// The query variant folder of a list rule (`variants`: its filters, ordering and tables), or the 400: the
+// ordering's first, then each filter's in the rule's order, as nginx's chain of maps says.
+export async function variantFolder(query, variants, lookup) {
   const order = ordering(argument(query, variants.order), variants.orderings, variants.order);
-  const bad = badRequest(order, code, variants.order, variants.orderings, variants.code);
-  if (bad) return { bad };
-  return { folder: countryFilter(code, name, release.no_match) || order };
+  if (order === "invalid") {
+    return { bad: error(400, "bad_ordering", { parameter: variants.order, values: variants.orderings.join(", ") }) };
+  }
+  let code = "", name = "", selection = "";
+  for (let i = 0; i < variants.filters.length; i++) {
+    const filter = variants.filters[i];
+    const raw = argument(query, filter.parameter);
+    if (filter.kind === "code") {
+      code = await codeFilter(raw, filter.table, lookup);
+      if (code === "invalid") return { bad: error(400, "bad_code", { parameter: filter.parameter }) };
+    } else if (filter.kind === "name") {
+      name = await nameFilter(raw, filter.table, lookup);
+    } else if (raw !== "") {  // a group: a value of the release's, as the URL writes it
+      const value = await lookup(filter.table, asciiLower(raw));
+      if (value === undefined) {
+        const values = await lookup(filter.values, "");
+        return { bad: error(400, "bad_value", { parameter: filter.parameter, values: values === undefined ? "" : values }) };
+      }
+      selection += fill(FOLDERS.group, { parameter: filter.parameter, value });
+    }
+  }
+  const one = oneCountry(code, name);
+  if (selection === "") return { folder: one === "" ? order : fill(FOLDERS.filter, { code: one }) };
+  if (await lookup(variants.selections, selection) === undefined) return { folder: fill(FOLDERS.filter, { code: NO_MATCH }) };
+  if (one === "") return { folder: selection + order };
+  const own = one === NO_MATCH ? undefined : await lookup(variants.country_groups, one);
+  return { folder: fill(FOLDERS.filter, { code: own !== undefined && inSelection(own, selection) ? one : NO_MATCH }) };
 }

@@ -9,12 +9,15 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import orjson
 
 from ...build.render.release_info import release_site_url
 from ...build.render.templates import template_environment
 from ...build.switch.timeline import Timeline
+from ...contract.filters import lookup_tables
 from ...contract.resources import NGINX_CONF
 from ...contract.routes import DEFAULT_SITE_URL, edge_table, rule_named
 from ...contract.serving import ERROR_CACHE_CONTROL, REDIRECT_CACHE_CONTROL, REDIRECTS, edge_contract, immutable
@@ -69,6 +72,11 @@ class Configuration:
     texts: dict[str, bytes]
     infos: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
     fence: Fence | None = None  # its timeline's (build/switch/timeline.py): its TimeGate's record is whole up to it
+    # each release's lookup tables (contract/filters.py), for njs's TimeMaps: in TABLES, which workers may read
+    tables: dict[str, bytes] = field(default_factory=dict)
+
+
+TABLES = "tables"  # the folder of the prefix the tables are in (runtime/ is the master's alone: it has the keys)
 
 
 def nginx_binary() -> str:
@@ -117,13 +125,16 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
         raise ServeError(str(error)) from None
     routings = [(release, read_routing(timeline.folder / release)) for release in timeline.answered]
     infos = [(release, *read_release_info(timeline.folder / release)) for release in timeline.answered]
-    texts.update(render_scoped_maps(timeline, routings, timeline_root))
+    tables = [(release, lookup_tables(routing)) for release, routing in routings]
+    texts.update(render_scoped_maps(timeline, tables, timeline_root))
+
     texts.update(render_digests(timeline, timeline_root))
     texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),
                                                              "RELEASES_DIR": str(timeline.folder),
+                                                             "TABLES_DIR": str(prefix / TABLES),
                                                              "HORIZON_FILE": str(prefix / HORIZON)})
     return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos,
-                         timeline.fence)
+                         timeline.fence, {release: orjson.dumps(table) for release, table in tables})
 
 
 def write_config(folder: Path, configuration: Configuration, keys: list[ApiKey], secret: str) -> None:

@@ -8,7 +8,7 @@ import json
 import re
 
 from ...build.render.templates import nginx_string
-from ...contract import key_format, serving
+from ...contract import key_format, routes, serving
 
 PARTS = ("access_log", "types", "maps", "refusals", "headers", "error_pages", "errors")
 BEGIN = "# {contract:%s — generated from generator/contract/serving.py by scripts/nginx_conf.py; do not edit"
@@ -90,7 +90,7 @@ def _access_log() -> list[str]:
     lines += _map("$key_digest", "$key_id", [(f'"~^(?<id>.{{{key_format.KEY_ID_CHARACTERS}}})"', "$id")])
     lines += _map("$request_uri", "$request_path", [('"~^(?<path>[^?]*)"', "$path")])
     pieces = [""]  # the format's fields, a few to a line
-    for field, _ in serving.ACCESS_LOG:
+    for field in serving.access_log_fields(routes.known_arguments()):
         if pieces[-1] and len(pieces[-1] + field) > 90:
             pieces.append("")
         pieces[-1] += field

@@ -17,6 +17,8 @@ from .contract_blocks import CHALLENGE, FORBIDDEN, error_body, error_location
 PARTS = ("maps", "locations")
 BEGIN = "# {routes:%s — generated from generator/contract/routes.py by scripts/nginx_conf.py; do not edit"
 END = "# routes:%s}"
+# A group filter's value that is none of the release's: no value's query form (filters.query_value) has a "!"
+INVALID_VALUE = '"!invalid"'
 JSON_TYPES = ("json",)  # a file of another type takes its type for nginx's own `return`: errors go elsewhere
 ERROR_LOCATIONS = {403: FORBIDDEN, 404: error_location("not_found")}
 # Every 2xx and 3xx status (RFC 9110 and the registry): a hash map's keys, so no response runs a regex
@@ -204,6 +206,7 @@ def render(part: str) -> str:
         variants=[rule.variants for rule in rules if rule.variants is not None], no_match=routes.NO_MATCH,
         answered=ANSWERED, locations=grouped(locations),
         filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
+        group_folder=serving.FOLDERS["group"], invalid=INVALID_VALUE,
         challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, code_sent=serving.CODE_SENT, **_links())
 
 
