@@ -18,7 +18,9 @@ from .common import record
 KINDS = [("endpoint 4 (model × country)", lambda p: p.count("/") == 5 and p.startswith("api/v1/riskscores/")
           and "=" not in p and "/country/" not in p),
          ("endpoint 3 (lists, orderings)", lambda p: p.startswith("api/v1/riskscores/") and "/country/" not in p
-          and (p.count("/") == 4 or "ordering=" in p)),
+          and (p.count("/") == 4 or p.count("=") == 1 and "ordering=" in p)),
+         ("endpoint 3 (regions, income groups, both; orderings)", lambda p: p.startswith("api/v1/riskscores/")
+          and ("region=" in p or "income=" in p)),
          ("endpoint 3 (filter answers)", lambda p: p.startswith("api/v1/riskscores/") and "filter=" in p),
          ("endpoint 5 (country, all audiences)", lambda p: "/riskscores/country/" in p),
          ("endpoints 1 and 2", lambda p: p.startswith("api/v1/configuration/"))]
@@ -26,18 +28,8 @@ KINDS = [("endpoint 4 (model × country)", lambda p: p.count("/") == 5 and p.sta
 
 def url_for(relative: str) -> str | None:
     """The request that the public variant of a document answers (None for audience variants)."""
-    parts = relative.split("/")[:-1]
-    if any(p.startswith("audience=") for p in parts):
-        return None
-    query = ""
-    if "=" in parts[-1]:
-        name, value = parts.pop().split("=", 1)
-        countries = parts[-1] == "countries"
-        if name == "filter":
-            query = f"?{'code' if countries else 'country_code'}={'XXX' if value == 'none' else value}"
-        else:
-            query = f"?{name}={value}"
-    return "/" + "/".join(parts) + "/" + query
+    from generator.contract.locations import url_of
+    return None if "audience=" in relative else url_of(relative)
 
 
 def main() -> None:
