@@ -26,6 +26,7 @@ from generator.publish.build_release import build
 from generator.serve.edge import CORE, KEYCHECK
 from generator.serve.keys import add_key
 from generator.serve.nginx import configuration
+from generator.serve.nginx.directives import answer
 from generator.serve.nginx.route_blocks import regex_argument, write_into
 from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.serve.usage import route_of
@@ -273,9 +274,9 @@ def test_nested_locations_answer_every_path_as_the_routes_in_order_would():
     for path in sorted(paths - {""}):
         before, after = _chosen(flat, path), _chosen(grouped, path)
         if before.match == "/":  # no route: a 404 from the catch-all, or from the folder's location
-            assert after.match == "/" or after.lines == ["return 404;"], path
+            assert after.match == "/" or after.directives == [answer(404)], path
         else:
-            assert after.match == before.match and after.lines == before.lines, path
+            assert after.match == before.match and after.directives == before.directives, path
 
 
 def test_a_release_scoped_path_answers_as_its_route():

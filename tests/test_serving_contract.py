@@ -207,3 +207,38 @@ def test_the_edges_name_each_header_of_the_contract_by_its_name_there():
     spelt = [(name, header) for name, code in code_of_every_file().items() if name.endswith((".js", ".mjs"))
              for header in names if re.search(rf"""["'`]{re.escape(header)}["'`]""", code)]
     assert spelt == []
+
+
+# an nginx directive as nginx.conf spells one: its name, then arguments (one of them a variable, a path, a
+# pattern, a quoted string or a number) up to ";" or "{"; or a block's name and "{"; or a flag's name and ";"
+NGINX_DIRECTIVE = re.compile(r"(?:^|[;{]\s*)(?:add_header|return|rewrite|try_files|location|map|set|if|error_page|"
+                             r"default_type|log_format|include|root|types|internal|listen|js_\w+|limit_req\w*)"
+                             r"""(?:\s*\{|\s*;|\s+(?:[^;{}\n]*\s)?[$^"'/=~@0-9(][^;{}\n]*[;{])""")
+
+
+def _code_strings(path) -> list[str]:
+    """Every string a module's code holds (its docstrings left out: they may quote nginx), f-strings'
+    literal parts joined with a placeholder for each value."""
+    import ast
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            found.append("".join(v.value if isinstance(v, ast.Constant) else "X" for v in node.values))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found.append(node.value)
+    return found
+
+
+def test_no_nginx_directive_is_spelt_in_python():
+    # nginx.conf's generated parts and the runtime maps are templates over data (serve/nginx/directives.py)
+    assert NGINX_DIRECTIVE.search("add_header X-Release $scope always;")  # what it finds
+    assert NGINX_DIRECTIVE.search("if ($auth_failure) { return 403 $auth_failure; }")
+    assert not NGINX_DIRECTIVE.search("return the file's digest; nothing else")  # prose with a ";"? no brace
+    found = [(path.relative_to(ROOT).as_posix(), text) for path in sorted(PACKAGE.rglob("*.py"))
+             for text in _code_strings(path) if NGINX_DIRECTIVE.search(text)]
+    assert found == []

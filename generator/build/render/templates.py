@@ -45,6 +45,10 @@ def json_inner(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)[1:-1].replace("$", "\\u0024")
 
 
+def _unknown_directive(directive: object) -> str:
+    raise ValueError(f"directives.j2 writes no such directive: {directive}")
+
+
 @functools.cache
 def template_environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.ChoiceLoader([
@@ -62,4 +66,5 @@ def template_environment() -> jinja2.Environment:
     environment.filters["json_inner"] = json_inner
     environment.filters["counted"] = counted
     environment.globals["url_for"] = url_for  # every link of a page from the route table
+    environment.globals["unknown_directive"] = _unknown_directive
     return environment

@@ -4,11 +4,23 @@ or method, the add_header lines (constants where a header never varies), the ear
 JSON error pages. scripts/nginx_conf.py writes them; a test checks they are current."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from dataclasses import dataclass
 
-from ...build.render.templates import nginx_string
+from ...build.render.templates import nginx_string, template_environment
 from ...contract import key_format, routes, serving
+from .directives import (
+    Directive,
+    Map,
+    answer,
+    comment,
+    error_page,
+    header,
+    if_block,
+    rewrite,
+)
 
 PARTS = ("access_log", "types", "maps", "refusals", "headers", "error_pages", "errors")
 BEGIN = "# {contract:%s — generated from generator/contract/serving.py by scripts/nginx_conf.py; do not edit"
@@ -38,20 +50,16 @@ def error_body(name: str, **slots: str) -> str:
     return single_quoted(re.sub(r"\{(\w+)\}", lambda m: slots.get(m[1], m[0]), body))
 
 
-def _types() -> list[str]:
-    width = max(len(serving.media_type(ext)) for ext in serving.MEDIA_TYPES) + 3
-    lines = ["types {"]
-    lines += [f"    {double_quoted(serving.media_type(ext)):{width}}{ext};" for ext in serving.MEDIA_TYPES]
-    return lines + ["}", f"default_type {double_quoted(serving.JSON)};"]
+def _types() -> dict:
+    return {"types": [(double_quoted(serving.media_type(ext)), ext) for ext in serving.MEDIA_TYPES],
+            "default_type": double_quoted(serving.JSON)}
 
 
-def _map(source: str, variable: str, entries: list[tuple[str, str]], comment: str = "") -> list[str]:
-    width = max(len(key) for key, _ in entries) + 2
-    head = f"map {source} {variable} {{" + (f"   # {comment}" if comment else "")
-    return [head, *(f"    {key:{width}}{value};" for key, value in entries), "}"]
+def _map(source: str, variable: str, entries: list[tuple[str, str]], comment: str = "") -> list[Map]:
+    return [Map(source, variable, tuple(entries), comment)]
 
 
-def _maps() -> list[str]:
+def _maps() -> list[Map]:
     allowed = [(method, '""') for method in serving.METHODS]
     lines = _map("$request_method", "$method_not_allowed",
                  [('""', '""'), *allowed, ("default", "1")], "\"\": a request line nginx could not read (its 400)")
@@ -81,34 +89,32 @@ def _maps() -> list[str]:
     return lines
 
 
-def _access_log() -> list[str]:
+def _access_log() -> dict:
     """The access log's format (serving.ACCESS_LOG, which `riskapi usage` reads back) and the variables
     only it needs: the user or "-", the short id of the key it asked with or "-", and the path without its
     query."""
-    lines = _map("$api_user", "$log_user", [('""', "-"), ("default", "$api_user")])
-    lines += _map("$api_user", "$log_key", [('""', "-"), ("default", "$key_id")])
-    lines += _map("$key_digest", "$key_id", [(f'"~^(?<id>.{{{key_format.KEY_ID_CHARACTERS}}})"', "$id")])
-    lines += _map("$request_uri", "$request_path", [('"~^(?<path>[^?]*)"', "$path")])
+    maps = _map("$api_user", "$log_user", [('""', "-"), ("default", "$api_user")])
+    maps += _map("$api_user", "$log_key", [('""', "-"), ("default", "$key_id")])
+    maps += _map("$key_digest", "$key_id", [(f'"~^(?<id>.{{{key_format.KEY_ID_CHARACTERS}}})"', "$id")])
+    maps += _map("$request_uri", "$request_path", [('"~^(?<path>[^?]*)"', "$path")])
     pieces = [""]  # the format's fields, a few to a line
     for field in serving.access_log_fields(routes.known_arguments()):
         if pieces[-1] and len(pieces[-1] + field) > 90:
             pieces.append("")
         pieces[-1] += field
-    quoted = [single_quoted(piece) for piece in pieces]
-    return lines + [f"log_format riskapi {quoted[0]}", *(f"                   {q}" for q in quoted[1:-1]),
-                    f"                   {quoted[-1]};"]
+    return {"maps": maps, "log_format": [single_quoted(piece) for piece in pieces]}
 
 
-def _credential_maps() -> list[str]:
+def _credential_maps() -> list[Map]:
     """A request-target nginx refuses before reading it, and the credential of the Authorization header
     (serving.AUTHORIZATION_FORMS, tried in order: nginx's map takes the first regular expression that
     matches)."""
     forbidden = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
-    lines = _map("$request_uri", "$target_invalid", [(single_quoted("~" + forbidden), "1"), ("default", '""')])
+    maps = _map("$request_uri", "$target_invalid", [(single_quoted("~" + forbidden), "1"), ("default", '""')])
     # HTTP Basic is read by $basic_pair (runtime/http.conf): USER:KEY where njs decodes it
     forms = [(key, BASIC_PAIR if value.startswith(serving.BASIC_PREFIX) else value)
              for key, value in credential_forms()]
-    return lines + _map("$http_authorization", "$credential", [("default", '""'), *forms])
+    return maps + _map("$http_authorization", "$credential", [("default", '""'), *forms])
 
 
 BASIC_PAIR = "$basic_pair"
@@ -126,11 +132,11 @@ def credential_forms() -> list[tuple[str, str]]:
     return forms
 
 
-def _refusals() -> list[str]:
-    return ["if ($target_invalid) {", f"    return 400 {error_body('bad_target')};", "}",
-            "# CORS preflight and OPTIONS come without a key: answer them before any key check.",
-            "if ($request_method = OPTIONS) {", f"    rewrite ^ {PREFLIGHT} last;", "}",
-            "if ($method_not_allowed) {", f"    rewrite ^ {NOT_ALLOWED} last;", "}"]
+def _refusals() -> list[Directive]:
+    return [if_block("$target_invalid", [answer(400, error_body('bad_target'))]),
+            comment("CORS preflight and OPTIONS come without a key: answer them before any key check."),
+            if_block("$request_method = OPTIONS", [rewrite(PREFLIGHT)]),
+            if_block("$method_not_allowed", [rewrite(NOT_ALLOWED)])]
 
 
 def status_headers(status: int, preflight: bool = False) -> dict[str, str]:
@@ -139,27 +145,27 @@ def status_headers(status: int, preflight: bool = False) -> dict[str, str]:
     return {**serving.BY_STATUS.get(status, {}), **(serving.PREFLIGHT if preflight else {})}
 
 
-def _headers(status: int | None = None, preflight: bool = False) -> list[str]:
+def _headers(status: int | None = None, preflight: bool = False) -> list[Directive]:
     """The add_header lines of every answer; with `status`, a location's that answers only that status:
     every answer's again (a location's add_header replaces the server's) and that status's own. Kept off
     the server's lines, a header of a few statuses costs the other answers nothing."""
     names = serving.HEADER_NAMES
-    lines = [f"add_header {names['cache']} $cache_control always;"]
-    lines += [f"add_header {name} {double_quoted(value)} always;" for name, value in serving.EVERY_ANSWER.items()]
+    lines = [header(names['cache'], "$cache_control")]
+    lines += [header(name, double_quoted(value)) for name, value in serving.EVERY_ANSWER.items()]
     if status is not None:
-        lines += [f"add_header {name} {quoted(value)} always;"
-                  for name, value in status_headers(status, preflight).items()]
-    lines += [f"add_header {names['csp']} $content_security_policy always;",
-              f"add_header {names['release']} $scope always;   # the release answering: a client cites it",
-              f"add_header {names['memento']} $memento_header_datetime always;   # a release under its id: when live",
-              f"add_header {names['link']} $memento_link always;",
-              f"add_header {names['download']} $content_disposition;",
-              f"add_header {names['digest']} $repr_digest;   # of the bytes sent (runtime/coded-digests.conf)",
-              f"add_header {names['unencoded']} $unencoded_digest;   # uncoded (runtime/digests.conf)"]
+        lines += [header(name, quoted(value)) for name, value in status_headers(status, preflight).items()]
+    lines += [header(names['csp'], "$content_security_policy"),
+              header(names['release'], "$scope", comment="the release answering: a client cites it"),
+              header(names['memento'], "$memento_header_datetime", comment="a release under its id: when live"),
+              header(names['link'], "$memento_link"),
+              header(names['download'], "$content_disposition", always=False),
+              header(names['digest'], "$repr_digest", always=False,
+                     comment="of the bytes sent (runtime/coded-digests.conf)"),
+              header(names['unencoded'], "$unencoded_digest", always=False, comment="uncoded (runtime/digests.conf)")]
     return lines
 
 
-def answer_headers(status: int) -> list[str]:
+def answer_headers(status: int) -> list[Directive]:
     """What a location answering only `status` says of its headers: nothing where it has none of its
     own (the server's apply), else every answer's and its own."""
     return _headers(status) if status_headers(status) else []
@@ -169,32 +175,40 @@ def error_location(status: int | str) -> str:
     return f"/_error/{status}"
 
 
-def _error_pages() -> list[str]:
-    lines = []
+def _error_pages() -> list[Directive]:
+    pages = []
     for statuses, (sent, name) in serving.NGINX_ERRORS.items():
         change = f"={sent} " if statuses != (sent,) else ""
-        lines.append(f"error_page {' '.join(map(str, statuses))} {change}{error_location(name)};")
-    return lines
+        pages.append(error_page(" ".join(map(str, statuses)), change, error_location(name)))
+    return pages
 
 
-def _errors() -> list[str]:
+@dataclass(frozen=True)
+class ErrorLocation:
+    """An internal location that answers one error (its status, and its body as nginx returns it)."""
+
+    location: str
+    status: int
+    body: str = ""
+    headers: tuple[Directive, ...] = ()  # its own, where its status has headers of its own
+
+    @property
+    def answer(self) -> Directive:
+        return answer(self.status, self.body)
+
+
+def _errors() -> dict:
     slots = {"method": {"method": "$method_in_request_line"}}
-    pages = [(error_location(name), sent, f"return {sent} {error_body(name, **slots.get(name, {}))};")
+    pages = [ErrorLocation(error_location(name), sent, error_body(name, **slots.get(name, {})))
              for statuses, (sent, name) in serving.NGINX_ERRORS.items() if name != "range"]
-    pages += [(FORBIDDEN, 403, "return 403 $auth_failure;"),
-              (CHALLENGE, 401, f"return 401 {error_body('not_provided')};"),
-              (NOT_ALLOWED, 405, f"return 405 {error_body('method', method='$request_method')};")]
-    width = max(len(location) for location, _, _ in pages)
-    lines = [f"location = {location:{width}} {{ internal; {answer} }}" for location, status, answer in pages
-             if not status_headers(status)]
+    pages += [ErrorLocation(FORBIDDEN, 403, "$auth_failure"), ErrorLocation(CHALLENGE, 401, error_body('not_provided')),
+              ErrorLocation(NOT_ALLOWED, 405, error_body('method', method='$request_method'))]
+    plain = [page for page in pages if not status_headers(page.status)]
     # The answers with headers of their own: the early refusals' (OPTIONS, a method not allowed) too
-    pages.append((PREFLIGHT, 204, "return 204;"))
-    for location, status, answer in pages:
-        if status_headers(status):
-            own = _headers(status, preflight=location == PREFLIGHT)
-            lines += [f"location = {location} {{", "    internal;", *(f"    {line}" for line in own), f"    {answer}",
-                      "}"]
-    return lines
+    pages.append(ErrorLocation(PREFLIGHT, 204))
+    own = [dataclasses.replace(page, headers=tuple(_headers(page.status, preflight=page.location == PREFLIGHT)))
+           for page in pages if status_headers(page.status)]
+    return {"plain": plain, "width": max(len(page.location) for page in plain), "own": own}
 
 
 FORBIDDEN, CHALLENGE = error_location("forbidden"), error_location("challenge")  # a key refused: 403, or 401
@@ -205,6 +219,7 @@ PREFLIGHT = "/_preflight"  # OPTIONS: 204 with the preflight's headers
 def render(part: str, indent: str = "") -> str:
     """One generated part of nginx.conf: "types" and "maps" (in http), the others (in server), each
     line after `indent`."""
-    lines = {"access_log": _access_log, "types": _types, "maps": lambda: _maps() + _credential_maps(),
-             "refusals": _refusals, "headers": _headers, "error_pages": _error_pages, "errors": _errors}[part]()
-    return "".join(f"{indent}{line}\n" for line in lines)
+    data = {"access_log": _access_log, "types": _types, "maps": lambda: _maps() + _credential_maps(),
+            "refusals": _refusals, "headers": _headers, "error_pages": _error_pages, "errors": _errors}[part]()
+    text = template_environment().get_template("nginx-contract.conf.j2").render(part=part, data=data)
+    return "".join(f"{indent}{line}\n" for line in text.splitlines())

@@ -12,13 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from ...build.render.templates import nginx_map_key
+from ...build.render.templates import template_environment
 from ...build.switch.timeline import Timeline
 from ...contract.serving import TWINS, digest_field
 from ...history.layout import served
 from ...history.site import read_manifest
 from ...system.files import file_entry
-from .contract_blocks import double_quoted
 
 
 def _representations(listed: Mapping[str, Mapping], path: str) -> list[tuple[int, str]]:
@@ -60,7 +59,6 @@ def digest_entries(timeline: Timeline, timeline_root: Path) -> tuple[dict[str, s
 def render_digests(timeline: Timeline, timeline_root: Path) -> dict[str, str]:
     """runtime/digests.conf and runtime/coded-digests.conf."""
     unencoded, coded = digest_entries(timeline, timeline_root)
-    return {"digests.conf": "".join(f"{nginx_map_key(uri)} {double_quoted(digest)};\n"
-                                    for uri, digest in unencoded.items()),
-            "coded-digests.conf": "".join(f"{double_quoted(key)} {double_quoted(digest)};\n"
-                                          for key, digest in coded.items())}
+    environment = template_environment()
+    return {name: environment.get_template(f"{name}.j2").render(entries=entries)
+            for name, entries in (("digests.conf", unencoded), ("coded-digests.conf", coded))}

@@ -13,6 +13,18 @@ from ...contract import routes, serving
 from ...contract.routes import Rule
 from . import contract_blocks
 from .contract_blocks import CHALLENGE, FORBIDDEN, error_body, error_location
+from .directives import (
+    Directive,
+    answer,
+    default_type,
+    if_block,
+    no_types,
+    rewrite,
+    root,
+    set_variable,
+    try_files,
+    when,
+)
 
 PARTS = ("maps", "locations")
 BEGIN = "# {routes:%s — generated from generator/contract/routes.py by scripts/nginx_conf.py; do not edit"
@@ -28,9 +40,9 @@ ANSWERED = (200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303
 @dataclass
 class Location:
     match: str
-    lines: list[str] = field(default_factory=list)
+    directives: list[Directive] = field(default_factory=list)
     comment: str = ""
-    nested: list["Location"] = field(default_factory=list)  # tried before the location's own lines
+    nested: list["Location"] = field(default_factory=list)  # tried before the location's own directives
 
 
 def _variable(rule: Rule, name: str) -> str:
@@ -51,31 +63,30 @@ def _location(rule: Rule) -> Location:
     simple = not rule.segments and not rule.aliases and (not rule.path.endswith("/") or rule.path == "/"
                                                           and rule.under == "")
     location = Location(f"= {rule.under + rule.path}" if simple else f"~ {regex_argument(rule.nginx_regex())}")
+    steps = location.directives
     if rule.status:
-        location.lines += [*contract_blocks.answer_headers(rule.status), f"return {rule.status};"]
+        steps += [*contract_blocks.answer_headers(rule.status), answer(rule.status)]
         return location
     # What the response's headers need of the route, said here once (the server block resets them)
     # rather than worked out again from $uri by regular expressions for every response.
     if rule.timegate:
-        location.lines.append("set $timegate_route 1;")
+        steps.append(set_variable("$timegate_route", "1"))
     if rule.page:
-        location.lines.append("set $page_route 1;")
+        steps.append(set_variable("$page_route", "1"))
     if rule.cache:
-        location.lines.append(f'set $route_cache "{serving.ROUTE_CACHE[rule.cache]}";')
+        steps.append(set_variable("$route_cache", f'"{serving.ROUTE_CACHE[rule.cache]}"'))
     if rule.download:
         model = "$model" if rule.segments[0].kind == "model" else ""
-        location.lines.append(f'set $download_name "{routes.download_name("$scope", "$format", model)}";')
+        steps.append(set_variable("$download_name", f'"{routes.download_name("$scope", "$format", model)}"'))
     if rule.answer:  # the key check, then the TimeGate or TimeMap of a URI (runtime/timegate.conf: njs)
-        location.lines += ["if ($auth_failure) { return 403 $auth_failure; }", f"rewrite ^ /_{rule.answer}_uri last;"]
+        steps += [when("$auth_failure", answer(403, "$auth_failure")), rewrite(f"/_{rule.answer}_uri")]
         return location
     as_json = rule.file.rsplit(".", 1)[-1] in JSON_TYPES
 
     def refuse(status: int, condition: str, body: str = "") -> None:
-        answer = f"return {status}{' ' + body if body else ''};" if as_json \
-            else f"rewrite ^ {ERROR_LOCATIONS[status]} last;"
-        location.lines.append(f"if ({condition}) {{ {answer} }}")
+        steps.append(when(condition, answer(status, body) if as_json else rewrite(ERROR_LOCATIONS[status])))
     if rule.key and rule.challenge:  # without credentials a 401 that asks for them, else the 403
-        location.lines.append("if ($auth_failure) { rewrite ^ $challenge_or_refusal last; }")
+        steps.append(when("$auth_failure", rewrite("$challenge_or_refusal")))
     elif rule.key:
         refuse(403, "$auth_failure", "$auth_failure")
     for segment in rule.segments:
@@ -85,12 +96,12 @@ def _location(rule: Rule) -> Location:
             refuse(404, '$path_country = ""')
     if rule.variants is not None:
         bad = f"${rule.variants.name}_bad_request"
-        location.lines.append(f"if ({bad}) {{ return 400 {bad}; }}")
+        steps.append(when(bad, answer(400, bad)))
     file = rule.file_with(lambda slot: _variable(rule, slot))
     if rule.root == "timeline":
-        location.lines += ["root $timeline_root;", f"try_files /{file} =404;"]
+        steps += [root("$timeline_root"), try_files(f"/{file}")]
     else:
-        location.lines.append(f"try_files /$scope/{file} =404;")
+        steps.append(try_files(f"/$scope/{file}"))
     return location
 
 
@@ -105,16 +116,12 @@ def _scoped_location() -> Location:
     listed = routes.rule_named('releases').template
     regex = f"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(?<scoped_rest>/[A-Za-z0-9_./-]*)?$"
     return Location(f'~ "{regex}"', [
-        "types { }   # its errors are JSON whatever the path asks for (…/scores.csv)",
-        f'default_type "{serving.JSON}";',
-        "if ($scoped_auth_failure) { return 403 $scoped_auth_failure; }",
-        "if ($scope_refusal = gone) {",
-        f"    return 410 {error_body('release_gone', id='$scoped_id', list=listed)};",
-        "}",
-        "if ($scope_refusal = unknown) {",
-        f"    return 404 {error_body('no_release', id='$scoped_id', list=listed)};",
-        "}",
-        "rewrite ^ $scoped_route last;"],
+        no_types("its errors are JSON whatever the path asks for (…/scores.csv)"),
+        default_type(f'"{serving.JSON}"'),
+        when("$scoped_auth_failure", answer(403, "$scoped_auth_failure")),
+        if_block("$scope_refusal = gone", [answer(410, error_body('release_gone', id='$scoped_id', list=listed))]),
+        if_block("$scope_refusal = unknown", [answer(404, error_body('no_release', id='$scoped_id', list=listed))]),
+        rewrite("$scoped_route")],
         "Every kept release under its id: each route as that release answered it (410 once pruned)")
 
 
@@ -178,7 +185,7 @@ def grouped(locations: list[Location]) -> list[Location]:
         placed.add(block)
         nested = [loc for loc in locations if loc in blocks[block] or id(loc) in regexes and id(loc) not in inside
                   and also_under(loc, block)]
-        result.append(Location(f"^~ {block}", ["return 404;"], f"Under {block}: its routes' regular expressions only",
+        result.append(Location(f"^~ {block}", [answer(404)], f"Under {block}: its routes' regular expressions only",
                                nested))
     return result
 
@@ -197,7 +204,7 @@ def render(part: str) -> str:
         if rule.name == "releases":  # the releases under their id come before the list's own routes
             locations.append(_scoped_location())
         locations.append(_location(rule))
-    locations.append(Location("/", ["return 404;"], "Any other path"))
+    locations.append(Location("/", [answer(404)], "Any other path"))
     return template_environment().get_template("nginx-routes.conf.j2").render(
         part=part, under=routes.RELEASES_UNDER, release_id=routes.RELEASE_ID, prefix=routes.API,
         timemap=routes.rule_named("timemap").template, timegate=routes.timegate_prefix(),
