@@ -69,7 +69,7 @@ def test_the_store_holds_keys_by_grant_set_and_nothing_per_file(deployed, tmp_pa
     # the store holds digests under the secret, which only the gate's code holds
     secret = (out / ".keys-secret").read_text().strip()
     assert f'"{secret}"' in (out / "viewer-request.js").read_text() and secret not in (out / "kvs.json").read_text()
-    assert "__KEYS_SECRET__" not in (out / "viewer-request.js").read_text()
+    assert (out / "viewer-request.js").read_text().startswith(IMPORT + "const DEPLOYED = {")  # declared, not spliced
     entries = json.loads((out / "kvs.json").read_text())["data"]
     assert entries[-1]["key"] == "release"  # the switch comes last
     assert json.loads(entries[-1]["value"]) == {"id": release, "cache_control": "private, no-cache",
@@ -108,9 +108,9 @@ def test_the_functions_are_the_minified_sources_within_their_limits(deployed):
     # the key gate, with the secret and the release-scoped paths written in: at most 6 KB of CloudFront's 10
     assert len(request.encode()) <= cloudfront.GATE_BYTES == 6144
     assert len(response.encode()) <= cloudfront.MAX_CODE_BYTES
-    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "cloudfront_functions.py"), "--check"],
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "edge_bundles.py"), "--check"],
                            capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr  # generator/serve/edge/cloudfront/ is the core's modules + handlers as they are
+    assert check.returncode == 0, check.stderr  # generator/serve/edge/bundles/ is the core's modules + handlers as they are
 
 
 def test_a_key_change_changes_key_entries_only(deployed):

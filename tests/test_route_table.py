@@ -32,7 +32,7 @@ from generator.serve.runtime import NginxRuntime, ServeSettings
 from generator.serve.usage import route_of
 
 from .conftest import ROOT, SERVERS, TINY
-from .live import LiveServer, free_port, start_cloudfront_server, start_edge_server, worker_readable_folder
+from .live import NODE_22, LiveServer, free_port, start_cloudfront_server, start_edge_server, worker_readable_folder
 
 # docs/develop.md's recipe, done here and nowhere else: one entry in the table (its path, who may ask, its
 # file and the endpoint that documents it), its renderer (registered with render.renders while the
@@ -288,3 +288,22 @@ def test_a_release_scoped_path_answers_as_its_route():
     assert routes.route_path("/api/v1/releases/current/") == "/api/v1/releases/current/"  # no id: itself
     for path in ("/api/v1/riskscores/aml/", "/api/v1/releases/", "/docs/"):
         assert routes.route_path(path) == path
+
+
+def test_the_edge_s_scoped_route_is_route_path_s():
+    # a kept release's path answers as a current route: routes.route_path in Python (nginx.conf's maps and
+    # usage are made from it), keycheck.js's routeOfScoped at the edges, over the same scope of the table
+    release = "20260301T000000Z"
+    rests = ["", "/", "/changes", "/changes/", "/datapackage.json", "/riskscores/sovereign/",
+             "/configuration/countries/", "/changes/x/", "/exports/scores.csv", "/releases/"]
+    code = (f"import {{ routeOfScoped }} from {json.dumps((KEYCHECK).as_uri())};\n"
+            f"const scope = {json.dumps(routes.edge_table()['scope'])};\n"
+            f"console.log(JSON.stringify({json.dumps(rests)}.map((rest) => routeOfScoped(rest, scope))));")
+    done = subprocess.run([str(NODE_22 / "node"), "--input-type=module", "-e", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    edge = json.loads(done.stdout)
+    python = [routes.route_path(f"{routes.RELEASES_UNDER}/{release}{rest}") for rest in rests]
+    assert edge == python
+    assert python[:3] == ["/api/v1/releases/current/", "/api/v1/releases/current/",
+                          "/api/v1/releases/current/changes/"]  # the release itself, and what it changed

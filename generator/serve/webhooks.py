@@ -40,7 +40,7 @@ import orjson
 from ..build.render.release_info import release_site_url
 from ..contract import locations, routes
 from ..contract.encodings import identity
-from ..contract.serving import MEDIA_TYPES
+from ..contract.serving import HEADER_NAMES, MEDIA_TYPES
 from ..errors import RiskApiError
 from ..history.catalogue import Catalogue, outbox
 from ..history.catalogue.outbox import Outgoing
@@ -263,7 +263,7 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
     try:
         path = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
         connection.request("POST", path, body=body, headers={
-            "Content-Type": MEDIA_TYPES["json"], "User-Agent": "country-risk-api-webhooks",
+            HEADER_NAMES["type"]: MEDIA_TYPES["json"], "User-Agent": "country-risk-api-webhooks",
             "webhook-id": message, "webhook-timestamp": str(stamp),
             "webhook-signature": signature(subscriber.secret, message, stamp, body)})
         answer = connection.getresponse()
@@ -278,7 +278,8 @@ def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) 
         cut.cancel()
         connection.close()
     if 300 <= status < 400:
-        return status, f"HTTP {status}: a redirect to {answer.getheader('Location')!r}, not followed", False
+        target = answer.getheader(HEADER_NAMES["location"])
+        return status, f"HTTP {status}: a redirect to {target!r}, not followed", False
     if status >= 400:
         return status, f"HTTP {status}", status >= 500 or status == 429
     return status, "", False

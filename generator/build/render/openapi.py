@@ -57,7 +57,7 @@ GONE = ("A release that is no longer kept (pruned).",
         serving.ERRORS["release_gone"].format(id="20260301T000000Z", list=RELEASES_LIST))
 REDIRECT = {"description": "The release live at the instant asked for (as_of, Accept-Datetime): `Location` is this "
                            "route under that release.",
-            "headers": {"Location": {"schema": {"type": "string"}}, "Link": {"schema": {"type": "string"}}}}
+            "headers": {serving.HEADER_NAMES[name]: {"schema": {"type": "string"}} for name in ("location", "link")}}
 EXPORT_SCHEMA = {"type": "string",
                  "description": "Columns: " + "; ".join(f"`{name}`: {text}" for name, text in COLUMNS)}
 

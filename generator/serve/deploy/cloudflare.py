@@ -152,7 +152,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
         "worker.js": WORKER.read_bytes(),
         "release.json": orjson.dumps(description),
         KV_ENTRIES: orjson.dumps([{"key": STORE["key"] + digest, "value": value} for digest, value in values.items()]),
-        KV_APPLY: KEYS_SCRIPT.read_text().replace("__KEY_PREFIX__", STORE["key"]).encode(),
+        KV_APPLY: KEYS_SCRIPT.read_bytes(),
     }
     for relative, body in files.items():
         write_atomic(folder / relative, body, **({"mode": 0o600} if relative == KV_ENTRIES else {}))

@@ -20,7 +20,6 @@ CloudFront's limits (2026): 10 KB of code per function, a KeyValueStore of 5 MB 
 bytes and values of at most 1 KB; a Lambda@Edge on the origin request may be 50 MB zipped."""
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from ...contract.serving import STORE, edge_contract, immutable
 from ...errors import CatalogueError
 from ...history.leases import Holder
 from ...system.files import folder_replacing, write_atomic
-from ..edge import CONTRACT_JS, EDGE_SOURCE, KEYCHECK, MANIFESTS_JS, MODULES, script
+from ..edge import BUNDLES, EDGE_SOURCE, MANIFESTS_JS, MODULES
 from ..keys import ApiKey
 from .edge_release import (
     deploying,
@@ -52,39 +51,16 @@ GATE_BYTES = 6 * 1024  # the key gate, the secret in it: what is left of 10 KB s
 MAX_STORE_BYTES = 5 * 1024 * 1024
 MAX_KEY_BYTES, MAX_VALUE_BYTES = 512, 1024
 MAX_LAMBDA_BYTES = 50 * 1024 * 1024  # an origin-request Lambda@Edge's package, zipped
-# Each function as deployed: its source (function_source: modules of the edge core and a handler)
-# minified by terser, with the lines that must come first. scripts/cloudfront_functions.py writes
-# them; a test checks they are current.
-FUNCTIONS = {"viewer-request.js": (EDGE_SOURCE / "cloudfront_request.js", 'import cf from "cloudfront";\n',
-                                   (CONTRACT_JS, KEYCHECK)),
-             "viewer-response.js": (EDGE_SOURCE / "cloudfront_response.js", "", MODULES)}
-# the parts of the serving contract each function uses, written into its __CONTRACT__ (its code stays small)
+# The CloudFront Functions (serve/edge BUNDLES: each bundled and minified by scripts/edge_bundles.py) and the
+# parts of the serving contract each uses, declared into it as DEPLOYED's `contract` (its code stays small)
+FUNCTIONS = ("viewer-request.js", "viewer-response.js")
 FUNCTION_CONTRACTS = {"viewer-request.js": ("STORE", "LINKS", "PUBLIC_AUDIENCE", "AUTHORIZATION", "KEY_FORMAT",
                                             "HANDOFF"),
                       "viewer-response.js": ("HEADERS", "NAMES", "PAGE_TYPES", "HANDOFF")}
-MINIFIED = EDGE_SOURCE / "cloudfront"
-# in cloudfront_request.js: the deploy writes the deployment's secret and the release-scoped paths there
-SECRET_PLACEHOLDER, SCOPE_PLACEHOLDER, CONTRACT_PLACEHOLDER = "__KEYS_SECRET__", "__SCOPE__", "__CONTRACT__"
 ORIGIN_LAMBDA, ORIGIN_SOURCE = "origin-lambda", EDGE_SOURCE / "cloudfront_origin.js"
 MAX_BATCH = 50  # keys an UpdateKeys call takes
 UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
-UPDATE_SCRIPT_TEXT = """#!/usr/bin/env bash
-# Written by riskapi deploy cloudfront: bring a CloudFront KeyValueStore holding the previous deploy's
-# kvs.json to this one's, with the AWS CLI (v2): the batches of kvs-update/ in order (new and changed
-# entries, then `release`, the switch, then the deletions), each call given the store's ETag from the
-# one before (If-Match). A first deploy imports kvs.json when the store is created instead.
-#   KVS_ARN=arn:aws:cloudfront::ACCOUNT:key-value-store/ID ./update-kvs.sh
-set -euo pipefail
-cd "$(dirname "$0")"
-: "${KVS_ARN:?set KVS_ARN to the ARN of the KeyValueStore (aws cloudfront describe-key-value-store --name NAME)}"
-etag=$(aws cloudfront-keyvaluestore describe-key-value-store --kvs-arn "$KVS_ARN" --query ETag --output text)
-for batch in kvs-update/*.json; do
-  [ -e "$batch" ] || continue
-  etag=$(aws cloudfront-keyvaluestore update-keys --kvs-arn "$KVS_ARN" --if-match "$etag" \\
-         --cli-input-json "file://$batch" --query ETag --output text)
-  echo "applied $batch"
-done
-"""
+UPDATE_SCRIPT_SOURCE = Path(__file__).with_name(UPDATE_SCRIPT)  # what deploy writes beside kvs.json
 
 
 @dataclass
@@ -99,28 +75,14 @@ class CloudFrontProject:
     lambda_changed: bool = True  # its release.json differs from the previous deploy's: publish it again
 
 
-def function_source(name: str) -> str:
-    """One CloudFront Function as written: the edge core's modules it needs and its handler. What is
-    deployed is this minified (see FUNCTIONS)."""
-    handler, _, modules = FUNCTIONS[name]
-    return script(handler, modules=modules)
-
-
-def _in_string(value: object) -> bytes:
-    """A value as JSON, written inside a JavaScript string literal (JSON.parse reads it back)."""
-    return json.dumps(json.dumps(value, separators=(",", ":")))[1:-1].encode()
-
-
-def function_code(name: str, minified: bytes, secret: str) -> bytes:
-    """A CloudFront function as deployed: the parts of the serving contract it uses written into it, and
+def function_code(name: str, secret: str) -> bytes:
+    """A CloudFront function as deployed: the parts of the serving contract it uses declared into it, and
     into the key gate the site's key secret and the route table's release-scoped paths."""
     contract = edge_contract()
-    code = minified.replace(CONTRACT_PLACEHOLDER.encode(),
-                            _in_string({part: contract[part] for part in FUNCTION_CONTRACTS[name]}))
-    if name != "viewer-request.js":
-        return code
-    return code.replace(SECRET_PLACEHOLDER.encode(), secret.encode()).replace(
-        SCOPE_PLACEHOLDER.encode(), _in_string(edge_table()["scope"]))
+    deployed: dict = {"contract": {part: contract[part] for part in FUNCTION_CONTRACTS[name]}}
+    if name == "viewer-request.js":
+        deployed.update(secret=secret, scope=edge_table()["scope"])
+    return BUNDLES[name].text(deployed).encode()
 
 
 def entries_bytes(entries: list[tuple[str, str]]) -> int:
@@ -167,7 +129,7 @@ def write_project(site: Path, keys: list[ApiKey], secret: str, out: Path, cache_
 def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], secret: str, out: Path,
                 cache_control: str, keep: int | None, keep_days: float | None, lease: Holder) -> None:
     deployment_secret(folder, secret)
-    code = {name: function_code(name, (MINIFIED / name).read_bytes(), secret) for name in FUNCTIONS}
+    code = {name: function_code(name, secret) for name in FUNCTIONS}
     for name, text in code.items():
         project.code_bytes[name] = len(text)
         limit = GATE_BYTES if name == "viewer-request.js" else MAX_CODE_BYTES
@@ -223,7 +185,7 @@ def _write_batches(folder: Path, before: dict[str, str], entries: list[tuple[str
     (folder / UPDATES).mkdir()
     for number, batch in enumerate(batches, start=1):
         write_atomic(folder / UPDATES / f"{number:04d}.json", orjson.dumps(batch))
-    write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_TEXT.encode(), mode=0o755)
+    write_atomic(folder / UPDATE_SCRIPT, UPDATE_SCRIPT_SOURCE.read_bytes(), mode=0o755)
     return len(batches)
 
 

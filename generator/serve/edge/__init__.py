@@ -1,11 +1,11 @@
 """The edge core (keycheck.js: the path and the key check; core.js: the route table's interpreter,
 variants, TimeGate) and the scripts made of it. The Cloudflare Worker and CloudFront's origin Lambda
-import it as modules; a CloudFront Function and nginx's TimeGate (njs) are one script each: the modules
-they need, imports and exports dropped, then a handler."""
+import it as modules; a CloudFront Function and nginx's TimeGate (njs) are one script each: their
+handler and the modules it imports, bundled by esbuild (BUNDLES)."""
 from __future__ import annotations
 
 import json
-import re
+from dataclasses import dataclass
 from pathlib import Path
 
 EDGE_SOURCE = Path(__file__).resolve().parent
@@ -21,12 +21,33 @@ MANIFESTS_JS = EDGE_SOURCE / "manifests.js"  # the core's lookup over releases i
 MANIFEST_FORMAT = 4
 
 
-def script(handler: Path, modules: tuple[Path, ...] = MODULES, constants: dict[str, object] | None = None) -> str:
-    """The edge core's `modules` and a handler as one script: their imports and exports dropped, and
-    `constants` (name → a value as JSON) declared first."""
-    text = "".join(f"const {name} = {json.dumps(value, separators=(',', ':'))};\n"
-                   for name, value in (constants or {}).items())
-    for module in modules:
-        code = re.sub(r"^(?:import [^;]*;|export \{[^}]*\};)\n", "", module.read_text(), flags=re.MULTILINE)
-        text += re.sub(r"^export ", "", code, flags=re.MULTILINE)
-    return text + handler.read_text()
+BUNDLED = EDGE_SOURCE / "bundles"  # the scripts esbuild made of a handler and the modules it imports
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A script that runs as one file: its handler (which imports the core's modules it needs), bundled by
+    esbuild (scripts/edge_bundles.py writes BUNDLED/<name>; a test checks it is current). `first` is the
+    line its platform wants first (CloudFront's KeyValueStore import); what a deployment gives it is
+    declared after that line as DEPLOYED (`declared`)."""
+
+    name: str  # its file in BUNDLED, and as deployed
+    handler: Path
+    format: str  # "cjs": a CloudFront Function (its `require` left as is); "esm": an njs module
+    minified: bool = False  # a CloudFront Function's size is capped: terser makes it small
+    external: tuple[str, ...] = ()  # the platform's own modules
+    first: str = ""
+    exports: str = ""  # an njs module's default export: njs takes `export default NAME;` only
+
+    def text(self, deployed: dict) -> str:
+        """The script as it runs: its first line, DEPLOYED, then the bundle."""
+        declared = f"const {DEPLOYED} = {json.dumps(deployed, separators=(',', ':'))};\n"
+        return self.first + declared + (BUNDLED / self.name).read_text()
+
+
+DEPLOYED = "DEPLOYED"  # the one name a bundle reads what its deployment gives it by
+BUNDLES = {bundle.name: bundle for bundle in (
+    Bundle("viewer-request.js", EDGE_SOURCE / "cloudfront_request.js", "cjs", True, ("crypto",),
+           'import cf from "cloudfront";\n'),
+    Bundle("viewer-response.js", EDGE_SOURCE / "cloudfront_response.js", "cjs", True),
+    Bundle("nginx-timegate.js", NGINX_TIMEGATE, "esm", external=("fs",), exports="handlers"))}

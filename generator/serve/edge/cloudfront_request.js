@@ -11,12 +11,15 @@
 // user, grant set, preview, expiry), one per release and grant set not served the public variant (a:<id>:<set>),
 // each release's state and when it went live (r:<id>), and `release`. Keys are known by their digests
 // under the site's key secret, which `riskapi deploy cloudfront` writes below with the release-scoped
-// paths of the route table (routes.py's edge_table: its `scope`).
+// paths of the route table (routes.py's edge_table: its `scope`), declared before this script as DEPLOYED.
+import { HANDOFF, PUBLIC_AUDIENCE, STORE, useContract } from "./contract.js";
+import { mementoLinks, normalise, routeOfScoped, user } from "./keycheck.js";
+
 const crypto = require("crypto");
 const kvs = cf.kvs();
-const SECRET = "__KEYS_SECRET__";
-useContract(JSON.parse("__CONTRACT__"));  // the parts of the serving contract it uses, written by the deploy
-const SCOPE = JSON.parse("__SCOPE__");
+useContract(DEPLOYED.contract);  // the parts of the serving contract it uses
+const SECRET = DEPLOYED.secret;
+const SCOPE = DEPLOYED.scope;
 const SCOPED = new RegExp(`^${SCOPE.under}/(${SCOPE.id})(/[\\w./-]*)?$`);
 
 const platform = {

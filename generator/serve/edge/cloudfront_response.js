@@ -6,7 +6,10 @@
 // page (the pages' CSP); an export's download name and an original's Link (its TimeGate) came with the
 // object from the origin-response Lambda (cloudfront_origin.js); the download name goes with a 200 or 206
 // only.
-useContract(JSON.parse("__CONTRACT__"));  // the parts of the serving contract it uses, written by the deploy
+import { HANDOFF, NAMES, PAGE_TYPES, useContract } from "./contract.js";
+import { finish } from "./core.js";
+
+useContract(DEPLOYED.contract);  // the parts of the serving contract it uses, declared before it by the deploy
 
 function value(headers, name) {
   return headers[name] ? headers[name].value : "";

@@ -2,10 +2,18 @@
 // decides, from the table of live periods `riskapi serve` rendered into $timegate_table. nginx.conf
 // sends a request here only after its key check, for a path that is a TimeGate and asks for an instant
 // (Accept-Datetime, ?as_of=); its other headers (CORS, Vary, X-Release, Cache-Control) are nginx's.
-// ROUTES: the route table (routes.py's edge_table), written first by serve; $site_url the address every
-// Link starts with; CONTRACT the serving contract (serving.py's edge_contract), written first by serve too.
-useContract(CONTRACT);
-const fs = require("fs");
+// DEPLOYED, declared before it by serve: `routes`, the route table (routes.py's edge_table); `contract`, the
+// serving contract (serving.py's edge_contract); where the releases, their lookup tables and the horizon
+// are. $site_url is the address every Link starts with.
+import fs from "fs";
+import { DEFAULT_TYPE, NAMES, PUBLIC_AUDIENCE, TYPES, useContract } from "./contract.js";
+import { asksInstant, error, finish, normalise, timegate, timegateOfUri, timemapOf, uriAfter } from "./core.js";
+import { rfc3339, withHorizon } from "./instants.js";
+import { asciiLower, mistyped } from "./keycheck.js";
+
+useContract(DEPLOYED.contract);
+const ROUTES = DEPLOYED.routes;
+const RELEASES_DIR = DEPLOYED.releases, TABLES_DIR = DEPLOYED.tables, HORIZON_FILE = DEPLOYED.horizon;
 
 // The table of live periods with the horizon `riskapi serve` moves on while nothing changes (HORIZON_FILE,
 // in ms: the record is whole up to it, serve/runtime.py); the table's own horizon where there is none.
@@ -146,4 +154,5 @@ function keyRefusal(r) {
     : "invalid_key").body;
 }
 
-export default { respond, respondToUri, respondTimemap, errorHeaders, basicPair, loweredKey, unexpiredUser, keyRefusal };
+// what nginx calls (js_content, js_set): the bundle's default export (scripts/edge_bundles.py)
+const handlers = { respond, respondToUri, respondTimemap, errorHeaders, basicPair, loweredKey, unexpiredUser, keyRefusal };

@@ -24,6 +24,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const extra = process.argv.slice(2);
 const applied = join(here, extra.includes("--local") ? ".keys-kv-applied-local.json" : ".keys-kv-applied.json");
 const wanted = new Map(JSON.parse(readFileSync(join(here, "keys-kv.json"), "utf8")).map((e) => [e.key, e.value]));
+// the key entries' prefix, as the serving contract the project's description carries names it
+const keyPrefix = JSON.parse(readFileSync(join(here, "release.json"), "utf8")).contract.STORE.key;
 const written = existsSync(applied) ? JSON.parse(readFileSync(applied, "utf8")) : {};
 
 function wrangler(args, output) {  // $WRANGLER, else the project's own (package.json pins it)
@@ -32,7 +34,7 @@ function wrangler(args, output) {  // $WRANGLER, else the project's own (package
     stdio: ["ignore", output ? "pipe" : "inherit", "inherit"] });
 }
 
-const held = new Set(JSON.parse(wrangler(["kv", "key", "list", "--binding", "KEYS", "--prefix", "__KEY_PREFIX__"], true))
+const held = new Set(JSON.parse(wrangler(["kv", "key", "list", "--binding", "KEYS", "--prefix", keyPrefix], true))
   .map((entry) => entry.name));
 const puts = [...wanted].filter(([key, value]) => !held.has(key) || written[key] !== value)
   .map(([key, value]) => ({ key, value }));

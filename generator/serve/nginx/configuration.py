@@ -25,7 +25,7 @@ from ...errors import ServeError
 from ...history.catalogue.fence import Fence
 from ...history.layout import read_release_info, read_routing
 from ...system.files import write_atomic
-from ..edge import NGINX_TIMEGATE, script
+from ..edge import BUNDLES
 from ..keys import ApiKey
 from .contract_blocks import error_body, error_location
 from .digests import render_digests
@@ -129,10 +129,9 @@ def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeli
     texts.update(render_scoped_maps(timeline, tables, timeline_root))
 
     texts.update(render_digests(timeline, timeline_root))
-    texts["timegate.js"] = script(NGINX_TIMEGATE, constants={"ROUTES": edge_table(), "CONTRACT": edge_contract(),
-                                                             "RELEASES_DIR": str(timeline.folder),
-                                                             "TABLES_DIR": str(prefix / TABLES),
-                                                             "HORIZON_FILE": str(prefix / HORIZON)})
+    texts["timegate.js"] = BUNDLES["nginx-timegate.js"].text({
+        "routes": edge_table(), "contract": edge_contract(), "releases": str(timeline.folder),
+        "tables": str(prefix / TABLES), "horizon": str(prefix / HORIZON)})
     return Configuration(timeline.current, {name: text.encode() for name, text in texts.items()}, infos,
                          timeline.fence, {release: orjson.dumps(table) for release, table in tables})
 

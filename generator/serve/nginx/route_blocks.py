@@ -42,7 +42,7 @@ class Location:
     match: str
     directives: list[Directive] = field(default_factory=list)
     comment: str = ""
-    nested: list["Location"] = field(default_factory=list)  # tried before the location's own directives
+    nested: list[Location] = field(default_factory=list)  # tried before the location's own directives
 
 
 def _variable(rule: Rule, name: str) -> str:
