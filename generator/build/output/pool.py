@@ -26,6 +26,9 @@ def start_write_worker(lock_fd: int) -> None:
     without_pandas()
 
 
+MANAGER_WAIT_S = 30  # its thread ends within a moment of its workers' end: a bound on a stall, not a speed
+
+
 def discard_pool(pool: ProcessPoolExecutor) -> None:
     """End a pool whose work is thrown away: its worker killed and reaped through its own handle. (A
     bare waitpid left the pool's thread polling, forever, for a pid that was gone, and Python waits for
@@ -37,11 +40,19 @@ def discard_pool(pool: ProcessPoolExecutor) -> None:
         # closed so the write fails and the thread ends.
         calls.cancel_join_thread()
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     for process in processes:
         process.kill()
-    if calls is not None:
+    # The pool's own thread sees its workers end and closes that pipe itself (terminate_broken): closing it
+    # here too closed one descriptor twice, and the thread's close failed with a traceback on the build's
+    # output (EBADF; a descriptor reused meanwhile would have been closed under its new owner). Only a
+    # pool whose thread is gone (or never started) has it closed here.
+    if manager is not None and manager.is_alive():
+        manager.join(MANAGER_WAIT_S)
+    if calls is not None and (manager is None or not manager.is_alive()):
         with contextlib.suppress(OSError):
-            calls._reader.close()
+            if not calls._reader.closed:
+                calls._reader.close()
     for process in processes:
         process.join()  # nothing writes into the release's folder after this
     pool.shutdown(wait=False, cancel_futures=True)
