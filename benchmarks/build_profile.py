@@ -26,7 +26,7 @@ PARTS = (
                             r"|^ReleaseFiles\.(write|_hand_over)"),
     ("validating (JSON Schema)", False, r"is_valid|^ValidatedWriter\._check|jsonschema"),
     ("hashing (manifest, tree, row groups)", False, r"sha256|_hashlib|HASH"),
-    ("Parquet exports and panel", False, r"generator/build/render/parquet\.py|generator/build/switch/panel\.py|pyarrow"),
+    ("Parquet exports and panel", False, r"generator/build/render/parquet\.py|generator/switch/panel\.py|pyarrow"),
     ("export rows (CSV, JSON Lines)", False, r"generator/build/render/exports\.py|_csv\.c"),
     ("importing modules as the build runs", False, r"<frozen importlib"),
     ("rendering the documents", False, r"generator/build/render/"),

@@ -134,9 +134,9 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
 def _parquet_files(site: Path, release: str, kept: int) -> str:
     """What the Parquet exports and the point-in-time panel add (docs/deploy.md's limits): a release's
     exports (new bytes every release: they name it) and the panel the last deploy's list holds."""
-    from generator.build.switch.panel import panel_files
     from generator.contract.locations import export
     from generator.history.site import RELEASES
+    from generator.switch.panel import panel_files
     folder = Path(export("parquet").file).parent  # the exports' folder, as the route table places it
     exports = sorted((site / RELEASES / release / folder).rglob("*.parquet"))
     exported = sum(path.stat().st_size for path in exports)

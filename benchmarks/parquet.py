@@ -134,8 +134,8 @@ def fetched_fraction(folder: Path) -> tuple[int, int, int]:
 def panel_growth(folder: Path, revisions: int) -> dict:
     """Build the data and `revisions` revised releases (all kept), the panel updated after each; its
     time against the build's, its size against one release's export, and the values changed a release."""
-    from generator.build.switch.panel import panel_files, update_panel
     from generator.publish.build_release import build
+    from generator.switch.panel import panel_files, update_panel
     (data, revise), site = revisable_data(folder / "data"), folder / "panel-site"
     builds, updates = [], []
     for revision in range(revisions + 1):

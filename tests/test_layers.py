@@ -22,7 +22,11 @@ ORDER = (
     "contract",  # what the API is: routes, where documents live, what every server says
     "history.proof", "history",  # what was live when (the catalogue, the site's folders) and how to prove it
     "build", "build.load", "build.scoring", "build.output", "build.diff", "build.render", "build.validate",
-    "build.switch", "build.writer", "build.model_jobs", "build.explain",  # one release from the CSVs
+    # what a switch writes beside the releases (the timeline: the list of releases, feeds, TimeMap, panel,
+    # catalogues, log files), at every switch, serve and deploy: made with the renderer and validator,
+    # and brought up to date by the writer's switch
+    "switch",
+    "build.writer", "build.model_jobs", "build.explain",  # one release from the CSVs
     "serve.keys", "serve.edge", "serve.nginx", "serve.deploy", "serve",  # releases in front of clients
     "publish",  # a release built, checked by the servers and switched live
     "cli",

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 
-from generator.build.switch.log_files import log_documents
 from generator.contract import routes
 from generator.history.catalogue import Catalogue
 from generator.history.proof.note import open_note, read_checkpoint, read_verifier
 from generator.history.proof.tiles import read_bundle
 from generator.history.proof.tree import leaf_hash, root
 from generator.history.site import CURRENT
+from generator.switch.log_files import log_documents
 
 from .conftest import SERVERS
 from .test_interop_go import b64, go_tree, tlogcheck  # noqa: F401  (the fixture)

@@ -13,12 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from generator.build.switch import panel
-from generator.build.switch.panel import panel_files, update_panel
 from generator.contract import routes
 from generator.history.catalogue import read_history
 from generator.history.site import RELEASES, releases, rollback
 from generator.publish.build_release import build
+from generator.switch import panel
+from generator.switch.panel import panel_files, update_panel
 
 from .conftest import TINY, replace_in
 from .live import serving_copy_of, wait_for

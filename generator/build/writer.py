@@ -35,11 +35,11 @@ from ..history.site import (
     releases,
     switch_to,
 )
+from ..switch.panel import update_panel
 from ..system.files import Writeback, sync_folder, sync_tree, write_file
 from .output.pool import discard_pool, fork_pool
 from .output.release_files import ReleaseFiles
 from .output.twins import TWIN_SUFFIXES
-from .switch.panel import update_panel
 
 # Writing and compressing run in a worker process: in a thread they would wait for the GIL that
 # rendering holds (one switch interval per call), and the renderer would wait for them in turn.

@@ -88,7 +88,7 @@ RULES = (
         "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
         "release's id and build time; no key needed.", "root", tag="release"),)),
     Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
-    # the data catalogues (build/render/data_package.py, build/switch/catalogues.py): for harvesters, no key
+    # the data catalogues (build/render/data_package.py, switch/catalogues.py): for harvesters, no key
     Rule("datapackage", "/datapackage.json", "datapackage.json", root="timeline", key=False, endpoints=(Endpoint(
         "datapackage", "getDataPackage", "The bulk files as a Data Package",
         "The bulk files as a Frictionless Data Package",
@@ -198,7 +198,7 @@ RULES = (
              Endpoint("export-model-parquet", "exportModelScoresParquet", "Bulk export of one model (Parquet)",
                       "Every result of one model as Apache Parquet", "The rows of one model, as the Parquet export "
                       "has them.", "", (_MODEL,), media_type=_PARQUET, tag="exports", choice="parquet"))),
-    # the point-in-time panel (build/switch/panel.py): every value published and when, kept with the list of
+    # the point-in-time panel (switch/panel.py): every value published and when, kept with the list of
     # releases (it changes with every switch, and holds pruned releases' periods)
     Rule("history", "/exports/history.parquet", "history.parquet", root="timeline", endpoints=(Endpoint(
         "history", "exportHistoryParquet", "Point-in-time panel (Parquet)",

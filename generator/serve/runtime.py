@@ -12,12 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..build.switch.timeline import Timeline, site_timeline
 from ..errors import CatalogueError, KeysError, ServeError
 from ..history.catalogue import catalogue_path, read_history
 from ..history.catalogue.fence import Fence, fence
 from ..history.leases import Holder
 from ..history.site import RELEASES, current_release, kept_releases, no_release, staged_releases
+from ..switch.timeline import Timeline, site_timeline
 from ..system.files import link_atomic, write_atomic
 from ..system.processes import children, end_with_parent
 from .catalogue_watch import CatalogueWatch

@@ -1,6 +1,6 @@
 """The release's bulk files as a Frictionless Data Package (v2): what data portals, pandas, R and the
 frictionless tools read to find, type and check them. A release's own package lists its immutable exports
-(under /api/v1/releases/{id}/…); the current one (build/switch/catalogues.py, written at each switch) adds
+(under /api/v1/releases/{id}/…); the current one (switch/catalogues.py, written at each switch) adds
 the point-in-time panel, whose bytes change at every switch. Each resource has its absolute URL, media
 type, size and the SHA-256 of the bytes served without content coding (the same as its Unencoded-Digest)."""
 from __future__ import annotations

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import orjson
 
-from ...build.switch.timeline import edge_states
 from ...contract.routes import edge_table
 from ...contract.serving import STORE, edge_contract, immutable
 from ...errors import CatalogueError
 from ...history.leases import Holder
+from ...switch.timeline import edge_states
 from ...system.files import folder_replacing, write_atomic
 from ..edge import BUNDLES, EDGE_SOURCE, MANIFESTS_JS, MODULES
 from ..keys import ApiKey

@@ -15,15 +15,6 @@ from typing import Callable, Iterator
 import orjson
 
 from ...build.render.release_info import release_site_url
-from ...build.switch.timeline import (
-    RECORD,
-    Timeline,
-    edge_states,
-    gate_table,
-    last_change,
-    site_timeline,
-)
-from ...build.switch.timeline import documents as timeline_documents
 from ...contract.encodings import ascii_folded
 from ...contract.locations import audience_name
 from ...contract.routes import DEFAULT_SITE_URL, edge_table
@@ -34,6 +25,15 @@ from ...history.catalogue.fence import fence
 from ...history.layout import read_release_info, read_routing, served
 from ...history.leases import Holder
 from ...history.site import live_release, live_within, release_order
+from ...switch.timeline import (
+    RECORD,
+    Timeline,
+    edge_states,
+    gate_table,
+    last_change,
+    site_timeline,
+)
+from ...switch.timeline import documents as timeline_documents
 from ...system.files import write_atomic
 from ..edge import EDGE_SOURCE, MANIFEST_FORMAT
 from ..keys import ApiKey, grant_set_audiences, previewers

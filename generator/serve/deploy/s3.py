@@ -31,11 +31,11 @@ from typing import Any, Callable
 
 import orjson
 
-from ...build.switch.timeline import RECORD, Timeline, record_of
 from ...contract.serving import JSON, TWINS, media_type
 from ...history.catalogue.log_copy import CHECKPOINT, LOG_COPY, Reader, copy_files, is_replaced
 from ...history.leases import Holder, hold_for_edge
 from ...history.site import built_against, release_order
+from ...switch.timeline import RECORD, Timeline, record_of
 from .edge_release import deploying, edge_timeline, served_files, timeline_files
 from .objects import (
     MANIFESTS,

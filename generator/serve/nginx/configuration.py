@@ -16,7 +16,6 @@ import orjson
 
 from ...build.render.release_info import release_site_url
 from ...build.render.templates import template_environment
-from ...build.switch.timeline import Timeline
 from ...contract.filters import lookup_tables
 from ...contract.resources import NGINX_CONF
 from ...contract.routes import DEFAULT_SITE_URL, edge_table, rule_named
@@ -24,6 +23,7 @@ from ...contract.serving import ERROR_CACHE_CONTROL, REDIRECT_CACHE_CONTROL, RED
 from ...errors import ServeError
 from ...history.catalogue.fence import Fence
 from ...history.layout import read_release_info, read_routing
+from ...switch.timeline import Timeline
 from ...system.files import write_atomic
 from ..edge import BUNDLES
 from ..keys import ApiKey
@@ -71,7 +71,7 @@ class Configuration:
     release: str
     texts: dict[str, bytes]
     infos: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
-    fence: Fence | None = None  # its timeline's (build/switch/timeline.py): its TimeGate's record is whole up to it
+    fence: Fence | None = None  # its timeline's (switch/timeline.py): its TimeGate's record is whole up to it
     # each release's lookup tables (contract/filters.py), for njs's TimeMaps: in TABLES, which workers may read
     tables: dict[str, bytes] = field(default_factory=dict)
 

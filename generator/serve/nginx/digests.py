@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Mapping
 
 from ...build.render.templates import template_environment
-from ...build.switch.timeline import Timeline
 from ...contract.serving import TWINS, digest_field
 from ...history.layout import served
 from ...history.site import read_manifest
+from ...switch.timeline import Timeline
 from ...system.files import file_entry
 
 

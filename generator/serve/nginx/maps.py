@@ -8,10 +8,10 @@ import orjson
 
 from ...build.load.records import Dataset
 from ...build.render.templates import template_environment
-from ...build.switch.timeline import Timeline, gate_table, http_date
 from ...contract import filters, locations
 from ...contract.grammar import COUNTRY_GROUPS, SELECTIONS, group_table, values_table
 from ...history.layout import RELEASE_INFO, ROUTING
+from ...switch.timeline import Timeline, gate_table, http_date
 
 
 def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from ...build.output.twins import twins_of
-from ...build.switch.timeline import Timeline
-from ...build.switch.timeline import documents as timeline_documents
+from ...switch.timeline import Timeline
+from ...switch.timeline import documents as timeline_documents
 from ...system.files import file_identity, link_or_copy, write_atomic
 
 KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for requests on older configurations

@@ -10,14 +10,14 @@ from typing import Mapping, Sequence
 
 import orjson
 
-from ...contract import locations, routes, serving
-from ...history.catalogue import built_at
-from ...history.catalogue.instants import rfc3339
-from ...history.site import read_manifest
-from ...system.files import file_entry
-from ..render import parquet
-from ..render.data_package import DESCRIPTION, FORMATS, TITLE, operator_name, resource, table_schema, table_type
-from ..render.exports import COLUMNS
+from ..build.render import parquet
+from ..build.render.data_package import DESCRIPTION, FORMATS, TITLE, operator_name, resource, table_schema, table_type
+from ..build.render.exports import COLUMNS
+from ..contract import locations, routes, serving
+from ..history.catalogue import built_at
+from ..history.catalogue.instants import rfc3339
+from ..history.site import read_manifest
+from ..system.files import file_entry
 from .panel import schema as panel_schema
 
 CONTEXT = {

@@ -1,7 +1,7 @@
 """The releases over time, as a server answers them: which releases it answers (the current one at every
 route, each kept one under /api/v1/releases/{id}/, staged ones to preview keys), which are gone (410),
 and the documents made from that — the list of kept releases (/api/v1/releases/, per audience; staged
-ones only in the preview keys' lists), its feeds (build/switch/feeds.py), the Memento TimeMap
+ones only in the preview keys' lists), its feeds (switch/feeds.py), the Memento TimeMap
 (/api/v1/releases/timemap) and the table the TimeGate looks an instant up in.
 
 None of it is stored in a release: a release never changes, while when it stopped being live does. It is
@@ -18,15 +18,15 @@ from typing import AbstractSet as Set
 
 import orjson
 
-from ...contract import locations, routes, serving
-from ...history.catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
-from ...history.catalogue.checkpoints import Latest
-from ...history.catalogue.fence import Fence, fence
-from ...history.catalogue.store import read_log
-from ...history.layout import read_release_info
-from ...history.site import RELEASES, gone_releases, kept_releases, release_order, staged_releases
-from ..render.release_info import release_site_url
-from ..validate import DocumentValidator
+from ..build.render.release_info import release_site_url
+from ..build.validate import DocumentValidator
+from ..contract import locations, routes, serving
+from ..history.catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
+from ..history.catalogue.checkpoints import Latest
+from ..history.catalogue.fence import Fence, fence
+from ..history.catalogue.store import read_log
+from ..history.layout import read_release_info
+from ..history.site import RELEASES, gone_releases, kept_releases, release_order, staged_releases
 from .catalogues import catalogue, current_package
 from .feeds import feeds
 from .log_files import log_documents
@@ -44,7 +44,7 @@ class Timeline:
     staged: tuple[str, ...] = ()
     gone: tuple[str, ...] = ()
     periods: tuple[LivePeriod, ...] = field(default_factory=tuple)
-    log: tuple[bytes, ...] = ()  # the log of releases and its newest checkpoint (build/switch/log_files.py)
+    log: tuple[bytes, ...] = ()  # the log of releases and its newest checkpoint (switch/log_files.py)
     checkpoint: Latest | None = None
     fence: Fence | None = None  # taken before the catalogue was read: its periods are whole up to fence.at
 

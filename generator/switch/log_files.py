@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...contract.routes import rule_named
-from ...history.catalogue.checkpoints import Latest
-from ...history.proof.tiles import ENTRIES, bundles, tiles
-from ...history.proof.tree import leaf_hash
+from ..contract.routes import rule_named
+from ..history.catalogue.checkpoints import Latest
+from ..history.proof.tiles import ENTRIES, bundles, tiles
+from ..history.proof.tree import leaf_hash
 
 
 def log_documents(entries: Sequence[bytes], latest: Latest | None) -> dict[str, bytes]:

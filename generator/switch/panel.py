@@ -29,12 +29,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ...contract import locations
-from ...history.catalogue import LivePeriod, read_history
-from ...history.layout import RELEASES, read_routing
-from ...system.files import naming, write_atomic
-from ..render import parquet
-from ..render.exports import COLUMNS, HEADER
+from ..build.render import parquet
+from ..build.render.exports import COLUMNS, HEADER
+from ..contract import locations
+from ..history.catalogue import LivePeriod, read_history
+from ..history.layout import RELEASES, read_routing
+from ..system.files import naming, write_atomic
 
 PANEL = "panel"
 FORMAT = 2  # of the files in site/panel/: 2 since they hold each value's vintage (first_release, revision)

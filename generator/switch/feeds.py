@@ -2,7 +2,7 @@
 (/api/v1/releases/feed.atom), one per audience — an entry per kept release that was live, newest first,
 titled by the headline of its movers (as its change document has them for that audience), linking its
 release document, its change document and the changes page. Stable entry ids; `updated` is when the
-release went live. Made with the list of releases (build/switch/timeline.py), from the release catalogue."""
+release went live. Made with the list of releases (switch/timeline.py), from the release catalogue."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,10 +10,10 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
-from ...contract import locations
-from ...contract.routes import url_for
-from ...contract.serving import MEDIA_TYPES
-from ...contract.words import counted
+from ..contract import locations
+from ..contract.routes import url_for
+from ..contract.serving import MEDIA_TYPES
+from ..contract.words import counted
 
 TITLE = "Country risk API releases"
 
