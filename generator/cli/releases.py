@@ -14,7 +14,7 @@ from ..contract.words import counted
 from ..history import site
 from ..history.catalogue.instants import CLOCK_TOLERANCE_MS, SECOND
 from ..history.leases import pruned_on_disk
-from ..publish.build_release import BuildReport, build
+from ..publish.build_release import BuildOptions, BuildReport, build
 from ..publish.build_release import check as check_data
 from .common import (
     DATA_OPTION,
@@ -28,11 +28,12 @@ from .common import (
     command_table,
     main,
 )
-from .transparency import ask_witnesses
+from .transparency import say_cosigned
+from .webhooks import say_queued
 
 if TYPE_CHECKING:
     from ..history.catalogue.log_copy import LogCopy
-from .webhooks import queue_for_subscribers
+    from ..publish.announce import Announcement
 
 CLOCK_BEHIND_OPTION = click.option(
     "--accept-clock-behind", "clock_behind_ok", is_flag=True,
@@ -78,20 +79,19 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
     # Endpoints 1 and 5 get a variant for every set of custom models a client holds now.
     grant_sets = [frozenset(k.models) for k in read_keys(keys_file) if k.active]
 
+    options = BuildOptions(strict=strict, max_class_changes=max_class_changes, cli_commands=command_table(),
+                           force=force, grant_sets=grant_sets, guard=None if accept_changes else ChangeGuard(),
+                           site_url=site_url, keep=keep, keep_days=keep_days, stage=stage, jobs=jobs,
+                           clock_behind_ok=clock_behind_ok)
+
     def run() -> BuildReport:
         if not show_bar:
-            return build(data_dir, site_dir, strict, max_class_changes=max_class_changes,
-                         cli_commands=command_table(), force=force, grant_sets=grant_sets,
-                         guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days, stage=stage, jobs=jobs, clock_behind_ok=clock_behind_ok)
+            return build(data_dir, site_dir, options)
         with click.progressbar(length=1, label="building", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.length = total
                 bar.update(done)
-            return build(data_dir, site_dir, strict, progress, max_class_changes=max_class_changes,
-                         cli_commands=command_table(), force=force, grant_sets=grant_sets,
-                         guard=None if accept_changes else ChangeGuard(), site_url=site_url, keep=keep,
-                         keep_days=keep_days, stage=stage, jobs=jobs, clock_behind_ok=clock_behind_ok)
+            return build(data_dir, site_dir, options, progress=progress)
 
     report = run()
     _warnings(ctx, report)
@@ -121,8 +121,8 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
         _say(ctx, f"note: the site's address changed from {report.site_url_before} to {report.site_url}: every "
                   "link of this release starts with it (--site-url), and later builds keep it")
     if not stage:
-        ask_witnesses(ctx, site_dir)  # a witness that does not cosign never fails the build
-        queue_for_subscribers(ctx, site_dir, keys_file, report.release)  # delivered beside: never waited on
+        from ..publish.announce import announce
+        announced(ctx, announce(site_dir, keys_file, report.release))
 
 
 @main.command()
@@ -281,8 +281,8 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
     from ..publish.promote import promote as promote_release
     replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard(), clock_behind_ok)
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
-    ask_witnesses(ctx, site_dir)
-    queue_for_subscribers(ctx, site_dir, keys_file, release_id)
+    from ..publish.announce import announce
+    announced(ctx, announce(site_dir, keys_file, release_id))
 
 
 @main.command()
@@ -318,7 +318,8 @@ def rollback(ctx: click.Context, site_dir: Path, clock_behind_ok: bool) -> None:
     """Make the release before the current one current again."""
     previous = site.rollback(site_dir, clock_behind_ok)
     _say(ctx, f"current release is now {previous}")
-    ask_witnesses(ctx, site_dir)
+    from ..publish.announce import announce
+    announced(ctx, announce(site_dir, None, None))  # the witnesses only: a rollback tells no subscriber
 
 
 
@@ -334,3 +335,9 @@ def explain(ctx: click.Context, model: str, country: str, date: str | None, site
     from ..build.explain import explain as explain_score
     from ..build.explain import format_explanation
     click.echo(format_explanation(explain_score(site_dir, model, country, date)))
+
+
+def announced(ctx: click.Context, done: Announcement) -> None:
+    """What the witnesses and the webhooks made of a switch (publish/announce.py): never a failure of it."""
+    say_cosigned(ctx, done.cosigned)
+    say_queued(ctx, done.queued, done.release, done.sender)

@@ -196,7 +196,11 @@ def ask_witnesses(ctx: click.Context, site_dir: Path) -> bool:
     """The newest checkpoint sent to the witnesses, and how each answered; False if one did not cosign.
     Nothing without witnesses."""
     from ..history.witnesses import cosign
-    results = cosign(site_dir)
+    return say_cosigned(ctx, cosign(site_dir))
+
+
+def say_cosigned(ctx: click.Context, results: list) -> bool:
+    """How each witness answered; False if one did not cosign."""
     for result in results:
         _say(ctx, f"witness {result.url}: " + (f"cosigned size {result.size}" if not result.error else
                                                f"did not cosign: {result.error} (riskapi log cosign asks again)"))

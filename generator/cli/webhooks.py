@@ -51,19 +51,11 @@ def subscribers_remove(user: str, url: str | None, keys_file: Path) -> None:
         raise WebhookError(f"no subscriber {user!r}" + (f" at {url}" if url else ""))
 
 
-def queue_for_subscribers(ctx: click.Context, site_dir: Path, keys_file: Path, release: str | None) -> None:
-    """Put a release's events in the outbox and deliver them in the background: publishing never waits on a
-    subscriber (run by build and promote once a release is live). Nothing without subscribers."""
-    from ..serve.webhooks import notify_in_background, queue_events, read_subscribers
-    if not read_subscribers(keys_file):
-        return
-    release, _, rows = queue_events(site_dir, keys_file, release)
-    waiting = sum(not row.delivered for row in rows.values())
-    if not waiting:
-        return
-    pid = notify_in_background(site_dir, keys_file, release)
-    _say(ctx, f"webhooks: {waiting} event(s) of {release} queued, delivered in the background (process {pid}; "
-              "`riskapi status` says how they went, `riskapi notify` sends what is left)")
+def say_queued(ctx: click.Context, queued: int, release: str | None, sender: int | None) -> None:
+    """What a switch left its background delivery of webhooks (publish/announce.py), if anything."""
+    if queued:
+        _say(ctx, f"webhooks: {queued} event(s) of {release} queued, delivered in the background (process {sender}; "
+                  "`riskapi status` says how they went, `riskapi notify` sends what is left)")
 
 
 def tell_subscribers(ctx: click.Context, site_dir: Path, keys_file: Path, release: str | None = None) -> bool:

@@ -174,51 +174,65 @@ def refuse_if_nginx_rejects(check: ReleaseCheck, writer: ReleaseWriter) -> None:
                            f"({writer.site / CURRENT} is as it was):\n{rejected}")
 
 
-def build(data_dir: Path, site_dir: Path, strict: bool = False,
-          progress: Callable[[int, int], None] | None = None, schema_dir: Path = SCHEMA_DIR,
-          max_class_changes: int | None = None, cli_commands: Sequence[tuple[str, str]] = (),
-          force: bool = False, grant_sets: Iterable[frozenset[str]] = (),
-          guard: ChangeGuard | None = ChangeGuard(), site_url: str | None = None,
-          keep: int | None = None, keep_days: float | None = None, stage: bool = False,
-          jobs: int | None = None, clock_behind_ok: bool = False) -> BuildReport:
-    """Build every document from `data_dir` and publish them as a new release of `site_dir`.
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a build is told beside its data and site: docs/operate.md describes each as `riskapi build`
+    takes it. Nothing is published that is identical to the current release (unless `force`), that the
+    change guards refuse (`guard`, `max_class_changes`), or that nginx rejects. The site remembers
+    `site_url`, `keep` and `keep_days`: None takes the last build's. A clock far behind the last switch
+    stops it before anything is written, unless `clock_behind_ok`."""
 
-    Nothing is published that is identical to the current release (unless `force`), that the change
-    guards refuse (`guard`, `max_class_changes`), or that nginx rejects. The site remembers `site_url`,
-    `keep` and `keep_days`: None takes the last build's. A clock far behind the last switch stops it
-    before anything is written, unless `clock_behind_ok`. docs/operate.md describes each option as the
-    `riskapi build` command takes it."""
+    strict: bool = False
+    progress: Callable[[int, int], None] | None = None
+    schema_dir: Path = SCHEMA_DIR
+    max_class_changes: int | None = None
+    cli_commands: Sequence[tuple[str, str]] = ()
+    force: bool = False
+    grant_sets: Iterable[frozenset[str]] = ()
+    guard: ChangeGuard | None = field(default_factory=ChangeGuard)
+    site_url: str | None = None
+    keep: int | None = None
+    keep_days: float | None = None
+    stage: bool = False
+    jobs: int | None = None
+    clock_behind_ok: bool = False
+
+
+def build(data_dir: Path, site_dir: Path, options: BuildOptions | None = None, **given: object) -> BuildReport:
+    """Build every document from `data_dir` and publish them as a new release of `site_dir`, as `options`
+    (and any of its fields `given` by name) say."""
+    chosen = dataclasses.replace(options or BuildOptions(), **given)  # type: ignore[arg-type]
     started = time.perf_counter()
-    jobs = default_jobs() if jobs is None else jobs
+    jobs = default_jobs() if chosen.jobs is None else chosen.jobs
     report = BuildReport(stages=dict.fromkeys(STAGES, 0.0))
     clock = StageClock(report.stages)
-    site_url, keep, keep_days = remembered_settings(site_dir, report, site_url, keep, keep_days)
+    site_url, keep, keep_days = remembered_settings(site_dir, report, chosen.site_url, chosen.keep, chosen.keep_days)
     with cyclic_gc_paused():
-        dataset, observations, loaded = clock.run("load", load_for, data_dir, strict, jobs)
+        dataset, observations, loaded = clock.run("load", load_for, data_dir, chosen.strict, jobs)
         report.note_dataset(dataset)
         dataset = link_model_pages(dataset, site_url)
-        run = BuildRun(report, clock, dataset, DocumentValidator(schema_dir), site_url,
-                       locations.audiences(dataset.custom_models, grant_sets),
-                       ReleaseWriter(site_dir, keep, keep_days, jobs, clock_behind_ok))
+        run = BuildRun(report, clock, dataset, DocumentValidator(chosen.schema_dir), site_url,
+                       locations.audiences(dataset.custom_models, chosen.grant_sets),
+                       ReleaseWriter(site_dir, keep, keep_days, jobs, chosen.clock_behind_ok))
         nginx_check: ReleaseCheck | None = None
         try:
             # The release's nginx maps first, so nginx reads them (nginx -t) while the rest is built
             run.writer.write_now(render_release_maps(dataset, run.audiences, site_url))
             nginx_check = ReleaseCheck(run.writer.folder)
             out = ValidatedWriter(run.writer, run.validator, clock, {r.file for r in run.examples.values()},
-                                  progress, run.total_documents())
-            built = build_models(run, out, observations, loaded, data_dir, strict)
+                                  chosen.progress, run.total_documents())
+            built = build_models(run, out, observations, loaded, data_dir, chosen.strict)
             render_shared(run, out, built)
-            changes = compare_with_previous(run, built, guard, max_class_changes)
+            changes = compare_with_previous(run, built, chosen.guard, chosen.max_class_changes)
             render_release_identity(run, out, built, changes)
-            write_extras(run, out, built, changes, cli_commands)
-            if not force and run.writer.same_as_previous(
+            write_extras(run, out, built, changes, chosen.cli_commands)
+            if not chosen.force and run.writer.same_as_previous(
                     lambda path: path in (CHANGES_PAGE, REFERENCE_PAGE, CHANGES) or locations.names_its_release(path)):
                 run.writer.abort()
                 report.release = run.writer.previous
             else:
                 clock.run("publish", refuse_if_nginx_rejects, nginx_check, run.writer)
-                publish(run, stage, keep, keep_days)
+                publish(run, chosen.stage, keep, keep_days)
         except BaseException:
             run.writer.abort()
             raise
