@@ -72,7 +72,7 @@ def measure_floor(data: str) -> None:
     exports' bytes (2 threads)."""
     import orjson
 
-    from generator.build.output.twins import COMPRESSED_FORMS
+    from generator.building.output.twins import COMPRESSED_FORMS
     from generator.contract.serving import has_twins
     from generator.publish.build_release import build
     from generator.system.files import sync_tree

@@ -26,13 +26,13 @@ PARTS = (
                             r"|^ReleaseFiles\.(write|_hand_over)"),
     ("validating (JSON Schema)", False, r"is_valid|^ValidatedWriter\._check|jsonschema"),
     ("hashing (manifest, tree, row groups)", False, r"sha256|_hashlib|HASH"),
-    ("Parquet exports and panel", False, r"generator/build/render/parquet\.py|generator/switch/panel\.py|pyarrow"),
-    ("export rows (CSV, JSON Lines)", False, r"generator/build/render/exports\.py|_csv\.c"),
+    ("Parquet exports and panel", False, r"generator/building/render/parquet\.py|generator/switch/panel\.py|pyarrow"),
+    ("export rows (CSV, JSON Lines)", False, r"generator/building/render/exports\.py|_csv\.c"),
     ("importing modules as the build runs", False, r"<frozen importlib"),
-    ("rendering the documents", False, r"generator/build/render/"),
-    ("scoring", False, r"generator/build/scoring/"),
-    ("loading the CSVs", False, r"generator/build/load/"),
-    ("the release's files, manifest and tree", False, r"generator/build/(output|release_tree|writer)"),
+    ("rendering the documents", False, r"generator/building/render/"),
+    ("scoring", False, r"generator/building/scoring/"),
+    ("loading the CSVs", False, r"generator/building/load/"),
+    ("the release's files, manifest and tree", False, r"generator/building/(output|release_tree|writer)"),
 )
 FLOOR = {name for name, in_floor, _ in PARTS if in_floor}
 BUILD = "build (generator/publish/build_release.py"  # a sample outside it is the script's imports: not timed

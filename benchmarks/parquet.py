@@ -45,7 +45,7 @@ class _NoParquet:
 @contextlib.contextmanager
 def without_parquet() -> Iterator[None]:
     """A build without the Parquet exports: rows handed to nothing, nothing joined, no Parquet file added."""
-    from generator.build.render import parquet
+    from generator.building.render import parquet
     from generator.publish.build_release import model_jobs
     saved = (parquet.ParquetRows, parquet.join, model_jobs.ValidatedWriter.add_one)
     add_one = saved[2]

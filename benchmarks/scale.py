@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="riskapi build --jobs [default: one per core]")
     args = parser.parse_args()
     env = {**os.environ, "TMPDIR": "/dev/shm"} if args.in_memory else None
-    from generator.build.model_jobs import default_jobs
+    from generator.building.model_jobs import default_jobs
     from tools.synthetic_data import DemoSpec, write_demo_data
     jobs = args.jobs or default_jobs()
     rows = []

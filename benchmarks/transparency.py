@@ -129,7 +129,7 @@ def main() -> None:
         f"- verify a citation with the document, warm: median **{per_document * 1000:.2f} ms** (goal ≤ 1 ms); the "
         f"floor, one Ed25519 check of the checkpoint: {floor * 1000:.3f} ms (**{per_document / floor:.1f}×**)",
         f"- every document of the release verified: {whole:.2f} s at that rate (goal ≤ 5 s)",
-        f"- the JavaScript verifier (generator/build/render/templates/docs/verify.js) in Node 22, warm: median **{node_time:.2f} ms** "
+        f"- the JavaScript verifier (generator/building/render/templates/docs/verify.js) in Node 22, warm: median **{node_time:.2f} ms** "
         "(goal ≤ 2 ms)",
         f"- {args.releases:,} releases simulated ({size:,} entries): an entry's inclusion proof "
         f"**{len(proof)} hashes**, a document's in its release's tree {len(inclusion_proof(leaves, len(leaves) // 2))}"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.build.load import load_dataset
-from generator.build.load.records import ModelData
-from generator.build.scoring import score_model
+from generator.building.load import load_dataset
+from generator.building.load.records import ModelData
+from generator.building.scoring import score_model
 from generator.publish.build_release import build
 
 from .plugin import (  # noqa: F401 (the plugin's hooks, registered as this conftest's)

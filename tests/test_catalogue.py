@@ -228,7 +228,7 @@ def killed_at(site, target: str, work) -> None:
     if pid == 0:
         try:
             if target == "switch_to":
-                import generator.build.writer as writer_module  # a build's and a promote's switch
+                import generator.building.writer as writer_module  # a build's and a promote's switch
                 import generator.history.site as site_module  # a rollback's
                 for module in (site_module, writer_module):
                     module.switch_to = lambda *args: os._exit(9)

@@ -9,7 +9,7 @@ import orjson
 import pycountry
 import pytest
 
-from generator.build.load import load_dataset
+from generator.building.load import load_dataset
 from generator.contract import locations
 from generator.history.site import CURRENT, read_manifest
 from generator.publish.build_release import build
@@ -222,7 +222,7 @@ def test_document_count():
 @pytest.mark.parametrize("model", MODELS)
 def test_explain_ends_in_the_published_score_for_every_country(demo_site, model):
     # issue: explain printed `= 23.334` for a published 23.333 (its terms are rounded)
-    from generator.build.explain import explain, format_explanation
+    from generator.building.explain import explain, format_explanation
     site, _ = demo_site
     scored = current_scores(site, model)
     notes = 0

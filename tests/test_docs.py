@@ -61,13 +61,13 @@ def test_every_endpoint_and_ordering_is_in_the_readme():
 
 
 def test_every_export_column_is_in_the_readme():
-    from generator.build.render.exports import COLUMNS
+    from generator.building.render.exports import COLUMNS
     for name, meaning in COLUMNS:
         assert f"| `{name}` | {meaning} |" in DOCS, name
 
 
 def test_every_csv_column_is_in_the_data_readme():
-    from generator.build.load import (
+    from generator.building.load import (
         BOUNDS_COLUMNS,
         COUNTRY_COLUMNS,
         INDICATOR_COLUMNS,

@@ -106,11 +106,11 @@ def test_a_read_only_site_names_the_folder(tmp_path):
 
 
 def test_an_unexpected_error_is_called_internal_and_shows_its_traceback_with_v(tmp_path, monkeypatch):
-    import generator.build.model_jobs
+    import generator.building.model_jobs
 
     def broken(*args):
         raise RuntimeError("boom")  # in a worker process (the build's default on a machine of 2 cores or more)
-    monkeypatch.setattr(generator.build.model_jobs, "score_model", broken)
+    monkeypatch.setattr(generator.building.model_jobs, "score_model", broken)
     assert_one_clear_line(run("build", "--data", TINY, "--site", tmp_path),
                           "internal error: RuntimeError: boom; run with -v for the traceback")
     verbose = run("-v", "build", "--data", TINY, "--site", tmp_path)

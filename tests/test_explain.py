@@ -2,7 +2,7 @@
 import pytest
 from click.testing import CliRunner
 
-from generator.build.explain import explain, format_explanation
+from generator.building.explain import explain, format_explanation
 from generator.cli import main
 from generator.errors import ExplainError
 

@@ -316,9 +316,9 @@ STEPS = [  # (where the build is killed, patched function, before or after it ru
     ("before the catalogue knows the release", "generator.history.catalogue.Catalogue.add_release", "before"),
     ("after the catalogue knows it, before it is moved into place", "os.rename", "before"),
     ("after the move, before the switch's intent", "generator.history.catalogue.Catalogue.intend", "before"),
-    ("after the intent, before the switch", "generator.build.writer.switch_to", "before"),
+    ("after the intent, before the switch", "generator.building.writer.switch_to", "before"),
     ("after the switch, before its confirmation", "generator.history.catalogue.Catalogue.confirm", "before"),
-    ("after the confirmation, before the pruned folders go", "generator.build.writer.ReleaseWriter._delete_pruned",
+    ("after the confirmation, before the pruned folders go", "generator.building.writer.ReleaseWriter._delete_pruned",
      "before"),
 ]
 

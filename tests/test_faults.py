@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator.build.load import load_dataset
+from generator.building.load import load_dataset
 from generator.cli import main
 from generator.errors import DataError, KeysError, PublishError
 from generator.history.site import CURRENT, RELEASES, current_release, releases, rollback

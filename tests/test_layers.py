@@ -21,12 +21,12 @@ ORDER = (
     "system",  # files, locks and child processes
     "contract",  # what the API is: routes, where documents live, what every server says
     "history.proof", "history",  # what was live when (the catalogue, the site's folders) and how to prove it
-    "build", "build.load", "build.scoring", "build.output", "build.diff", "build.render", "build.validate",
+    "building", "building.load", "building.scoring", "building.output", "building.diff", "building.render", "building.validate",
     # what a switch writes beside the releases (the timeline: the list of releases, feeds, TimeMap, panel,
     # catalogues, log files), at every switch, serve and deploy: made with the renderer and validator,
     # and brought up to date by the writer's switch
     "switch",
-    "build.writer", "build.model_jobs", "build.explain",  # one release from the CSVs
+    "building.writer", "building.model_jobs", "building.explain",  # one release from the CSVs
     "serve.keys", "serve.edge", "serve.nginx", "serve.deploy", "serve",  # releases in front of clients
     "publish",  # a release built, checked by the servers and switched live
     "cli",
@@ -149,12 +149,12 @@ renderer = importlib.import_module("generator.serve.runtime")
 @pytest.mark.parametrize("source, caught", [(UPWARD_INSIDE_A_FUNCTION, "generator.publish"),
                                             (BY_A_STRING, "generator.serve.runtime")])
 def test_the_walker_catches_an_upward_import_inside_a_function_or_by_a_string(source, caught):
-    # A module's text read as if it were build/render/planted.py, by the same walker and judged by the same
+    # A module's text read as if it were building/render/planted.py, by the same walker and judged by the same
     # order: each of these imports is against it.
-    planted = PACKAGE / "build" / "render" / "planted.py"
+    planted = PACKAGE / "building" / "render" / "planted.py"
     found = imports_of(planted, source)
     assert caught in found
-    assert against_the_order({"generator.build.render.planted": found}) != []
+    assert against_the_order({"generator.building.render.planted": found}) != []
 
 
 def test_nothing_in_generator_imports_by_a_string():

@@ -1,7 +1,7 @@
 """Bad data gets located, exact messages; every problem is collected before the build stops."""
 import pytest
 
-from generator.build.load import load_dataset
+from generator.building.load import load_dataset
 from generator.errors import DataError
 
 from .conftest import replace_in

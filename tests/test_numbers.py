@@ -1,9 +1,9 @@
 """docs/data.md §5 test vectors and the shared rules of §1 and §4, exactly."""
 import pytest
 
-from generator.build.load.records import Bounds, Country
-from generator.build.scoring import bounds
-from generator.build.scoring.numbers import (
+from generator.building.load.records import Bounds, Country
+from generator.building.scoring import bounds
+from generator.building.scoring.numbers import (
     DATA_QUALITY,
     RATING_LETTERS,
     RISK_CLASSES,
@@ -12,9 +12,9 @@ from generator.build.scoring.numbers import (
     rating,
     round3,
 )
-from generator.build.scoring.points import rescale_weights
-from generator.build.scoring.ranks import MODEL, rank_all
-from generator.build.scoring.results import CountryScores, ModelResult, ModelScores
+from generator.building.scoring.points import rescale_weights
+from generator.building.scoring.ranks import MODEL, rank_all
+from generator.building.scoring.results import CountryScores, ModelResult, ModelScores
 
 
 def published_ranks(scores: dict[str, float], higher_is_better: bool) -> dict[str, tuple[int, int]]:

@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from generator.build.render import parquet
-from generator.build.render.exports import COLUMNS
+from generator.building.render import parquet
+from generator.building.render.exports import COLUMNS
 from generator.contract import routes
 from generator.history.catalogue import read_history
 from generator.history.site import CURRENT, RELEASES

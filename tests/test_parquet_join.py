@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from generator.build.render import parquet, thrift_compact
-from generator.build.render.exports import COLUMNS, HEADER
+from generator.building.render import parquet, thrift_compact
+from generator.building.render.exports import COLUMNS, HEADER
 
 
 def test_a_struct_is_written_and_read_as_the_compact_protocol_says():

@@ -10,8 +10,8 @@ import sys
 import orjson
 import pytest
 
-from generator.build.validate import SCHEMA_DIR
-from generator.build.writer import ReleaseWriter
+from generator.building.validate import SCHEMA_DIR
+from generator.building.writer import ReleaseWriter
 from generator.contract import locations
 from generator.contract.serving import COMPRESSED_OVER, has_twins
 from generator.errors import DataError, PublishError, ValidationFailed
@@ -159,7 +159,7 @@ def test_a_release_discarded_while_its_worker_is_busy_lets_the_process_end(tmp_p
     thread polling for a worker already reaped, and Python waits for that thread at exit: the build —
     and CI's test run — never ended. 6 × 3 MB of random bytes keep the worker compressing and the queue
     to it full when the release is thrown away."""
-    script = ("import os, sys\nfrom pathlib import Path\nfrom generator.build.writer import ReleaseWriter\n"
+    script = ("import os, sys\nfrom pathlib import Path\nfrom generator.building.writer import ReleaseWriter\n"
               "writer = ReleaseWriter(Path(sys.argv[1]))\n"
               "for i in range(6):\n    writer.write(f'f{i}.json', os.urandom(3 << 20))\n"
               "writer.abort()\nprint('discarded')\n")
@@ -232,7 +232,7 @@ def test_a_gzip_twin_joined_from_its_parts_is_one_gzip_stream_of_the_file(tmp_pa
     # only the first of) that decodes to the whole file, with its CRC and size in the trailer
     import zlib
 
-    from generator.build.output.twins import GzipPartFile, gzip_part
+    from generator.building.output.twins import GzipPartFile, gzip_part
     site = tmp_path / "site"
     rows, deflated = tmp_path / "sdg.csv", tmp_path / "sdg.csv.deflate"
     with GzipPartFile(rows, deflated) as out:
@@ -264,7 +264,7 @@ def test_a_rows_file_that_is_the_whole_export_is_moved_in_and_the_public_one_joi
     # release, it is linked from the one before and the rows file is removed all the same.
     import zlib
 
-    from generator.build.output.twins import GzipPartFile, gzip_part
+    from generator.building.output.twins import GzipPartFile, gzip_part
     site, head = tmp_path / "site", b"model,country\n"
     for attempt in (1, 2):
         rows, deflated = tmp_path / f"sdg-{attempt}.csv", tmp_path / f"sdg-{attempt}.csv.deflate"

@@ -21,7 +21,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from generator.build.diff import diff_releases, read_snapshot
+from generator.building.diff import diff_releases, read_snapshot
 from generator.cli import main
 from generator.contract import locations, routes
 from generator.history.site import RELEASES

@@ -11,7 +11,7 @@ import re
 import brotli
 import pytest
 
-from generator.build.render.exports import HEADER
+from generator.building.render.exports import HEADER
 from generator.contract import locations, routes
 from generator.history.site import CURRENT
 from generator.publish.build_release import build

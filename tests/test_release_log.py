@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from generator.build.validate import DocumentValidator
+from generator.building.validate import DocumentValidator
 from generator.history.catalogue import CATALOGUE, Catalogue, read_history
 from generator.history.proof.entries import canonical, read_entry
 from generator.history.site import RELEASES, current_release, releases, repair_catalogue, rollback, switch_to

@@ -15,8 +15,8 @@ import unittest.mock
 import orjson
 import pytest
 
-from generator.build.render import RENDERERS, renders
-from generator.build.validate import SCHEMA_DIR
+from generator.building.render import RENDERERS, renders
+from generator.building.validate import SCHEMA_DIR
 from generator.contract import locations, routes
 from generator.contract.resources import NGINX_CONF
 from generator.contract.routes import Endpoint, Rule, Segment

@@ -7,7 +7,7 @@ import orjson
 import pytest
 from openapi_spec_validator import validate as validate_openapi
 
-from generator.build.validate import DocumentValidator, load_schemas
+from generator.building.validate import DocumentValidator, load_schemas
 from generator.contract import locations
 
 from .conftest import GOLDEN

@@ -1,8 +1,8 @@
 """The tiny fixture scored by hand (tests/fixtures/tiny); every number is worked out in a comment."""
 import pytest
 
-from generator.build.load.records import Bounds, Observation
-from generator.build.scoring.bounds import color_points, goal_color, goal_trend, indicator_trend, trend_base
+from generator.building.load.records import Bounds, Observation
+from generator.building.scoring.bounds import color_points, goal_color, goal_trend, indicator_trend, trend_base
 
 # sovereign: economy (0.6) = gdp_growth (max 100) + inflation (max 50);
 #            institutions (0.4) = rule_of_law (max 100) + imf_programme (max 100, low/lower-middle income only).

@@ -439,7 +439,7 @@ def test_explorer_script_is_served_without_a_key(live):
     answer = live.get("/docs/explorer.js", user=None)
     assert answer.status == 200
     assert answer.header("content-type") == "text/javascript; charset=utf-8"
-    assert answer.body == (ROOT / "generator" / "build" / "render" / "templates" / "docs" / "explorer.js").read_bytes()
+    assert answer.body == (ROOT / "generator" / "building" / "render" / "templates" / "docs" / "explorer.js").read_bytes()
 
 
 def test_favicon_is_an_empty_answer_without_a_key(live):

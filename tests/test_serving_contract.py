@@ -18,7 +18,7 @@ from .conftest import ROOT
 PACKAGE = ROOT / "generator"
 # What may spell the contract: itself, what is generated from it, and the pages' prose for people
 GENERATED = {PACKAGE / "contract" / "serving.py"}
-PROSE = PACKAGE / "build" / "render" / "templates" / "docs"
+PROSE = PACKAGE / "building" / "render" / "templates" / "docs"
 
 
 def _pieces(template: str) -> list[str]:

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from generator.build.render.release_info import release_site_url
+from generator.building.render.release_info import release_site_url
 from generator.cli import main
 from generator.history.catalogue import CATALOGUE, Catalogue
 from generator.history.catalogue.settings import SETTINGS_COPY

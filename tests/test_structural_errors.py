@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from generator.build.load import load_dataset
+from generator.building.load import load_dataset
 from generator.errors import DataError
 
 from .conftest import replace_in

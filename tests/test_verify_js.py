@@ -1,4 +1,4 @@
-"""The JavaScript citation verifier (generator/build/render/templates/docs/verify.js: one ES module, WebCrypto alone) on
+"""The JavaScript citation verifier (generator/building/render/templates/docs/verify.js: one ES module, WebCrypto alone) on
 the same citations as `riskapi verify`, in Node 22: every valid one verifies with the same
 release and live periods, every tampered one fails, as the Python verifier says."""
 from __future__ import annotations

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from generator.build.validate import load_schemas
+from generator.building.validate import load_schemas
 from generator.cli import main
 from generator.history.catalogue import Catalogue, outbox
 from generator.history.site import current_release

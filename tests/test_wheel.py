@@ -19,7 +19,7 @@ def test_a_wheel_installed_in_a_fresh_venv_builds_outside_the_checkout(tmp_path)
     leave_out = shutil.ignore_patterns(".git", "site", "data", "test-output", "*.egg-info", ".hypothesis",
                                        "__pycache__")
     shutil.copytree(ROOT, source, symlinks=True, ignore=lambda folder, names: leave_out(folder, names) | (
-        {"build"} & set(names) if folder == str(ROOT) else set()))  # generator/build/ is the package's
+        {"build"} & set(names) if folder == str(ROOT) else set()))  # generator/building/ is the package's
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(source), "-w", str(wheels)],
                    check=True, cwd=tmp_path, timeout=600)
     (wheel,) = wheels.glob("riskapi-*.whl")

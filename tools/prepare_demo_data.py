@@ -15,7 +15,7 @@ import io
 from collections import Counter
 from pathlib import Path
 
-from generator.build.load.source_files import (
+from generator.building.load.source_files import (
     BOUNDS_COLUMNS,
     COUNTRY_COLUMNS,
     INDICATOR_COLUMNS,

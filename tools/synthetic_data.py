@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pycountry
 
-from generator.build.load.source_files import (
+from generator.building.load.source_files import (
     BOUNDS,
     BOUNDS_COLUMNS,
     COUNTRIES,

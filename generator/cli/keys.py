@@ -63,7 +63,7 @@ def _when(text: str | None) -> int | None:
 def keys_add(ctx: click.Context, user: str, models: str, given_key: str | None, replace_old: bool, keys_file: Path,
              site_dir: Path, force: bool, allow_weak: bool, preview: bool, expires: str | None) -> None:
     """Add a key for USER and print it (once: only its digest is kept, so it is never shown again)."""
-    from ..build.render.release_info import release_variants
+    from ..building.render.release_info import release_variants
     from ..history.catalogue.instants import now_ms, rfc3339
     from ..serve.keys import add_key, key_weakness, load_keys, missing_variant, read_keys
     granted = tuple(m.strip() for m in models.split(",") if m.strip())

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..build.diff import ChangeGuard
+from ..building.diff import ChangeGuard
 from ..contract import routes
 from ..contract.words import counted
 from ..history import site
@@ -293,7 +293,7 @@ def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes:
 def diff(ctx: click.Context, old: str | None, new: str | None, site_dir: Path) -> None:
     """Print what release NEW changes against OLD (default: the current one against the release it was built
     against, as its change document and the build's headline compare it)."""
-    from ..build.diff import diff_releases, format_diff, read_snapshot
+    from ..building.diff import diff_releases, format_diff, read_snapshot
     ids = site.releases(site_dir)
     new = new or site.current_release(site_dir)
     if new not in ids:
@@ -332,8 +332,8 @@ def rollback(ctx: click.Context, site_dir: Path, clock_behind_ok: bool) -> None:
 @click.pass_context
 def explain(ctx: click.Context, model: str, country: str, date: str | None, site_dir: Path) -> None:
     """Print how MODEL's score for COUNTRY was reached, from the current release."""
-    from ..build.explain import explain as explain_score
-    from ..build.explain import format_explanation
+    from ..building.explain import explain as explain_score
+    from ..building.explain import format_explanation
     click.echo(format_explanation(explain_score(site_dir, model, country, date)))
 
 

@@ -213,7 +213,7 @@ def usage(site_dir: Path, logs: tuple[Path, ...], since: datetime.datetime | Non
     if output == "json":
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
     elif output == "csv":
-        from ..build.render.exports import spreadsheet_safe
+        from ..building.render.exports import spreadsheet_safe
         text = io.StringIO()
         writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()

@@ -88,7 +88,7 @@ RULES = (
         "Each endpoint's URL template and summary, the links to openapi.json and these pages, and the current "
         "release's id and build time; no key needed.", "root", tag="release"),)),
     Rule("openapi", "/openapi.json", f"{_BASE}/openapi.json", key=False, timegate=True),
-    # the data catalogues (build/render/data_package.py, switch/catalogues.py): for harvesters, no key
+    # the data catalogues (building/render/data_package.py, switch/catalogues.py): for harvesters, no key
     Rule("datapackage", "/datapackage.json", "datapackage.json", root="timeline", key=False, endpoints=(Endpoint(
         "datapackage", "getDataPackage", "The bulk files as a Data Package",
         "The bulk files as a Frictionless Data Package",

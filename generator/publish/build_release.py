@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import orjson
 
-from ..build.diff import (
+from ..building.diff import (
     DATA_COUNTS,
     ChangeGuard,
     ReleaseDiff,
@@ -21,9 +21,9 @@ from ..build.diff import (
     format_diff,
     read_snapshot,
 )
-from ..build.load import Dataset, LoadedModels, load_dataset, load_models
-from ..build.load.records import ModelData, ModelDefinition, ModelObservations, observation_counts
-from ..build.model_jobs import (
+from ..building.load import Dataset, LoadedModels, load_dataset, load_models
+from ..building.load.records import ModelData, ModelDefinition, ModelObservations, observation_counts
+from ..building.model_jobs import (
     ModelJob,
     ModelWorkers,
     ObservationProblems,
@@ -31,17 +31,17 @@ from ..build.model_jobs import (
     ValidatedWriter,
     default_jobs,
 )
-from ..build.render import RENDERERS, render_shared_documents
-from ..build.render.api_root import render_api_root, render_current_release
-from ..build.render.changes import Sections, model_changes, render_release_changes
-from ..build.render.data_package import release_package
-from ..build.render.exports import ExportChunks
-from ..build.render.openapi import build_openapi
-from ..build.render.pages import CHANGES_PAGE, REFERENCE_PAGE, ReleaseChanges, example_routes, render_pages
-from ..build.render.release_info import release_site_url
-from ..build.scoring import CurrentScores, score_model
-from ..build.validate import SCHEMA_DIR, DocumentValidator
-from ..build.writer import ReleaseWriter
+from ..building.render import RENDERERS, render_shared_documents
+from ..building.render.api_root import render_api_root, render_current_release
+from ..building.render.changes import Sections, model_changes, render_release_changes
+from ..building.render.data_package import release_package
+from ..building.render.exports import ExportChunks
+from ..building.render.openapi import build_openapi
+from ..building.render.pages import CHANGES_PAGE, REFERENCE_PAGE, ReleaseChanges, example_routes, render_pages
+from ..building.render.release_info import release_site_url
+from ..building.scoring import CurrentScores, score_model
+from ..building.validate import SCHEMA_DIR, DocumentValidator
+from ..building.writer import ReleaseWriter
 from ..contract import filters, locations, routes
 from ..errors import ChangesRefused, DataError, Problem, PublishError, TooManyClassChanges, ValidationFailed
 from ..history.catalogue import KEEP, KEEP_DAYS, SITE_URL, Catalogue, read_history

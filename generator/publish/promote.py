@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..build.diff import ChangeGuard, diff_releases, read_snapshot
-from ..build.writer import switch_pruning
+from ..building.diff import ChangeGuard, diff_releases, read_snapshot
+from ..building.writer import switch_pruning
 from ..errors import PublishError
 from ..history.catalogue import PROMOTE, Catalogue, read_history
 from ..history.leases import sweep

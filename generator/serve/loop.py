@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..build.render.release_info import release_site_url
+from ..building.render.release_info import release_site_url
 from ..contract.routes import API
 from ..errors import RiskApiError, ServeError
 from ..history.site import RELEASES

@@ -37,7 +37,7 @@ from typing import Sequence
 
 import orjson
 
-from ..build.render.release_info import release_site_url
+from ..building.render.release_info import release_site_url
 from ..contract import locations, routes
 from ..contract.encodings import identity
 from ..contract.serving import HEADER_NAMES, MEDIA_TYPES

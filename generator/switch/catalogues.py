@@ -1,5 +1,5 @@
 """The catalogues a server answers from the releases it keeps, written with its configuration at each switch
-(timeline.py): the current Data Package — the live release's own (build/render/data_package.py) with the
+(timeline.py): the current Data Package — the live release's own (building/render/data_package.py) with the
 point-in-time panel as served now — and the DCAT-AP 3 catalogue of every kept release, in JSON-LD with its
 @context inline (a harvester that fetches nothing else reads it). A release's distributions come from its
 manifest.json, so a release built before there were catalogues is in the catalogue too."""
@@ -10,9 +10,17 @@ from typing import Mapping, Sequence
 
 import orjson
 
-from ..build.render import parquet
-from ..build.render.data_package import DESCRIPTION, FORMATS, TITLE, operator_name, resource, table_schema, table_type
-from ..build.render.exports import COLUMNS
+from ..building.render import parquet
+from ..building.render.data_package import (
+    DESCRIPTION,
+    FORMATS,
+    TITLE,
+    operator_name,
+    resource,
+    table_schema,
+    table_type,
+)
+from ..building.render.exports import COLUMNS
 from ..contract import locations, routes, serving
 from ..history.catalogue import built_at
 from ..history.catalogue.instants import rfc3339

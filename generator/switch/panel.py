@@ -29,8 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..build.render import parquet
-from ..build.render.exports import COLUMNS, HEADER
+from ..building.render import parquet
+from ..building.render.exports import COLUMNS, HEADER
 from ..contract import locations
 from ..history.catalogue import LivePeriod, read_history
 from ..history.layout import RELEASES, read_routing

@@ -18,8 +18,8 @@ from typing import AbstractSet as Set
 
 import orjson
 
-from ..build.render.release_info import release_site_url
-from ..build.validate import DocumentValidator
+from ..building.render.release_info import release_site_url
+from ..building.validate import DocumentValidator
 from ..contract import locations, routes, serving
 from ..history.catalogue import History, LivePeriod, built_at, built_at_ms, parse_instant, read_history
 from ..history.catalogue.checkpoints import Latest

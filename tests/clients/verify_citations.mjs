@@ -1,9 +1,9 @@
-// The JavaScript citation verifier (generator/build/render/templates/docs/verify.js) on the cases tests/test_verify_js.py
+// The JavaScript citation verifier (generator/building/render/templates/docs/verify.js) on the cases tests/test_verify_js.py
 // writes: reads a JSON file of {citation, vkeys, document (base64) or null, since or null, witnesses, quorum},
 // prints for each
 // {ok, release, periods, pruned} or {ok: false, error}.
 import { readFileSync } from "node:fs";
-import { verifyCitation } from "../../generator/build/render/templates/docs/verify.js";
+import { verifyCitation } from "../../generator/building/render/templates/docs/verify.js";
 
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const results = [];

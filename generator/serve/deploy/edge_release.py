@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 
 import orjson
 
-from ...build.render.release_info import release_site_url
+from ...building.render.release_info import release_site_url
 from ...contract.encodings import ascii_folded
 from ...contract.locations import audience_name
 from ...contract.routes import DEFAULT_SITE_URL, edge_table

@@ -28,7 +28,7 @@ from typing import Callable, Mapping, TypeGuard
 
 import orjson
 
-from ...build.output.twins import twins_of
+from ...building.output.twins import twins_of
 from ...contract.filters import lookup_tables
 from ...contract.serving import COMPRESSED_OVER, TWINS, has_twins
 from ...history.layout import read_routing, served

@@ -70,7 +70,7 @@ export function asOfMillis(raw) {
     fraction, offset);
 }
 
-// The table with the horizon of a bucket's record (build/switch/timeline.py, record_of: what a deploy read) added,
+// The table with the horizon of a bucket's record (switch/timeline.py, record_of: what a deploy read) added,
 // where the record was made of the very live periods the table holds; else the table as it is.
 export function recorded(table, record) {
   if (!record || typeof record.at !== "number" || typeof record.periods !== "string") return table;
@@ -83,7 +83,7 @@ export function recorded(table, record) {
   return record.periods === periods.join(",") ? withHorizon(table, record.at) : table;
 }
 
-// The table with a horizon row added (build/switch/timeline.py's horizon_row): the newest horizon counts.
+// The table with a horizon row added (switch/timeline.py's horizon_row): the newest horizon counts.
 export function withHorizon(table, at) {
   return table ? `${table},${at} - h` : `${at} - h`;
 }

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ...build.load.problems import SHOWN_PER_KIND
+from ...building.load.problems import SHOWN_PER_KIND
 from ...contract import routes
 from ...contract.encodings import identity
 from ...contract.key_format import DIGEST, KEY_ID_CHARACTERS, key_digest

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import orjson
 
-from ...build.render.release_info import release_site_url
-from ...build.render.templates import template_environment
+from ...building.render.release_info import release_site_url
+from ...building.render.templates import template_environment
 from ...contract.filters import lookup_tables
 from ...contract.resources import NGINX_CONF
 from ...contract.routes import DEFAULT_SITE_URL, edge_table, rule_named

@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ...build.render.templates import nginx_string, template_environment
+from ...building.render.templates import nginx_string, template_environment
 from ...contract import key_format, routes, serving
 from .directives import (
     Directive,

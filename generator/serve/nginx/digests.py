@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from ...build.render.templates import template_environment
+from ...building.render.templates import template_environment
 from ...contract.serving import TWINS, digest_field
 from ...history.layout import served
 from ...history.site import read_manifest

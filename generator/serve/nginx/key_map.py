@@ -1,7 +1,7 @@
 """The nginx key map of the keys file: digests, grants, grant sets, previewers (keys.conf.j2)."""
 from __future__ import annotations
 
-from ...build.render.templates import template_environment
+from ...building.render.templates import template_environment
 from ...contract import locations
 from ..keys import ApiKey, grant_set_audiences, previewers
 

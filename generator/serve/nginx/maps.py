@@ -6,8 +6,8 @@ from pathlib import Path
 
 import orjson
 
-from ...build.load.records import Dataset
-from ...build.render.templates import template_environment
+from ...building.load.records import Dataset
+from ...building.render.templates import template_environment
 from ...contract import filters, locations
 from ...contract.grammar import COUNTRY_GROUPS, SELECTIONS, group_table, values_table
 from ...history.layout import RELEASE_INFO, ROUTING

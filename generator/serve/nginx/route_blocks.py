@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...build.render.templates import template_environment
+from ...building.render.templates import template_environment
 from ...contract import routes, serving
 from ...contract.routes import Rule
 from . import contract_blocks

@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ...build.output.twins import twins_of
+from ...building.output.twins import twins_of
 from ...switch.timeline import Timeline
 from ...switch.timeline import documents as timeline_documents
 from ...system.files import file_identity, link_or_copy, write_atomic

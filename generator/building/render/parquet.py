@@ -69,7 +69,7 @@ ROW_GROUP_ROWS = 16_384  # a group is closed at the first country boundary past 
 COMPRESSION = "zstd"  # read by every current Parquet reader; smaller than snappy at about its speed
 
 _CATEGORY = pa.dictionary(pa.int32(), pa.string())
-# the type of each export column (build/render/exports.py's COLUMNS, in order). The sort keys are plain strings
+# the type of each export column (building/render/exports.py's COLUMNS, in order). The sort keys are plain strings
 # (Parquet stores them dictionary-encoded all the same): pyarrow skips row groups by the statistics of a
 # string column, not of a dictionary one (it read 29 % of the demo's file for one model's two columns)
 TYPES = {

@@ -54,7 +54,7 @@ class ReleaseWriter(ReleaseFiles):
                  workers: int = WRITE_PROCESSES, clock_behind_ok: bool = False):
         self.site = site
         self.clock_behind_ok = clock_behind_ok  # switch even where the clock reads far behind the last switch
-        self.workers = workers  # processes that write, and build models (build/model_jobs.py) if more than one
+        self.workers = workers  # processes that write, and build models (building/model_jobs.py) if more than one
         self.keep = keep
         self.keep_days = keep_days
         self.held: tuple[str, ...] = ()  # releases pruned whose folders stay while a server answers from them
@@ -97,7 +97,7 @@ class ReleaseWriter(ReleaseFiles):
         return fork_pool(workers, self._lock.fileno())
 
     def submit(self, work: Callable[..., Any], *args: Any) -> Future:
-        """Run `work(*args)` in a worker process (a model's build: build/model_jobs.py)."""
+        """Run `work(*args)` in a worker process (a model's build: building/model_jobs.py)."""
         if self._pool is None:
             raise PublishError("the release was finished or discarded: no more files can be added")
         try:

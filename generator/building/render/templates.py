@@ -1,4 +1,4 @@
-"""The one Jinja environment: text artefacts from the pages' templates (build/render/templates/) and
+"""The one Jinja environment: text artefacts from the pages' templates (building/render/templates/) and
 nginx's (serve/nginx/templates/)."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _unknown_directive(directive: object) -> str:
 @functools.cache
 def template_environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.ChoiceLoader([
-        jinja2.PackageLoader("generator.build.render", "templates"),
+        jinja2.PackageLoader("generator.building.render", "templates"),
         jinja2.PackageLoader("generator.serve.nginx", "templates")]), trim_blocks=True,
                                      lstrip_blocks=True, keep_trailing_newline=True,
                                      # HTML pages are escaped; nginx files are not HTML
