@@ -47,7 +47,7 @@ class Poller(threading.Thread):
         headers = {"Authorization": f"apikey bench:{self.key}"}
         while not self.stop.is_set() and len(self.polls) < POLLS:
             connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-            connection.auto_open = 0  # both on one connection, or the poll is dropped (see tests/test_prune.py)
+            connection.auto_open = 0  # both on one connection, or the poll is dropped (see tests/history/test_prune.py)
             try:
                 connection.connect()
                 connection.request("GET", "/api/v1/releases/", headers=headers)

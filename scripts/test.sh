@@ -13,9 +13,9 @@ need "OpenSSL and curl" openssl curl -- openssl curl
 need Chromium chromium chromedriver -- chromium chromium-driver
 # The S3 deploy tests run a real S3 server: Debian's Ceph RADOS Gateway (tests/ceph.py).
 need Ceph radosgw ceph-osd -- --no-install-recommends ceph-mon ceph-osd radosgw ceph-common
-# A clock that runs behind is faked for a build by libfaketime (tests/test_clock.py).
+# A clock that runs behind is faked for a build by libfaketime (tests/history/test_clock.py).
 need faketime faketime -- faketime
-# The CloudFront Functions also run under Debian's njs (tests/test_deploy_cloudfront.py).
+# The CloudFront Functions also run under Debian's njs (tests/serve/test_deploy_cloudfront.py).
 need njs njs -- njs
 # The transparency tests ask Go's reference implementation (golang.org/x/mod/sumdb: tlog, note) about what
 # riskapi publishes (tests/interop/tlogcheck.go), built from Debian's packages alone (GOPATH mode, no proxy).

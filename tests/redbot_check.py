@@ -1,4 +1,4 @@
-"""REDbot's check of HTTP resources, run as a process of its own by tests/test_redbot.py: reads a JSON list
+"""REDbot's check of HTTP resources, run as a process of its own by tests/serve/test_redbot.py: reads a JSON list
 of [URL, [[header, value], …]] on stdin, checks them all in one run of REDbot's event loop, and writes
 {URL: [status, [its bad and warning notes, subnotes included]]} on stdout.
 

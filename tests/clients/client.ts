@@ -1,5 +1,5 @@
 // Ordinary client code on the types openapi-typescript generates from the served openapi.json
-// (./api.d.ts, written beside this file by tests/test_generated_clients.py). It must compile
+// (./api.d.ts, written beside this file by tests/serve/test_generated_clients.py). It must compile
 // under `tsc --strict`; run, it prints what it read from every endpoint, for the test to compare.
 import type { components, paths } from "./api";
 

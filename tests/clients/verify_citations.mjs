@@ -1,4 +1,4 @@
-// The JavaScript citation verifier (generator/building/render/templates/docs/verify.js) on the cases tests/test_verify_js.py
+// The JavaScript citation verifier (generator/building/render/templates/docs/verify.js) on the cases tests/history/test_verify_js.py
 // writes: reads a JSON file of {citation, vkeys, document (base64) or null, since or null, witnesses, quorum},
 // prints for each
 // {ok, release, periods, pruned} or {ok: false, error}.

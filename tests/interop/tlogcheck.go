@@ -1,5 +1,5 @@
 // tlogcheck: Go's reference implementation (golang.org/x/mod/sumdb/tlog and sumdb/note, as the Go checksum
-// database uses them) asked about what riskapi publishes; tests/test_interop_go.py runs it.
+// database uses them) asked about what riskapi publishes; tests/history/test_interop_go.py runs it.
 //
 //	tlogcheck tree DIR SIZE ROOT [I...]  the tree of SIZE leaves and root hash ROOT (base64) whose tiles
 //	                           (C2SP tlog-tiles: L/N[.p/W] with the ".tile" extension riskapi stores them
