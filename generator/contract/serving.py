@@ -274,7 +274,7 @@ def link(uri: str, rel: str, **parameters: str) -> str:
 # ---- the edge key store (CloudFront's KeyValueStore): one key layout ----------------------------------
 # CloudFront's hand-off: what its key gate (the viewer-request function) works out, handed on as request
 # headers that the origin-request Lambda, the cache key and the viewer-response function read (the origin
-# request policy forwards them: docs/deploy.md). `answer` is JSON of ANSWER's fields.
+# request policy forwards them: docs/deploy.md), one header a field.
 HANDOFF = {
     "release": "x-release",  # the live release
     "auth": "x-auth",  # ok, missing, invalid, mistyped, expired:<ms>, twice
@@ -282,12 +282,16 @@ HANDOFF = {
     "preview": "x-preview",  # "1" where the key may read staged releases
     "audience": "x-audience",  # the audience variant the answering release serves that set
     "user": "x-user",  # whom the answer is for (not in the cache key)
-    "answer": "x-answer",  # what the viewer response adds around the answer (ANSWER)
+    # what the viewer response adds around the answer: the release answering (the live one, or a
+    # release-scoped path's), its Cache-Control (which S3's 304 lacks), a release-scoped answer's
+    # Memento-Datetime and Link
+    "answering": "x-answering",
+    "answering_cache": "x-answering-cache",
+    "memento_datetime": "x-memento-datetime",
+    "memento_link": "x-memento-link",
     "response": "x-api-response",  # what the origin request hands the origin response (its object's headers)
     "cache": "x-api-cache",  # a route's own Cache-Control, from the origin response to the viewer response
 }
-ANSWER = ("release", "cache_control", "memento_datetime", "link")  # the release answering, its Cache-Control,
-# a release-scoped answer's Memento-Datetime and Link
 
 STORE = {
     "key": "k:",  # k:<digest> → the key's user, grant set, preview, expiry

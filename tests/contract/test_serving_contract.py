@@ -88,7 +88,7 @@ def test_no_file_but_the_contract_spells_a_media_type_header_value_error_text_or
     # the check can fail: each kind of literal is found where it was written by hand before
     assert "application/json" in literals and "Invalid API key." in literals and "filter=" in literals
     assert "nosniff" in literals and "no-store" in literals and " is no longer kept; GET " in literals
-    assert "x-answer" in literals and "x-api-cache" in literals
+    assert "x-answering" in literals and "x-api-cache" in literals
     found = [(name, literal) for name, code in code_of_every_file().items() for literal in literals if literal in code]
     found += [(name, "a key store prefix") for name, code in code_of_every_file().items() if STORE_PREFIX.search(code)]
     assert found == []

@@ -308,35 +308,38 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
         ("ok", "bob", "public", "public"), ("ok", "bob", "public", "public"), ("ok", "bob", "public", "public"),
         ("ok", "alice", "acme_aml", "acme_aml"), ("ok", "alice", "acme_aml", "acme_aml")]
     # a release-scoped request: its release, immutable, when it went live, and the route it is a past answer of
-    scoped = json.loads(handed[6]["x-answer"])
-    assert (scoped["release"], scoped["cache_control"]) == (release, "private, max-age=31536000, immutable")
-    assert scoped["memento_datetime"].endswith(" GMT")
+    names = serving.HANDOFF
+    scoped = handed[6]
+    assert (scoped[names["answering"]], scoped[names["answering_cache"]]) == (release, "private, max-age=31536000, immutable")
+    assert scoped[names["memento_datetime"]].endswith(" GMT")
     site, original = "http://127.0.0.1:8080", "/api/v1/riskscores/country/AUT/?code=x"
-    assert scoped["link"] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
+    assert scoped[names["memento_link"]] == (f'<{site}{original}>; rel="original", <{site}/api/v1/timegate/{site}{original}>; '
                          f'rel="timegate", <{site}/api/v1/timemap/{site}{original}>; rel="timemap"; '
                          'type="application/link-format"')
     # an original's own Links come with its object (the origin-response Lambda), not from the gate
     timegate_link = (f'<{site}/api/v1/timegate/{site}/api/v1/>; rel="timegate", <{site}/api/v1/timemap/{site}/api/v1/>; '
                      'rel="timemap"; type="application/link-format"')
-    plain = {"release": release, "cache_control": "private, no-cache", "memento_datetime": "", "link": ""}
-    assert json.loads(handed[0]["x-answer"]) == plain and list(plain) == list(serving.ANSWER)
+    answer_parts = ("answering", "answering_cache", "memento_datetime", "memento_link")
+    plain = {names[part]: handed[0][names[part]] for part in answer_parts}
+    assert plain == {names["answering"]: release, names["answering_cache"]: "private, no-cache",
+                     names["memento_datetime"]: "", names["memento_link"]: ""}
     metadata = {"x-amz-request-id": {"value": "tx0"}, "cache-control": {"value": "private, no-cache"}}
-    answer = json.dumps(plain)
+    answer = {name: {"value": value} for name, value in plain.items()}
+    scoped_answer = {names[part]: {"value": scoped[names[part]]} for part in answer_parts}
     responses = [
         # an original's Link and an export's download name: added by the origin-response Lambda
-        {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {"x-answer": {"value": answer}}},
+        {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": answer},
          "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "text/csv; charset=utf-8"},
                                                      "content-disposition": {"value": "attachment"},
                                                      "link": {"value": timegate_link},
                                                      "x-amz-request-id": {"value": "tx1"}, "server": {"value": "AmazonS3"}}}},
-        {"request": {"method": "GET", "uri": "/docs/", "headers": {"x-answer": {"value": answer}}},
+        {"request": {"method": "GET", "uri": "/docs/", "headers": answer},
          "response": {"statusCode": 200, "headers": {"x-amz-request-id": {"value": "tx2"},  # no original's
                                                      "content-type": {"value": "text/html; charset=utf-8"}}}},
         {"request": {"method": "GET", "uri": "/api/v1/exports/scores.csv", "headers": {
-            "x-answer": {"value": answer}, "if-none-match": {"value": '"abc"'}}},
+            **answer, "if-none-match": {"value": '"abc"'}}},
          "response": {"statusCode": 304, "headers": {"content-disposition": {"value": "attachment"}}}},  # Ceph: no ETag
-        {"request": {"method": "GET", "uri": f"/api/v1/releases/{release}/", "headers": {
-            "x-answer": {"value": handed[6]["x-answer"]}}},
+        {"request": {"method": "GET", "uri": f"/api/v1/releases/{release}/", "headers": scoped_answer},
          "response": {"statusCode": 200, "headers": {**metadata, "content-type": {"value": "application/json"}}}},
     ]
     response_code = (out / "viewer-response.js").read_text()
@@ -350,7 +353,8 @@ def test_the_functions_answer_alike_in_node_and_njs(deployed, tmp_path):
     assert "script-src" not in export["content-security-policy"]
     assert not_modified["x-release"] == release and not_modified["vary"] == "Accept-Encoding, Authorization, Accept-Datetime"
     assert not_modified["etag"] == '"abc"' and not_modified["cache-control"] == "private, no-cache"
-    assert memento["memento-datetime"] == scoped["memento_datetime"] and memento["link"] == scoped["link"]
+    assert (memento["memento-datetime"], memento["link"]) == (scoped[names["memento_datetime"]],
+                                                         scoped[names["memento_link"]])
     assert memento["cache-control"] == "private, max-age=31536000, immutable"
 
 

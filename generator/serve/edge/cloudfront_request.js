@@ -6,7 +6,7 @@
 // every edge), how the key fared (ok, missing, invalid, mistyped: of the API's key format, its checksum
 // wrong; expired:<ms>; twice: two Authorization headers, nginx's 400), its grant set and whether it may
 // preview, the audience variant the answering release serves that set (its `a:` entry; public), whom the
-// answer is for (not in the cache key), and for the viewer response the answer's own fields (ANSWER) —
+// answer is for (not in the cache key), and for the viewer response the answer's own fields —
 // and drops Authorization: no key goes further. The store holds one entry per active key (k:<digest> →
 // user, grant set, preview, expiry), one per release and grant set not served the public variant (a:<id>:<set>),
 // each release's state and when it went live (r:<id>), and `release`. Keys are known by their digests
@@ -66,17 +66,17 @@ async function handler(event) {
   const asked = query ? "?" + query : "";
   // a release-scoped answer's Memento Links (keycheck.js): its original, TimeGate and TimeMap (an
   // original's own come from the router, with its object)
-  const answer = { release: answering, cache_control: release.cache_control, memento_datetime: "", link: "" };
-  if (scoped) {
-    const state = await entry(STORE.state + answering);
-    answer.cache_control = release.immutable;
-    answer.memento_datetime = state && state[1] || "";
-    answer.link = mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site);
-  }
   const auth = twice ? "twice" : who ? "ok" : checked === null ? "mistyped" : typeof checked === "number"
     ? `expired:${checked}` : sent ? "invalid" : "missing";
   const handed = { release: release.id, auth, grants: set, preview: who && found.preview ? "1" : "",
-    audience: audience || PUBLIC_AUDIENCE, user: who, answer: JSON.stringify(answer) };
+    audience: audience || PUBLIC_AUDIENCE, user: who, answering, answering_cache: release.cache_control,
+    memento_datetime: "", memento_link: "" };
+  if (scoped) {
+    const state = await entry(STORE.state + answering);
+    handed.answering_cache = release.immutable;
+    handed.memento_datetime = state && state[1] || "";
+    handed.memento_link = mementoLinks(routeOfScoped(scoped[2] || "", SCOPE) + asked, SCOPE, site);
+  }
   for (const part in handed) headers[HANDOFF[part]] = { value: handed[part] };
   delete headers.authorization;
   return request;

@@ -19,21 +19,24 @@ async function handler(event) {
   const response = event.response;
   const headers = response.headers;
   const status = response.statusCode;
-  const answered = JSON.parse(value(event.request.headers || {}, HANDOFF.answer) || "{}");
-  if (!answered.release) return response;
+  const handed = event.request.headers || {};
+  const answering = value(handed, HANDOFF.answering);
+  if (!answering) return response;
   const type = value(headers, "content-type");
   // a route's own Cache-Control (the log's, by its name in the contract), handed on by the origin-response
   // Lambda (an object's own metadata never counts: one body serves many paths)
   const result = { status, headers: {}, cache: value(headers, HANDOFF.cache) };
   delete headers[HANDOFF.cache];
-  finish(result, { id: answered.release, cache_control: answered.cache_control }, event.request.method,
+  finish(result, { id: answering, cache_control: value(handed, HANDOFF.answering_cache) }, event.request.method,
     PAGE_TYPES.indexOf(type) >= 0);
-  if (answered.memento_datetime && status < 400) result.headers[NAMES.memento] = answered.memento_datetime;
-  if (answered.link && status < 400) result.headers[NAMES.link] = answered.link;
+  const memento = value(handed, HANDOFF.memento_datetime);
+  const link = value(handed, HANDOFF.memento_link);
+  if (memento && status < 400) result.headers[NAMES.memento] = memento;
+  if (link && status < 400) result.headers[NAMES.link] = link;
   if (status !== 200 && status !== 206) delete headers["content-disposition"];
   // a 304 carries the ETag of what the client holds (§15.4.5); an origin that leaves it out (Ceph's) matched
   // the one tag the client sent
-  const sent = value(event.request.headers || {}, "if-none-match");
+  const sent = value(handed, "if-none-match");
   if (status === 304 && !headers.etag && /^\s*(?:W\/)?"[^",]*"\s*$/.test(sent)) {
     result.headers["ETag"] = sent.trim().replace(/^W\//, "");
   }
