@@ -22,7 +22,7 @@ from .common import ROOT, fmt, record, run_json, summary
 
 
 def measure(data: str, grants: str) -> None:
-    """One build of `data` with the grant sets in the JSON file `grants`; prints documents and time."""
+    """Measure one build of `data` with the grant sets in the JSON file `grants`; prints documents and time."""
     from generator.publish.build_release import build
     sets = [frozenset(g) for g in json.loads(Path(grants).read_text())]
     site = Path(tempfile.mkdtemp(prefix="bench-audiences-", dir="/dev/shm"))
@@ -36,7 +36,7 @@ def measure(data: str, grants: str) -> None:
 
 
 def prepare(folder: Path, custom: int, clients: int, seed: int = 7) -> tuple[Path, Path, int]:
-    """The demo data with `custom` custom models and the grant sets of `clients` clients."""
+    """Return the demo data with `custom` custom models and the grant sets of `clients` clients."""
     from generator.contract.locations import audiences
     from tools.synthetic_data import add_model_copy
     data = folder / f"data-{custom}-{clients}"

@@ -35,7 +35,7 @@ def _family(pid: int) -> set[int]:
 
 
 def measure_build(data: str, jobs: int, sample_memory: bool) -> None:
-    """One full build into a fresh site folder; prints stage times (summed over its processes), totals,
+    """Measure one full build into a fresh site folder; prints stage times (summed over its processes), totals,
     the peak memory of its largest process, and with `sample_memory` of the build in all: the largest
     sum, sampled every 0.25 s, of the proportional set sizes of the build and its workers (pages shared
     since the fork once). Sampling is not timed: reading a 300 MB process's PSS takes ~9 ms, which the
@@ -68,7 +68,7 @@ def measure_build(data: str, jobs: int, sample_memory: bool) -> None:
 
 
 def measure_floor(data: str) -> None:
-    """The same documents, already in memory as objects: serialise, write and compress them, and the
+    """Measure the floor: the same documents, already in memory as objects: serialise, write and compress them, and the
     exports' bytes (2 threads)."""
     import orjson
 

@@ -39,7 +39,7 @@ BUILD = "build (generator/publish/build_release.py"  # a sample outside it is th
 
 
 def part_of(frames: list[str]) -> str | None:
-    """The part a sample's stack (root first) is in: its innermost frame that names one; None outside the
+    """Return the part a sample's stack (root first) is in: its innermost frame that names one; None outside the
     build (the imports before it starts, as the build benchmark's clock starts after them)."""
     if not any(frame.startswith(BUILD) for frame in frames) and not any("_process_worker" in f for f in frames):
         return None

@@ -27,7 +27,7 @@ KINDS = [("endpoint 4 (model × country)", lambda p: p.count("/") == 5 and p.sta
 
 
 def url_for(relative: str) -> str | None:
-    """The request that the public variant of a document answers (None for audience variants)."""
+    """Return the request that the public variant of a document answers (None for audience variants)."""
     from generator.contract.locations import url_of
     return None if "audience=" in relative else url_of(relative)
 

@@ -15,7 +15,7 @@ RESULTS = ROOT / "BENCHMARKS.md"
 
 
 def median_ms(action, runs: int) -> float:
-    """The median time of `action()` over `runs` calls, in milliseconds."""
+    """Return the median time of `action()` over `runs` calls, in milliseconds."""
     times = []
     for _ in range(runs):
         started = time.perf_counter()
@@ -57,7 +57,7 @@ def record(section: str, command: str, lines: list[str]) -> None:
 
 
 def pss_kib(pids: set[int]) -> int:
-    """Proportional set size of processes (a process gone meanwhile counts nothing): pages shared since
+    """Return the proportional set size of processes (a process gone meanwhile counts nothing): pages shared since
     a fork count once in all, which a sum of RSS would count once per process."""
     total = 0
     for pid in pids:

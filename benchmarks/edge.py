@@ -35,7 +35,7 @@ PER_REQUEST = 200  # core calls per timed workerd request
 
 
 def _cases(keys: dict[str, str]) -> list[dict]:
-    """A mix like a client's: lists with filters and orderings, one country, the model list, errors."""
+    """Return a mix like a client's: lists with filters and orderings, one country, the model list, errors."""
     alice = f"apikey alice:{keys['alice']}"
     paths = ["/api/v1/riskscores/sovereign/", "/api/v1/riskscores/aml/?ordering=-country_name",
              "/api/v1/riskscores/esg/?country_name=C%C3%B4te+d%27Ivoire", "/api/v1/riskscores/sdg/?country_code=deu",
@@ -63,9 +63,9 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def write_memory_keys(project: Path) -> None:
-    """keys.json for the core's in-memory lookup (edge_core.mjs, edge_bench_worker.js), from the project's Workers KV entries
-    and each release's grant sets: what the Worker's KV lookup answers, without the store (whose
-    latency no local run tells)."""
+    """Write keys.json for the core's in-memory lookup (edge_core.mjs, edge_bench_worker.js), from the project's Workers
+    KV entries and each release's grant sets: what the Worker's KV lookup answers, without the store (whose latency no
+    local run tells)."""
     release = json.loads((project / "release.json").read_text())
     entries = [json.loads(e["value"]) | {"hash": e["key"][2:]}
                for e in json.loads((project / "keys-kv.json").read_text())]
@@ -77,7 +77,7 @@ def write_memory_keys(project: Path) -> None:
 
 
 def write_bucket_view(site: Path, project: Path) -> None:
-    """objects.json: the manifest heads and shards of the site's current release as the bucket holds
+    """Write objects.json: the manifest heads and shards of the site's current release as the bucket holds
     them (riskapi deploy s3), key → JSON: what the edges' lookup (manifests.js `stored`) reads, here
     from memory (a local run tells nothing of R2's or S3's latency; the edges keep what they read)."""
     from generator.history.site import live_release
@@ -93,7 +93,7 @@ def write_bucket_view(site: Path, project: Path) -> None:
 
 @contextlib.contextmanager
 def wrangler_dev(project: Path):
-    """`wrangler dev` on a Worker project folder, its keys applied to its local Workers KV first
+    """Run `wrangler dev` on a Worker project folder, its keys applied to its local Workers KV first
     (`npm run keys:local`); yields its port, ended (its process group) after."""
     port = _free_port()
     env = {**os.environ, "PATH": f"{NODE_22.parent}:{os.environ['PATH']}", "WRANGLER_SEND_METRICS": "false",
@@ -144,7 +144,7 @@ def measure_workerd(project: Path, cases: list[dict], requests: int) -> dict:
 
 
 def _store_size(kvs_json: Path) -> dict:
-    """The KeyValueStore's entries and bytes by kind: keys (k:, one per active key), audiences (a:, one per
+    """Return the KeyValueStore's entries and bytes by kind: keys (k:, one per active key), audiences (a:, one per
     release and grant set served a variant), release states (r:) and the pointer."""
     size: dict[str, list[int]] = {}
     for entry in json.loads(kvs_json.read_text())["data"]:

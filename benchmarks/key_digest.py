@@ -67,7 +67,7 @@ LABELS = {"plain": "the key map of plain keys (nginx.conf before keys were diges
 
 
 def configuration(kind: str, folder: Path, port: int, keys: list[str]) -> Path:
-    """An nginx configuration of `kind` in `folder`, its key map holding `keys` (or their digests)."""
+    """Return an nginx configuration of `kind` in `folder`, its key map holding `keys` (or their digests)."""
     maps, http_extra, server_extra = KINDS[kind]
     plain = "".join(f'    "{key}" "user{n}";\n' for n, key in enumerate(keys))
     digests = "".join(f'    "{hmac.new(SECRET.encode(), key.encode(), hashlib.sha256).hexdigest()}" "user{n}";\n'

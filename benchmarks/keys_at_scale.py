@@ -19,7 +19,7 @@ from .common import ROOT, pss_kib, record
 
 
 def write_keys(path: Path, count: int) -> str:
-    """A keys file of `count` users (a tenth granted the custom model), as `riskapi keys add` keeps them: their
+    """Return a keys file of `count` users (a tenth granted the custom model), as `riskapi keys add` keeps them: their
     digests under the file's secret; returns the first user's header."""
     from generator.contract.key_format import key_digest, new_key
     from generator.serve.keys import site_secret
@@ -33,7 +33,7 @@ def write_keys(path: Path, count: int) -> str:
 
 
 def added_line(path: Path, user: str) -> str:
-    """The line `riskapi keys add USER` appends: a new key's digest."""
+    """Return the line `riskapi keys add USER` appends: a new key's digest."""
     from generator.contract.key_format import key_digest, new_key
     from generator.serve.keys import read_secret
     return f"{user},{key_digest(read_secret(path), new_key())},,yes,\n"

@@ -41,7 +41,7 @@ S3_STORAGE, S3_PUTS = 0.023, 5.00  # S3 Standard: $ per GB-month; $ per million 
 
 
 def _numeric(path: Path) -> tuple[list[str], list[list[str]], list[list[str]]]:
-    """A model's observations: the header, every row, and the rows whose value is a number."""
+    """Return a model's observations: the header, every row, and the rows whose value is a number."""
     with open(path, newline="") as source:
         rows = list(csv.reader(source))
     header, body = rows[0], rows[1:]
@@ -50,7 +50,7 @@ def _numeric(path: Path) -> tuple[list[str], list[list[str]], list[list[str]]]:
 
 
 def _revise(data: Path, model: str, revision: int) -> None:
-    """Every observation of the model's first numeric indicator moved by a small step: one model's scores
+    """Move every observation of the model's first numeric indicator by a small step: one model's scores
     change."""
     path = data / "observations" / f"{model}.csv"
     header, body, numeric = _numeric(path)
@@ -64,7 +64,7 @@ def _revise(data: Path, model: str, revision: int) -> None:
 
 
 def _changed_bytes(before: Path | None, after: Path) -> int:
-    """The bytes of a release folder's files (encodings included) that differ from the release before."""
+    """Return the bytes of a release folder's files (encodings included) that differ from the release before."""
     from generator.history.site import read_manifest
     old = read_manifest(before) if before else {}
     return sum(entry["size"] for path, entry in read_manifest(after).items()
@@ -72,7 +72,7 @@ def _changed_bytes(before: Path | None, after: Path) -> int:
 
 
 def _disk_bytes(folder: Path) -> tuple[int, int]:
-    """The bytes of the files under a folder counted per path, and with hard links counted once: one
+    """Return the bytes of the files under a folder counted per path, and with hard links counted once: one
     walk (31 releases of 238,000 files are millions of entries)."""
     per_path, by_inode = 0, {}
     for root, _, names in os.walk(folder):
@@ -85,7 +85,7 @@ def _disk_bytes(folder: Path) -> tuple[int, int]:
 
 
 def _keys(path: Path, grant_sets: list[list[str]], clients: int) -> None:
-    """A keys file of `clients` users with one key each, holding the grant sets drawn (else none)."""
+    """Write a keys file of `clients` users with one key each, holding the grant sets drawn (else none)."""
     import secrets
     rows = [f"client{i:05d},{secrets.token_hex(16)},{';'.join(grant_sets[i]) if i < len(grant_sets) else ''},yes\n"
             for i in range(clients)]
@@ -94,7 +94,7 @@ def _keys(path: Path, grant_sets: list[list[str]], clients: int) -> None:
 
 
 def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
-    """deploy cloudflare --strict and deploy cloudfront --strict of the site: what each wrote, or why it
+    """Run deploy cloudflare --strict and deploy cloudfront --strict of the site: what each wrote, or why it
     failed; where Cloudflare's Free plan fails, again held to the Paid plan's limits (--plan paid)."""
     from click.testing import CliRunner
 
@@ -132,7 +132,7 @@ def _strict(site: Path, keys: Path, out: Path, keep: int) -> list[str]:
 
 
 def _parquet_files(site: Path, release: str, kept: int) -> str:
-    """What the Parquet exports and the point-in-time panel add (docs/deploy.md's limits): a release's
+    """Return what the Parquet exports and the point-in-time panel add (docs/deploy.md's limits): a release's
     exports (new bytes every release: they name it) and the panel the last deploy's list holds."""
     from generator.contract.locations import export
     from generator.history.site import RELEASES

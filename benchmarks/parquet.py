@@ -44,7 +44,7 @@ class _NoParquet:
 
 @contextlib.contextmanager
 def without_parquet() -> Iterator[None]:
-    """A build without the Parquet exports: rows handed to nothing, nothing joined, no Parquet file added."""
+    """Yield a build without the Parquet exports: rows handed to nothing, nothing joined, no Parquet file added."""
     from generator.building.render import parquet
     from generator.publish.build_release import model_jobs
     saved = (parquet.ParquetRows, parquet.join, model_jobs.ValidatedWriter.add_one)
@@ -76,7 +76,7 @@ def build_seconds(folder: Path, parquet: bool) -> float:
 
 
 def revisable_data(folder: Path) -> tuple[Path, Callable[[int], None]]:
-    """A copy of the demo data in `folder`, and what makes its revision n (1, 2, …): one model's
+    """Return a copy of the demo data in `folder`, and what makes its revision n (1, 2, …): one model's
     observations changed, the models in turn (as benchmarks/objects.py revises them)."""
     from .objects import _revise
     shutil.copytree(ROOT / "data", folder)
@@ -85,7 +85,7 @@ def revisable_data(folder: Path) -> tuple[Path, Callable[[int], None]]:
 
 
 def revision_seconds(folder: Path, runs: int) -> dict[bool, list[float]]:
-    """A rebuild after a data release, with the Parquet exports and without: the demo data built once into
+    """Return a rebuild after a data release, with the Parquet exports and without: the demo data built once into
     each site (not timed), then `runs` revisions each changing one model's observations (models in turn,
     as panel_growth does), each built into both sites (which goes first alternates), every release kept."""
     from generator.publish.build_release import build
@@ -108,7 +108,7 @@ def revision_seconds(folder: Path, runs: int) -> dict[bool, list[float]]:
 
 
 def fetched_fraction(folder: Path) -> tuple[int, int, int]:
-    """(bytes fetched, the file's bytes, requests) reading one model's two columns over HTTP from nginx."""
+    """Return (bytes fetched, the file's bytes, requests) reading one model's two columns over HTTP from nginx."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -64,7 +64,7 @@ class Poller(threading.Thread):
 
 
 def one_run(site: Path, port: int, key: str) -> tuple[float, float, set, set]:
-    """Seconds from the build's exit to the new release's first answer and to every pruned folder gone; the
+    """Return the seconds from the build's exit to the new release's first answer and to every pruned folder gone; the
     (current, status) pairs polled before that first answer and after it."""
     from generator.history.leases import pruned_on_disk
     from generator.history.site import current_release, releases

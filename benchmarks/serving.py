@@ -50,7 +50,7 @@ OWN_HEADERS = {"server", "date", "content-type", "content-length", "last-modifie
 
 
 def contract_headers(port: int, path: str, authorization: str) -> list[tuple[str, str]]:
-    """The headers the API adds to a real answer (`path`, asked with `authorization`): what the contract
+    """Return the headers the API adds to a real answer (`path`, asked with `authorization`): what the contract
     floor sends as constants."""
     from tests.live import send
     answer = send(port, "GET", path, {"Authorization": authorization})
@@ -58,7 +58,7 @@ def contract_headers(port: int, path: str, authorization: str) -> list[tuple[str
 
 
 def site_with_keys(base: Path, data: str) -> dict[str, str]:
-    """Every serving benchmark's set-up, in `base` (tests.live.worker_readable_folder): the demo release
+    """Return every serving benchmark's set-up, in `base` (tests.live.worker_readable_folder): the demo release
     built into its site/ and KEY_COUNT keys in its keys.csv (one user in ten granted the custom model);
     each user's key. The keys file is of the format every runtime reads, keys as typed: one that keeps
     digests converts it in place when it first reads it (benchmarks.serving_ab gives each its own copy)."""
@@ -73,7 +73,7 @@ def site_with_keys(base: Path, data: str) -> dict[str, str]:
 
 
 def contract_server(port: int, root: Path, headers: list[tuple[str, str]], log: Path) -> str:
-    """A server block of the same files by direct path that says what the API says (its headers as
+    """Return a server block of the same files by direct path that says what the API says (its headers as
     constants) and logs as it logs (the same fields, the same buffering): the contract's own floor."""
     from generator.contract.serving import ACCESS_LOG
     fields = "".join(field for field, _ in ACCESS_LOG).replace("$log_user", "$remote_user")
@@ -95,7 +95,7 @@ def lua_script(requests: list[tuple[str, str | None]]) -> str:
 
 
 def cpu_seconds(pids: set[int], user_only: bool = False) -> float:
-    """User and system CPU the processes used so far (their /proc stat, in clock ticks); with `user_only`,
+    """Return the user and system CPU the processes used so far (their /proc stat, in clock ticks); with `user_only`,
     user CPU alone: nginx's own code, without the kernel's TCP work that every target shares."""
     from generator.system.processes import stat_fields
     ticks = 0
@@ -107,7 +107,7 @@ def cpu_seconds(pids: set[int], user_only: bool = False) -> float:
 
 
 def wrk(port: int, script: Path, seconds: int, connections: int, server: int | None = None) -> dict:
-    """One wrk run; with `server` (an nginx master's pid), the CPU its workers spent per request too:
+    """Run wrk once; with `server` (an nginx master's pid), the CPU its workers spent per request too:
     what the server itself pays, which wrk on the same two cores does not blur."""
     from generator.system.processes import children
     workers = children(server) if server else set()

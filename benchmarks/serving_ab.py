@@ -25,7 +25,7 @@ from .serving import MIX, lua_script, site_with_keys, wrk
 
 
 def probes(auth: dict[str, str], release: str, live_from: str) -> list[tuple[str, str, dict[str, str]]]:
-    """(method, target, headers): every kind of answer the configuration decides — keys in each form,
+    """Return (method, target, headers): every kind of answer the configuration decides — keys in each form,
     refusals, variants, errors, preflight, release-scoped answers, TimeGate and pages."""
     good, basic, custom = auth["user1"], auth["basic"], auth["user10"]
     asked = [(path, {"Authorization": good}) for path, _ in MIX]
@@ -67,7 +67,7 @@ OWN = {"date", "etag", "last-modified"}
 
 
 def answer(port: int, method: str, target: str, headers: dict[str, str]) -> tuple:
-    """What a configuration decides of one answer: its status, headers (but OWN) and body."""
+    """Return what a configuration decides of one answer: its status, headers (but OWN) and body."""
     from tests.live import send
     sent = send(port, method, target, headers)
     return sent.status, sorted((n.lower(), v) for n, v in sent.raw_headers if n.lower() not in OWN), sent.body
@@ -77,7 +77,7 @@ SECTION = "Serving: one change at a time"
 
 
 def _rows_but(label: str) -> list[str]:
-    """The table's rows BENCHMARKS.md has of other changes: each step's effect is kept as measured."""
+    """Return the table's rows BENCHMARKS.md has of other changes: each step's effect is kept as measured."""
     from .common import RESULTS
     text = RESULTS.read_text() if RESULTS.exists() else ""
     section = text.split(f"## {SECTION}\n", 1)[1].split("\n## ", 1)[0] if f"## {SECTION}\n" in text else ""

@@ -33,7 +33,7 @@ GROUPS = (
 
 
 def grouped(report: str) -> list[tuple[str, float]]:
-    """`perf report --sort dso,symbol` lines → the share of all samples of each DSO group and nginx group."""
+    """Turn `perf report --sort dso,symbol` lines into the share of all samples of each DSO group and nginx group."""
     shares: dict[str, float] = {}
     for line in report.splitlines():
         found = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[[.k]\]\s+(\S+)", line)

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def node_verify(base: Path, cited: tuple[bytes, bytes], vkey: str) -> float:
-    """The JavaScript verifier's median time (ms) on one citation, in Node 22 (tests/clients/)."""
+    """Return the JavaScript verifier's median time (ms) on one citation, in Node 22 (tests/clients/)."""
     import base64
     import json
     import subprocess

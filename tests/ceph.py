@@ -69,7 +69,7 @@ class CephS3:
                             aws_secret_access_key=SECRET_KEY, region_name="us-east-1")
 
     def env(self) -> dict[str, str]:
-        """What `riskapi deploy s3` reads its credentials from (boto3's usual environment)."""
+        """Return what `riskapi deploy s3` reads its credentials from (boto3's usual environment)."""
         return {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
                 "AWS_DEFAULT_REGION": "us-east-1"}
 

@@ -31,7 +31,7 @@ GOLDEN = ROOT / "tests" / "golden" / "tiny"
 
 
 def committed_demo_data() -> Path:
-    """The demo data as committed. docs/data.md walks the data team through editing data/ and rebuilding;
+    """Return the demo data as committed. docs/data.md walks the data team through editing data/ and rebuilding;
     the demo data's tests check the data as shipped, so where data/ has local edits they read a copy of
     the committed one (git archive), removed when the tests end."""
     try:
@@ -54,7 +54,7 @@ DEMO_DATA = committed_demo_data()
 
 @pytest.fixture(scope="session")
 def tiny_scores():
-    """The tiny fixture, loaded and scored: {model code: ModelScores}."""
+    """Return the tiny fixture, loaded and scored: {model code: ModelScores}."""
     dataset, observations = load_dataset(TINY)
     return {d.model.code: score_model(dataset.countries, ModelData(d, observations[d.model.code]))
             for d in dataset.models}
@@ -62,7 +62,7 @@ def tiny_scores():
 
 @pytest.fixture(scope="session")
 def tiny_site(tmp_path_factory) -> Path:
-    """A site folder with one published release of the tiny fixture."""
+    """Return a site folder with one published release of the tiny fixture."""
     site = tmp_path_factory.mktemp("tiny-site")
     build(TINY, site)
     return site
@@ -79,13 +79,13 @@ NGA_GREY, NGA_BLACK = "fatf_list,NGA,2024-10-25,grey", "fatf_list,NGA,2024-10-25
 
 
 def make_nga_black(data: Path) -> None:
-    """acme_aml: NGA's FATF status grey (50 of 100 points) becomes black (100 of 100)."""
+    """Make NGA's FATF status black in acme_aml (100 of 100 points; it is grey, 50 of 100)."""
     replace_in(data / "observations" / "acme_aml.csv", NGA_GREY, NGA_BLACK)
 
 
 @pytest.fixture
 def data_copy(tmp_path) -> Path:
-    """A writable copy of the tiny fixture, for tests that break it."""
+    """Return a writable copy of the tiny fixture, for tests that break it."""
     target = tmp_path / "data"
     shutil.copytree(TINY, target)
     return target
@@ -93,7 +93,7 @@ def data_copy(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def nginx_server():
-    """The tiny fixture served by a real nginx; stopped by pid at the end of the session."""
+    """Yield the tiny fixture served by a real nginx; stopped by pid at the end of the session."""
     from .live import start_live_server
     server = start_live_server(TINY)
     yield server
@@ -103,20 +103,20 @@ def nginx_server():
 
 @pytest.fixture(scope="module")
 def live(request):
-    """The server under test, with the tiny fixture's release and keys: nginx, or in a module that sets
+    """Return the server under test, with the tiny fixture's release and keys: nginx, or in a module that sets
     SERVED_BY (pytest_generate_tests below), each of those servers in turn."""
     return request.getfixturevalue(FIXTURES[getattr(request, "param", "nginx")])
 
 
 @pytest.fixture
 def kind(request) -> str:
-    """The name of the server `live` is in this test ("nginx", "workerd", "cloudfront")."""
+    """Return the name of the server `live` is in this test ("nginx", "workerd", "cloudfront")."""
     callspec = getattr(request.node, "callspec", None)
     return callspec.params.get("live", "nginx") if callspec is not None else "nginx"
 
 
 def pytest_generate_tests(metafunc):
-    """A module's SERVED_BY runs each of its tests that takes `live` once per server named there."""
+    """Run each test that takes `live` once per server its module's SERVED_BY names."""
     servers = getattr(metafunc.module, "SERVED_BY", None)
     if servers and "live" in metafunc.fixturenames:
         metafunc.parametrize("live", servers, indirect=True, scope="module")
@@ -124,7 +124,7 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture
 def own_server(tmp_path):
-    """A copy of the tiny fixture served by an nginx of its own, for a test that changes its site."""
+    """Yield a copy of the tiny fixture served by an nginx of its own, for a test that changes its site."""
     from .live import serving_copy_of
     with serving_copy_of(TINY, tmp_path) as server:
         yield server
@@ -132,7 +132,7 @@ def own_server(tmp_path):
 
 @pytest.fixture(scope="module")
 def module_server(tmp_path_factory):
-    """A copy of the tiny fixture served by an nginx of its own, shared by one module's tests."""
+    """Yield a copy of the tiny fixture served by an nginx of its own, shared by one module's tests."""
     from .live import serving_copy_of
     with serving_copy_of(TINY, tmp_path_factory.mktemp("served")) as server:
         yield server
@@ -140,7 +140,7 @@ def module_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def demo_server(tmp_path_factory):
-    """The demo data served by nginx: exports large enough that a reader's ranges matter."""
+    """Yield the demo data served by nginx: exports large enough that a reader's ranges matter."""
     from .live import serving_copy_of
     with serving_copy_of(DEMO_DATA, tmp_path_factory.mktemp("demo")) as server:
         yield server
@@ -148,7 +148,7 @@ def demo_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def edge(nginx_server):
-    """The same release and keys at the edge: the Workers project of `riskapi deploy cloudflare`, run
+    """Yield the same release and keys at the edge: the Workers project of `riskapi deploy cloudflare`, run
     by the real workerd (`wrangler dev`, offline); stopped by its process group at the end."""
     from .live import start_edge_server
     server = start_edge_server(nginx_server)
@@ -158,7 +158,7 @@ def edge(nginx_server):
 
 @pytest.fixture(scope="session")
 def s3():
-    """A real S3 server: Ceph's RADOS Gateway on 127.0.0.1 (tests/ceph.py); stopped by pid at the end."""
+    """Yield a real S3 server: Ceph's RADOS Gateway on 127.0.0.1 (tests/ceph.py); stopped by pid at the end."""
     from .ceph import start_ceph_s3
     from .live import free_port
     server = start_ceph_s3(free_port)
@@ -168,7 +168,7 @@ def s3():
 
 @pytest.fixture(scope="session")
 def cloudfront(nginx_server, s3):
-    """The same release and keys behind CloudFront's functions: the objects in the real S3 server, the
+    """Yield the same release and keys behind CloudFront's functions: the objects in the real S3 server, the
     generated viewer-request and viewer-response functions and KeyValueStore run by the Node harness
     (tests/clients/cloudfront_harness.mjs: there is no local CloudFront runtime)."""
     from .live import start_cloudfront_server
@@ -182,7 +182,7 @@ FIXTURES = {"nginx": "nginx_server", "workerd": "edge", "cloudfront": "cloudfron
 
 @pytest.fixture
 def place():
-    """A folder nginx workers may enter, removed afterwards: for tests that start nginx themselves."""
+    """Yield a folder nginx workers may enter, removed afterwards: for tests that start nginx themselves."""
     from .live import worker_readable_folder
     base = worker_readable_folder("riskapi-test-")
     yield base

@@ -21,7 +21,7 @@ SCOPED_URL = re.compile(f"{routes.RELEASES_UNDER}/{routes.RELEASE_ID}/".encode()
 
 
 def pretty(path: str, raw: bytes) -> bytes:
-    """The same document with indentation; key order is kept, so order changes show up too. Exports
+    """Return the same document with indentation; key order is kept, so order changes show up too. Exports
     stay as they are."""
     if not path.endswith(".json"):
         return raw
@@ -29,7 +29,7 @@ def pretty(path: str, raw: bytes) -> bytes:
 
 
 def published_documents(site: Path) -> dict[str, bytes]:
-    """Every API document and export of the current release by relative path (.gz/.br twins left out);
+    """Return every API document and export of the current release by relative path (.gz/.br twins left out);
     the release's id and build time masked, as they change with every build."""
     release = site / CURRENT
     documents = {str(p.relative_to(release)): p.read_bytes() for p in sorted((release / "api").rglob("*"))

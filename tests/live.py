@@ -36,7 +36,7 @@ from .waiting import wait_for
 
 
 def digest_of(keys_file: Path, key: str) -> str:
-    """What the keys file and every server keep of a key: its digest under the file's secret."""
+    """Return what the keys file and every server keep of a key: its digest under the file's secret."""
     return key_digest(read_secret(keys_file), key.lower())
 
 
@@ -129,7 +129,7 @@ class RangeReader(io.RawIOBase):
 
 
 def assert_error_headers(answer: Response) -> None:
-    """An error as every server must send it: JSON, each header once, never stored, nothing of a file."""
+    """Assert an error is as every server must send it: JSON, each header once, never stored, nothing of a file."""
     names = [name.lower() for name, _ in answer.raw_headers]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
     assert answer.header("content-type") == "application/json; charset=utf-8"
@@ -140,7 +140,7 @@ def assert_error_headers(answer: Response) -> None:
 
 
 def send(port: int, method: str, path: str, headers: dict[str, str]) -> Response:
-    """One request to a server on 127.0.0.1, sent exactly as given (no Accept-Encoding of its own)."""
+    """Return one request to a server on 127.0.0.1, sent exactly as given (no Accept-Encoding of its own)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         connection.putrequest(method, path, skip_accept_encoding=True)
@@ -166,7 +166,7 @@ def auth_header(user: str, key: str, form: str) -> str:
 
 
 def worker_readable_folder(prefix: str) -> Path:
-    """A new folder the unprivileged nginx workers may enter (pytest's own tmp folders are private)."""
+    """Return a new folder the unprivileged nginx workers may enter (pytest's own tmp folders are private)."""
     base = Path(tempfile.mkdtemp(prefix=prefix))
     os.chmod(base, 0o755)
     return base
@@ -192,7 +192,7 @@ def start_live_server(data: Path, rate_limit: str | None = None) -> LiveServer:
 
 @contextlib.contextmanager
 def serving_copy_of(data: Path, folder: Path):
-    """A live server on a writable copy of a dataset (`server.data`), stopped and removed afterwards."""
+    """Yield a live server on a writable copy of a dataset (`server.data`), stopped and removed afterwards."""
     copy = folder / "data"
     shutil.copytree(data, copy)
     server = start_live_server(copy)
@@ -226,7 +226,7 @@ class ServeProcess:
 
 @contextlib.contextmanager
 def serve_process(site: Path, keys: Path):
-    """`riskapi serve` of `site` started and answering (its first line read), stopped with SIGTERM after;
+    """Start `riskapi serve` of `site` until it answers (its first line read); stop it with SIGTERM after;
     what it said afterwards is in `.said`."""
     key = add_key(keys, "alice").key
     port = free_port()
@@ -323,7 +323,7 @@ def _start_edge(nginx: LiveServer, what: str, command: list[str], cwd: Path | No
 
 
 def moved_on(server: LiveServer) -> LiveServer:
-    """What a running `riskapi serve` does within a poll or two of a switch: nginx reloads onto what the site
+    """Return what a running `riskapi serve` does within a poll or two of a switch: nginx reloads onto what the site
     holds now (its lease on releases moves with it: a later build may prune the ones it no longer answers
     from), and once the newest switch's instant has passed (it is dated up to a second ahead of the clock),
     its record's horizon reaches it, so `as_of` at that instant is answered."""
@@ -337,7 +337,7 @@ def moved_on(server: LiveServer) -> LiveServer:
 
 
 def refreshed(server: LiveServer) -> LiveServer:
-    """The server answering what its site holds now: nginx moves on; an edge is deployed again and restarted."""
+    """Return the server answering what its site holds now: nginx moves on; an edge is deployed again and restarted."""
     if isinstance(server.runtime, EdgeRuntime):
         moved_on(server)
         server.runtime.stop()
@@ -346,7 +346,7 @@ def refreshed(server: LiveServer) -> LiveServer:
 
 
 def start_server(kind: str, nginx: LiveServer, request) -> LiveServer:
-    """`nginx` itself, or what its site holds deployed to an edge (`kind`: workerd, or cloudfront in a
+    """Return `nginx` itself, or what its site holds deployed to an edge (`kind`: workerd, or cloudfront in a
     bucket of its own), started."""
     if kind == "nginx":
         return nginx
@@ -365,7 +365,7 @@ def wrangler_env() -> dict:
 
 
 def apply_keys(project: Path, env: dict, state: Path) -> str:
-    """`npm run keys:local` of a Workers project: its keys into wrangler dev's own Workers KV store,
+    """Run `npm run keys:local` of a Workers project: its keys into wrangler dev's own Workers KV store,
     kept in `state` (outside the project folder, which each deploy replaces)."""
     done = subprocess.run([str(NODE_22 / "node"), "update-keys.mjs", "--local", "--persist-to", str(state)],
                           cwd=project, env=env, capture_output=True, text=True,
@@ -382,7 +382,7 @@ class UnreachableUpload(AssertionError):
 
 
 def upload_to_local_r2(site: Path, project: Path, port: int, *extra: str) -> str:
-    """`riskapi deploy s3` of the site into the R2 bucket of the Workers project `project` that
+    """Run `riskapi deploy s3` of the site into the R2 bucket of the Workers project `project` that
     `wrangler dev` runs on `port`, through wrangler dev's own S3 API (as into R2's, in production)."""
     secret = (project / SECRET_FILE).read_text().strip()
     bucket = json.loads((project / "wrangler.json").read_text())["r2_buckets"][0]["bucket_name"]
@@ -397,7 +397,7 @@ def upload_to_local_r2(site: Path, project: Path, port: int, *extra: str) -> str
 
 
 def start_edge_server(nginx: LiveServer) -> LiveServer:
-    """The release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`, its
+    """Return the release and keys `nginx` serves, deployed as a Workers project and run by `wrangler dev`, its
     releases uploaded by `riskapi deploy s3` into wrangler dev's local R2."""
     project = nginx.base / "cloudflare"
     result = CliRunner().invoke(cli_main, ["deploy", "cloudflare", "--site", str(nginx.site), "--keys",
@@ -415,7 +415,7 @@ def start_edge_server(nginx: LiveServer) -> LiveServer:
 
 
 def start_cloudfront_server(nginx: LiveServer, s3, bucket: str = "risk-cloudfront") -> LiveServer:
-    """The release and keys `nginx` serves, uploaded by `riskapi deploy s3` to the real S3 server `s3`
+    """Return the release and keys `nginx` serves, uploaded by `riskapi deploy s3` to the real S3 server `s3`
     (objects readable by anyone, as CloudFront's origin access would read them) and answered through
     the CloudFront Functions and KeyValueStore `riskapi deploy cloudfront` wrote, in the Node harness."""
     client = s3.client()

@@ -31,7 +31,7 @@ BUCKET = "risk-local-cloudfront"
 
 
 def deploy(site: Path, keys: Path, functions: Path, s3) -> None:
-    """The site's releases into a bucket of `s3` that anyone may read (as CloudFront's origin access reads
+    """Deploy the site's releases into a bucket of `s3` that anyone may read (as CloudFront's origin access reads
     it), and the CloudFront parts written into `functions`."""
     client = s3.client()
     with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):
@@ -51,7 +51,7 @@ CEPH_TOOLS = ("ceph", "ceph-mon", "ceph-osd", "radosgw", "radosgw-admin")  # wha
 
 
 def missing_tools() -> list[str]:
-    """What this recipe runs that the machine lacks: Ceph's daemons, Node 22 in tests/clients, the harness."""
+    """Return what this recipe runs that the machine lacks: Ceph's daemons, Node 22 in tests/clients, the harness."""
     missing = [tool for tool in CEPH_TOOLS if shutil.which(tool) is None]
     if not (NODE_22 / "node").is_file():
         missing.append(f"Node 22 ({NODE_22 / 'node'})")

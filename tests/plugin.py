@@ -44,7 +44,7 @@ QUICK_RECORD = "RISKAPI_QUICK_LEFT_OUT"  # where the collecting processes write 
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    """--quick says what it left out, by file, and where the rest runs."""
+    """Say what --quick left out, by file, and where the rest runs."""
     record = os.environ.get(QUICK_RECORD)
     if not config.getoption("--quick") or not record or not Path(record).is_file():
         return
@@ -104,7 +104,7 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    """A thread a test left running keeps the test process from ending (Python waits for every
+    """Fail on a thread a test left running: it keeps the test process from ending (Python waits for every
     non-daemon thread at exit), and CI from finishing: name it with its stack and end the run red."""
     import faulthandler
     import sys

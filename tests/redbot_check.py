@@ -15,7 +15,7 @@ from redbot.resource import HttpResource
 
 
 def flagged(notes) -> list[str]:
-    """The bad and warning notes among `notes` and their subnotes, each as "LEVEL: summary"."""
+    """Return the bad and warning notes among `notes` and their subnotes, each as "LEVEL: summary"."""
     return [f"{note.level.name}: {note.summary}" for note in notes if note.level in (levels.BAD, levels.WARN)] \
         + [found for note in notes for found in flagged(getattr(note, "subnotes", []))]
 

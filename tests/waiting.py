@@ -10,7 +10,7 @@ T = TypeVar("T")
 
 def wait_for(condition: Callable[[], T], seconds: float = 60.0, what: str = "condition", every: float = 0.02,
              ignoring: tuple[type[BaseException], ...] = ()) -> T:
-    """`condition()`'s first true value, asked every `every` seconds for at most `seconds` (an exception of
+    """Return `condition()`'s first true value, asked every `every` seconds for at most `seconds` (an exception of
     `ignoring` counts as not yet); else an AssertionError naming `what`."""
     deadline = time.monotonic() + seconds
     while True:

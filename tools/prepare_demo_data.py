@@ -92,7 +92,7 @@ WORLD_BANK_REGION_OF_SUBREGION = {
 
 
 def country_rows() -> tuple[list[dict], dict]:
-    """All 249 ISO codes; World Bank region and income where the World Bank classifies the
+    """Return all 249 ISO codes; World Bank region and income where the World Bank classifies the
     economy, else the World Bank region containing the UN M49 sub-region and "Not classified"."""
     economies = sources.world_bank_economies()
     oecd = sources.oecd_accession_years()
@@ -188,7 +188,7 @@ def indicator_row(model: ModelSpec, indicator: IndicatorSpec, weight: float) -> 
 
 
 def rounded_shares(sizes: list[float]) -> list[float]:
-    """Shares of a whole rounded to 4 decimals, the last one taking the rounding rest."""
+    """Return shares of a whole rounded to 4 decimals, the last one taking the rounding rest."""
     total = sum(sizes)
     shares = [round(size / total, 4) for size in sizes]
     shares[-1] = round(1 - sum(shares[:-1]), 4)

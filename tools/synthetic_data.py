@@ -154,7 +154,7 @@ class DemoSpec:
 
 
 def country_list(count: int) -> list[tuple[str, str]]:
-    """The ISO 3166-1 countries (common English name where there is one), then made-up codes."""
+    """Return the ISO 3166-1 countries (common English name where there is one), then made-up codes."""
     iso = sorted((c.alpha_3, getattr(c, "common_name", None) or c.name) for c in pycountry.countries)
     if count <= len(iso):
         return iso[:count]
@@ -190,7 +190,7 @@ def _sdg_sections() -> list:
 
 
 def _weights(values: list[float]) -> list[float]:
-    """Shares rounded to 4 decimals whose sum is exactly 1."""
+    """Return shares rounded to 4 decimals whose sum is exactly 1."""
     total = sum(values)
     shares = [round(v / total, 4) for v in values]
     shares[-1] = round(1 - sum(shares[:-1]), 4)

@@ -65,7 +65,7 @@ class ReleaseSnapshot:
     @classmethod
     def of(cls, files: dict[str, dict], score_lists: dict[str, dict],
            observations: dict[str, int] | None = None) -> "ReleaseSnapshot":
-        """From a manifest's files and each model's endpoint 3 document (default ordering), by model."""
+        """Read, by model, from a manifest's files and each model's endpoint 3 document (default ordering)."""
         # every file the API answers (its .gz/.br twins are the same bytes) but those that name their
         # release (they change with every build)
         return cls({path: entry["sha256"] for path, entry in files.items() if path.startswith("api/")
@@ -75,7 +75,7 @@ class ReleaseSnapshot:
 
 
 def current_results(score_list: dict) -> dict[str, dict]:
-    """Each country's current result in an endpoint 3 document, by country code."""
+    """Return each country's current result in an endpoint 3 document, by country code."""
     return {entry["entity"]["countryCode"]: entry["results"][0] for entry in score_list["data"]}
 
 
@@ -83,7 +83,7 @@ DATA_COUNTS = "data.json"  # what the release was built from: observations per m
 
 
 def read_snapshot(release: Path) -> ReleaseSnapshot:
-    """The snapshot of a release folder on disk."""
+    """Return the snapshot of a release folder on disk."""
     files = read_manifest(release)
     counts = release / DATA_COUNTS
     observations = orjson.loads(counts.read_bytes())["observations"] if counts.is_file() else {}
@@ -125,7 +125,7 @@ class ChangeGuard:
     max_observations_lost_share: float = 0.5  # of a model's observations against the previous release
 
     def refusals(self, old: ReleaseSnapshot | None, new: ReleaseSnapshot, diff: ReleaseDiff) -> list[str]:
-        """Why publishing this release would be suspicious, one line per model; empty when it is not."""
+        """Return why publishing this release would be suspicious, one line per model; empty when it is not."""
         found = []
         for model, before in (old.observations if old else {}).items():
             after = new.observations.get(model, 0)

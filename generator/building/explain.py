@@ -90,7 +90,7 @@ def _indicator_line(indicator: dict, date: str) -> IndicatorLine:
 
 
 def model_sum_line(terms: list[SectionLine], published: float) -> str:
-    """The model score as the sum the build computed, ending in the published score.
+    """Return the model score as the sum the build computed, ending in the published score.
 
     The weights and section scores shown are rounded; the sum is taken the way the build takes it
     (points models: from the default weights and the integer points), so it rounds to the published
@@ -110,7 +110,7 @@ def model_sum_line(terms: list[SectionLine], published: float) -> str:
 
 
 def format_explanation(e: Explanation) -> str:
-    """The explanation as text for a terminal."""
+    """Return the explanation as text for a terminal."""
     out = [f"{e.model} / {e.code} ({e.name}), {e.timestamp}"]
     r = e.result
     if r is None:

@@ -63,7 +63,7 @@ class ValidatedWriter:
             self.add_one(route, document)
 
     def add_one(self, route: locations.Route, document: object) -> None:
-        """A document (a dict or list), or an export (its parts: no schema, written as they are)."""
+        """Add a document (a dict or list), or an export (its parts: no schema, written as they are)."""
         if isinstance(document, ExportFile):
             if route.file in self.example_files:  # of an export, its beginning is enough
                 self.examples[route.file] = document.head(EXAMPLE_BYTES)
@@ -124,7 +124,7 @@ class ModelBuild:
 
 
 def default_jobs() -> int:
-    """The cores this process may run on."""
+    """Return the cores this process may run on."""
     return len(os.sched_getaffinity(0))
 
 
@@ -156,7 +156,7 @@ _JOB: tuple[ModelJob, ReleaseWriter, ExportChunks] | None = None  # set in the p
 
 
 def _build_in_worker(index: int) -> ModelBuild:
-    """In a worker process: one model, its observations read here and its files written here (with their
+    """Build one model in a worker process: read its observations here and write its files here (with their
     twins) into the release."""
     assert _JOB is not None, "a model worker runs only in a process forked by ModelWorkers"
     job, writer, exports = _JOB
@@ -198,7 +198,7 @@ class ModelWorkers:
             self.job.observations.clear()
 
     def models(self, out: ValidatedWriter) -> Iterator[ModelBuild]:
-        """Every model's build, in the models' order, and the public models' exports once their rows are
+        """Yield every model's build, in the models' order, and the public models' exports once their rows are
         all written: here with one job, else in the workers (the largest models first, the next free
         worker taking the next, so none is left with a large one at the end; the exports' copies are
         made here and their twins by the workers while the last models are built)."""

@@ -18,7 +18,7 @@ ORIGINAL = "original"  # the folder of schema_dir whose $defs replace the contra
 
 
 def load_schemas(schema_dir: Path = SCHEMA_DIR, original: bool = False) -> dict[str, dict]:
-    """Every schema of schema_dir by name (file name without .json); with `original`, common.json's
+    """Return every schema of schema_dir by name (file name without .json); with `original`, common.json's
     definitions replaced by those of original/common.json (same $id, so the endpoint schemas use them)."""
     schemas = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(schema_dir.glob("*.json"))}
     if original:
@@ -29,7 +29,7 @@ def load_schemas(schema_dir: Path = SCHEMA_DIR, original: bool = False) -> dict[
 
 
 def json_path(path: Iterable[str | int]) -> str:
-    """`$.data[0].results[0].score` from a list of keys and indexes."""
+    """Return `$.data[0].results[0].score` from a list of keys and indexes."""
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
 
 
@@ -46,11 +46,11 @@ class DocumentValidator:
         }
 
     def errors(self, route: Route, document: object) -> list[str]:
-        """Every violation of the route's schema, each named by URL and JSON path."""
+        """Return every violation of the route's schema, each named by URL and JSON path."""
         return [f"{route}: {problem}" for problem in self.schema_errors(route.schema, document)]
 
     def schema_errors(self, schema: str, document: object) -> list[str]:
-        """Every violation of the schema `schema` (its file's name in schemas/), each named by JSON path."""
+        """Return every violation of the schema `schema` (its file's name in schemas/), each named by JSON path."""
         validator = self._validators[schema]
         if validator.is_valid(document):
             return []

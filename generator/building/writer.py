@@ -91,7 +91,7 @@ class ReleaseWriter(ReleaseFiles):
         self.tree: ReleaseTree | None = None  # the Merkle tree of its documents, once finished
 
     def _worker_pool(self, workers: int) -> ProcessPoolExecutor:
-        """Forked worker processes that hold no copy of the site lock and end with the build. All fork
+        """Return forked worker processes that hold no copy of the site lock and end with the build. All fork
         when the first work is submitted, from this process as it is then (the build's data included,
         before the pool starts its own thread)."""
         return fork_pool(workers, self._lock.fileno())
@@ -108,11 +108,11 @@ class ReleaseWriter(ReleaseFiles):
         return pending
 
     def _new_id(self) -> str:
-        """Its UTC build second, after every release on disk or known to the catalogue (release_ids.py)."""
+        """Return its UTC build second, after every release on disk or known to the catalogue (release_ids.py)."""
         return new_release_id(datetime.datetime.now(datetime.timezone.utc), [*releases(self.site), *self._known])
 
     def _remove_leftovers(self, history: History) -> None:
-        """What killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary links,
+        """Remove what killed builds, swaps and prunes left: unfinished and half-deleted releases, temporary links,
         releases the catalogue built whose switch never happened, and releases it pruned whose folder a
         kill left. Only on the catalogue's word: a folder it does not know stays (riskapi releases)."""
         for link in self.site.glob(f".{CURRENT}.tmp-*"):
@@ -127,7 +127,7 @@ class ReleaseWriter(ReleaseFiles):
             shutil.rmtree(leftover, ignore_errors=True)
 
     def scratch(self) -> Path:
-        """A folder for the build's own intermediate files, beside the release and never in it;
+        """Return a folder for the build's own intermediate files, beside the release and never in it;
         removed when the release is finished or discarded (or, after a crash, by the next build)."""
         self._scratch.mkdir(exist_ok=True)
         return self._scratch
@@ -139,7 +139,7 @@ class ReleaseWriter(ReleaseFiles):
         self._pending.append(self.submit(work, self.folder, what, self.stamp))
 
     def result(self, pending: Future) -> Any:
-        """What work submitted to the worker processes gave (re-raising what it raised), or one clear
+        """Return what work submitted to the worker processes gave (re-raising what it raised), or one clear
         error if a worker, or the pool's thread that hands work over, stopped."""
         try:
             while not wait([pending], timeout=1.0).done:
@@ -153,7 +153,7 @@ class ReleaseWriter(ReleaseFiles):
         self._adopt(self.result(pending))
 
     def _pool_alive(self) -> bool:
-        """Whether the pool can still finish work: its thread that hands work over and its worker run.
+        """Return whether the pool can still finish work: its thread that hands work over and its worker run.
         Under a memory limit that thread can die at its start (`can't start new thread`), and the work
         it holds would be waited for forever."""
         pool = self._pool
@@ -172,7 +172,7 @@ class ReleaseWriter(ReleaseFiles):
             self._collect(self._pending.popleft())
 
     def part(self) -> ReleaseFiles:
-        """A writer of this release's files that writes in the process it runs in (`merge` takes what it
+        """Return a writer of this release's files that writes in the process it runs in (`merge` takes what it
         wrote): a build's worker process, or this one for files wanted on disk at once."""
         return ReleaseFiles(self.folder, self.stamp, self._previous_dir, self._previous_files)
 
@@ -195,7 +195,7 @@ class ReleaseWriter(ReleaseFiles):
         self.bytes += size
 
     def same_as_previous(self, names_its_release: Callable[[str], bool]) -> bool:
-        """Whether this release holds exactly the previous one's files and bytes (twins aside), but for
+        """Return whether this release holds exactly the previous one's files and bytes (twins aside), but for
         the files that name their own release (`names_its_release(path)`)."""
         def contents(files: dict[str, dict]) -> dict[str, str]:
             return {path: entry["sha256"] for path, entry in files.items()
@@ -257,7 +257,7 @@ class ReleaseWriter(ReleaseFiles):
         return Release(self.id, final, len(self.files), self.bytes, tuple(going), self.held)
 
     def _delete_pruned(self, going: list[str]) -> None:
-        """The pruned folders no lease holds deleted (a kill before leaves them to the next sweep); those a
+        """Delete the pruned folders no lease holds (a kill before leaves them to the next sweep); those a
         running server still answers from are `held`, deleted by it once it has moved on."""
         self.held = tuple(sorted(set(going) & set(sweep(self.site))))
         keep_reserve(self.site)  # room for `riskapi releases --prune` to record a prune on a full disk

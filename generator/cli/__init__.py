@@ -15,7 +15,7 @@ accept_verbosity_after(main)  # after every command is defined
 
 
 def run() -> None:
-    """The `riskapi` process: a process of its own, which never uses pandas (pyarrow would import it,
+    """Run the `riskapi` process: a process of its own, which never uses pandas (pyarrow would import it,
     where installed, at its first conversion: 0.2 s a command that writes Parquet or the panel)."""
     without_pandas()
     main()

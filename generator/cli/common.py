@@ -30,7 +30,7 @@ KEYS_OPTION = click.option("--keys", "keys_file", type=click.Path(dir_okay=False
 
 
 def options(*decorators: Callable[[Callable], Callable]) -> Callable[[Callable], Callable]:
-    """Several click options as one decorator, in the order written (options commands share)."""
+    """Return several click options as one decorator, in the order written (options commands share)."""
     def apply(command: Callable) -> Callable:
         for option in reversed(decorators):
             command = option(command)
@@ -73,7 +73,7 @@ class RiskApiGroup(click.Group):
 
 
 def reader_went_away() -> bool:
-    """Whether our own standard output is a pipe whose reader has closed it (poll says POLLERR), as
+    """Return whether our own standard output is a pipe whose reader has closed it (poll says POLLERR), as
     opposed to a broken pipe of a socket or a child process."""
     try:
         descriptor = sys.stdout.fileno()
@@ -85,7 +85,7 @@ def reader_went_away() -> bool:
 
 
 def out_of_memory(error: Exception) -> bool:
-    """Whether an error is the process running out of memory, however the library says it (Python's
+    """Return whether an error is the process running out of memory, however the library says it (Python's
     MemoryError, a thread that cannot get its stack, orjson's allocation failure, a shared library that
     cannot be mapped, Arrow's failures to allocate or to start a thread)."""
     arrow = type(error).__module__.startswith("pyarrow")
@@ -97,7 +97,7 @@ def out_of_memory(error: Exception) -> bool:
 
 
 def describe_os_error(error: OSError) -> str:
-    """`site/releases: No space left on device`: the path and the reason, without the errno noise; a file of
+    """Return `site/releases: No space left on device`: the path and the reason, without the errno noise; a file of
     a release that a prune removed while the command read it, said as such."""
     reason = error.strerror or str(error)
     if error.filename is None:
@@ -110,7 +110,7 @@ def describe_os_error(error: OSError) -> str:
 
 
 def pruned_meanwhile(error: OSError) -> str | None:
-    """The release whose folder went while it was read (a prune), where `error` is a file of it not found."""
+    """Return the release whose folder went while it was read (a prune), where `error` is a file of it not found."""
     if not isinstance(error, FileNotFoundError) or not isinstance(error.filename, (str, os.PathLike)):
         return None
     path = Path(os.fsdecode(error.filename))
@@ -138,7 +138,7 @@ def _quiet(ctx: click.Context, _param: click.Parameter, quiet: bool) -> None:
 
 
 def verbosity_options() -> list[click.Option]:
-    """-v and -q, taken before the command (`riskapi -q build`) and after it (`riskapi build -q`) alike."""
+    """Return -v and -q, taken before the command (`riskapi -q build`) and after it (`riskapi build -q`) alike."""
     return [click.Option(["-v", "--verbose"], count=True, expose_value=False, callback=_more_verbose,
                          help="More output; -v also shows tracebacks."),
             click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, callback=_quiet,
@@ -174,7 +174,7 @@ def _warnings(ctx: click.Context, report: BuildReport) -> None:
 
 
 def _site_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """An http(s) address without a trailing slash, path allowed (a site served under a prefix)."""
+    """Return an http(s) address without a trailing slash, path allowed (a site served under a prefix)."""
     if value is None:
         return None
     parsed = urllib.parse.urlsplit(value)
@@ -187,7 +187,7 @@ def _site_url(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 def _cache_control(_ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """A Cache-Control value as nginx can carry it: directives only (a `$` would be an nginx variable)."""
+    """Return a Cache-Control value as nginx can carry it: directives only (a `$` would be an nginx variable)."""
     if not re.fullmatch(r'[A-Za-z0-9 ,=\-_."]+', value):
         raise click.BadParameter(f"{value!r} is not a Cache-Control value: use directives such as "
                                  "'public, max-age=300'", param=param)
@@ -195,7 +195,7 @@ def _cache_control(_ctx: click.Context, param: click.Parameter, value: str) -> s
 
 
 def command_table() -> list[tuple[str, str]]:
-    """Every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the
+    """Yield every riskapi command with its one-line help, in the order `riskapi --help` lists them (for the
     reference page)."""
     def walk(group: click.Group, prefix: str) -> Iterator[tuple[str, str]]:
         for name, command in sorted(group.commands.items()):
@@ -207,6 +207,6 @@ def command_table() -> list[tuple[str, str]]:
 
 
 def warn_of_keys_problems(keys_read: KeysFile) -> None:
-    """A keys file's bad lines (summarised), on stderr: they serve no key; the command itself went through."""
+    """Warn of a keys file's bad lines (summarised), on stderr: they serve no key; the command itself went through."""
     if keys_read.warning():
         click.echo(f"warning: {keys_read.warning()}", err=True)

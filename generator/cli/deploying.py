@@ -12,7 +12,7 @@ from .common import KEYS_OPTION, SITE_OPTION, _cache_control, _say, main, option
 
 
 def _platform_limits(warnings: list[str], strict: bool) -> None:
-    """A deploy's warnings of the platform's limits; with --strict they fail the command."""
+    """Warn of the platform's limits a deploy exceeds; with --strict they fail the command."""
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     if strict and warnings:
@@ -36,7 +36,7 @@ STEPS = {"upload": "uploading {total:,} objects the bucket lacks", "manifests": 
 
 @contextlib.contextmanager
 def deploy_progress(ctx: click.Context) -> Iterator[Callable[[str, int, int], None]]:
-    """What a deploy is doing: a progress bar of its uploads on a terminal, else a line as each step starts
+    """Yield what a deploy is doing: a progress bar of its uploads on a terminal, else a line as each step starts
     (and every tenth of the uploads); nothing with -q."""
     quiet = ctx.obj["quiet"]
     bar: Any = None
@@ -152,7 +152,7 @@ def deploy_cloudfront(ctx: click.Context, site_dir: Path, keys_file: Path, out_d
 
 
 def s3_client(endpoint_url: str | None) -> Any:
-    """An S3 client of a session of its own: the credentials of this run's environment, never ones read
+    """Return an S3 client of a session of its own: the credentials of this run's environment, never ones read
     earlier (boto3 is the s3 extra: said so where it is not installed)."""
     from ..serve.deploy.s3_errors import INSTALL_S3, DeployError
     try:
@@ -163,7 +163,7 @@ def s3_client(endpoint_url: str | None) -> Any:
 
 
 def _folder(prefix: str) -> str:
-    """A --prefix as a folder of the bucket: "risk" and "risk/" are "risk/"."""
+    """Return a --prefix as a folder of the bucket: "risk" and "risk/" are "risk/"."""
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
 
 

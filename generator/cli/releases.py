@@ -226,7 +226,7 @@ def releases_command(ctx: click.Context, site_dir: Path, repair: bool, log_from:
 
 
 def prune_site(ctx: click.Context, site_dir: Path, keep: int | None, keep_days: float | None) -> None:
-    """`riskapi releases --prune`: the retention applied without a build, and what it freed, said."""
+    """Apply the retention without a build and say what it freed (`riskapi releases --prune`)."""
     from ..history.retention import prune_now
     done = prune_now(site_dir, keep, keep_days)
     _say(ctx, (f"pruned {', '.join(done.pruned)}" if done.pruned else "nothing more to prune")
@@ -237,8 +237,8 @@ def prune_site(ctx: click.Context, site_dir: Path, keep: int | None, keep_days: 
 
 
 def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list[LogCopy]:
-    """The copies of the log of releases at `sources` (history/catalogue/log_copy.py), each read and checked whole
-    before the repair moves anything; a source without a log is an error (it was named to be used)."""
+    """Return the copies of the log of releases at `sources` (history/catalogue/log_copy.py), each read and checked
+    whole before the repair moves anything; a source without a log is an error (it was named to be used)."""
     from ..errors import CatalogueError
     from ..history.catalogue.log_copy import folder_reader, read_log
     copies: list[LogCopy] = []
@@ -257,7 +257,7 @@ def log_copies(sources: tuple[str, ...], endpoint_url: str | None) -> list[LogCo
 
 
 def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
-    """The copy of the log riskapi deploy s3 keeps in s3://BUCKET[/PREFIX]."""
+    """Return the copy of the log riskapi deploy s3 keeps in s3://BUCKET[/PREFIX]."""
     from ..history.catalogue.log_copy import read_log
     from ..serve.deploy.s3 import log_reader
     from ..serve.deploy.s3_errors import explaining
@@ -338,6 +338,6 @@ def explain(ctx: click.Context, model: str, country: str, date: str | None, site
 
 
 def announced(ctx: click.Context, done: Announcement) -> None:
-    """What the witnesses and the webhooks made of a switch (publish/announce.py): never a failure of it."""
+    """Say what the witnesses and the webhooks made of a switch (publish/announce.py): never a failure of it."""
     say_cosigned(ctx, done.cosigned)
     say_queued(ctx, done.queued, done.release, done.sender)

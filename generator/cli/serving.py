@@ -107,7 +107,7 @@ def status(ctx: click.Context, site_dir: Path, keys_file: Path) -> None:
 
 
 def _ending_keys(keys_file: Path) -> list[str]:
-    """Each active key that ends within 14 days, by user and short id, with what to do."""
+    """Return each active key that ends within 14 days, by user and short id, with what to do."""
     from ..errors import KeysError
     from ..history.catalogue import now_ms, rfc3339
     from ..serve.keys import ending_soon, load_keys
@@ -121,7 +121,7 @@ def _ending_keys(keys_file: Path) -> list[str]:
 
 
 def _lease_lines(site_dir: Path) -> list[str]:
-    """What holds the site's releases from a prune (history/leases.py): each running serve or deploy, each edge;
+    """Return what holds the site's releases from a prune (history/leases.py): each running serve or deploy, each edge;
     and each pruned release whose folder is still on disk, with why."""
     from ..history.leases import pruned_on_disk, read_leases
     lines = []
@@ -143,7 +143,7 @@ def _holder(lease: Lease) -> str:
 
 
 def _webhook_lines(site_dir: Path) -> list[str]:
-    """The webhook events not delivered yet, and each subscriber failing for a day or more, with what to do."""
+    """Return the webhook events not delivered yet, and each subscriber failing for a day or more, with what to do."""
     from ..history.catalogue import Catalogue, now_ms, outbox, rfc3339
     with Catalogue.open(site_dir) as catalogue:
         waiting, failing = outbox.pending(catalogue), outbox.failing(catalogue, now_ms())
@@ -187,7 +187,7 @@ def nginx_config(ctx: click.Context, site_dir: Path, keys_file: Path, host: str,
               help="key: each user's keys apart, by short id (has a client moved to its rotated key?).")
 @click.option("--format", "output", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 def usage(site_dir: Path, logs: tuple[Path, ...], since: datetime.datetime | None, by: str, output: str) -> None:
-    """Requests, bytes and status classes per user, key (by short id, never the key), route or day, from nginx's
+    """Count requests, bytes and status classes per user, key (by short id, never the key), route or day, from nginx's
     access log."""
     import csv
     import datetime

@@ -15,7 +15,7 @@ LOG_KEY_FILE = "keys/log-signing.key"  # beside the keys file: outside the serve
 
 @main.group()
 def log() -> None:
-    """The signed log of releases (/api/v1/log/): its signing key and checkpoint."""
+    """Manage the signed log of releases (/api/v1/log/): its signing key and checkpoint."""
 
 
 @log.command("init")
@@ -75,7 +75,7 @@ def log_sign(site_dir: Path) -> None:
 @log.command("status")
 @SITE_OPTION
 def log_status(site_dir: Path) -> None:
-    """The log's size, origin and the key its checkpoint is signed with."""
+    """Show the log's size, origin and the key its checkpoint is signed with."""
     from ..history.catalogue import Catalogue
     with Catalogue.open(site_dir) as catalogue:
         click.echo(describe(catalogue.latest_checkpoint()))
@@ -159,7 +159,7 @@ def verify(citation: Path, trust: tuple[str, ...], document: Path | None, since:
 
 @log.group("witness")
 def log_witness() -> None:
-    """The witnesses each new checkpoint is sent to (C2SP tlog-witness)."""
+    """Manage the witnesses each new checkpoint is sent to (C2SP tlog-witness)."""
 
 
 @log_witness.command("add")
@@ -176,7 +176,7 @@ def log_witness_add(url: str, vkey: str, site_dir: Path) -> None:
 @log_witness.command("list")
 @SITE_OPTION
 def log_witness_list(site_dir: Path) -> None:
-    """The witnesses, their keys and the log's size each last cosigned."""
+    """List the witnesses, their keys and the log's size each last cosigned."""
     from ..history.witnesses import witnesses
     for url, vkey, size in witnesses(site_dir):
         click.echo(f"{url}  {vkey}  cosigned size {size}")
@@ -193,14 +193,14 @@ def log_cosign(ctx: click.Context, site_dir: Path) -> None:
 
 
 def ask_witnesses(ctx: click.Context, site_dir: Path) -> bool:
-    """The newest checkpoint sent to the witnesses, and how each answered; False if one did not cosign.
+    """Return the newest checkpoint sent to the witnesses, and how each answered; False if one did not cosign.
     Nothing without witnesses."""
     from ..history.witnesses import cosign
     return say_cosigned(ctx, cosign(site_dir))
 
 
 def say_cosigned(ctx: click.Context, results: list) -> bool:
-    """How each witness answered; False if one did not cosign."""
+    """Return how each witness answered; False if one did not cosign."""
     for result in results:
         _say(ctx, f"witness {result.url}: " + (f"cosigned size {result.size}" if not result.error else
                                                f"did not cosign: {result.error} (riskapi log cosign asks again)"))

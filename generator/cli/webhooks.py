@@ -34,7 +34,7 @@ def subscribers_add(user: str, url: str, secret: str | None, allow_private_netwo
 @subscribers.command("list")
 @KEYS_OPTION
 def subscribers_list(keys_file: Path) -> None:
-    """The subscribers (never their secrets)."""
+    """List the subscribers (never their secrets)."""
     from ..serve.webhooks import read_subscribers
     for subscriber in read_subscribers(keys_file):
         click.echo(f"{subscriber.user}\t{subscriber.url}")
@@ -52,7 +52,7 @@ def subscribers_remove(user: str, url: str | None, keys_file: Path) -> None:
 
 
 def say_queued(ctx: click.Context, queued: int, release: str | None, sender: int | None) -> None:
-    """What a switch left its background delivery of webhooks (publish/announce.py), if anything."""
+    """Say what a switch left its background delivery of webhooks (publish/announce.py), if anything."""
     if queued:
         _say(ctx, f"webhooks: {queued} event(s) of {release} queued, delivered in the background (process {sender}; "
                   "`riskapi status` says how they went, `riskapi notify` sends what is left)")

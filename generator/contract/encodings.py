@@ -26,7 +26,7 @@ SAFE_SETS = (
 
 @functools.lru_cache(maxsize=4096)
 def client_encodings(value: str) -> tuple[str, ...]:
-    """The raw query-string forms of `value` that real clients send, one per nginx map key (asked for
+    """Return the raw query-string forms of `value` that real clients send, one per nginx map key (asked for
     each country name by the load's checks and again by the nginx maps: worked out once)."""
     forms: dict[str, str] = {}
     for text in dict.fromkeys((value, value.upper(), value.lower())):  # nginx folds ASCII letters only
@@ -53,7 +53,7 @@ def _lower_escapes(text: str) -> str:
 
 
 def ascii_folded(text: str) -> str:
-    """What nginx compares map keys on: ASCII letters lower-cased, other bytes as they are."""
+    """Return what nginx compares map keys on: ASCII letters lower-cased, other bytes as they are."""
     return text.translate(_ASCII_LOWER)
 
 
@@ -66,7 +66,7 @@ def _raw_non_ascii(text: str, encoded: str, upper_hex: bool) -> str:
 
 
 def identity(text: str) -> str:
-    """What makes two names the same one everywhere (users, country names, …): Unicode compatibility
+    """Return what makes two names the same one everywhere (users, country names, …): Unicode compatibility
     forms folded (NFKC) and letter case folded. nginx and the edges compare names ignoring ASCII case,
     so two names with one identity would be one lookup key there: the data and the keys file refuse
     the second."""

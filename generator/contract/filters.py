@@ -19,13 +19,13 @@ Groups = Mapping[str, Mapping[str, str]]
 
 
 def query_value(value: str) -> str:
-    """A value as the API writes it in a URL's query and a group's folder: percent-encoded (RFC 3986,
+    """Return a value as the API writes it in a URL's query and a group's folder: percent-encoded (RFC 3986,
     upper-case escapes), so no "/", "&" or "=" is left in it."""
     return quote(value, safe="")
 
 
 def group_folder(selected: Iterable[tuple[Filter, str]]) -> str:
-    """The folders of group filters with their values, in the order given: `region=…/income=…/`."""
+    """Return the folders of group filters with their values, in the order given: `region=…/income=…/`."""
     return "".join(serving.folder("group", parameter=f.parameter, value=query_value(value)) for f, value in selected)
 
 
@@ -40,7 +40,7 @@ class Selection:
 
 
 def selections(groups: tuple[Filter, ...], countries: Groups) -> list[Selection]:
-    """Every selection of the group filters (each non-empty subset, in declaration order) with a value
+    """Return every selection of the group filters (each non-empty subset, in declaration order) with a value
     of each that a country has: the variants a release renders. A selection no country is in answers
     as the empty filter answer (`filter=none/`), so it has no folder of its own."""
     found = []
@@ -57,29 +57,29 @@ def selections(groups: tuple[Filter, ...], countries: Groups) -> list[Selection]
 
 
 def _lists() -> list[Variants]:
-    """The variants of every list of the route table (read when asked: a test may add a filter)."""
+    """Return the variants of every list of the route table (read when asked: a test may add a filter)."""
     return [rule.variants for rule in routes.RULES if rule.variants is not None]
 
 
 def country_groups(countries: Iterable[Any]) -> dict[str, dict[str, str]]:
-    """Each country's values of the group fields, by code (`countries`: records with a code and the fields)."""
+    """Return each country's values of the group fields, by code (`countries`: records with a code and the fields)."""
     fields = group_fields()
     return {country.code: {field: getattr(country, field) for field in fields} for country in countries}
 
 
 def group_values(countries: Groups) -> dict[str, list[str]]:
-    """Each group field's values among the countries, sorted: the closed vocabulary a group filter takes."""
+    """Return each group field's values among the countries, sorted: the closed vocabulary a group filter takes."""
     return {field: sorted({values[field] for values in countries.values() if field in values})
             for field in group_fields()}
 
 
 def group_fields() -> tuple[str, ...]:
-    """The fields the lists' group filters read, each once: what a release's routing carries of its countries."""
+    """Return the fields the lists' group filters read, each once: what a release's routing carries of its countries."""
     return tuple(dict.fromkeys(f.field for variants in _lists() for f in variants.groups))
 
 
 def lookup_tables(routing: Mapping) -> dict[str, dict]:
-    """A release's tables, as every server looks a request up in them: `countries` (a code in lower case →
+    """Return a release's tables, as every server looks a request up in them: `countries` (a code in lower case →
     the code), `country_names` (a name as a client sends it, in lower case → its code), `models` (code →
     public or custom); per group field `group:FIELD` (a value as a client sends it, in lower case → its
     query value) and `values:FIELD` (its values, for the 400 that names them); `selections` (the folder of

@@ -77,12 +77,12 @@ SELECTIONS, COUNTRY_GROUPS = "selections", "country_groups"
 
 
 def group_table(field: str) -> str:
-    """The table of a group field's values: each as a client may send it, in lower case → its query value."""
+    """Return the table of a group field's values: each as a client may send it, in lower case → its query value."""
     return f"group:{field}"
 
 
 def values_table(field: str) -> str:
-    """The table of a group field's values as the 400 names them (under the key "")."""
+    """Return the table of a group field's values as the 400 names them (under the key "")."""
     return f"values:{field}"
 
 
@@ -152,7 +152,7 @@ class Rule:
     endpoints: tuple[Endpoint, ...] = field(default=(), compare=False, hash=False)
 
     def regex(self) -> str:
-        """The path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
+        """Return the path as a regular expression (Python's and JavaScript's alike; nginx's PCRE takes it with
         named groups: nginx_regex)."""
         return "^" + _alternatives(self, lambda segment: f"({segment.pattern})") + "$"
 
@@ -168,11 +168,11 @@ class Rule:
         return next(s for s in self.segments if s.name == name)
 
     def build(self, **segments: str) -> str:
-        """The URL path of the rule with its segments filled in (what routes.url_for gives)."""
+        """Return the URL path of the rule with its segments filled in (what routes.url_for gives)."""
         return self.under + _SLOT.sub(lambda m: segments[m[1]], self.path)
 
     def matches(self, path: str) -> bool:
-        """Whether a normalised path answers by this rule."""
+        """Return whether a normalised path answers by this rule."""
         return self._pattern.match(path) is not None
 
     @functools.cached_property
@@ -182,7 +182,7 @@ class Rule:
 
     def file_for(self, audience: str = serving.PUBLIC_AUDIENCE, variant: str = "", preview: bool = False, /,
                  **segments: str) -> str:
-        """The file its document lives in, under its root: for an audience (its folder; none for the
+        """Return the file its document lives in, under its root: for an audience (its folder; none for the
         public), a list's query variant folder (serving.folder), the preview list, and the segments'
         values. Every file a release or a timeline writes for a route is named here."""
         public = audience == serving.PUBLIC_AUDIENCE
@@ -191,7 +191,7 @@ class Rule:
         return self.file_with(slots.__getitem__)
 
     def file_with(self, value_of: Callable[[str], str]) -> str:
-        """Its file template with each {slot} given by `value_of(slot)` (nginx's variables, where nginx.conf
+        """Return its file template with each {slot} given by `value_of(slot)` (nginx's variables, where nginx.conf
         names the file a location answers with)."""
         return _SLOT.sub(lambda m: value_of(m[1]), self.file)
 

@@ -39,25 +39,25 @@ KEY_ID_CHARACTERS = 8  # a key's short id: the start of its digest, which names 
 
 
 def new_secret() -> str:
-    """A new site secret: 256 random bits in hex."""
+    """Return a new site secret: 256 random bits in hex."""
     return secrets.token_hex(32)
 
 
 def key_digest(secret: str, key: str) -> str:
-    """What every server holds of a (lower-cased) key: the SHA-1 of the site's secret and the key, in hex.
+    """Return what every server holds of a (lower-cased) key: the SHA-1 of the site's secret and the key, in hex.
     nginx works it out with `set_sha1 $key_digest "$key_secret$folded_key"`, the edges with their SHA-1."""
     return hashlib.sha1((secret + key).encode("utf-8")).hexdigest()
 
 
 def edge_description() -> dict[str, object]:
-    """The format as the edges and njs check it (keycheck.js's mistyped): the prefix, and an expression
+    """Return the format as the edges and njs check it (keycheck.js's mistyped): the prefix, and an expression
     whose two groups are what the checksum covers and the checksum; and how long a key's short id is."""
     return {"prefix": PREFIX, "pattern": f"^{_KEY.pattern}$", "checksum_characters": CHECKSUM_CHARACTERS,
             "id_characters": KEY_ID_CHARACTERS}
 
 
 def checksum(body: str) -> str:
-    """The checksum of a key's prefix and random part: their CRC-32, in base 36, zero-padded."""
+    """Return the checksum of a key's prefix and random part: their CRC-32, in base 36, zero-padded."""
     value, digits = zlib.crc32(body.encode("ascii")), []
     for _ in range(CHECKSUM_CHARACTERS):
         value, digit = divmod(value, len(ALPHABET))
@@ -66,13 +66,13 @@ def checksum(body: str) -> str:
 
 
 def new_key() -> str:
-    """A new key: the prefix, 129 random bits and the checksum."""
+    """Return a new key: the prefix, 129 random bits and the checksum."""
     body = f"{PREFIX}{KIND}_" + "".join(secrets.choice(ALPHABET) for _ in range(RANDOM_CHARACTERS))
     return body + checksum(body)
 
 
 def checksum_problem(key: str) -> str | None:
-    """Why a (lower-cased) key that claims this API's format is not one of its keys, or None: a key
+    """Return why a (lower-cased) key that claims this API's format is not one of its keys, or None: a key
     without the prefix is of the format before it, and is looked up as it is."""
     if not key.startswith(PREFIX):
         return None

@@ -25,12 +25,12 @@ class Route:
 
 
 def audience_name(grants: frozenset[str] | tuple[str, ...]) -> str:
-    """Name of the audience holding exactly these custom-model grants: `public` or `a+b`."""
+    """Return the name of the audience holding exactly these custom-model grants: `public` or `a+b`."""
     return "+".join(sorted(grants)) if grants else PUBLIC
 
 
 def audiences(custom_models: tuple[str, ...], grant_sets: Iterable[Iterable[str]] = ()) -> list[frozenset[str]]:
-    """The grant sets that get a pre-rendered variant of endpoints 1 and 5 (docs/api.md, custom models):
+    """Return the grant sets that get a pre-rendered variant of endpoints 1 and 5 (docs/api.md, custom models):
     none (public), each custom model alone, and each set of several that a client holds — never every
     subset, which would grow as 2 ** custom models."""
     known = set(custom_models)
@@ -40,7 +40,7 @@ def audiences(custom_models: tuple[str, ...], grant_sets: Iterable[Iterable[str]
 
 
 def audience_for(grants: frozenset[str], existing: list[frozenset[str]]) -> frozenset[str]:
-    """The variant a client with `grants` is served: its own set where the release has it, else the
+    """Return the variant a client with `grants` is served: its own set where the release has it, else the
     largest set it holds that has one (until a build renders its own)."""
     if grants in existing:
         return grants
@@ -52,17 +52,17 @@ _AUDIENCE_PREFIX = serving.FOLDERS["audience"].partition("{")[0]  # "audience="
 
 
 def audience_folder(audience: str) -> str:
-    """The variant folder (with its "/") an audience's documents are in; "" for the public."""
+    """Return the variant folder (with its "/") an audience's documents are in; "" for the public."""
     return "" if audience == PUBLIC else serving.folder("audience", audience=audience)
 
 
 def _endpoint(anchor: str) -> routes.Endpoint:
-    """The endpoint of this anchor, bound to its rule (read when asked: a test may change the table)."""
+    """Return the endpoint of this anchor, bound to its rule (read when asked: a test may change the table)."""
     return next(e for e in routes.ENDPOINTS if e.anchor == anchor)
 
 
 def _route(anchor: str, audience: str = PUBLIC, variant: str = "", query: str = "", **values: str) -> Route:
-    """The route of an endpoint's document: its URL (with the query that selects `variant`), and the file
+    """Return the route of an endpoint's document: its URL (with the query that selects `variant`), and the file
     its rule says it lives in."""
     endpoint = _endpoint(anchor)
     rule = endpoint.bound
@@ -72,7 +72,7 @@ def _route(anchor: str, audience: str = PUBLIC, variant: str = "", query: str = 
 
 
 def model_list(audience: str = PUBLIC) -> Route:
-    """Endpoint 1: the models a client may see."""
+    """Return endpoint 1: the models a client may see."""
     return _route("models", audience)
 
 
@@ -87,7 +87,7 @@ class ListVariant:
 
 
 def list_variants(anchor: str, groups: filters.Groups, **values: str) -> list[ListVariant]:
-    """Every document of a list endpoint (its rule's variants) over a release's countries (`groups`: each
+    """Return every document of a list endpoint (its rule's variants) over a release's countries (`groups`: each
     code with its values of the group fields, in the list's order): each ordering of every country and of
     each selection of its group filters, each country's one-country answer, and the empty one."""
     variants = _endpoint(anchor).bound.variants  # type: ignore[attr-defined]
@@ -109,62 +109,62 @@ def list_variants(anchor: str, groups: filters.Groups, **values: str) -> list[Li
 
 
 def _one_country(anchor: str, variants: routes.Variants, code: str, values: dict[str, str]) -> Route:
-    """The answer of the code and name filters that match `code` (NO_MATCH: that match no country)."""
+    """Return the answer of the code and name filters that match `code` (NO_MATCH: that match no country)."""
     parameter = variants.of_kind("code")[0].parameter
     return _route(anchor, variant=serving.folder("filter", code=code),
                   query=f"{parameter}=" + ("XXX" if code == NO_MATCH else code), **values)
 
 
 def country_list(ordering: str | None = None) -> Route:
-    """Endpoint 2 in an ordering (the first: the plain URL)."""
+    """Return endpoint 2 in an ordering (the first: the plain URL)."""
     return next(v.route for v in list_variants("countries", {}) if v.ordering == (ordering or COUNTRY_ORDERINGS[0]))
 
 
 def model_scores(model: str, ordering: str | None = None) -> Route:
-    """Endpoint 3 of a model in an ordering (the first: the plain URL)."""
+    """Return endpoint 3 of a model in an ordering (the first: the plain URL)."""
     return next(v.route for v in list_variants("scores", {}, model=model)
                 if v.ordering == (ordering or SCORE_ORDERINGS[0]))
 
 
 def score_list_models(files: Iterable[str]) -> list[str]:
-    """The models whose endpoint 3 document (default ordering) is among `files` of a release."""
+    """Return the models whose endpoint 3 document (default ordering) is among `files` of a release."""
     prefix, suffix = model_scores("{model}").file.split("{model}")
     names = (f[len(prefix):-len(suffix)] for f in files if f.startswith(prefix) and f.endswith(suffix))
     return sorted(name for name in names if name and "/" not in name)
 
 
 def country_model_scores(model: str, code: str) -> Route:
-    """Endpoint 4: the whole series of a model for one country."""
+    """Return endpoint 4: the whole series of a model for one country."""
     return _route("country-model", model=model, country_code=code)
 
 
 def country_scores(code: str, audience: str = PUBLIC) -> Route:
-    """Endpoint 5: current scores of every model the audience may see, for one country."""
+    """Return endpoint 5: current scores of every model the audience may see, for one country."""
     return _route("country", audience, code=code)
 
 
 def api_root() -> Route:
-    """The API root: no key needed, the same for every client."""
+    """Return the API root: no key needed, the same for every client."""
     return _route("root")
 
 
 def current_release(audience: str = PUBLIC) -> Route:
-    """The release and the models an audience may see."""
+    """Return the release and the models an audience may see."""
     return _route("release", audience)
 
 
 def release_changes(audience: str = PUBLIC) -> Route:
-    """What the release changed, as an audience may know it."""
+    """Return what the release changed, as an audience may know it."""
     return _route("changes", audience)
 
 
 def release_datapackage() -> Route:
-    """The release's own Data Package of its exports: no key needed, the same for every client."""
+    """Return the release's own Data Package of its exports: no key needed, the same for every client."""
     return _route("release-datapackage")
 
 
 def audience_variant(file: str, audience: str) -> str | None:
-    """The file an audience gets in place of a public document that has audience variants (endpoints 1
+    """Return the file an audience gets in place of a public document that has audience variants (endpoints 1
     and 5, the release documents), or None for a file of no such kind."""
     if audience == PUBLIC or not file.endswith("/index.json") or _AUDIENCE_PREFIX in file:
         return None
@@ -179,7 +179,7 @@ _VARIED_FOLDERS = re.compile("|".join(
 
 
 def url_of(file: str) -> str:
-    """The URL path (and query) of an API document of a release: its folders, and its variant folders
+    """Return the URL path (and query) of an API document of a release: its folders, and its variant folders
     as the query that selects them (an audience's folder is no query: the key selects it); a file that is
     not an index.json (openapi.json, an export) is its own path."""
     if not file.endswith("index.json"):
@@ -202,7 +202,7 @@ MODEL_EXPORT_FORMATS = {"csv": "export-model-csv", "jsonl": "export-model-jsonl"
 
 
 def export(format: str, model: str | None = None) -> Route:
-    """A bulk export (not JSON: no schema): the public models' rows, the same file for every key, or
+    """Return a bulk export (not JSON: no schema): the public models' rows, the same file for every key, or
     (`model`) one model's — written once per release, whatever the audiences."""
     route = _route(EXPORT_FORMATS[format], format=format) if model is None \
         else _route(MODEL_EXPORT_FORMATS[format], model=model, format=format)
@@ -215,14 +215,14 @@ _NAMED_SUFFIX = ".parquet"  # a Parquet export names its release in the file's m
 
 
 def visible_to(file: str, grants: frozenset[str], custom_models: set[str]) -> bool:
-    """Whether a release file is one an audience may know of: no custom model it is not granted, and
+    """Return whether a release file is one an audience may know of: no custom model it is not granted, and
     no variant of another audience."""
     model, audience = _visibility(file)
     return model not in custom_models - grants and audience in (None, audience_name(grants))
 
 
 def _visibility(file: str) -> tuple[str | None, str | None]:
-    """What decides who may know of a file: the model its path names (endpoints 3 and 4, exports), and
+    """Return what decides who may know of a file: the model its path names (endpoints 3 and 4, exports), and
     its audience folder."""
     parts = file.split("/")
     model = parts[3] if len(parts) > 3 and parts[2] in ("riskscores", "exports") else None
@@ -248,18 +248,18 @@ class VisibleFiles:
         return sum(len(files) for files in self._visible(grants, custom_models))
 
     def of(self, grants: frozenset[str], custom_models: set[str]) -> list[str]:
-        """The files an audience may know of, sorted."""
+        """Return the files an audience may know of, sorted."""
         return sorted(file for files in self._visible(grants, custom_models) for file in files)
 
 
 def names_its_release(file: str) -> bool:
-    """The documents that name their own release (the API root, the release documents, the Parquet
+    """Return the documents that name their own release (the API root, the release documents, the Parquet
     exports in their metadata), and the tiles of the tree over them: left out when releases are compared."""
     return file == _ROOT_FILE or file.startswith((_RELEASE_FOLDER, _TREE_FOLDER)) or file.endswith(_NAMED_SUFFIX)
 
 
 def document_count(groups: filters.Groups, models: int, audiences: int) -> int:
-    """How many API documents a release has: the routes above, for every model, country (`groups`: each
+    """Return how many API documents a release has: the routes above, for every model, country (`groups`: each
     with its values of the group fields) and audience."""
     countries = len(groups)
     # endpoint 3 (orderings, selections, one-country answers, none), 4, the model's exports
@@ -271,7 +271,7 @@ def document_count(groups: filters.Groups, models: int, audiences: int) -> int:
 
 
 def model_page(site_url: str, code: str) -> str:
-    """The address of a public model's methodology page."""
+    """Return the address of a public model's methodology page."""
     return site_url + url_for("model-page", model=code)
 
 
@@ -301,7 +301,7 @@ class ReleaseRouting:
 
 def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]],
                     variants: list[frozenset[str]], groups: filters.Groups | None = None) -> ReleaseRouting:
-    """The routing of a release with these (code, name) countries, (code, custom) models and audiences,
+    """Return the routing of a release with these (code, name) countries, (code, custom) models and audiences,
     and the countries' values of the group fields."""
     return ReleaseRouting(
         countries=tuple(code for code, _ in countries),

@@ -12,14 +12,14 @@ STAMP = "%Y%m%dT%H%M%SZ"
 
 
 def release_order(release_id: str) -> tuple[str, int]:
-    """The sort key of a release id: its UTC second, then its count within that second as a number
+    """Return the sort key of a release id: its UTC second, then its count within that second as a number
     (`…Z-100` comes after `…Z-99`, as text it would sort before it)."""
     base, _, count = release_id.partition("-")
     return base, int(count) if count.isdigit() else 0
 
 
 def new_release_id(now: datetime.datetime, taken: Iterable[str]) -> str:
-    """The id of a release built at `now`, after every id `taken` (even one of a later second, after a
+    """Return the id of a release built at `now`, after every id `taken` (even one of a later second, after a
     clock step): ids sort in build order."""
     stamp = now.astimezone(datetime.timezone.utc).strftime(STAMP)
     latest = max(taken, default="", key=release_order)
@@ -30,7 +30,7 @@ def new_release_id(now: datetime.datetime, taken: Iterable[str]) -> str:
 
 
 def built_at_ms(release_id: str) -> int:
-    """When a release was built (ms since 1970, UTC), from its id (or a folder named after one,
+    """Return when a release was built (ms since 1970, UTC), from its id (or a folder named after one,
     `.tmp-20261123T121117Z`)."""
     stamp = datetime.datetime.strptime(release_id.removeprefix(".tmp-")[:16], STAMP)
     return int(stamp.replace(tzinfo=datetime.timezone.utc).timestamp()) * 1000

@@ -262,7 +262,7 @@ RULES = (
 
 
 def bound_endpoints(rules: tuple[Rule, ...]) -> tuple[Endpoint, ...]:
-    """Every documented operation of `rules`, bound to its rule, a list's query parameters from its rule's
+    """Return every documented operation of `rules`, bound to its rule, a list's query parameters from its rule's
     variants: docs/api.md's numbered endpoints first, the rest in the table's order."""
     return tuple(sorted((dataclasses.replace(e, rule=rule, parameters=e.parameters + (
                              rule.variants.parameters if rule.variants else ()))
@@ -287,19 +287,19 @@ SCOPED_REFUSED = (*(f"^{own}" for own in _OWN), *(dataclasses.replace(rule, unde
 
 
 def past_path(path: str) -> str:
-    """The path (under API) a kept release answers a route's path (under API) under."""
+    """Return the path (under API) a kept release answers a route's path (under API) under."""
     under = RELEASES_UNDER.removeprefix(API) + "/{release}"
     return under + next((rest for rest, route in SCOPED_ALIASES if route == path), path)
 
 
 def in_release(url: str, release: str) -> str:
-    """The URL path a route's URL path (under API) has under one release: what stays that release's answer
+    """Return the URL path a route's URL path (under API) has under one release: what stays that release's answer
     once it is no longer current."""
     return API + past_path(url.removeprefix(API)).replace("{release}", release)
 
 
 def route_path(path: str) -> str:
-    """The route's path a path answers as: a kept release's (RELEASES_UNDER/{id}/…, past_path) as the
+    """Return the route's path a path answers as: a kept release's (RELEASES_UNDER/{id}/…, past_path) as the
     current route it is a past answer of (its release document and change document by their aliases);
     any other as it is. The edge core's routeOfScoped is the same for the edges."""
     scoped = re.match(rf"^{RELEASES_UNDER}/{RELEASE_ID}(/.*)?$", path)
@@ -310,7 +310,7 @@ def route_path(path: str) -> str:
 
 
 def route_of(path: str) -> str:
-    """The documented route a request's path answers by, as `riskapi usage` counts it: its rule's template
+    """Return the documented route a request's path answers by, as `riskapi usage` counts it: its rule's template
     (a kept release's under RELEASES_UNDER/{id}, its aliases as themselves), "pages" for the pages, else
     "other"."""
     scoped = re.match(rf"^{RELEASES_UNDER}/{RELEASE_ID}(/.*)?$", path)
@@ -328,17 +328,17 @@ def route_of(path: str) -> str:
 
 
 def rule_of(path: str) -> Rule | None:
-    """The rule a normalised path answers by, or None."""
+    """Return the rule a normalised path answers by, or None."""
     return next((rule for rule in RULES if rule.matches(path)), None)
 
 
 def download_name(release: str, format: str, model: str = "") -> str:
-    """The name an export downloads under: which release (and model) it is."""
+    """Return the name an export downloads under: which release (and model) it is."""
     return f"country-risk-scores-{model + '-' if model else ''}{release}.{format}"
 
 
 def edge_table() -> dict:
-    """The URL grammar as the edge core (generator/serve/edge/core.js) reads it: each rule's regex, the kinds
+    """Return the URL grammar as the edge core (generator/serve/edge/core.js) reads it: each rule's regex, the kinds
     of its segments in order, and what answers it."""
     def entry(rule: Rule) -> dict:
         described: dict = {"name": rule.name, "re": rule.regex(), "segments": [[s.name, s.kind] for s in rule.segments]}
@@ -362,13 +362,13 @@ def edge_table() -> dict:
 
 
 def timegate_prefix(rule: str = "timegate") -> str:
-    """Where the TimeGate (or the TimeMap) of any original URI is: this, then the URI (MementoClient's
+    """Return where the TimeGate (or the TimeMap) of any original URI is: this, then the URI (MementoClient's
     timegate_uri)."""
     return rule_named(rule).template.removesuffix("{uri}")
 
 
 def known_arguments() -> tuple[str, ...]:
-    """The API's query parameters, each once in the table's order: all of a query the access log keeps."""
+    """Return the API's query parameters, each once in the table's order: all of a query the access log keeps."""
     return tuple(dict.fromkeys(p.name for rule in RULES if rule.variants for p in rule.variants.parameters))
 
 
@@ -377,7 +377,7 @@ def rule_named(name: str) -> Rule:
 
 
 def url_for(name: str, release: str | None = None, **segments: str) -> str:
-    """The path of the route `name` with its segments filled in (`url_for("scores", model="aml")`); under
+    """Return the path of the route `name` with its segments filled in (`url_for("scores", model="aml")`); under
     `release`, the path that release answers it at (`url_for("changes", release=ID)`). Every URL the
     build writes into a document, a feed, a page or a webhook is made here."""
     url = rule_named(name).build(**segments)

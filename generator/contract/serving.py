@@ -39,13 +39,13 @@ TWINS = {".gz": "gzip", ".br": "br"}
 
 
 def has_twins(path: str, size: int) -> bool:
-    """Whether a served file has compressed twins (.gz, .br) beside it: the one rule that the writer,
+    """Return whether a served file has compressed twins (.gz, .br) beside it: the one rule that the writer,
     the manifests, the bucket's sweep, the edges and nginx's gzip_static all follow."""
     return size > COMPRESSED_OVER and path.rpartition(".")[2] not in BINARY
 
 
 def media_type(extension: str) -> str:
-    """The Content-Type of a file with this extension (no dot), as every server sends it."""
+    """Return the Content-Type of a file with this extension (no dot), as every server sends it."""
     return MEDIA_TYPES[extension] + ("" if extension in BINARY else CHARSET)
 
 
@@ -99,7 +99,7 @@ ROUTE_CACHE = {"fresh": "no-cache", "forever": f"public, {FOREVER}", "computed":
 
 
 def immutable(cache_control: str) -> str:
-    """Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
+    """Return Cache-Control of a release-scoped answer, which never changes: a year, immutable; `public` only
     where the operator made the current answers public."""
     scope = "public" if "public" in cache_control.split(",")[0] else "private"
     return f"{scope}, {FOREVER}"
@@ -123,7 +123,7 @@ HEADER_NAMES = {"type": "Content-Type", "cache": "Cache-Control", "csp": "Conten
 
 
 def digest_field(sha256_hex: str) -> str:
-    """The value of Repr-Digest or Unencoded-Digest (RFC 9530 §4: sha-256, its 32 bytes in Base64
+    """Return the value of Repr-Digest or Unencoded-Digest (RFC 9530 §4: sha-256, its 32 bytes in Base64
     between colons) from a SHA-256 in hex, as manifests hold it (the edges' keycheck.js digestField
     writes the same)."""
     return f"sha-256=:{base64.b64encode(bytes.fromhex(sha256_hex)).decode()}:"
@@ -165,7 +165,7 @@ ACCESS_LOG_LINE = "^" + "".join(pattern for _, pattern in ACCESS_LOG)
 
 
 def access_log_fields(arguments: tuple[str, ...]) -> list[str]:
-    """The access log's fields as nginx writes them, naming these query parameters (each `name=$arg_name`)."""
+    """Return the access log's fields as nginx writes them, naming these query parameters (each `name=$arg_name`)."""
     named = " ".join(f"{name}=$arg_{name}" for name in arguments)
     return [field.replace("{arguments}", named) for field, _ in ACCESS_LOG]
 ACCESS_LOG_TIME = "%d/%b/%Y:%H:%M:%S %z"  # $time_local
@@ -248,7 +248,7 @@ PUBLIC_AUDIENCE = "public"  # the audience of keys granted no custom model: no a
 
 
 def folder(kind: str, **values: str) -> str:
-    """A variant folder (with its final "/") as the build writes it and every server asks for it."""
+    """Return a variant folder (with its final "/") as the build writes it and every server asks for it."""
     return FOLDERS[kind].format(**values)
 
 
@@ -266,7 +266,7 @@ LINKS = {
 
 
 def link(uri: str, rel: str, **parameters: str) -> str:
-    """One link of a TimeMap (link-format), its parameters in order."""
+    """Return one link of a TimeMap (link-format), its parameters in order."""
     return LINK.format(uri=uri, rel=rel) + "".join(LINK_PARAMETER.format(name=name, value=value)
                                                    for name, value in parameters.items())
 
@@ -302,7 +302,7 @@ STORE = {
 
 
 def edge_contract() -> dict[str, object]:
-    """The contract as the edges receive it in their description (release.json; njs and the CloudFront
+    """Return the contract as the edges receive it in their description (release.json; njs and the CloudFront
     functions as a constant): each name a binding serve/edge/contract.js sets (useContract)."""
     return {"TYPES": {ext: media_type(ext) for ext in MEDIA_TYPES}, "DEFAULT_TYPE": DEFAULT_EXTENSION,
             "BINARY": list(BINARY),

@@ -3,5 +3,5 @@ from __future__ import annotations
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
-    """`n` and the noun in the number it takes (`plural` where adding an s is wrong: country → countries)."""
+    """Return `n` and the noun in the number it takes (`plural` where adding an s is wrong: country → countries)."""
     return f"{n:,} {singular if n == 1 else plural or singular + 's'}"

@@ -45,7 +45,7 @@ class Client:
 
 
 def log_reader(url: str) -> Reader:
-    """The log of releases a server answers under /api/v1/log/ (public: no key), file by file as
+    """Return the log of releases a server answers under /api/v1/log/ (public: no key), file by file as
     history/catalogue/log_copy.py reads a copy: what a repair recovers the history from when every other copy is
     lost. `url` is the site's address (anything after it, such as /api/v1/, is ignored)."""
     split = urllib.parse.urlsplit(url)
@@ -70,7 +70,7 @@ def _leaves(data: bytes) -> list[bytes]:
 
 
 def tree_leaves(client: Client, release: str, size: int) -> list[bytes]:
-    """The leaf hashes of a release's tree of `size` leaves, from its level-0 tiles."""
+    """Return the leaf hashes of a release's tree of `size` leaves, from its level-0 tiles."""
     leaves: list[bytes] = []
     for tile in level_tiles(0, size):
         leaves += _leaves(client.get(routes.url_for("tree-tile", release, tile=tile))[0])
@@ -78,7 +78,7 @@ def tree_leaves(client: Client, release: str, size: int) -> list[bytes]:
 
 
 def leaf_candidates(path: str, query: str) -> list[str]:
-    """The leaf URLs a fetched path and query may be (the release-scoped path as its route's; a final "/";
+    """Return the leaf URLs a fetched path and query may be (the release-scoped path as its route's; a final "/";
     a country code in upper case; an empty filter dropped), most likely first."""
     path = routes.route_path(path)
     if not path.endswith("/") and "." not in path.rsplit("/", 1)[-1]:
@@ -94,7 +94,7 @@ def leaf_candidates(path: str, query: str) -> list[str]:
 
 
 def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
-    """The citation of the document at `url` as the key receives it now."""
+    """Return the citation of the document at `url` as the key receives it now."""
     split = urllib.parse.urlsplit(url)
     if split.scheme not in ("http", "https") or not split.netloc:
         raise CitationError(f"{url}: not an http(s) URL")
@@ -119,7 +119,7 @@ def cite(url: str, key: str | None, since_note: bytes | None = None) -> dict:
 
 def _proved(client: Client, url: str, split: urllib.parse.SplitResult, document: bytes, release: str,
             since_note: bytes | None) -> dict:
-    """The citation of `document` from the log and tiles the server answers now."""
+    """Return the citation of `document` from the log and tiles the server answers now."""
     try:  # the checkpoint and every entry it names, checked against each other (as a repair reads a copy)
         copy = read_log(_served_log(client), client.site)
     except CatalogueError as error:

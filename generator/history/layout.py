@@ -21,12 +21,12 @@ NOT_SERVED = (f"{NGINX_DIR}/", MANIFEST, "data.json", "changes.txt")  # in a rel
 
 
 def served(relative: str) -> bool:
-    """Whether a file of a release folder (its path in it) is a file some route answers with."""
+    """Return whether a file of a release folder (its path in it) is a file some route answers with."""
     return not relative.startswith(NOT_SERVED) and not relative.endswith(tuple(TWINS))
 
 
 def releases(site: Path) -> list[str]:
-    """Release ids in the order they were built (oldest first)."""
+    """Return release ids in the order they were built (oldest first)."""
     folder = site / RELEASES
     if not folder.is_dir():
         return []
@@ -41,7 +41,7 @@ def current_release(site: Path) -> str | None:
 
 
 def manifest(release_dir: Path) -> dict | None:
-    """A release's manifest; None where it has none — or no longer has one: a prune may remove a release at
+    """Return a release's manifest; None where it has none — or no longer has one: a prune may remove a release at
     any moment, and every reader of a release folder takes that as the release being gone."""
     try:
         return orjson.loads((release_dir / MANIFEST).read_bytes())
@@ -50,12 +50,12 @@ def manifest(release_dir: Path) -> dict | None:
 
 
 def read_routing(release_dir: Path) -> dict:
-    """A release's routing as data (serve/nginx/maps.py writes it): its models, prefix, variant folders."""
+    """Return a release's routing as data (serve/nginx/maps.py writes it): its models, prefix, variant folders."""
     return orjson.loads((release_dir / ROUTING).read_bytes())
 
 
 def read_release_info(release_dir: Path) -> tuple[tuple[str, ...], list[frozenset[str]] | None]:
-    """A release's custom models and the audiences it has a variant for (None: a release from before
+    """Return a release's custom models and the audiences it has a variant for (None: a release from before
     audiences were listed, which had one for every set)."""
     info = orjson.loads((release_dir / RELEASE_INFO).read_bytes())
     return tuple(info["custom_models"]), [frozenset(a) for a in info["audiences"]] if "audiences" in info else None

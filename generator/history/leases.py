@@ -44,14 +44,14 @@ class Lease:
 
 
 def process_started(pid: int) -> str | None:
-    """When process `pid` started (clock ticks since boot), or None where it is gone or a zombie."""
+    """Return when process `pid` started (clock ticks since boot), or None where it is gone or a zombie."""
     fields = stat_fields(pid)
     return None if fields is None or fields[0] == "Z" else fields[19]
 
 
 @contextlib.contextmanager
 def leases_locked(site: Path) -> Iterator[Path]:
-    """The leases' lock, held while a holder grows its lease or a prune reads them."""
+    """Yield the leases' lock, held while a holder grows its lease or a prune reads them."""
     folder = site / LEASES
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as handle:
@@ -63,7 +63,7 @@ def leases_locked(site: Path) -> Iterator[Path]:
 
 
 def read_leases(site: Path) -> list[Lease]:
-    """The leases whose holder still runs; those of a process that is gone are removed."""
+    """Return the leases whose holder still runs; those of a process that is gone are removed."""
     found = []
     for path in sorted((site / LEASES).glob("*.json")):
         try:
@@ -84,7 +84,7 @@ GONE = ".gone-"  # a pruned release's folder renamed out of sight, then deleted
 
 def pruned_on_disk(site: Path, leases: list[Lease] | None = None,
                    removed: frozenset[str] | None = None) -> dict[str, list[Lease]]:
-    """Each release the catalogue says is pruned (`removed`, where the caller has read it) whose folder is
+    """Return each release the catalogue says is pruned (`removed`, where the caller has read it) whose folder is
     still on disk, with the leases holding it (none: the next sweep deletes it). An unreadable catalogue
     tells of none."""
     if removed is None:
@@ -133,13 +133,13 @@ class Holder:
 
     @contextlib.contextmanager
     def extending(self) -> Iterator[Callable[[Iterable[str]], None]]:
-        """Under the leases' lock: read what to use (the catalogue's kept releases), then hold it with
+        """Hold the leases' lock: read what to use (the catalogue's kept releases), then hold it with
         what is held already, before any prune can look again."""
         with leases_locked(self.site):
             yield lambda releases: self._write([*self.releases, *releases])
 
     def hold_only(self, releases: Iterable[str]) -> None:
-        """The lease shrunk to `releases`, once nothing else is used (never grows one: `extending` does); the
+        """Shrink the lease to `releases`, once nothing else is used (never grows one: `extending` does); the
         pruned folders it held and no other lease does are deleted."""
         kept = set(releases) & set(self.releases)
         if kept != set(self.releases):
@@ -147,21 +147,21 @@ class Holder:
             let_go(self.site)
 
     def release(self) -> None:
-        """No release held any more: the lease removed, and what it alone held of the pruned deleted."""
+        """Hold no release any more: remove the lease, and delete what it alone held of the pruned."""
         if self.path.exists():
             self.path.unlink(missing_ok=True)
             let_go(self.site)
 
 
 def let_go(site: Path) -> None:
-    """The sweep of a holder letting go: a folder that cannot be deleted now (no permission, busy) is left to
+    """Sweep as a holder lets go: a folder that cannot be deleted now (no permission, busy) is left to
     the next sweep, and `riskapi status` names it; the holder goes on."""
     with contextlib.suppress(OSError):
         sweep(site)
 
 
 def hold_for_edge(site: Path, edge: str, what: str, releases: Iterable[str]) -> None:
-    """The lease of an edge (`edge`: a name for it, such as its bucket) on the releases its live manifest
+    """Take the lease of an edge (`edge`: a name for it, such as its bucket) on the releases its live manifest
     names, in place of its last one."""
     folder = site / LEASES
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)

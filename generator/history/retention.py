@@ -22,7 +22,7 @@ RESERVE, RESERVE_BYTES = ".reserve", 1 << 20
 
 def retention(settings: dict[str, str], keep: int | None = None,
               keep_days: float | None = None) -> tuple[int, float | None]:
-    """The retention as given, else as the site remembers it (its catalogue's settings), else the default."""
+    """Return the retention as given, else as the site remembers it (its catalogue's settings), else the default."""
     keep = keep if keep is not None else int(settings.get(KEEP, KEEP_RELEASES))
     if keep_days is None and KEEP_DAYS in settings:
         keep_days = float(settings[KEEP_DAYS])
@@ -31,7 +31,7 @@ def retention(settings: dict[str, str], keep: int | None = None,
 
 def to_prune(site: Path, history: History, keep: int, keep_days: float | None,
              switching_to: str | None = None) -> list[str]:
-    """Of the releases older than the newest `keep` on disk, those the catalogue built that are not current,
+    """Return of the releases older than the newest `keep` on disk, those the catalogue built that are not current,
     not staged, not where a rollback goes (the one live before the current one, however old) and not live
     within the last `keep_days` days — as they will be once `switching_to` is live, where a switch is about
     to make it so. A folder the catalogue does not know is never pruned."""
@@ -75,7 +75,7 @@ def prune_now(site: Path, keep: int | None = None, keep_days: float | None = Non
 
 
 def keep_reserve(site: Path) -> None:
-    """The site's reserve (RESERVE) written where it is missing and the disk has room for it; else left for
+    """Write the site's reserve (RESERVE) where it is missing and the disk has room for it; else left for
     the next build or prune to write."""
     if (site / RESERVE).is_file():
         return

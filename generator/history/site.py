@@ -49,7 +49,7 @@ def no_release(site: Path) -> ServeError:
 
 
 def live_release(site: Path) -> str:
-    """The id of a site's current release; a ServeError saying to build first when it has none."""
+    """Return the id of a site's current release; a ServeError saying to build first when it has none."""
     release = current_release(site)
     if release is None:
         raise no_release(site)
@@ -61,7 +61,7 @@ def read_manifest(release_dir: Path) -> dict[str, dict]:
 
 
 def built_against(release_dir: Path) -> str | None:
-    """The release that was current when this one was built (its changes are counted against it)."""
+    """Return the release that was current when this one was built (its changes are counted against it)."""
     return (manifest(release_dir) or {}).get("previous")
 
 
@@ -105,7 +105,7 @@ class SiteLock:
 
 
 def missing_files(release_dir: Path) -> int | None:
-    """How many files of a release's manifest are absent or of another size; None without a manifest."""
+    """Return how many files of a release's manifest are absent or of another size; None without a manifest."""
     found = manifest(release_dir)
     if found is None:
         return None
@@ -124,17 +124,17 @@ def _history(site: Path, history: History | None) -> History:
 
 
 def was_live(site: Path, history: History | None = None) -> list[str]:
-    """The releases that were live, oldest first, as rollbacks left them (the last is current)."""
+    """Return the releases that were live, oldest first, as rollbacks left them (the last is current)."""
     return _history(site, history).stack
 
 
 def live_periods(site: Path, history: History | None = None) -> list[LivePeriod]:
-    """When each release was live, oldest first (the last is the current one, live until now)."""
+    """Return when each release was live, oldest first (the last is the current one, live until now)."""
     return _history(site, history).periods
 
 
 def live_within(site: Path, days: float, history: History | None = None, switching: bool = False) -> set[str]:
-    """The releases live at some instant in the last `days` days: before now, or before the last switch
+    """Return the releases live at some instant in the last `days` days: before now, or before the last switch
     where that is later (switches a second apart are dated ahead of the clock: instants.switch_instant) —
     or, `switching`, before the switch about to be made, as it will be dated."""
     periods, now = live_periods(site, history), now_ms()
@@ -146,14 +146,14 @@ def live_within(site: Path, days: float, history: History | None = None, switchi
 
 
 def staged_releases(site: Path, history: History | None = None) -> list[str]:
-    """The releases built with --stage and never made live since, complete, in build order: answered under
+    """Return the releases built with --stage and never made live since, complete, in build order: answered under
     their own id to preview keys only, until `riskapi promote` makes one live."""
     staged = _history(site, history).staged
     return [r for r in releases(site) if r in staged and (site / RELEASES / r / MANIFEST).is_file()]
 
 
 def kept_releases(site: Path, history: History | None = None) -> list[str]:
-    """The releases answered under /api/v1/releases/{id}/: complete (a manifest), live at some time and
+    """Return the releases answered under /api/v1/releases/{id}/: complete (a manifest), live at some time and
     not pruned, in build order."""
     history = _history(site, history)
     return [r for r in releases(site) if r in history.ever_live and r not in history.removed
@@ -161,14 +161,14 @@ def kept_releases(site: Path, history: History | None = None) -> list[str]:
 
 
 def gone_releases(site: Path, history: History | None = None) -> list[str]:
-    """The releases that were live and are no longer kept (pruned): answered 410."""
+    """Return the releases that were live and are no longer kept (pruned): answered 410."""
     history = _history(site, history)
     on_disk = set(releases(site))
     return sorted(history.gone | (history.ever_live - on_disk), key=release_order)
 
 
 def unknown_releases(site: Path, history: History | None = None) -> list[str]:
-    """Release folders the catalogue does not know: never served, never deleted, reported."""
+    """Return release folders the catalogue does not know: never served, never deleted, reported."""
     history = _history(site, history)
     return [r for r in releases(site) if r not in history.built and r != history.current]
 
@@ -262,7 +262,7 @@ def repair_catalogue(site: Path, copies: Sequence[LogCopy] = (), trust: Verifier
 
 
 def _repair_from_log(site: Path, copy: LogCopy) -> list[str]:
-    """The catalogue made anew from a copy of its log: every switch with its exact instant, every prune,
+    """Return the catalogue made anew from a copy of its log: every switch with its exact instant, every prune,
     the log itself unchanged (and the site's own copy written again from it); the releases built with
     --stage that the log does not name staged again (their manifests say so). A switch to the current
     release after the copy's checkpoint (the site's copy is written after each) is recorded as of the

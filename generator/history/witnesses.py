@@ -60,7 +60,7 @@ def _post(url: str, body: bytes) -> tuple[int, bytes]:
 
 
 def _ask(url: str, old: int, leaves: list[bytes], note: bytes) -> tuple[int, bytes]:
-    """One add-checkpoint: the old size, the consistency proof from it, a blank line, the checkpoint; on a
+    """Return one add-checkpoint: the old size, the consistency proof from it, a blank line, the checkpoint; on a
     409 (the witness cosigned another size) once more from the size it says."""
     for _ in range(2):
         proof = consistency_proof(leaves, old) if 0 < old < len(leaves) else []
@@ -113,7 +113,7 @@ def cosign(site: Path) -> list[Cosigned]:
 
 
 def _without(note: bytes, witness: Verifier) -> bytes:
-    """The note without the witness's earlier cosignature lines (a newer one replaces them)."""
+    """Return the note without the witness's earlier cosignature lines (a newer one replaces them)."""
     text = note_text(note)
     kept = [line for line in note[len(text) + 1:].decode().splitlines(keepends=True)
             if not line.startswith(f"{DASH}{witness.name} ")]

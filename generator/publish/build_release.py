@@ -78,7 +78,7 @@ class BuildReport:
     keep: int = 0  # the retention it was given (--keep, or the site's)
 
     def note_dataset(self, dataset: Dataset) -> None:
-        """What the loaded data holds: its warnings and how many countries and models."""
+        """Note what the loaded data holds: its warnings and how many countries and models."""
         self.warnings, self.countries, self.models = dataset.warnings, len(dataset.countries), len(dataset.models)
 
 
@@ -100,7 +100,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 
 def load_checked(data_dir: Path, strict: bool) -> tuple[Dataset, dict[str, ModelObservations]]:
-    """The load stage, shared by `build` and `check`: with `strict`, warnings are errors."""
+    """Return the load stage, shared by `build` and `check`: with `strict`, warnings are errors."""
     dataset, observations = load_dataset(data_dir)
     refuse_warnings(data_dir, dataset.warnings, strict)
     return dataset, observations
@@ -113,7 +113,7 @@ def refuse_warnings(data_dir: Path, warnings: Sequence[Problem], strict: bool) -
 
 def load_for(data_dir: Path, strict: bool, jobs: int) -> tuple[Dataset, dict[str, ModelObservations] | None,
                                                                LoadedModels | None]:
-    """The load stage of a build: everything here with one job; with more, all but the observations,
+    """Return the load stage of a build: everything here with one job; with more, all but the observations,
     which the process that builds a model reads (none holds them all, and they are read at once). A
     folder with a problem, or warnings under --strict, is read here whole, to say everything at once."""
     if jobs > 1:
@@ -139,7 +139,7 @@ def check(data_dir: Path, strict: bool = False) -> tuple[BuildReport, int]:
 
 
 def link_model_pages(dataset: Dataset, site_url: str) -> Dataset:
-    """A public model whose models.csv leaves `url` blank links to its methodology page on the site
+    """Link a public model whose models.csv leaves `url` blank to its methodology page on the site
     (custom models have no public page: theirs stays out of the documents)."""
     def linked(definition: ModelDefinition) -> ModelDefinition:
         model = definition.model
@@ -153,7 +153,7 @@ def link_model_pages(dataset: Dataset, site_url: str) -> Dataset:
 def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None, snapshot: ReleaseSnapshot,
                          previous_id: str | None, guard: ChangeGuard | None, max_class_changes: int | None,
                          retry: str = "build with --accept-changes") -> None:
-    """The guards against a broken data release: raise, saying why, instead of publishing (`retry`: how
+    """Guard against a broken data release: raise, saying why, instead of publishing (`retry`: how
     to publish it anyway)."""
     refusals = guard.refusals(previous, snapshot, changes) if guard else []
     if refusals:
@@ -167,7 +167,7 @@ def refuse_if_suspicious(changes: ReleaseDiff, previous: ReleaseSnapshot | None,
 
 
 def refuse_if_nginx_rejects(check: ReleaseCheck, writer: ReleaseWriter) -> None:
-    """Never publish what the reference server rejects: `nginx -t` on the release's configuration."""
+    """Refuse what the reference server rejects: `nginx -t` on the release's configuration."""
     rejected = check.result()
     if rejected:
         raise PublishError(f"nginx rejects this release's configuration, so it was not published "
@@ -277,7 +277,7 @@ class ModelsBuilt:
 
 def remembered_settings(site_dir: Path, report: BuildReport, site_url: str | None, keep: int | None,
                         keep_days: float | None) -> tuple[str, int, float | None]:
-    """The site's address and retention: as given, else as the site remembers them (its catalogue), else
+    """Return the site's address and retention: as given, else as the site remembers them (its catalogue), else
     the defaults. A damaged catalogue stops the build here."""
     history = read_history(site_dir)
     remembered = history.settings
@@ -298,7 +298,7 @@ def remembered_settings(site_dir: Path, report: BuildReport, site_url: str | Non
 
 def build_models(run: BuildRun, out: ValidatedWriter, observations: dict | None, loaded: LoadedModels | None,
                  data_dir: Path, strict: bool) -> ModelsBuilt:
-    """Each model scored, rendered, validated and written (in the workers), with its exports."""
+    """Score, render, validate and write each model (in the workers), with its exports."""
     built = ModelsBuilt(observed=observation_counts(observations) if observations is not None else {})
     observed_warnings: dict[str, Sequence[Problem]] = {}
     exports = ExportChunks(run.writer.scratch(), run.writer.id, run.writer.earlier, run.writer.folder)
@@ -327,7 +327,7 @@ def build_models(run: BuildRun, out: ValidatedWriter, observations: dict | None,
 
 
 def render_shared(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt) -> None:
-    """The documents of every model together (endpoints 1, 2 and 5) and openapi.json."""
+    """Render the documents of every model together (endpoints 1, 2 and 5) and openapi.json."""
     countries = run.dataset.countries
     out.add(run.clock.run("render", render_shared_documents, countries, built.current, run.audiences))
     for rule in routes.RULES:  # a route with a renderer of its own (render.renders)
@@ -345,7 +345,7 @@ def render_shared(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt) -> No
 
 def compare_with_previous(run: BuildRun, built: ModelsBuilt, guard: ChangeGuard | None,
                           max_class_changes: int | None) -> ReleaseChanges:
-    """What this release changes against the current one, refused by the guards when it looks broken."""
+    """Return what this release changes against the current one, refused by the guards when it looks broken."""
     writer = run.writer
     previous = run.clock.run("publish", read_snapshot, writer.previous_dir) if writer.previous_dir else None
     snapshot = ReleaseSnapshot.of(writer.files, built.score_lists, built.observed)
@@ -355,7 +355,7 @@ def compare_with_previous(run: BuildRun, built: ModelsBuilt, guard: ChangeGuard 
 
 
 def render_release_identity(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, changes: ReleaseChanges) -> None:
-    """What names this release: the API root, and per audience the release and its change document."""
+    """Render what names this release: the API root, and per audience the release and its change document."""
     log = log_identity(read_history(run.writer.site).settings, run.site_url)
     out.add_one(locations.api_root(), render_api_root(run.site_url, run.writer.id, log))
     out.add_one(locations.release_datapackage(),
@@ -376,7 +376,7 @@ def render_release_identity(run: BuildRun, out: ValidatedWriter, built: ModelsBu
 
 def write_extras(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, changes: ReleaseChanges,
                  cli_commands: Sequence[tuple[str, str]]) -> None:
-    """The HTML pages, changes.txt and what the next build's guard reads."""
+    """Write the HTML pages, changes.txt and what the next build's guard reads."""
     report, writer = run.report, run.writer
     shown = {kind: (route, out.examples[route.file]) for kind, route in run.examples.items()}
     extras = {**run.clock.run("render", render_pages, run.dataset, shown, list(cli_commands), run.site_url, changes),
@@ -389,7 +389,7 @@ def write_extras(run: BuildRun, out: ValidatedWriter, built: ModelsBuilt, change
 
 
 def publish(run: BuildRun, stage: bool, keep: int, keep_days: float | None) -> None:
-    """The release made live (or staged), the retention applied, the site's settings remembered."""
+    """Make the release live (or stage it), apply the retention and remember the site's settings."""
     names = tuple(locations.audience_name(a) for a in run.audiences)
     committed = run.clock.run("publish", run.writer.commit, stage, names)
     run.report.release, run.report.pruned, run.report.keep = committed.id, committed.pruned, keep

@@ -21,7 +21,7 @@ from .runtime import NginxRuntime, ServeSettings
 
 
 def stop_orphans(workers: set[int], master: int) -> int:
-    """SIGKILL those of `workers` (pids of nginx workers we saw) still running without their master."""
+    """Kill (SIGKILL) those of `workers` (pids of nginx workers we saw) still running without their master."""
     stopped = 0
     for pid in workers:
         state = process_state(pid)
@@ -104,7 +104,7 @@ def serve_forever(settings: ServeSettings, prefix: Path, say: Callable[[str], No
 
 
 def say_started(runtime: NginxRuntime, settings: ServeSettings, say: Callable[[str], None]) -> None:
-    """What serve says once nginx answers: where, a history it could not read, an address it links to."""
+    """Print what serve says once nginx answers: where, a history it could not read, an address it links to."""
     say(f"serving release {runtime.served_release} on http://{settings.address}{API}/ "
         f"(nginx prefix {runtime.prefix}; Ctrl-C stops; `riskapi status` shows what is live)")
     for rejection in runtime.status.state["rejected"]:
@@ -117,7 +117,7 @@ def say_started(runtime: NginxRuntime, settings: ServeSettings, say: Callable[[s
 
 
 def rejection_message(rejection: dict, served: str) -> str:
-    """One line for what nginx or the history refused, and what is served instead."""
+    """Return one line for what nginx or the history refused, and what is served instead."""
     if rejection["what"] == "release":
         return (f"error: release {rejection['name']} is not served, nginx rejected it (still serving {served}; the "
                 f"keys are applied):\n{rejection['reason']}")
@@ -135,7 +135,7 @@ OWNER = "owner.pid"
 
 
 def new_private_prefix() -> Path:
-    """A new private nginx prefix for this process, after removing those of serves that were killed."""
+    """Return a new private nginx prefix for this process, after removing those of serves that were killed."""
     remove_stale_prefixes()
     prefix = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
     (prefix / OWNER).write_text(str(os.getpid()))

@@ -71,13 +71,13 @@ class NginxRuntime:
     # ------------------------------------------------------------------ rendering
 
     def watched_state(self) -> tuple:
-        """What, when it changes, needs a re-render and reload: the current release, the keys file, and the
+        """Return what, when it changes, needs a re-render and reload: the current release, the keys file, and the
         catalogue's view of the releases (a staging, a promote, a prune, a rollback change what is answered
         under /api/v1/releases/ and at an instant)."""
         return (current_release(self.settings.site), _digest(self.settings.keys), self._catalogue_seen.state())
 
     def _timeline(self, release: str) -> Timeline:
-        """What a configuration with `release` current answers. An unreadable catalogue keeps the running
+        """Return what a configuration with `release` current answers. An unreadable catalogue keeps the running
         configuration (a CatalogueError); at the first start it serves the current release alone, with no
         history (never a release the catalogue cannot vouch for), and says so (status)."""
         with self.lease.extending() as hold:  # held before nginx is given them (history/leases.py)
@@ -93,7 +93,7 @@ class NginxRuntime:
         return timeline
 
     def configuration(self, timeline: Timeline) -> Configuration:
-        """A whole configuration for the releases of `timeline` but its keys; the timeline's documents, which
+        """Return a whole configuration for the releases of `timeline` but its keys; the timeline's documents, which
         nginx's workers read, written into timeline/ of the prefix."""
         return render_configuration(self.settings, self.prefix, timeline, write_timeline(self.prefix, timeline))
 
@@ -127,7 +127,7 @@ class NginxRuntime:
         return folder, rejected, configuration
 
     def _write_tables(self, configuration: Configuration) -> None:
-        """The releases' lookup tables where nginx's workers read them (njs's TimeMaps): no secret in them,
+        """Write the releases' lookup tables where nginx's workers read them (njs's TimeMaps): no secret in them,
         and each a whole file or the one before (a worker of the last configuration may read it)."""
         folder = self.prefix / TABLES
         folder.mkdir(mode=0o755, exist_ok=True)
@@ -205,7 +205,7 @@ class NginxRuntime:
         return (applied_release, keys_digest, catalogue)
 
     def _render_releases(self, release: str, keys: list[ApiKey]) -> tuple[Path, str, Configuration]:
-        """A tested configuration with `release` current, or with the one served now where nginx rejects
+        """Return a tested configuration with `release` current, or with the one served now where nginx rejects
         `release`; the folder it is in, the release it serves, and the configuration."""
         if release in self._unservable and self.served and self.served[0] != release:
             # known to be rejected: straight to the release served now (a revocation waits on no nginx -t of it)
@@ -265,7 +265,7 @@ class NginxRuntime:
                                  "or choose another --port") from None
 
     def _accepting(self) -> bool:
-        """True once nginx accepts connections on its address."""
+        """Return True once nginx accepts connections on its address."""
         try:
             with socket.create_connection((self.settings.host, self.settings.port), timeout=0.2):
                 return True
@@ -312,14 +312,14 @@ class NginxRuntime:
         return True
 
     def old_workers_done(self) -> None:
-        """Once the old workers a reload left finishing their answers have exited: the lease shrunk to what
+        """Shrink the lease, once the old workers a reload left finishing their answers have exited, to what
         nginx answers from now (and the pruned folders only they used deleted)."""
         if self._finishing and not self._finishing & children(self.master_pid):
             self._finishing = set()
             self.now_served()
 
     def now_served(self, let_go: bool = True) -> None:
-        """Once nginx answers from the configuration rendered last: its record's horizon published
+        """Publish its record's horizon once nginx answers from the configuration rendered last
         (advance_horizon moves it on) and, once it alone answers (`let_go`), the lease shrunk to its releases."""
         configuration = self._configuration
         assert configuration is not None
@@ -356,7 +356,7 @@ class NginxRuntime:
         return self.process.pid
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Graceful stop (SIGQUIT) of the nginx this object started, by its pid."""
+        """Stop the nginx this object started gracefully (SIGQUIT), by its pid."""
         if self.process is None or self.process.poll() is not None:
             return
         self.process.send_signal(signal.SIGQUIT)
@@ -368,7 +368,7 @@ class NginxRuntime:
 
 
 def _digest(path: Path) -> str | None:
-    """A file's content as a digest (None: no such file): a touch or a rewrite of the same bytes is no change."""
+    """Return a file's content as a digest (None: no such file): a touch or a rewrite of the same bytes is no change."""
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except (FileNotFoundError, IsADirectoryError):

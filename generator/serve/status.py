@@ -34,7 +34,7 @@ class ServeStatus:
                       "accessLog": str(access_log) if access_log else None}  # what riskapi usage reads
 
     def applied(self, release: str, keys_digest: str | None, key_problems: list[str]) -> None:
-        """What is live; the keys file's bad lines as shown (summarised) and how many there are."""
+        """Record what is live; the keys file's bad lines as shown (summarised) and how many there are."""
         live = {"release": release, "keys": (keys_digest or "")[:12], "keyProblems": summarised(key_problems),
                 "keyProblemLines": len(key_problems)}
         if {k: v for k, v in (self.state["live"] or {}).items() if k != "since"} != live:
@@ -42,7 +42,7 @@ class ServeStatus:
         self._write()
 
     def rejected(self, what: str, name: str, reason: str) -> None:
-        """A change not applied: `what` (release, keys file), which one (`name`), and why."""
+        """Record a change not applied: `what` (release, keys file), which one (`name`), and why."""
         rejections = [r for r in self.state["rejected"] if (r["what"], r["name"]) != (what, name)]
         self.state["rejected"] = [{"what": what, "name": name, "at": _now(), "reason": reason},
                                   *rejections][:KEPT_REJECTIONS]
@@ -60,7 +60,7 @@ class ServeStatus:
 
 
 def read_statuses(site: Path) -> list[dict]:
-    """The status of every serve of a site that is still running (a stale file is removed)."""
+    """Return the status of every serve of a site that is still running (a stale file is removed)."""
     found = []
     for path in sorted((site / SERVING).glob("*.json")):
         try:

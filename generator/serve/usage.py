@@ -54,7 +54,7 @@ def _lines(path: Path) -> Iterator[str]:
 
 
 def _worker_lines(line: str) -> Iterator[dict]:
-    """The Worker's usage objects in one line: the line itself, or the messages of a Logpush record
+    """Yield the Worker's usage objects in one line: the line itself, or the messages of a Logpush record
     (Workers Trace Events: {"Logs": [{"Message": ["…"]}, …]})."""
     try:
         record = json.loads(line)
@@ -69,7 +69,7 @@ def _worker_lines(line: str) -> Iterator[dict]:
 
 
 def read_log(path: Path) -> Iterator[Request]:
-    """The requests of one log, nginx's or the Worker's; lines of another kind are passed over."""
+    """Yield the requests of one log, nginx's or the Worker's; lines of another kind are passed over."""
     for line in _lines(path):
         m = LINE.match(line)
         if m:
@@ -83,7 +83,7 @@ def read_log(path: Path) -> Iterator[Request]:
 
 
 def rotated(log: Path) -> list[Path]:
-    """A log and its rotations beside it (access.log.1, access.log.2.gz, …), oldest first."""
+    """Return a log and its rotations beside it (access.log.1, access.log.2.gz, …), oldest first."""
     def age(path: Path) -> int:
         number = path.name[len(log.name) + 1:].removesuffix(".gz")
         return int(number) if number.isdigit() else -1
@@ -92,7 +92,7 @@ def rotated(log: Path) -> list[Path]:
 
 
 def usage(requests: Iterable[Request], by: str, since: datetime.datetime | None = None) -> dict[str, Tally]:
-    """Requests tallied by user, key (its user and short id: whether a client has moved to a rotated key),
+    """Return requests tallied by user, key (its user and short id: whether a client has moved to a rotated key),
     route or day (UTC), those before `since` left out; sorted by key."""
     tallies: dict[str, Tally] = {}
     for request in requests:

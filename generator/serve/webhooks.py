@@ -111,7 +111,7 @@ def _secret_bytes(secret: str) -> bytes:
 
 
 def read_subscribers(keys_file: Path) -> list[Subscriber]:
-    """The subscribers of subscribers.csv (a file written before the network column: every one public)."""
+    """Return the subscribers of subscribers.csv (a file written before the network column: every one public)."""
     path = subscribers_file(keys_file)
     if not path.is_file():
         return []
@@ -149,7 +149,7 @@ def add_subscriber(keys_file: Path, user: str, url: str, secret: str | None = No
 
 
 def check_url(url: str) -> urllib.parse.SplitResult:
-    """A subscriber's URL as it may be: http or https, a host, a port in 1-65535 (or none), no user or
+    """Return a subscriber's URL as it may be: http or https, a host, a port in 1-65535 (or none), no user or
     password, only printable ASCII (anything else percent-encoded), no fragment; a WebhookError otherwise."""
     bad = next((c for c in url if not "!" <= c <= "~"), None)
     if bad is not None:
@@ -173,7 +173,7 @@ def check_url(url: str) -> urllib.parse.SplitResult:
 
 
 def addresses(parsed: urllib.parse.SplitResult, allow_private: bool) -> list[tuple]:
-    """Where a subscriber's host resolves to, every address checked: loopback, private, link-local,
+    """Return where a subscriber's host resolves to, every address checked: loopback, private, link-local,
     multicast, reserved and unspecified ones are refused unless `allow_private` (the operator's word)."""
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
@@ -198,13 +198,13 @@ def remove_subscriber(keys_file: Path, user: str, url: str | None = None) -> int
 
 
 def signature(secret: str, message: str, timestamp: int, body: bytes) -> str:
-    """Standard Webhooks: v1, base64 of HMAC-SHA256 over `id.timestamp.body` with the secret's bytes."""
+    """Sign as Standard Webhooks does: v1, base64 of HMAC-SHA256 over `id.timestamp.body` with the secret's bytes."""
     signed = hmac.new(_secret_bytes(secret), f"{message}.{timestamp}.".encode() + body, hashlib.sha256).digest()
     return "v1," + base64.b64encode(signed).decode()
 
 
 def event(site: Path, release: str, audience: str) -> dict:
-    """The release.published event a subscriber of this audience is sent: the release, its links, and
+    """Return the release.published event a subscriber of this audience is sent: the release, its links, and
     the movers of the models its key may see (its audience's change document)."""
     folder = site / RELEASES / release
     changes = orjson.loads((folder / locations.release_changes(audience).file).read_bytes())
@@ -241,7 +241,7 @@ class _CheckedConnection(http.client.HTTPConnection):
 
 
 def _attempt(subscriber: Subscriber, message: str, body: bytes, timeout: float) -> tuple[int | None, str, bool]:
-    """One POST, within `timeout` seconds in all (a receiver that trickles its answer is cut off then):
+    """Send one POST, within `timeout` seconds in all (a receiver that trickles its answer is cut off then):
     (status, error, whether to try again). A redirect is not followed: a failed attempt, final."""
     try:
         parsed = check_url(subscriber.url)
@@ -303,7 +303,7 @@ def deliver(subscriber: Subscriber, message: str, body: bytes, delays: Sequence[
 
 def queue_events(site: Path, keys_file: Path, release: str | None = None
                  ) -> tuple[str, list[Subscriber], dict[tuple[str, str], Outgoing]]:
-    """The event of `release` (default: the current one) in the outbox for each subscriber its audiences
+    """Return the event of `release` (default: the current one) in the outbox for each subscriber its audiences
     serve (outbox.queue: made once); the release, those subscribers and their rows. No network: what
     build and promote do before they return."""
     release = release or current_release(site)
@@ -348,7 +348,7 @@ def notify(site: Path, keys_file: Path, release: str | None = None, delays: Sequ
 
 
 def notify_in_background(site: Path, keys_file: Path, release: str) -> int:
-    """`riskapi notify --release RELEASE` started on its own (its own session: a Ctrl-C of the build does not
+    """Start `riskapi notify --release RELEASE` on its own (its own session: a Ctrl-C of the build does not
     stop it), bounded by its retries and RUN_DEADLINE; its deliveries in the log beside the keys file, and
     anything it says in NOTIFY_OUTPUT there. Its process id."""
     output = keys_file.with_name(NOTIFY_OUTPUT)

@@ -37,7 +37,7 @@ MEDIA_TYPES = "http://www.iana.org/assignments/media-types/"  # DCAT-AP: dcat:me
 
 
 def current_package(release_dir: Path, site_url: str, panel: Path | None) -> bytes | None:
-    """The Data Package of what is served now: the live release's own, named as the current one, with the
+    """Return the Data Package of what is served now: the live release's own, named as the current one, with the
     point-in-time panel (`panel`: its file; None while it has none). None for a release built before
     there were Data Packages."""
     own = release_dir / locations.release_datapackage().file
@@ -66,7 +66,7 @@ def _typed(value: object, kind: str) -> dict:
 
 
 def _distributions(release: str, files: Mapping[str, Mapping], site_url: str) -> list[dict]:
-    """A release's exports as DCAT distributions: where to get them (release-scoped, immutable), what they
+    """Return a release's exports as DCAT distributions: where to get them (release-scoped, immutable), what they
     are, their size and SHA-256."""
     out = []
     for format in FORMATS:
@@ -78,7 +78,7 @@ def _distributions(release: str, files: Mapping[str, Mapping], site_url: str) ->
 
 
 def _distribution(url: str, title: str, format: str, entry: Mapping) -> dict:
-    """One file as a DCAT distribution: where to get it, what it is, its size and SHA-256 (`entry`)."""
+    """Return one file as a DCAT distribution: where to get it, what it is, its size and SHA-256 (`entry`)."""
     return {"@id": url, "@type": "dcat:Distribution", "dct:title": _text(title),
             "dcat:accessURL": {"@id": url}, "dcat:downloadURL": {"@id": url},
             "dcat:mediaType": {"@id": MEDIA_TYPES + serving.MEDIA_TYPES[format], "@type": "dct:MediaType"},
@@ -90,7 +90,7 @@ def _distribution(url: str, title: str, format: str, entry: Mapping) -> dict:
 
 def catalogue(folder: Path, kept: Sequence[str], live_from: Mapping[str, str], site_url: str,
               current: str | None = None, panel: Path | None = None) -> bytes:
-    """DCAT-AP 3 in JSON-LD: the catalogue, the API as a dataset series, and each kept release (`kept`, in
+    """Return DCAT-AP 3 in JSON-LD: the catalogue, the API as a dataset series, and each kept release (`kept`, in
     `folder`) as a dataset in it with its distributions; `live_from`: when each first went live (RFC 3339).
     The current release's dataset has the point-in-time panel it serves too (`panel`: its file), at the
     address that changes at every switch."""

@@ -23,7 +23,7 @@ def entry_id(release: str) -> str:
 
 
 def headline(changes: dict | None) -> str:
-    """The movers of a release in one line: `sovereign: 2 downgrades, 1 upgrade — NGA Medium → High, …`."""
+    """Return the movers of a release in one line: `sovereign: 2 downgrades, 1 upgrade — NGA Medium → High, …`."""
     if changes is None:
         return "what changed is in its release document"
     if changes["previous"] is None:
@@ -42,13 +42,13 @@ def headline(changes: dict | None) -> str:
 
 
 def _changes(folder: Path, audience: str) -> dict | None:
-    """A release's change document for an audience (None: a release built before there were any)."""
+    """Return a release's change document for an audience (None: a release built before there were any)."""
     path = folder / locations.release_changes(audience).file
     return orjson.loads(path.read_bytes()) if path.is_file() else None
 
 
 def feeds(releases: list[tuple[str, str]], folder: Path, site_url: str, audience: str) -> dict[str, bytes]:
-    """Both feeds of an audience by format (json, atom): `releases` are (id, when it first went live), newest
+    """Return both feeds of an audience by format (json, atom): `releases` are (id, when it first went live), newest
     first."""
     items = []
     for release, live_from in releases:

@@ -13,7 +13,7 @@ from ..history.proof.tree import leaf_hash
 
 
 def log_documents(entries: Sequence[bytes], latest: Latest | None) -> dict[str, bytes]:
-    """The log's files by path under the timeline's root (the route table's log rules find them there);
+    """Return the log's files by path under the timeline's root (the route table's log rules find them there);
     nothing before the first checkpoint."""
     if latest is None:
         return {}

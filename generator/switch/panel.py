@@ -54,7 +54,7 @@ SORTED_BY = ("model", "country_code", "reference", "date", "known_from")  # Arro
 
 
 def schema(rows_of: str) -> pa.Schema:
-    """The export's schema, then `known_from`, `known_until` and the vintage; no release in its metadata (it
+    """Return the export's schema, then `known_from`, `known_until` and the vintage; no release in its metadata (it
     holds many)."""
     stepped = _stepped_schema(rows_of)
     vintage = [pa.field(name, kind, nullable=False, metadata={"description": text})
@@ -67,14 +67,14 @@ def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def _stepped_schema(rows_of: str) -> pa.Schema:
-    """The columns a switch steps: the export's, `known_from` and `known_until`."""
+    """Return the columns a switch steps: the export's, `known_from` and `known_until`."""
     base = parquet.schema(COLUMNS, "", rows_of)
     fields = [*base, *(pa.field(name, INSTANT, metadata={"description": text}) for name, text in KNOWN)]
     return pa.schema(fields, metadata={b"rows": base.metadata[b"rows"], b"sorted_by": ",".join(SORTED_BY).encode()})
 
 
 def with_vintage(table: pa.Table, releases: dict[int, str], file_schema: pa.Schema) -> pa.Table:
-    """A model's stepped rows (in SORTED_BY's order) with each row's vintage: the release whose period
+    """Return a model's stepped rows (in SORTED_BY's order) with each row's vintage: the release whose period
     (`releases`: start in ms → release) opened it, and how many values of its observation were published
     before it — its place among them by `known_from`."""
     count = table.num_rows
@@ -109,7 +109,7 @@ class Period:
 
 
 def _export(site: Path, release: str, model: str) -> pa.Table | None:
-    """A model's rows as `release` exported them (its Parquet export; a release built before there was one:
+    """Return a model's rows as `release` exported them (its Parquet export; a release built before there was one:
     its JSON Lines export, typed the same way); None where the release has no such model."""
     folder = site / RELEASES / release
     typed = folder / locations.export("parquet", model).file
@@ -123,7 +123,7 @@ def _export(site: Path, release: str, model: str) -> pa.Table | None:
 
 
 def _same_export(site: Path, before: str | None, after: str, model: str) -> bool:
-    """Whether a model's export is the same in two releases: its JSON Lines file, one file hard-linked
+    """Return whether a model's export is the same in two releases: its JSON Lines file, one file hard-linked
     where a build found it unchanged, else compared byte for byte (no manifest read: a release of 100
     custom models lists 238,000 files); False where either release has none."""
     if before is None:
@@ -137,17 +137,17 @@ def _same_export(site: Path, before: str | None, after: str, model: str) -> bool
 
 
 def _open_rows(path: Path) -> bool:
-    """Whether a model's panel holds a row still published (its `known_until` column alone read)."""
+    """Return whether a model's panel holds a row still published (its `known_until` column alone read)."""
     return path.is_file() and pq.read_table(path, columns=["known_until"]).column(0).null_count > 0
 
 
 def _models(site: Path, release: str) -> dict[str, bool]:
-    """The models a release answers, each with whether it is custom (its routing)."""
+    """Return the models a release answers, each with whether it is custom (its routing)."""
     return dict(read_routing(site / RELEASES / release)["models"])
 
 
 def _fingerprint(table: pa.Table) -> pa.Array:
-    """Each row's export columns as one string, a null apart from any text: rows compare whole."""
+    """Return each row's export columns as one string, a null apart from any text: rows compare whole."""
     parts = []
     for name in HEADER:
         column = table.column(name)
@@ -162,7 +162,7 @@ def _fingerprint(table: pa.Table) -> pa.Array:
 
 
 def _changed(before: pa.Table, after: pa.Table) -> pa.ChunkedArray:
-    """Where two exports of as many rows may differ, row by row: a superset (a row with components, or a
+    """Return where two exports of as many rows may differ, row by row: a superset (a row with components, or a
     NaN, counts as changed; rows found equal whole after all stay as they are), at a column compare's cost."""
     differs = []
     for name in HEADER:
@@ -178,7 +178,7 @@ def _changed(before: pa.Table, after: pa.Table) -> pa.ChunkedArray:
 
 
 def _key(table: pa.Table) -> pa.Array:
-    """A row's country and reference as one string: where a changed row's may be, before whole rows compare."""
+    """Return a row's country and reference as one string: where a changed row's may be, before whole rows compare."""
     return pc.binary_join_element_wise(table.column("country_code"), table.column("reference"), "\x1f",
                                        null_handling="replace", null_replacement="\x00")
 
@@ -188,7 +188,7 @@ def _whole(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def _step_from(held: pa.Table, before: pa.Table, rows: pa.Table, at: int, file_schema: pa.Schema) -> pa.Table | None:
-    """`_step` when the panel's open rows are `before`, the export of the release before (None where they
+    """Return `_step` when the panel's open rows are `before`, the export of the release before (None where they
     are not, or its rows do not line up with `rows`): only the rows that differ between the two exports,
     row by row, are compared whole — an open row equal to a changed one of `before` and to none of `rows`
     closes, a changed row of `rows` equal to none of `before` opens. The same rows as `_step`'s (rows
@@ -225,7 +225,7 @@ def _instants(at: int, count: int) -> pa.Array:
 
 
 def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa.Schema) -> pa.Table:
-    """One model's panel after a switch at `at` to a release answering `rows` (None: not the model): the
+    """Return one model's panel after a switch at `at` to a release answering `rows` (None: not the model): the
     open rows it does not answer closed at `at`, the rows it adds opened at `at`."""
     if held is None or held.num_rows == 0:  # nothing to close: the release's rows, in the export's order
         return file_schema.empty_table() if rows is None else _sorted(_opened(rows, at, file_schema))
@@ -246,13 +246,13 @@ def _step(held: pa.Table | None, rows: pa.Table | None, at: int, file_schema: pa
 
 
 def _sorted(table: pa.Table) -> pa.Table:
-    """A model's rows in SORTED_BY's order (a stable sort: rows equal in it keep the export's order),
+    """Return a model's rows in SORTED_BY's order (a stable sort: rows equal in it keep the export's order),
     whatever made them; by the keys after `model`, which is the same in every row (a fifth of the time)."""
     return table.sort_by([(name, "ascending") for name in SORTED_BY[1:]])
 
 
 def _write(path: Path, table: pa.Table) -> None:
-    """A panel file, replaced whole: row groups of ROW_GROUP_ROWS in its order."""
+    """Write a panel file, replaced whole: row groups of ROW_GROUP_ROWS in its order."""
     temporary = path.with_name(path.name + ".tmp")
     with naming(temporary), parquet.writer(temporary, table.schema) as out:
         out.write_table(table, row_group_size=parquet.ROW_GROUP_ROWS)
@@ -260,7 +260,7 @@ def _write(path: Path, table: pa.Table) -> None:
 
 
 def _put_in_place(temporary: Path, path: Path) -> None:
-    """A panel file written whole at `temporary` renamed over `path`, readable by nginx's workers (it is
+    """Rename a panel file written whole at `temporary` over `path`, readable by nginx's workers (it is
     served as it is: linked into a server's timeline)."""
     os.chmod(temporary, 0o644)
     temporary.replace(path)
@@ -323,7 +323,7 @@ UPDATE_THREADS = min(2, os.cpu_count() or 1)
 
 @contextlib.contextmanager
 def _arrow_threads(count: int) -> Iterator[None]:
-    """Arrow's thread pool at `count` threads for a while, then as it was."""
+    """Set Arrow's thread pool to `count` threads for a while, then as it was."""
     before = pa.cpu_count()
     pa.set_cpu_count(count)
     try:
@@ -333,7 +333,7 @@ def _arrow_threads(count: int) -> Iterator[None]:
 
 
 def _add_vintage(site: Path, models: dict[str, bool], opened_by: dict[int, str]) -> set[str]:
-    """Each model's panel written before there was a vintage, written again with it (`opened_by`: the start
+    """Write again, with its vintage, each model's panel written before there was one (`opened_by`: the start
     of every live period applied → its release). The models rewritten."""
     rewritten = set()
     for model in models:
@@ -346,14 +346,14 @@ def _add_vintage(site: Path, models: dict[str, bool], opened_by: dict[int, str])
 
 
 def _read_stepped(path: Path, file_schema: pa.Schema) -> pa.Table:
-    """A model's panel as a switch steps it: its vintage left out (worked out again once stepped)."""
+    """Return a model's panel as a switch steps it: its vintage left out (worked out again once stepped)."""
     held = pq.read_table(path, memory_map=True, pre_buffer=False)
     return held.select([name for name in held.column_names if name not in dict(VINTAGE)])
 
 
 def _apply(site: Path, period: Period, last: str | None, models: dict[str, bool], opened_by: dict[int, str]
            ) -> set[str]:
-    """One new live period, model by model: a model whose export is the release before's is left as it
+    """Add one new live period, model by model: a model whose export is the release before's is left as it
     is (every row stays open; its vintage too); `models` learns the period's. `opened_by`: the start of
     every live period so far → its release. The models whose panel was rewritten."""
     answered = _models(site, period.release)
@@ -388,7 +388,7 @@ def _model_file(site: Path, model: str) -> Path:
 
 
 def panel_files(site: Path) -> tuple[Path | None, dict[str, Path]]:
-    """The public models' panel, and each model's by its code."""
+    """Return the public models' panel, and each model's by its code."""
     public = site / PANEL / f"{PUBLIC}.parquet"
     return (public if public.is_file() else None,
             {path.stem: path for path in sorted((site / PANEL / MODELS).glob("*.parquet"))})

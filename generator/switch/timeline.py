@@ -54,21 +54,21 @@ class Timeline:
         return self.kept + self.staged
 
     def starts(self) -> dict[str, list[tuple[str, str | None]]]:
-        """Each release's live periods as (from, until) in RFC 3339 (until None: live now)."""
+        """Return each release's live periods as (from, until) in RFC 3339 (until None: live now)."""
         found: dict[str, list[tuple[str, str | None]]] = {}
         for period in self.periods:
             found.setdefault(period.release, []).append((period.start_text, period.end_text))
         return found
 
     def live_from(self) -> dict[str, str]:
-        """When each kept release first went live (RFC 3339): its answers' Memento-Datetime."""
+        """Return when each kept release first went live (RFC 3339): its answers' Memento-Datetime."""
         starts = self.starts()
         return {r: starts[r][0][0] if r in starts else built_at(r) for r in self.kept}
 
 
 def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset(),
                   history: History | None = None, fenced: Fence | None = None) -> Timeline:
-    """What a site's configuration answers with `current` as the current release (`leave_out`: releases
+    """Return what a site's configuration answers with `current` as the current release (`leave_out`: releases
     nginx rejected, answered nowhere), from one read of the catalogue (`history`, where the caller has it,
     read after its `fenced`), after a fence (history/catalogue/fence.py): the TimeGate answers instants up to it."""
     if history is None:
@@ -81,7 +81,7 @@ def site_timeline(site: Path, current: str, leave_out: Set[str] = frozenset(),
 
 
 def http_date(instant: str) -> str:
-    """An RFC 3339 UTC instant (`2026-11-24T09:00:00Z`) as an HTTP-date (`Tue, 24 Nov 2026 09:00:00 GMT`)."""
+    """Return an RFC 3339 UTC instant (`2026-11-24T09:00:00Z`) as an HTTP-date (`Tue, 24 Nov 2026 09:00:00 GMT`)."""
     return email.utils.format_datetime(_parsed(instant), usegmt=True)
 
 
@@ -90,7 +90,7 @@ def _parsed(instant: str) -> datetime.datetime:
 
 
 def gate_table(timeline: Timeline) -> str:
-    """The TimeGate's table (serve/edge/core.js, `releaseAt`): `milliseconds id state` per live period, oldest
+    """Return the TimeGate's table (serve/edge/core.js, `releaseAt`): `milliseconds id state` per live period, oldest
     first, comma-separated; state `k` for a release answered, `g` for one that is not (pruned: 410); then
     `milliseconds - h`, the horizon: no instant after it is answered. The table's own is its newest switch's
     instant: switches are dated in order, so none that this read did not see can be dated before it. A
@@ -106,7 +106,7 @@ RECORD = "record.json"  # in a bucket: the horizon a deploy read, which the edge
 
 
 def record_of(timeline: Timeline) -> dict | None:
-    """The record a deploy leaves in the bucket (RECORD): the live periods it read, as the table has them,
+    """Return the record a deploy leaves in the bucket (RECORD): the live periods it read, as the table has them,
     and its fence's instant. An edge adds that horizon to its table only where the periods are its own
     (serve/edge/instants.js, `recorded`): a redeploy moves every edge's record on, with no new edge code."""
     if timeline.fence is None:
@@ -116,12 +116,12 @@ def record_of(timeline: Timeline) -> dict | None:
 
 
 def horizon_row(at: int) -> str:
-    """The gate table's horizon row (ms): what a server that learns more later appends (the newest counts)."""
+    """Return the gate table's horizon row (ms): what a server that learns more later appends (the newest counts)."""
     return f"{at} - h"
 
 
 def edge_states(timeline: Timeline) -> dict[str, list]:
-    """The edge core's `releases` table: each id answered or gone → [state (k kept, s staged, g gone),
+    """Return the edge core's `releases` table: each id answered or gone → [state (k kept, s staged, g gone),
     when it first went live as an HTTP-date, or None]."""
     live_from = timeline.live_from()
     states = {**{r: "g" for r in timeline.gone}, **{r: "k" for r in timeline.kept}, **{r: "s" for r in timeline.staged}}
@@ -129,13 +129,13 @@ def edge_states(timeline: Timeline) -> dict[str, list]:
 
 
 def last_change(timeline: Timeline) -> int:
-    """When what the timeline's documents say last changed (a Unix time): the latest switch, or build."""
+    """Return when what the timeline's documents say last changed (a Unix time): the latest switch, or build."""
     instants = [p.start for p in timeline.periods] + [built_at_ms(r) for r in timeline.answered]
     return max(instants) // 1000
 
 
 def _release_documents(folder: Path) -> tuple[dict, dict[str, dict]]:
-    """A release's public release document, and every model it has (custom ones from its audiences'
+    """Return a release's public release document, and every model it has (custom ones from its audiences'
     variants) by code."""
     public_file = folder / locations.current_release().file
     public = orjson.loads(public_file.read_bytes())
@@ -161,7 +161,7 @@ def _entry(timeline: Timeline, release: str, periods: list[tuple[str, str | None
 
 
 def documents(timeline: Timeline) -> dict[str, bytes | Path]:
-    """The list of releases for each audience of the current release (its custom models as granted), and a
+    """Return the list of releases for each audience of the current release (its custom models as granted), and a
     preview list of each with the staged releases, by the files their rules name; and the TimeMap; their links start
     with the current release's site address. Each list is checked against schemas/releases.json (a
     ValueError names what is wrong). The log's files and the panel's (given as their files) too; the current
@@ -206,7 +206,7 @@ def documents(timeline: Timeline) -> dict[str, bytes | Path]:
 
 
 def panel_documents(timeline: Timeline) -> dict[str, Path]:
-    """The point-in-time panel (panel.py), brought up to the live periods first: the public models' and
+    """Return the point-in-time panel (panel.py), brought up to the live periods first: the public models' and
     each model's (a custom one answers only keys granted it, as its other routes), as their files in
     site/panel/ (tens of MB at 10× the countries: linked or copied by who serves them, never held)."""
     site = timeline.folder.parent
@@ -220,7 +220,7 @@ def panel_documents(timeline: Timeline) -> dict[str, Path]:
 
 
 def timemap(timeline: Timeline, site_url: str) -> str:
-    """The Memento TimeMap (RFC 7089 §5) of the releases: the release document is the original resource
+    """Return the Memento TimeMap (RFC 7089 §5) of the releases: the release document is the original resource
     and its own TimeGate; each kept release that was live is a memento, dated when it first went live."""
     dated = sorted(timeline.live_from().items(), key=lambda item: (parse_instant(item[1]), release_order(item[0])))
     links = [serving.link(site_url + routes.url_for("release"), "original timegate")]

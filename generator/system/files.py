@@ -20,7 +20,7 @@ BLOCK = 1 << 20  # what a large file is copied or compressed by
 
 @contextmanager
 def naming(path: Path) -> Iterator[None]:
-    """An OSError inside that names no file names `path`, which write() and close() alone do not, nor Arrow's
+    """Name `path` in an OSError inside that names no file, which write() and close() alone do not, nor Arrow's
     writers (a full disk shows up there); one that names its file already keeps it."""
     try:
         yield
@@ -44,14 +44,14 @@ def write_file(path: Path, data: bytes, stamp: int | None = None) -> None:
 
 
 def open_unbuffered(path: Path) -> io.FileIO:
-    """A file opened for writing without a buffer: a buffered open() also asks whether the file is a
+    """Return a file opened for writing without a buffer: a buffered open() also asks whether the file is a
     terminal and for its block size, and a build writes thousands of small files (its mtime is then
     best set on the open file, not looked up by path again)."""
     return open(path, "wb", buffering=0)
 
 
 def write_all(out: io.FileIO, data: bytes) -> None:
-    """All of `data` to a file open_unbuffered opened (a raw write may take a part of it)."""
+    """Write all of `data` to a file open_unbuffered opened (a raw write may take a part of it)."""
     view = memoryview(data)
     while view:
         view = view[out.write(view):]
@@ -134,7 +134,7 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
 
 
 def link_or_copy(source: Path, target: Path) -> None:
-    """`target` the same bytes as `source`: a hard link where both are on one file system (the source
+    """Make `target` the same bytes as `source`: a hard link where both are on one file system (the source
     replaced later by a rename keeps the linked bytes), else a copy made a block at a time."""
     try:
         os.link(source, target)
@@ -144,7 +144,7 @@ def link_or_copy(source: Path, target: Path) -> None:
 
 
 def file_identity(path: Path) -> bytes:
-    """What tells a file's bytes changed without reading them: device, inode, size and modification time
+    """Return what tells a file's bytes changed without reading them: device, inode, size and modification time
     (a file replaced by a rename has another inode; one written in place another size or time)."""
     status = os.stat(path)
     return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}".encode()
@@ -161,7 +161,7 @@ def link_atomic(link: Path, target: Path | str) -> None:
 
 
 def read_blocks(path: Path, offset: int = 0) -> Iterator[bytes]:
-    """A file's bytes from `offset` on, a block at a time."""
+    """Yield a file's bytes from `offset` on, a block at a time."""
     with open(path, "rb") as source:
         source.seek(offset)
         while block := source.read(BLOCK):
@@ -170,7 +170,7 @@ def read_blocks(path: Path, offset: int = 0) -> Iterator[bytes]:
 
 @contextmanager
 def each_block(blocks: Iterable[bytes]) -> Iterator[Iterable[bytes]]:
-    """`blocks`, closed once the reader is done with them, or stops on an error: a generator of a file's
+    """Yield `blocks`, closed once the reader is done with them, or stops on an error: a generator of a file's
     blocks left suspended holds the file open (and a deleted file's disk space) as long as the error is."""
     try:
         yield blocks
@@ -181,7 +181,7 @@ def each_block(blocks: Iterable[bytes]) -> Iterator[Iterable[bytes]]:
 
 
 def file_entry(path: Path) -> dict:
-    """A file's size and SHA-256, as a release's manifest lists a file, read a block at a time (a panel
+    """Return a file's size and SHA-256, as a release's manifest lists a file, read a block at a time (a panel
     file may be tens of MB)."""
     digest, size = hashlib.sha256(), 0
     for block in read_blocks(path):
@@ -252,7 +252,7 @@ RENAME_EXCHANGE = 2  # renameat2(2): swap two paths in one step
 
 @contextmanager
 def folder_replacing(target: Path, keep: tuple[str, ...] = ()) -> Iterator[Path]:
-    """A new folder beside `target` to fill; when the block ends without an error it replaces `target`
+    """Yield a new folder beside `target` to fill; when the block ends without an error it replaces `target`
     in one step (replace_folder, which carries `keep` over), else it is removed and `target` stays as it
     was."""
     target.parent.mkdir(parents=True, exist_ok=True)

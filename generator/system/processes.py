@@ -16,7 +16,7 @@ PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 
 
 def end_with_parent(signal_number: int = signal.SIGKILL) -> None:
-    """In a child, first thing: ask Linux to send `signal_number` when the parent ends, however it ends.
+    """Ask Linux, first thing in a child, to send `signal_number` when the parent ends, however it ends.
 
     Kept across exec (nginx), so a killed `riskapi serve` or build never leaves its children running."""
     parent = os.getppid()
@@ -27,7 +27,7 @@ def end_with_parent(signal_number: int = signal.SIGKILL) -> None:
 
 
 def stat_fields(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the process's name (from the state letter on); None once it is gone."""
+    """Return the fields of /proc/PID/stat after the process's name (from the state letter on); None once it is gone."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # the name may hold spaces
     except (FileNotFoundError, ProcessLookupError, IndexError):
@@ -35,13 +35,13 @@ def stat_fields(pid: int) -> list[str] | None:
 
 
 def process_state(pid: int) -> tuple[str, int] | None:
-    """(state letter, parent pid) of a running process from /proc; None once it is gone."""
+    """Return (state letter, parent pid) of a running process from /proc; None once it is gone."""
     fields = stat_fields(pid)
     return None if fields is None else (fields[0], int(fields[1]))
 
 
 def children(pid: int) -> set[int]:
-    """Live child processes of `pid` (nginx's workers), read from /proc: the children its threads list,
+    """Return live child processes of `pid` (nginx's workers), read from /proc: the children its threads list,
     a read a thread (a scan of every process's parent took ~2 ms, and a build benchmark's memory
     sampler did it four times a second), or that scan on a kernel that lists none."""
     if not _children_listed():
@@ -58,7 +58,7 @@ def children(pid: int) -> set[int]:
 
 
 def _live_children(pid: int, candidates: Iterable[int]) -> set[int]:
-    """Those of `candidates` that are children of `pid`, running or stopped (not zombies)."""
+    """Return those of `candidates` that are children of `pid`, running or stopped (not zombies)."""
     found = set()
     for candidate in candidates:
         state = process_state(candidate)
@@ -69,12 +69,12 @@ def _live_children(pid: int, candidates: Iterable[int]) -> set[int]:
 
 @functools.lru_cache(maxsize=1)
 def _children_listed() -> bool:
-    """Whether this kernel lists each thread's children (/proc/PID/task/TID/children)."""
+    """Return whether this kernel lists each thread's children (/proc/PID/task/TID/children)."""
     return os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 def without_pandas() -> None:
-    """For the rest of a riskapi process (a command, a build's worker), which has no use for pandas: an
+    """Keep pandas out for the rest of a riskapi process (a command, a build's worker), which has no use for pandas: an
     import of pandas fails, as where it is not installed. pyarrow's first conversion of Python values
     imports pandas, where it is installed, to recognise its objects (apache/arrow#34994; Arrow tries again
     at each conversion until the import succeeds): 0.2–0.3 s in each process that writes Parquet or brings

@@ -43,7 +43,7 @@ def demo_site(tmp_path_factory):
 
 
 def current_scores(site, model: str) -> dict[str, dict]:
-    """{country code: (current result, entity)} of a model's list."""
+    """Return {country code: (current result, entity)} of a model's list."""
     document = orjson.loads((site / CURRENT / f"api/v1/riskscores/{model}/index.json").read_bytes())
     return {e["entity"]["countryCode"]: (e["results"][0], e["entity"]) for e in document["data"]}
 

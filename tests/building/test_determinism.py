@@ -17,7 +17,7 @@ from ..conftest import TINY
 
 
 def build_in_a_process(site, hash_seed: str, jobs: int) -> str:
-    """`riskapi build --jobs N` in a process of its own whose str and bytes hashes are seeded with
+    """Run `riskapi build --jobs N` in a process of its own whose str and bytes hashes are seeded with
     `hash_seed`, so an order that follows a set's or a dict's hashing shows up as different bytes."""
     done = subprocess.run([sys.executable, "-m", "generator.cli", "-q", "build", "--data", str(TINY), "--site",
                            str(site), "--jobs", str(jobs)], env={**os.environ, "PYTHONHASHSEED": hash_seed},

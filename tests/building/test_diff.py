@@ -18,7 +18,7 @@ def test_identical_data_changes_nothing(tmp_path):
 
 
 def ordered(folder: str) -> list[str]:
-    """A list's documents in a folder: its 4 orderings, in the order of their paths."""
+    """Return a list's documents in a folder: its 4 orderings, in the order of their paths."""
     return [folder + "index.json", *(f"{folder}ordering={o}/index.json"
                                      for o in ("-country_code", "-country_name", "country_name"))]
 

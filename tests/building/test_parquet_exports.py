@@ -33,7 +33,7 @@ SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and Cl
 
 
 def as_exported(line: dict) -> dict:
-    """A JSON Lines row as the Parquet export holds it: every column (None where the line leaves one out),
+    """Return a JSON Lines row as the Parquet export holds it: every column (None where the line leaves one out),
     the raw value as text (written as the CSV writes a number), the components' values as text too."""
     def text(value):
         return value if value is None or isinstance(value, str) else repr(value)
@@ -131,12 +131,12 @@ def test_row_groups_end_between_countries_and_are_sorted_by_model_and_country(tm
 
 
 def exported(release_folder) -> dict[str, Path]:
-    """A release's Parquet exports by their path in it."""
+    """Return a release's Parquet exports by their path in it."""
     return {str(p.relative_to(release_folder)): p for p in sorted(release_folder.rglob("*.parquet"))}
 
 
 def groups_copied(path, earlier) -> list[bool]:
-    """Of each row group of an export, whether it is the earlier file's group of the same rows (by the
+    """Tell, of each row group of an export, whether it is the earlier file's group of the same rows (by the
     digests both name); asserted by compression: the earlier one snappy, what is encoded again zstd."""
     before = pq.read_metadata(earlier).metadata[parquet.GROUP_DIGESTS.encode()].decode().split(",")
     meta = pq.read_metadata(path)

@@ -56,12 +56,12 @@ def rows(model: str, countries: list[str]) -> list[tuple]:
 
 
 def lines(made: list[tuple]) -> bytes:
-    """Rows as the JSON Lines export writes them (what a row group's digest is of): no null fields."""
+    """Return rows as the JSON Lines export writes them (what a row group's digest is of): no null fields."""
     return b"".join(orjson.dumps({k: v for k, v in zip(HEADER, row) if v is not None}) + b"\n" for row in made)
 
 
 def write(path, model: str, groups: list[list[str]], release: str = "R1", earlier=None, changed=()):
-    """A model's file as a build writes it, a group per list of countries (as ROW_GROUP_ROWS would close
+    """Return a model's file as a build writes it, a group per list of countries (as ROW_GROUP_ROWS would close
     them); the countries in `changed` with other scores."""
     typed = parquet.ParquetRows(path, parquet.schema(COLUMNS, release, f"the model {model}"), earlier)
     for countries in groups:
@@ -74,7 +74,7 @@ def write(path, model: str, groups: list[list[str]], release: str = "R1", earlie
 
 @pytest.fixture
 def parts(tmp_path):
-    """Three models' files as a build writes them: two row groups in the first."""
+    """Return three models' files as a build writes them: two row groups in the first."""
     made = []
     for model, groups in (("aml", [["AUT", "CIV"], ["NGA"]]), ("esg", [["AUT", "NGA"]]), ("sdg", [["CIV"]])):
         made.append(write(tmp_path / f"{model}.parquet", model, groups))
@@ -151,7 +151,7 @@ def test_no_parts_join_into_a_file_of_no_rows_and_other_columns_are_refused(part
 
 
 def chunk_bytes(path, group: int) -> list[bytes]:
-    """The bytes of a row group's column chunks, each from its first page for its compressed size."""
+    """Return the bytes of a row group's column chunks, each from its first page for its compressed size."""
     meta, data = pq.ParquetFile(path).metadata.row_group(group), path.read_bytes()
     spans = [(c.dictionary_page_offset or c.data_page_offset, c.total_compressed_size)
              for c in (meta.column(i) for i in range(meta.num_columns))]

@@ -37,7 +37,7 @@ def test_multi_year_fields_keep_every_year_and_skip_notes():
 
 
 def economy(extra: dict) -> dict:
-    """A Factbook entry of an economy (it has GDP data) with some more fields."""
+    """Return a Factbook entry of an economy (it has GDP data) with some more fields."""
     entry = {"Economy": {"Real GDP growth rate": {"Real GDP growth rate 2024": {"text": "1% (2024 est.)"}}}}
     for path, value in extra.items():
         node = entry

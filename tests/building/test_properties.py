@@ -32,7 +32,7 @@ SERIES = st.dictionaries(st.integers(2012, 2027), st.tuples(st.none(), st.boolea
 
 @st.composite
 def observations(draw):
-    """Random sparse series per model, indicator and country: years, values, actual/projected."""
+    """Return random sparse series per model, indicator and country: years, values, actual/projected."""
     files = {}
     for model, indicators in INDICATORS.items():
         rows = []
@@ -67,7 +67,7 @@ def documents(site: Path):
 
 
 def check_bounds(site: Path) -> None:
-    """Weights sum to 100, ranks lie in 1..universe and agree with the universe, types are ordered."""
+    """Check that weights sum to 100, ranks lie in 1..universe and agree with the universe, types are ordered."""
     ranked = defaultdict(Counter)  # (model, level, year) -> number of countries ranked
     universes = {}
     for relative, doc in documents(site):

@@ -44,7 +44,7 @@ ALL = [(page, *example) for page in PAGES for example in examples(page)]
 
 @pytest.fixture(scope="module")
 def docs_demo():
-    """The demo's folder, built and served on a free port; stopped and removed afterwards."""
+    """Yield the demo's folder, built and served on a free port; stopped and removed afterwards."""
     base = worker_readable_folder("riskapi-docs-")
     port = free_port()
     shutil.copytree(DEMO_DATA, base / "data")
@@ -65,7 +65,7 @@ def docs_demo():
 
 
 def as_served(text: str, port: int, receiver_port: int) -> str:
-    """The example with the receiver's address (port 8000) as served here. The API's address is never
+    """Return the example with the receiver's address (port 8000) as served here. The API's address is never
     rewritten: the examples take it from BASE, as a reader's demo on another port would give it."""
     return (text.replace("127.0.0.1:8000", f"127.0.0.1:{receiver_port}")
             .replace('("127.0.0.1", 8000)', f'("127.0.0.1", {receiver_port})'))

@@ -91,7 +91,7 @@ SERVE_LINE = ("riskapi serve --host 127.0.0.1 --port {port} --site {site} --keys
 
 
 def readme_rows() -> dict[str, set[str]]:
-    """Each command of README's table with the options its row writes."""
+    """Return each command of README's table with the options its row writes."""
     rows = {}
     for cell in re.findall(r"^\| `(riskapi [^`]+)` \|", README, flags=re.M):
         words = cell.split()
@@ -186,7 +186,7 @@ def test_demo_script_names_a_busy_port_before_touching_the_key():
 
 
 def _checkout_copy(where, *scripts: str):
-    """The scripts `scripts` and pyproject.toml copied into `where`, as a clone there would hold them."""
+    """Return the scripts `scripts` and pyproject.toml copied into `where`, as a clone there would hold them."""
     (where / "scripts").mkdir(parents=True)
     for name in scripts:
         (where / "scripts" / name).write_bytes((ROOT / "scripts" / name).read_bytes())

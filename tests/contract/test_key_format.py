@@ -59,7 +59,7 @@ def test_keys_add_prints_a_key_of_the_format_and_refuses_a_mistyped_one(tmp_path
 
 
 def _scan(folder: Path, *paths: str) -> dict:
-    """detect-secrets' findings over `paths` (in `folder`, which names them) with the documented plugin alone
+    """Return detect-secrets' findings over `paths` (in `folder`, which names them) with the documented plugin alone
     (every built-in one disabled): file → its findings."""
     listed = subprocess.run([DETECT_SECRETS, "scan", "--list-all-plugins"],
                             capture_output=True, text=True, check=True).stdout.split()

@@ -55,7 +55,7 @@ SCORES_WITH_GEO_TYPE = dataclasses.replace(routes.rule_named("scores"), variants
 
 
 def fixture_documents(dataset, current, audiences):
-    """The fixture route's renderer: for each country and audience, its code and the audience's folder."""
+    """Yield the fixture route's renderer: for each country and audience, its code and the audience's folder."""
     for country in dataset.countries:
         for grants in audiences:
             audience = locations.audience_name(grants)
@@ -77,7 +77,7 @@ def test_nginx_conf_s_routing_is_generated_from_the_table():
 
 
 def _code(path) -> str:
-    """A script without its comments: what it does, not what it says."""
+    """Return a script without its comments: what it does, not what it says."""
     return re.sub(r"//[^\n]*", "", path.read_text())
 
 
@@ -90,7 +90,7 @@ def test_the_edge_core_and_usage_name_no_route_of_their_own():
 
 
 def _example(rule: Rule) -> str:
-    """A path of the rule: its template, each segment an example value of its kind."""
+    """Return a path of the rule: its template, each segment an example value of its kind."""
     samples = {"model": "sovereign", "country": "AUT", "name": "sovereign",
                "uri": "http://127.0.0.1:8080/api/v1/riskscores/sovereign/AUT/", "tile": "1/x002/345.p/17",
                "bundle": "x001/234.p/5"}
@@ -115,7 +115,7 @@ def test_each_rule_answers_its_own_template_and_no_other_rule_comes_first():
 
 @pytest.fixture(scope="module")
 def fixture_servers(s3):
-    """The tiny release built through a route table with one more entry (FIXTURE) and one more filter on
+    """Yield the tiny release built through a route table with one more entry (FIXTURE) and one more filter on
     endpoint 3 (GEO_TYPE), and the schemas with its one more schema, served by nginx with nginx.conf
     generated from that table, and by the Worker and the CloudFront harness deployed from it. Nothing else
     is changed."""
@@ -231,7 +231,7 @@ def test_openapi_documents_every_route_of_the_table_and_nothing_else(tiny_site):
 
 
 def _chosen(locations, path: str):
-    """The location nginx answers `path` with (ngx_http_core_find_location): an exact match; else the
+    """Return the location nginx answers `path` with (ngx_http_core_find_location): an exact match; else the
     longest prefix, whose nested regular expressions are tried in order and which answers itself when it
     is `^~` or none matches; else the server's regular expressions in order; else the longest prefix."""
     def regex(location):

@@ -22,7 +22,7 @@ PROSE = PACKAGE / "building" / "render" / "templates" / "docs"
 
 
 def _pieces(template: str) -> list[str]:
-    """The literal parts of a text with {slots}, long enough to be its own (not a word of another)."""
+    """Return the literal parts of a text with {slots}, long enough to be its own (not a word of another)."""
     return [piece for piece in re.split(r"\{\w+\}", template) if len(piece.strip()) >= 12]
 
 
@@ -43,7 +43,7 @@ STORE_PREFIX = re.compile(r"""["'`](?:%s)""" % "|".join(re.escape(p) for p in se
 
 
 def _python_strings(path: Path) -> str:
-    """A module's string literals but its docstrings (a string that is a statement of its own: prose)."""
+    """Return a module's string literals but its docstrings (a string that is a statement of its own: prose)."""
     strings, before = [], tokenize.NEWLINE
     for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
         if token.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)) and before not in STATEMENT_START:
@@ -57,13 +57,13 @@ STATEMENT_START = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.
 
 
 def _without_comments(text: str, marker: str) -> str:
-    """A JavaScript (`//`) or nginx/Jinja (`#`) file without its comment lines and trailing comments (a
+    """Return a JavaScript (`//`) or nginx/Jinja (`#`) file without its comment lines and trailing comments (a
     marker inside a string stays: only one after whitespace counts)."""
     return "\n".join(re.sub(rf"(^|\s){re.escape(marker)}.*$", "", line) for line in text.splitlines())
 
 
 def _hand_written_nginx_conf() -> str:
-    """nginx.conf without its generated parts (routes:… and contract:…)."""
+    """Return nginx.conf without its generated parts (routes:… and contract:…)."""
     text = (ROOT / "nginx.conf").read_text()
     return re.sub(r"# \{(?:routes|contract):(\w+) .*?# (?:routes|contract):\1\}", "", text, flags=re.S)
 
@@ -132,7 +132,7 @@ def test_nginx_conf_s_contract_parts_are_rendered_from_the_contract():
 # ---------------------------------------------------------------- the request: refused characters, the key, the log
 
 def _credential(header: str) -> str:
-    """The credential nginx's $credential map (and the edges' keycheck.js) takes from an Authorization
+    """Return the credential nginx's $credential map (and the edges' keycheck.js) takes from an Authorization
     header: the first of the contract's forms that matches, with its prefix."""
     for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
         found = re.match(pattern, header, re.I if any_case else 0)
@@ -221,7 +221,7 @@ NGINX_DIRECTIVE = re.compile(r"(?:^|[;{]\s*)(?:add_header|return|rewrite|try_fil
 
 
 def _code_strings(path) -> list[str]:
-    """Every string a module's code holds (its docstrings left out: they may quote nginx), f-strings'
+    """Return every string a module's code holds (its docstrings left out: they may quote nginx), f-strings'
     literal parts joined with a placeholder for each value."""
     import ast
     tree = ast.parse(path.read_text())

@@ -31,7 +31,7 @@ def run(*args):
 
 
 def assert_history_true(site) -> None:
-    """What must hold whatever happened: periods in order and never ending before they start, the last
+    """Assert what must hold whatever happened: periods in order and never ending before they start, the last
     one the current release's, every kept release whole on disk."""
     history = read_history(site)
     periods = history.periods
@@ -44,7 +44,7 @@ def assert_history_true(site) -> None:
 
 
 def then_stage_promote_rollback(site, data=TINY, clock_behind_ok: bool = False) -> None:
-    """The next build (staged), its promote and a rollback: each leaves the history true, the rollback goes
+    """Stage the next build, promote it and roll back: each leaves the history true, the rollback goes
     back to the release live before the promote, and nothing that was live or staged is deleted
     (`clock_behind_ok`: a history dated ahead of the clock, on purpose)."""
     before = current_release(site)
@@ -58,7 +58,7 @@ def then_stage_promote_rollback(site, data=TINY, clock_behind_ok: bool = False) 
 
 
 def without_the_log_copy(site) -> None:
-    """The site's copy of its log of releases lost with the catalogue: a repair has the folders alone
+    """Lose the site's copy of its log of releases with the catalogue: a repair has the folders alone
     (test_log_repair.py repairs from the copy)."""
     shutil.rmtree(site / LOG_COPY)
 
@@ -412,7 +412,7 @@ def test_a_build_keeps_the_site_address_and_says_when_it_changes(tmp_path):
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
 def faulty_history(request, tmp_path_factory):
-    """One site through the faults above, hand-worked instants (the clock patched; a switch is dated the
+    """Yield one site through the faults above, hand-worked instants (the clock patched; a switch is dated the
     next whole second after its clock's reading and the last switch):
         A's clock read 2026-06-01T00:00:00Z: live from 00:00:01Z; B's 2026-07-01T00:00:00Z: from 00:00:01Z;
         C's clock read 2026-05-01 (stepped back): dated the second after B, 2026-07-01T00:00:02Z; S staged

@@ -36,7 +36,7 @@ def stated(site, release) -> ReleaseTree:
 
 
 def columns(path) -> dict[str, list[tuple]]:
-    """Every table's columns as SQLite reports them (name, type, not null, default, primary key)."""
+    """Return every table's columns as SQLite reports them (name, type, not null, default, primary key)."""
     db = sqlite3.connect(path)
     try:
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
@@ -56,7 +56,7 @@ RELEASE_V1 = """CREATE TABLE release (
 
 
 def make_version_1(path) -> None:
-    """The catalogue as riskapi wrote it before trees and the log: its release table as version 1 had it, no
+    """Write the catalogue as riskapi wrote it before trees and the log: its release table as version 1 had it, no
     log, version 1 (legacy_alter_table: the switch table's reference to `release` stays as it is while the
     table is swapped)."""
     db = sqlite3.connect(path, isolation_level=None)

@@ -60,7 +60,7 @@ def test_a_citation_from_every_server_verifies_offline_and_tells_the_release(liv
 
 @pytest.fixture(scope="module")
 def cited(nginx_server, tmp_path_factory):
-    """One citation from nginx, with the document and the verifier key, for the tampering below."""
+    """Return one citation from nginx, with the document and the verifier key, for the tampering below."""
     folder = tmp_path_factory.mktemp("cited")
     citation = cite(f"http://127.0.0.1:{nginx_server.port}{API}/riskscores/sovereign/AUT/",
                     f"bob:{nginx_server.keys['bob']}", folder / "c.json")
@@ -77,7 +77,7 @@ def tampered(cited, tmp_path, change) -> object:
 
 
 def flip(text: str) -> str:
-    """A base64 hash with one bit changed."""
+    """Return a base64 hash with one bit changed."""
     import base64
     raw = bytearray(base64.b64decode(text))
     raw[0] ^= 1
@@ -259,7 +259,7 @@ def test_citations_made_before_a_key_rotation_still_verify(tmp_path):
 
 
 def serve_checkpoint_id(serve) -> str:
-    """The key ID of the served checkpoint's signature, in hex."""
+    """Return the key ID of the served checkpoint's signature, in hex."""
     import base64
     line = serve_checkpoint(serve).decode().rstrip("\n").split("\n")[-1]
     return base64.b64decode(line.split(" ")[-1])[:4].hex()

@@ -20,13 +20,13 @@ from .test_catalogue import assert_history_true, then_stage_promote_rollback
 
 
 def riskapi_at(offset: str, *args) -> subprocess.CompletedProcess:
-    """riskapi run with its clock `offset` from the real one (faketime's relative form: -2h, -5s)."""
+    """Run riskapi with its clock `offset` from the real one (faketime's relative form: -2h, -5s)."""
     return subprocess.run(["faketime", "-f", offset, sys.executable, "-m", "generator.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=300)
 
 
 def state_of(site) -> tuple:
-    """What a refused command must leave as it was: the folders, the current release, the catalogue's switches
+    """Return what a refused command must leave as it was: the folders, the current release, the catalogue's switches
     and its log."""
     with Catalogue.open(site) as catalogue:
         switches = catalogue.db.execute("SELECT * FROM switch ORDER BY seq").fetchall()

@@ -149,7 +149,7 @@ def test_back_to_back_prunes_never_stop_a_running_serve(place):
 
 @pytest.fixture(scope="module", params=["nginx", "workerd"])
 def switched(request, tmp_path_factory):
-    """A site with five switches (publishes, a rollback, a staged release promoted), served by nginx or
+    """Yield a site with five switches (publishes, a rollback, a staged release promoted), served by nginx or
     deployed to the Worker (workerd)."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("memento")) as server:
         build(server.data, server.site, force=True)
@@ -171,7 +171,7 @@ LINK = re.compile(r'<(?P<uri>[^>]*)>; rel="(?P<rel>[^"]*)"(?:; datetime="(?P<dat
 
 
 def mementos(body: str) -> list[tuple[str, str]]:
-    """A TimeMap's mementos: (path, datetime) each."""
+    """Return a TimeMap's mementos: (path, datetime) each."""
     found = []
     for link in LINK.finditer(body):
         if "memento" in link["rel"].split():

@@ -27,7 +27,7 @@ GOPATH = "/usr/share/gocode"  # Debian's Go packages' sources
 
 @pytest.fixture(scope="session")
 def tlogcheck(tmp_path_factory):
-    """tests/interop/tlogcheck.go built with Debian's Go, in GOPATH mode: nothing is fetched."""
+    """Build tests/interop/tlogcheck.go with Debian's Go, in GOPATH mode: nothing is fetched."""
     go = shutil.which("go")
     assert go, "Go is not installed (scripts/test.sh installs golang-go)"
     folder = tmp_path_factory.mktemp("go")
@@ -45,7 +45,7 @@ def b64(hashes):
 
 
 def go_tree(tlogcheck, folder, size, stated_root, *indexes) -> dict:
-    """What tlog reads of the tiles under `folder`, each checked against the tree (size, root) stated."""
+    """Return what tlog reads of the tiles under `folder`, each checked against the tree (size, root) stated."""
     result = run_go_tree(tlogcheck, folder, size, stated_root, *indexes)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -51,7 +51,7 @@ def state(site):
 
 
 def lived(tmp_path):
-    """A site with a signed log and a history: published, staged and promoted, rolled back, pruned."""
+    """Return a site with a signed log and a history: published, staged and promoted, rolled back, pruned."""
     site = tmp_path / "site"
     build(TINY, site, keep=2)
     vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
@@ -138,7 +138,7 @@ def test_a_key_made_before_the_first_release_signs_the_empty_log_and_then_every_
 # ---- where the site's own copy is lost too: the bucket's, a server's, a folder's ------------------------
 
 def lost(site) -> None:
-    """The catalogue and the site's copy of its log both gone (the disk that held them)."""
+    """Delete the catalogue and the site's copy of its log (the disk that held them)."""
     os.remove(site / CATALOGUE)
     shutil.rmtree(site / LOG_COPY)
 
@@ -211,7 +211,7 @@ def test_the_longest_of_the_copies_that_agree_is_taken(tmp_path):
 
 
 def rewritten(site, folder) -> None:
-    """A copy of the site's log that holds together but tells another history: its first switch's action
+    """Rewrite the site's copy of its log to hold together but tell another history: its first switch's action
     changed, its checkpoint signed by another key (what an intruder with the bucket, but not the key, makes)."""
     with Catalogue.open(site) as catalogue:
         entries = catalogue.log_entries()

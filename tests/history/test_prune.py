@@ -28,7 +28,7 @@ def run(*args):
 
 
 def pruned_folders(site) -> set[str]:
-    """The releases the catalogue says are pruned whose folders are still on disk."""
+    """Return the releases the catalogue says are pruned whose folders are still on disk."""
     return set(pruned_on_disk(site))
 
 

@@ -28,7 +28,7 @@ A_LIVE, B_LIVE = "2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z"
 
 
 def set_journal(site, lines: list[tuple[str, str, str]]) -> None:
-    """The site's history as these (action, release, instant) switches: written as the text journal of
+    """Set the site's history to these (action, release, instant) switches: written as the text journal of
     earlier versions, in place of the catalogue, and imported (as an upgraded site's is)."""
     for made in site.glob(f"{CATALOGUE}*"):
         made.unlink()
@@ -37,7 +37,7 @@ def set_journal(site, lines: list[tuple[str, str, str]]) -> None:
 
 
 def serve_a_and_b(request, tmp_path_factory, change=make_nga_black):
-    """Release A with its answers recorded (on nginx), then B (`change` made to the data), live at the
+    """Yield release A with its answers recorded (on nginx), then B (`change` made to the data), live at the
     instants above; served by nginx, or deployed with both releases to the Cloudflare Worker (real
     workerd) or to S3 (real Ceph) and the CloudFront Functions (the harness)."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("history")) as server:
@@ -59,12 +59,12 @@ def serve_a_and_b(request, tmp_path_factory, change=make_nga_black):
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
 def nga_a_and_b(request, tmp_path_factory):
-    """A, then B with acme_aml's NGA black (serve_a_and_b), on each server."""
+    """Serve A, then B with acme_aml's NGA black (serve_a_and_b), on each server."""
     yield from serve_a_and_b(request, tmp_path_factory)
 
 
 def follow(server, answer, user):
-    """The answer at a 302's Location (a path: nginx names no host in redirects)."""
+    """Return the answer at a 302's Location (a path: nginx names no host in redirects)."""
     assert answer.status == 302, answer.body
     location = answer.header("location")
     assert location.startswith("/api/v1/releases/")
@@ -285,7 +285,7 @@ SITE = "http://127.0.0.1:8080"  # the --site-url the releases link to
 
 
 def local_session(server, user: str):
-    """A requests session as a client sets one up (the key in its headers) that reaches the server under
+    """Return a requests session as a client sets one up (the key in its headers) that reaches the server under
     test at SITE (a transport adapter sends it there, as a DNS name would) and no other host: what it
     asks elsewhere is recorded, with the key it carried, and never sent."""
     import requests

@@ -43,7 +43,7 @@ def entry_schema():
 
 
 def assert_log_true(site, schema) -> None:
-    """Every entry canonical and valid; the switches' instants the history's live periods, in order."""
+    """Assert every entry canonical and valid; the switches' instants the history's live periods, in order."""
     entries = raw_log(site)
     for entry in entries:
         assert canonical(json.loads(entry)) == entry and read_entry(entry)

@@ -31,7 +31,7 @@ def run(*args):
 
 
 def signed_by(site, vkey) -> bool:
-    """Whether the site's latest checkpoint verifies with `vkey` and states the whole log."""
+    """Return whether the site's latest checkpoint verifies with `vkey` and states the whole log."""
     with Catalogue.open(site) as catalogue:
         note, size = catalogue.latest_checkpoint().note, len(catalogue.log_entries())
     return read_checkpoint(open_note(note, [read_verifier(vkey)]).text).size == size

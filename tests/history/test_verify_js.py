@@ -41,7 +41,7 @@ def flip(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
-    """A site with a signed log that lived: a release live twice (a rollback), one pruned, one staged and
+    """Return a site with a signed log that lived: a release live twice (a rollback), one pruned, one staged and
     promoted; and a checkpoint held at size 2."""
     base = tmp_path_factory.mktemp("js")
     site = base / "site"
@@ -57,7 +57,7 @@ def history(tmp_path_factory):
 
 
 def citations(history) -> list[dict]:
-    """Each document of each kept release cited, with and without `since`, and tampered ones."""
+    """Return each document of each kept release cited, with and without `since`, and tampered ones."""
     site, vkey, held, _ = history
     with Catalogue.open(site) as catalogue:
         entries, note = catalogue.log_entries(), catalogue.latest_checkpoint().note

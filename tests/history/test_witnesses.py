@@ -36,7 +36,7 @@ def latest(site):
 
 
 def cite_current(site, out) -> None:
-    """A citation of a document of the current release, made offline from the site as cite makes it."""
+    """Cite a document of the current release, made offline from the site as cite makes it."""
     folder = (site / CURRENT).resolve()
     files = manifest(folder)["files"]
     path = "api/v1/riskscores/sovereign/AUT/index.json"

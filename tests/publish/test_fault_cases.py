@@ -218,7 +218,7 @@ def test_build_refuses_a_release_nginx_rejects_and_keeps_the_live_one(tmp_path, 
 # ---- a revocation always lands -----------------------------------------------------------------------
 
 def rejected_release(site: Path) -> str:
-    """A copy of the live release whose nginx maps nginx rejects, made current (as a release built by an
+    """Return a copy of the live release whose nginx maps nginx rejects, made current (as a release built by an
     older riskapi, or edited by hand, would be)."""
     live = current_release(site)
     new = live + "-99"
@@ -538,7 +538,7 @@ def test_a_build_under_any_memory_limit_ends_and_leaves_the_live_release(tmp_pat
 # ---- serve: signals and what a kill leaves ---------------------------------------------------------------
 
 def start_private_serve(site: Path, keys: Path, port: int) -> subprocess.Popen:
-    """`riskapi serve` with a private prefix of its own (no --prefix), as the README's command runs it."""
+    """Start `riskapi serve` with a private prefix of its own (no --prefix), as the README's command runs it."""
     serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
                               str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
@@ -557,7 +557,7 @@ def private_prefix_of(first_line_pid: int) -> Path:
 
 @pytest.fixture
 def site_and_keys(place) -> tuple[Path, Path]:
-    """A built site and a keys file of one key in a folder nginx workers may enter."""
+    """Return a built site and a keys file of one key in a folder nginx workers may enter."""
     site, keys = place / "site", place / "keys.csv"
     run("build", "--data", TINY, "--site", site, "-q")
     run("keys", "add", "alice", "--keys", keys)

@@ -41,7 +41,7 @@ def start_build(data: Path, site: Path, *options: str) -> subprocess.Popen:
 
 
 def write_worker_of(build: subprocess.Popen, site: Path) -> int:
-    """A forked process writing the release, once it writes (a .tmp- release folder with files): with one
+    """Return a forked process writing the release, once it writes (a .tmp- release folder with files): with one
     job the write worker, with more a worker building models (the write worker starts after them)."""
     def writing():
         temporary = [p for p in (site / RELEASES).glob(".tmp-*") if any(p.rglob("index.json"))]
@@ -291,7 +291,7 @@ def port_closed(port: int) -> bool:
 
 @pytest.fixture
 def built_place(place):
-    """`place` with a built release of the fixture and a keys file: what serve needs."""
+    """Return `place` with a built release of the fixture and a keys file: what serve needs."""
     assert CliRunner().invoke(main, ["build", "--data", str(TINY), "--site", str(place / "site"), "-q"]).exit_code == 0
     assert CliRunner().invoke(main, ["keys", "add", "alice", "--keys", str(place / "keys.csv")]).exit_code == 0
     return place

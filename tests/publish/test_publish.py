@@ -22,7 +22,7 @@ from ..conftest import TINY, make_nga_black, replace_in
 
 
 def snapshot(site) -> dict[str, tuple]:
-    """Every file under the site with its bytes' hash, inode and mtime, plus where `current` points."""
+    """Return every file under the site with its bytes' hash, inode and mtime, plus where `current` points."""
     state = {CURRENT: os.readlink(site / CURRENT) if (site / CURRENT).is_symlink() else None}
     for path in sorted(site.rglob("*")):
         if path.is_file() and not path.is_symlink() and path.name != ".lock":

@@ -40,7 +40,7 @@ def plant_moves(data):
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
 def moves_a_and_b(request, tmp_path_factory):
-    """A, then B with the three planted moves, on each server."""
+    """Serve A, then B with the three planted moves, on each server."""
     yield from serve_a_and_b(request, tmp_path_factory, plant_moves)
 
 CHANGES = f"{routes.API}/releases/current/changes/"

@@ -82,7 +82,7 @@ def _csv_rows(body: bytes) -> list[dict]:
 
 
 def _expected_rows(live, model: str, code: str) -> list[dict]:
-    """The rows an export must hold for one model and country, read off endpoint 4 independently."""
+    """Return the rows an export must hold for one model and country, read off endpoint 4 independently."""
     document = _json(live.get(f"{API}/riskscores/{model}/{code}/"))
     levels = [("model", "", document["results"])]
     levels += [("section", s["reference"], s["results"]) for s in document["sections"]]

@@ -43,7 +43,7 @@ def browser():
 
 
 def screenshot(driver, name: str, width: int = 1200) -> None:
-    """The whole page as one PNG: the window grows to the page's height first."""
+    """Save the whole page as one PNG: the window grows to the page's height first."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     driver.set_window_size(width, 900)
     height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -100,7 +100,7 @@ def test_changes_page_shows_the_latest_release_diff(live, browser):
 
 
 def forget_the_explorer(browser, live) -> None:
-    """A fresh tab: nothing remembered. Cleared from a page of the same origin that runs no explorer,
+    """Open a fresh tab: nothing remembered. Cleared from a page of the same origin that runs no explorer,
     since an explorer page that reconnects from what it remembered saves it again when the key is checked."""
     browser.get(f"http://127.0.0.1:{live.port}/docs/changes/")
     browser.execute_script("sessionStorage.clear()")

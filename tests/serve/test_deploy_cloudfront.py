@@ -36,7 +36,7 @@ def _deploy(*args: str):
 
 @pytest.fixture
 def deployed(tmp_path):
-    """The tiny fixture's release, two keys (alice granted acme_aml, bob none), and what the deploy wrote."""
+    """Return the tiny fixture's release, two keys (alice granted acme_aml, bob none), and what the deploy wrote."""
     site, keys, out = tmp_path / "site", tmp_path / "keys.csv", tmp_path / "cloudfront"
     build(TINY, site)
     plain = {"alice": add_key(keys, "alice", ("acme_aml",)).key, "bob": add_key(keys, "bob").key}
@@ -46,7 +46,7 @@ def deployed(tmp_path):
 
 
 def keyed(out, key: str) -> str:
-    """A key as the store holds it: the SHA-1 of the deploy folder's secret (the keys file's) and the key,
+    """Return a key as the store holds it: the SHA-1 of the deploy folder's secret (the keys file's) and the key,
     worked here by hand (contract/key_format.py)."""
     secret = (out / ".keys-secret").read_text().strip()
     return hashlib.sha1((secret + key.lower()).encode()).hexdigest()
@@ -126,7 +126,7 @@ def test_a_key_change_changes_key_entries_only(deployed):
 
 
 def _lambda(folder, events: list[dict], env: dict) -> list[dict]:
-    """The Lambda@Edge (origin-lambda/index.js, as deployed) run in Node on each event, with `env` (the
+    """Return the Lambda@Edge (origin-lambda/index.js, as deployed) run in Node on each event, with `env` (the
     AWS_* credentials Lambda gives it: its role's)."""
     code = (f"const m = await import({json.dumps((folder / 'index.js').as_uri())});\n"
             f"for (const e of {json.dumps(events)}) console.log(JSON.stringify(await m.handler(e)));")
@@ -138,7 +138,7 @@ def _lambda(folder, events: list[dict], env: dict) -> list[dict]:
 
 def _handed_on(uri: str, query: str = "", live: str = "", auth: str = "ok", grants: str = "public",
                audience: str = "public", origin: dict | None = None, **more: str) -> dict:
-    """The origin-request event of a request as the key gate hands it on (Lambda@Edge's form: headers name
+    """Return the origin-request event of a request as the key gate hands it on (Lambda@Edge's form: headers name
     → [{key, value}]), for the S3-compatible `origin` (a custom origin)."""
     headers = {"x-release": live, "x-auth": auth, "x-grants": grants, "x-audience": audience,
                "x-user": "alice" if auth == "ok" else "", **more}

@@ -57,7 +57,7 @@ def _objects(client, bucket, prefix):
 
 
 def _bodies(client, bucket, prefix=""):
-    """What every manifest in the bucket names, by release: path → (key, mtime, size, sha256, the SHA-256s of its
+    """Return what every manifest in the bucket names, by release: path → (key, mtime, size, sha256, the SHA-256s of its
     encodings by coding)."""
     named = {}
     for key in sorted(_objects(client, bucket, f"{prefix}manifests/")):
@@ -72,7 +72,7 @@ def _bodies(client, bucket, prefix=""):
 
 
 def _whole(client, bucket, prefix=""):
-    """The bucket's promise: every object a manifest names is there, and the live release has one."""
+    """Return the bucket's promise: every object a manifest names is there, and the live release has one."""
     held = set(_objects(client, bucket, f"{prefix}objects/"))
 
     def shard_of(key):

@@ -31,7 +31,7 @@ def run(*args):
 
 @contextlib.contextmanager
 def small_filesystem(folder: Path, size: str):
-    """A real tmpfs of `size` mounted on folder (root only), unmounted afterwards."""
+    """Yield a real tmpfs of `size` mounted on folder (root only), unmounted afterwards."""
     folder.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True)
     try:
@@ -128,7 +128,7 @@ def test_a_data_error_prints_its_message_and_a_traceback_only_with_v(tmp_path, d
 
 
 def open_under(folder: Path) -> list[str]:
-    """The files under `folder` this process holds open (a deleted one keeps its disk space while it is)."""
+    """Return the files under `folder` this process holds open (a deleted one keeps its disk space while it is)."""
     found = []
     for descriptor in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):

@@ -45,7 +45,7 @@ def served_openapi(live, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def python_client(served_openapi, tmp_path_factory):
-    """The generated package, imported (default settings: no config file)."""
+    """Yield the generated package, imported (default settings: no config file)."""
     folder = tmp_path_factory.mktemp("python-client")
     generator = Path(sys.executable).parent / "openapi-python-client"
     done = _run([generator if generator.exists() else shutil.which("openapi-python-client"), "generate",
@@ -67,7 +67,7 @@ def _client(python_client, live, user="alice"):
 
 
 def _untyped(value, where="$") -> list[str]:
-    """Every place of a parsed answer where a field fell into `additional_properties` (no type)."""
+    """Return every place of a parsed answer where a field fell into `additional_properties` (no type)."""
     if isinstance(value, list):
         return [u for i, item in enumerate(value) for u in _untyped(item, f"{where}[{i}]")]
     if hasattr(value, "additional_properties"):

@@ -78,7 +78,7 @@ def test_rotate_adds_a_key_with_the_user_s_grants_and_ends_the_others_after_the_
 
 
 def _refusals(server, user: str, until: float) -> list[tuple[float, int, dict]]:
-    """(when, status, body) of a request with `user`'s key every 0.2 s until the first refusal, or `until`."""
+    """Return (when, status, body) of a request with `user`'s key every 0.2 s until the first refusal, or `until`."""
     seen = []
     while time.time() < until:
         answer = server.get(PATH, user=user)

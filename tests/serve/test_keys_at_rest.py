@@ -21,14 +21,14 @@ PATH = "/api/v1/riskscores/sovereign/"
 
 
 def forms(user: str, key: str) -> list[bytes]:
-    """Every form of a key a server takes (apikey USER:KEY, the bare key, Bearer, Basic), as bytes a file
+    """Return every form of a key a server takes (apikey USER:KEY, the bare key, Bearer, Basic), as bytes a file
     could hold; searched in lower case, so a key in any letter case is found too."""
     basic = base64.b64encode(f"{user}:{key}".encode())
     return [key.lower().encode(), f"{user}:{key}".lower().encode(), basic, base64.b64encode(key.encode())]
 
 
 def holders(files: dict[str, bytes], keys: dict[str, str]) -> list[tuple[str, str]]:
-    """(file, user) for every file that holds a form of a user's key."""
+    """Return (file, user) for every file that holds a form of a user's key."""
     found = []
     for name, body in files.items():
         lowered = body.lower()

@@ -54,7 +54,7 @@ class Asker:
             connection.close()
 
     def ask_instant(self, millis: int) -> tuple[int, str]:
-        """`as_of` at `millis`: (302, the release it redirects to), (410, the release gone), or (404, '')."""
+        """Return `as_of` at `millis`: (302, the release it redirects to), (410, the release gone), or (404, '')."""
         status, headers, body = self.ask(f"{ROUTE}?as_of={rfc3339(millis)}")
         if status == 302:
             return status, headers["location"].split("/releases/")[1].split("/")[0]
@@ -82,7 +82,7 @@ class Asker:
 
 
 def live_at(site: Path, millis: int) -> str | None:
-    """The release the catalogue says was live at `millis`."""
+    """Return the release the catalogue says was live at `millis`."""
     found = None
     for period in read_history(site).periods:
         if period.start <= millis:
@@ -91,7 +91,7 @@ def live_at(site: Path, millis: int) -> str | None:
 
 
 def check_instants(site: Path, asker: Asker) -> int:
-    """Every instant answered agrees with the catalogue, and asked again answers the same (410 once its
+    """Check that every instant answered agrees with the catalogue, and asked again answers the same (410 once its
     release was pruned); returns how many were answered."""
     history = read_history(site)
     answered = 0

@@ -18,7 +18,7 @@ API = routes.API
 
 
 def redbot_findings(requests: list[tuple[str, list[tuple[str, str]]]]) -> dict[str, list]:
-    """REDbot's check of each (URL, request headers), in a process of its own (its event loop runs once a
+    """Return REDbot's check of each (URL, request headers), in a process of its own (its event loop runs once a
     process and leaves its resolver's threads behind): URL → [status, its bad and warning notes]."""
     done = subprocess.run([sys.executable, "-m", "tests.redbot_check"], input=orjson.dumps(requests), cwd=ROOT,
                           capture_output=True, timeout=300)

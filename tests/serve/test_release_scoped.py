@@ -27,7 +27,7 @@ RECORDED = [
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
 def two_releases(request, tmp_path_factory):
-    """Release A of the tiny fixture with its answers recorded (on nginx), then release B (NGA's FATF
+    """Yield release A of the tiny fixture with its answers recorded (on nginx), then release B (NGA's FATF
     status black: acme_aml moves), served by nginx or deployed with both to the Worker (real workerd) or to
     S3 and the CloudFront Functions."""
     with serving_copy_of(TINY, tmp_path_factory.mktemp("scoped")) as server:
@@ -45,7 +45,7 @@ def two_releases(request, tmp_path_factory):
 
 
 def scoped(release: str, path: str) -> str:
-    """A route's path under a release; the release document is the release itself."""
+    """Return a route's path under a release; the release document is the release itself."""
     if path == "/api/v1/releases/current/":
         return f"/api/v1/releases/{release}/"
     return path.replace("/api/v1/", f"/api/v1/releases/{release}/", 1)

@@ -39,7 +39,8 @@ DECODE = {None: lambda body: body, "gzip": gzip.decompress, "br": brotli.decompr
 
 
 def sent_digest(body: bytes) -> str:
-    """RFC 9530's header value for these bytes, worked out here: sha-256, its 32 bytes in Base64 between colons."""
+    """Return RFC 9530's header value for these bytes, worked out here: sha-256, its 32 bytes in Base64 between
+    colons."""
     return "sha-256=:" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"
 
 

@@ -20,7 +20,7 @@ EXPORT = "/api/v1/exports/scores.jsonl"
 
 @pytest.fixture(scope="module")
 def asked_and_logged():
-    """A server of its own (other tests' requests would be in a shared one's log) and what was asked."""
+    """Yield a server of its own (other tests' requests would be in a shared one's log) and what was asked."""
     server = start_live_server(TINY)
     try:
         answers = {"alice": [server.get(DOCUMENT) for _ in range(3)] + [server.get("/api/v1/riskscores/nosuch/")],
@@ -148,5 +148,5 @@ def test_a_user_name_a_spreadsheet_would_run_is_written_as_text(tmp_path):
 
 
 def _all_counted(rows: list[dict], requests: int) -> dict | None:
-    """The rows by user once they count `requests` requests in all (the log may still be being written)."""
+    """Return the rows by user once they count `requests` requests in all (the log may still be being written)."""
     return {row["user"]: row for row in rows} if sum(row["requests"] for row in rows) >= requests else None

@@ -236,7 +236,7 @@ def test_a_dead_subscriber_is_named_by_status_once_it_has_failed_for_a_day(tmp_p
 
 
 def _running(pid: int) -> bool:
-    """Whether the process `pid` (a child of ours, started by the build) has not ended; reaps it once it has."""
+    """Return whether the process `pid` (a child of ours, started by the build) has not ended; reaps it once it has."""
     import os
     try:
         ended, _ = os.waitpid(pid, os.WNOHANG)

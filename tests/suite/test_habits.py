@@ -11,7 +11,7 @@ REDRAWN = "f756ad2"
 
 
 def commits_since(first: str) -> list[tuple[str, str, str]]:
-    """(hash, subject, body) of every commit on the checked-out branch back to `first` (or to the oldest a
+    """Return (hash, subject, body) of every commit on the checked-out branch back to `first` (or to the oldest a
     shallow clone holds), newest first."""
     text = subprocess.run(["git", "-C", str(ROOT), "log", "--first-parent", "--format=%H%x1f%s%x1f%b%x1e", "HEAD"],
                           capture_output=True, text=True, check=True).stdout

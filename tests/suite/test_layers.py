@@ -44,7 +44,7 @@ MODULES = {module_name(p) for p in PACKAGE.rglob("*.py")}
 
 
 def imports_of(path: Path, source: str | None = None) -> set[str]:
-    """Every generator module the file imports (or `source`, read as if it were that file), resolved to its
+    """Return every generator module the file imports (or `source`, read as if it were that file), resolved to its
     dotted name (`from . import x` imports the module x when there is one, else a name of the package);
     an import by a string (importlib) counts too."""
     name = module_name(path)
@@ -79,7 +79,7 @@ def graph() -> dict[str, set[str]]:
 
 
 def unit(module: str) -> int:
-    """The place in ORDER of the unit `module` belongs to (-1: the package itself)."""
+    """Return the place in ORDER of the unit `module` belongs to (-1: the package itself)."""
     inside = module.removeprefix("generator.")
     if inside == "generator":
         return -1
@@ -190,7 +190,7 @@ JS_FUNCTION = re.compile(r"^(?:export )?(?:async )?function (\w+)|^  (?:async )?
 
 
 def function_sizes() -> dict[str, int]:
-    """Every function of the package, by module and name, with its length in lines: Python's from its
+    """Return every function of the package, by module and name, with its length in lines: Python's from its
     syntax tree; JavaScript's from a top-level `function` (or a method of the default export) to the
     closing brace at its indentation."""
     sizes = {}

@@ -31,7 +31,7 @@ SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and Cl
 
 
 def served(server, url: str, user: str | None = "bob") -> bytes:
-    """What the server answers for one of its absolute URLs (the release's address → the server's)."""
+    """Return what the server answers for one of its absolute URLs (the release's address → the server's)."""
     assert url.startswith(SITE), url
     answer = server.get(url.removeprefix(SITE), user=user)
     assert answer.status == 200, (url, answer.body)
@@ -39,7 +39,7 @@ def served(server, url: str, user: str | None = "bob") -> bytes:
 
 
 def frictionless_errors(package: dict, server, folder) -> list[dict]:
-    """`frictionless validate` on `package` with each resource's bytes fetched with a key (paths rewritten
+    """Return `frictionless validate` on `package` with each resource's bytes fetched with a key (paths rewritten
     to the files fetched); every error it reports."""
     local = json.loads(json.dumps(package))
     for number, resource in enumerate(local["resources"]):
@@ -55,7 +55,7 @@ def frictionless_errors(package: dict, server, folder) -> list[dict]:
 
 
 def assert_valid_against_the_bytes_served(package: dict, server, folder) -> None:
-    """frictionless finds nothing wrong, but the size of a Parquet resource, which frictionless 5 cannot
+    """Assert frictionless finds nothing wrong, but the size of a Parquet resource, which frictionless 5 cannot
     count (it reads Parquet through pandas); every hash and size holds against the bytes served."""
     errors = frictionless_errors(package, server, folder)
     parquet = {r["name"] for r in package["resources"] if r["format"] == "parquet"}

@@ -32,7 +32,7 @@ def instant(ms: int | None) -> datetime.datetime | None:
 
 
 def growth_rows(table: pa.Table, vintage: bool = False) -> list[tuple]:
-    """The panel's rows of sovereign's gdp_growth indicator for AUT in 2024: value and period (and vintage)."""
+    """Return the panel's rows of sovereign's gdp_growth indicator for AUT in 2024: value and period (and vintage)."""
     return [(r["raw_value"], r["known_from"], r["known_until"],
              *((r["first_release"], r["revision"]) if vintage else ())) for r in table.to_pylist()
             if (r["model"], r["country_code"], r["level"], r["reference"], r["date"].isoformat()) ==

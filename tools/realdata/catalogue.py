@@ -206,7 +206,8 @@ POINTS_TABLES: dict[str, dict] = {
 
 
 def indicator(reference: str, section: str, **scoring) -> IndicatorSpec:
-    """The measure `reference` scored in `section`: by the given table or bounds, else its shared points table."""
+    """Return the measure `reference` scored in `section`: by the given table or bounds, else its shared points
+    table."""
     measure = MEASURES[reference]
     series = None if measure.sources == (NONE,) else reference  # each series is named after its measure
     return IndicatorSpec(reference, section, measure.name, measure.short_name, series, measure.sources,

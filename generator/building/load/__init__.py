@@ -37,7 +37,7 @@ __all__ = ["load_dataset", "load_models", "LoadedModels", "Dataset",
 
 
 def observation_files(data_dir: Path) -> list[str]:
-    """The CSV files of observations/, as the data contract names them."""
+    """Return the CSV files of observations/, as the data contract names them."""
     folder = data_dir / OBSERVATIONS
     return [f"{OBSERVATIONS}/{path.name}" for path in folder.glob("*.csv")] if folder.is_dir() else []
 
@@ -54,19 +54,19 @@ class LoadedModels:
     warnings_of: dict[str, tuple[int, int]]  # by model: the range of log.warnings its own checks added
 
     def observations(self, definition: ModelDefinition, log: ProblemLog | None = None) -> ModelObservations:
-        """One model's observations, their problems and warnings in `log` (this one's, or a copy of it in a
+        """Return one model's observations, their problems and warnings in `log` (this one's, or a copy of it in a
         build's worker process)."""
         code = definition.model.code
         return load_observations(log or self.log, definition.model, definition.indicators, self.countries,
                                  self.broken[code])
 
     def observations_bytes(self, definition: ModelDefinition) -> int:
-        """The size of a model's observations file: how much work its model is, before it is read."""
+        """Return the size of a model's observations file: how much work its model is, before it is read."""
         path = self.log.dir / observations_file(definition.model.code)
         return path.stat().st_size if path.is_file() else 0
 
     def warnings_with(self, observed: dict[str, Sequence[Problem]]) -> tuple[Problem, ...]:
-        """Every warning in the order load_dataset gives them: each model's observations' warnings
+        """Return every warning in the order load_dataset gives them: each model's observations' warnings
         (`observed`, by model) after its own checks' (kept in the log)."""
         warnings = self.log.warnings
         ranges = [self.warnings_of[d.model.code] for d in self.models]

@@ -227,7 +227,7 @@ def _scored_indicator(log: ProblemLog, name: str, r: Row, models: dict[str, Mode
 
 
 def finish_indicator(log: ProblemLog, model: Model, raw: RawIndicator) -> Indicator | None:
-    """The indicator record, once its table (points models) or bounds (bounds models) is complete."""
+    """Return the indicator record, once its table (points models) or bounds (bounds models) is complete."""
     where = f"indicator {raw['model']}/{raw['reference']}"
     rows = [row for _, row in raw["scoring"]]
     kind: str | None = "number"
@@ -261,7 +261,7 @@ def finish_indicator(log: ProblemLog, model: Model, raw: RawIndicator) -> Indica
 
 def check_weights(log: ProblemLog, model: Model, sections: tuple[Section, ...], indicators: tuple[Indicator, ...],
                   incomplete_sections: set[str]) -> None:
-    """Section weights sum to 1, each section's indicator weights sum to 1, and (points models) each
+    """Check that section weights sum to 1, each section's indicator weights sum to 1, and (points models) each
     indicator's default weight is the one its points imply. Sections in `incomplete_sections` lost an
     indicator to a problem above (its table or bounds): their sums would mislead, so they are skipped."""
     if not sections:

@@ -15,7 +15,7 @@ from .table import iter_table
 
 def load_observations(log: ProblemLog, model: Model, indicators: tuple[Indicator, ...], countries: dict[str, Country],
                       broken_indicators: set[str]) -> ModelObservations:
-    """The observations of one model's indicators, by indicator and country, one per year, sorted by date.
+    """Return the observations of one model's indicators, by indicator and country, one per year, sorted by date.
 
     `broken_indicators` were reported already: their rows are skipped without a second problem."""
     name = observations_file(model.code)
@@ -45,7 +45,7 @@ class _Rows:
 
 def _read_rows(log: ProblemLog, name: str, model: Model, indicators: tuple[Indicator, ...],
                countries: dict[str, Country], broken_indicators: set[str]) -> _Rows:
-    """Each row checked on its own (a duplicate, a date, a value); what refers elsewhere is collected."""
+    """Return each row checked on its own (a duplicate, a date, a value); what refers elsewhere is collected."""
     this_year = datetime.date.today().year
     by_reference = {i.reference: i for i in indicators}
     labels = {i.reference: {row.label for row in i.scoring} for i in indicators}
@@ -100,7 +100,7 @@ def _read_rows(log: ProblemLog, name: str, model: Model, indicators: tuple[Indic
 
 
 def _report_unknown(log: ProblemLog, name: str, model: Model, unknown: dict[tuple[str, str], list[int]]) -> None:
-    """Rows naming an indicator or country the catalogue lacks: one problem per value, with its lines."""
+    """Report rows naming an indicator or country the catalogue lacks: one problem per value, with its lines."""
     for (column, value), lines in unknown.items():
         # A reference into a file (or a row) that could not be read is that file's problem, said above.
         source, cells = (INDICATORS, dict(model=model.code, reference=value)) if column == "indicator" \
@@ -116,7 +116,7 @@ def _report_unknown(log: ProblemLog, name: str, model: Model, unknown: dict[tupl
 
 def _report_outside(log: ProblemLog, name: str, by_reference: dict[str, Indicator],
                     outside: dict[str, list[tuple[int, str]]]) -> None:
-    """Observations for countries outside their indicator's applicability: a warning each indicator."""
+    """Warn of observations for countries outside their indicator's applicability: a warning each indicator."""
     for reference, rows in outside.items():
         codes = sorted({country for _, country in rows})
         applicability = by_reference[reference].applicability
@@ -135,7 +135,7 @@ def _report_orphan_components(log: ProblemLog, name: str, rows: _Rows) -> None:
 
 
 def _series(rows: _Rows, indicators: tuple[Indicator, ...]) -> ModelObservations:
-    """Each indicator's observations by country, one a year (the latest date), oldest first."""
+    """Return each indicator's observations by country, one a year (the latest date), oldest first."""
     series: dict[str, dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
     for observed, (_line, value, projected) in rows.main.items():
         reference, country, date = observed
@@ -152,7 +152,7 @@ def _series(rows: _Rows, indicators: tuple[Indicator, ...]) -> ModelObservations
 
 
 def _more_lines(lines: list[int]) -> str:
-    """`; also on lines 18, 19, 20 and 7 more` for a problem that repeats on many rows."""
+    """Return `; also on lines 18, 19, 20 and 7 more` for a problem that repeats on many rows."""
     if len(lines) == 1:
         return ""
     shown = ", ".join(str(line) for line in lines[1:4])

@@ -36,7 +36,7 @@ class ProblemLog:
         self.notes: list[str] = []
 
     def shown(self, name: str) -> str:
-        """How a file of the folder is named in messages."""
+        """Return how a file of the folder is named in messages."""
         return str(self.dir / name)
 
     # ---------------------------------------------------------------- the table reader's sink
@@ -71,7 +71,7 @@ class ProblemLog:
         return self.shown(name) in self._unreadable
 
     def had_broken_row(self, name: str, **cells: str) -> bool:
-        """Whether a row of `name` that could not be read had these (raw) cells, e.g. model=…, reference=…."""
+        """Return whether a row of `name` that could not be read had these (raw) cells, e.g. model=…, reference=…."""
         return any(all(raw.get(k) == v for k, v in cells.items()) for raw in self._broken_rows[self.shown(name)])
 
     def not_checked(self, name: str, because_of: str, rows: int = 1) -> None:

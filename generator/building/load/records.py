@@ -150,12 +150,12 @@ ModelObservations = dict[str, dict[str, tuple[Observation, ...]]]
 
 
 def observation_count(observations: ModelObservations) -> int:
-    """How many observations one model is built from."""
+    """Return how many observations one model is built from."""
     return sum(len(series) for per_country in observations.values() for series in per_country.values())
 
 
 def observation_counts(observations: dict[str, ModelObservations]) -> dict[str, int]:
-    """How many observations each model is built from."""
+    """Return how many observations each model is built from."""
     return {code: observation_count(by_indicator) for code, by_indicator in observations.items()}
 
 

@@ -62,5 +62,5 @@ OBSERVATION_COLUMNS = [
 
 
 def header(columns: list[Column], optional: bool = True) -> list[str]:
-    """The column names a writer puts in the header (`optional=False`: only the ones a file must have)."""
+    """Return the column names a writer puts in the header (`optional=False`: only the ones a file must have)."""
     return [c.name for c in columns if optional or c.in_header]

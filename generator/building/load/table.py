@@ -136,7 +136,7 @@ def iter_table(path: Path, shown_as: str, columns: list[Column], problems: Probl
 
 
 def _oversized_cell(path: Path, line: int) -> tuple[int, int] | None:
-    """The record that starts on `line` read again without the csv module's cell limit (only once that limit
+    """Return the record that starts on `line` read again without the csv module's cell limit (only once that limit
     has stopped the file): which of its cells is over the limit, and how long it is."""
     limit = csv.field_size_limit()
     csv.field_size_limit((1 << 31) - 1)
@@ -274,7 +274,7 @@ def iso_date(value: str) -> str:
 
 
 def year_or_date(value: str) -> str:
-    """An observation date: YYYY-MM-DD, or a bare year YYYY meaning YYYY-12-31."""
+    """Return an observation date: YYYY-MM-DD, or a bare year YYYY meaning YYYY-12-31."""
     return iso_date(f"{value}-12-31" if _YEAR.fullmatch(value) else value)
 
 

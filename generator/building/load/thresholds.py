@@ -37,13 +37,13 @@ def parse_threshold(text: str, risk_points: int) -> ThresholdRow:
 
 
 def value_kind(rows: list[ThresholdRow]) -> str | None:
-    """The kind of raw value a table scores ("number", "label", "boolean"), None if mixed."""
+    """Return the kind of raw value a table scores ("number", "label", "boolean"), None if mixed."""
     kinds = {"number" if row.is_numeric else "boolean" if isinstance(row.label, bool) else "label" for row in rows}
     return kinds.pop() if len(kinds) == 1 else None
 
 
 def lower_bound(row: ThresholdRow) -> float:
-    """Where a numeric row starts (-inf for `x < B`)."""
+    """Return where a numeric row starts (-inf for `x < B`)."""
     return -math.inf if row.lower is None else row.lower
 
 

@@ -12,13 +12,13 @@ from ...system.processes import end_with_parent, without_pandas
 
 
 def fork_pool(workers: int, lock_fd: int) -> ProcessPoolExecutor:
-    """Forked worker processes that hold no copy of the site lock (`lock_fd`) and end with the build."""
+    """Return forked worker processes that hold no copy of the site lock (`lock_fd`) and end with the build."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=start_write_worker, initargs=(lock_fd,))
 
 
 def start_write_worker(lock_fd: int) -> None:
-    """In the forked worker, first: let go of the site lock (so it dies with the build's own process,
+    """Let go, first thing in the forked worker, of the site lock (so it dies with the build's own process,
     however that dies), ask Linux to end this worker when its parent ends, and leave pandas unimported
     (pyarrow would import it, where installed, for nothing: the worker builds models and writes files)."""
     os.close(lock_fd)  # the lock is held while any copy of its file is open

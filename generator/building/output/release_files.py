@@ -103,11 +103,11 @@ class ReleaseFiles:
                 self.files[relative + suffix] = entry
 
     def flush(self) -> None:
-        """Every file added so far written."""
+        """Write every file added so far."""
         self._submit()
 
     def earlier(self, relative: str) -> Path | None:
-        """The previous release's file at `relative` where its bytes are those its manifest lists (a file
+        """Return the previous release's file at `relative` where its bytes are those its manifest lists (a file
         edited by hand since is not one to copy from); None where there is none."""
         before = self._previous_files.get(relative)
         if not before or self._previous_dir is None:

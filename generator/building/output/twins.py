@@ -65,7 +65,7 @@ def _part_stream() -> Any:
 
 
 def gzip_part(data: bytes) -> bytes:
-    """Bytes compressed as one part of a joined gzip twin."""
+    """Return bytes compressed as one part of a joined gzip twin."""
     stream = _part_stream()
     return stream.compress(data) + stream.flush(zlib.Z_SYNC_FLUSH)
 
@@ -108,7 +108,7 @@ class GzipPartFile:
 
 
 def write_joined_gzip(path: Path, parts: list[Part], crc: int, size: int, stamp: int) -> dict[str, dict]:
-    """Over 1 KB, the gzip twin of the file at `path`, written from parts (`write_joined`: its CRC-32
+    """Write, over 1 KB, the gzip twin of the file at `path`, written from parts (`write_joined`: its CRC-32
     and size), joined from those parts' `gzip_part`s (bytes, or files a GzipPartFile wrote) in the same
     order; its manifest entry by suffix, as _write_twins gives them."""
     if not has_twins(path.name, size):
@@ -120,7 +120,7 @@ def write_joined_gzip(path: Path, parts: list[Part], crc: int, size: int, stamp:
 
 
 def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -> list[tuple[str, dict[str, dict]]]:
-    """In the worker: write each (relative path, data) under folder and, over 1 KB, its
+    """Write, in the worker, each (relative path, data) under folder and, over 1 KB, its
     pre-compressed twins; return the twins' manifest entries by relative path."""
     written = []
     for relative, data in batch:
@@ -131,7 +131,7 @@ def write_with_twins(folder: Path, batch: list[tuple[str, bytes]], stamp: int) -
 
 
 def twin_of_written(folder: Path, twin: tuple[str, str], stamp: int) -> list[tuple[str, dict[str, dict]]]:
-    """In the worker: one twin, (relative path, suffix), of a file the build wrote itself
+    """Write, in the worker, one twin, (relative path, suffix), of a file the build wrote itself
     (ReleaseWriter.write_parts), read a block at a time: a large file's twins are made at once by
     two workers."""
     relative, suffix = twin
@@ -141,7 +141,7 @@ def twin_of_written(folder: Path, twin: tuple[str, str], stamp: int) -> list[tup
 
 
 def twins_of(path: str, body: bytes) -> dict[str, bytes]:
-    """The compressed twins of a document held in memory (none where it has no twins), by suffix."""
+    """Return the compressed twins of a document held in memory (none where it has no twins), by suffix."""
     if not has_twins(path, len(body)):
         return {}
     found = {}
@@ -153,7 +153,7 @@ def twins_of(path: str, body: bytes) -> dict[str, bytes]:
 
 def _write_twins(path: Path, blocks: Callable[[], Iterable[bytes]], size: int, stamp: int,
                  forms: Sequence[tuple[str, Callable[[], Any]]] = COMPRESSED_FORMS) -> dict[str, dict]:
-    """Over 1 KB, each compressed twin (of `forms`) of a file whose bytes `blocks()` gives; their manifest
+    """Return, over 1 KB, each compressed twin (of `forms`) of a file whose bytes `blocks()` gives; their manifest
     entries."""
     entries: dict[str, dict] = {}
     if not has_twins(path.name, size):

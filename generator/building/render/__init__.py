@@ -27,7 +27,7 @@ RENDERERS: dict[str, RouteRenderer] = {}
 
 
 def renders(route: str) -> Callable[[RouteRenderer], RouteRenderer]:
-    """Registers the decorated function as the renderer of the route named `route`."""
+    """Register the decorated function as the renderer of the route named `route`."""
     def register(renderer: RouteRenderer) -> RouteRenderer:
         if route in RENDERERS:
             raise ValueError(f"route {route!r} has a renderer already: {RENDERERS[route].__qualname__}")
@@ -46,7 +46,7 @@ def _ordered(items: list, ordering: str, code: Callable[[Any], str], name: Calla
 
 def _list_documents(variants: list[locations.ListVariant], items: list, code: Callable[[Any], str],
                     name: Callable[[Any], str], document: Callable[[list], object]) -> Rendered:
-    """A list endpoint's documents (its rule's variants): each the items it holds, in its ordering."""
+    """Return a list endpoint's documents (its rule's variants): each the items it holds, in its ordering."""
     rendered: Rendered = []
     for variant in variants:
         held = [item for item in items if variant.members is None or code(item) in variant.members]
@@ -56,7 +56,7 @@ def _list_documents(variants: list[locations.ListVariant], items: list, code: Ca
 
 
 def render_model_lists(scores: ModelScores, countries: tuple[Country, ...]) -> Rendered:
-    """Endpoint 3 of one model: every ordering, selection and filter answer (one country, or none)."""
+    """Return endpoint 3 of one model: every ordering, selection and filter answer (one country, or none)."""
     model = scores.data.model
     # Each country's entry is rendered once and shared by every variant that holds it.
     entries = {code: render_score_entry(scores, s) for code, s in scores.countries.items() if s.current is not None}
@@ -68,7 +68,7 @@ def render_model_lists(scores: ModelScores, countries: tuple[Country, ...]) -> R
 
 def render_shared_documents(countries: tuple[Country, ...], current: list[CurrentScores],
                             audiences: list[frozenset[str]]) -> Rendered:
-    """Endpoints 1 and 5 for every audience, and endpoint 2 (every ordering, selection and filter answer)."""
+    """Return endpoints 1 and 5 for every audience, and endpoint 2 (every ordering, selection and filter answer)."""
     rendered: Rendered = []
     # Endpoints 1 and 5 depend on the client's custom-model grants: one variant per audience.
     for grants in audiences:

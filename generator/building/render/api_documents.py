@@ -108,7 +108,7 @@ def render_section_result(result: SectionResult, section: Section, scores: Model
 
 def render_indicator_result(result: IndicatorResult, indicator: Indicator, scores: ModelScores,
                             points: bool) -> dict:
-    """One result of an indicator (`points`: whether its model is a points model)."""
+    """Return one result of an indicator (`points`: whether its model is a points model)."""
     if result.observation is None:
         return _without_value(result, indicator.short_name, points)
     doc = _indicator_fields(result, points)
@@ -120,7 +120,7 @@ def render_indicator_result(result: IndicatorResult, indicator: Indicator, score
 
 
 def _indicator_fields(result: IndicatorResult, points: bool) -> dict:
-    """An indicator result's fields before its rank: date, type, score, class, points, sdg marks."""
+    """Return an indicator result's fields before its rank: date, type, score, class, points, sdg marks."""
     doc: dict = {"timestamp": timestamp(result.year), "type": result.type, "score": result.score}
     if result.score is not None and result.risk_class is not None:  # one is None where the other is
         doc.update(RISK_CLASS_FIELDS[result.risk_class])
@@ -138,14 +138,14 @@ def _indicator_fields(result: IndicatorResult, points: bool) -> dict:
 # need a few hundred (the demo's largest model 488 in all; more than 16,384 would take 180 indicators).
 @functools.lru_cache(maxsize=16384)
 def _without_value(result: IndicatorResult, short_name: str, points: bool) -> dict:
-    """render_indicator_result of a result without an observation (no score: no rank, no weight)."""
+    """Return render_indicator_result of a result without an observation (no score: no rank, no weight)."""
     doc = _indicator_fields(result, points)
     doc["data"] = render_raw_data(None, short_name)
     return doc
 
 
 def _display(value: Value | None) -> str | float | None:
-    """Raw values as docs/api.md allows them in `data.value`: string, number or null."""
+    """Return raw values as docs/api.md allows them in `data.value`: string, number or null."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return value
@@ -208,29 +208,29 @@ def render_indicator(indicator: Indicator, scores: ModelScores, scored: CountryS
 # ---------------------------------------------------------------- endpoints
 
 def render_model_list(models: list[Model]) -> list[dict]:
-    """Endpoint 1."""
+    """Return endpoint 1."""
     return [render_model_config(m) for m in models]
 
 
 def render_country_list(countries: list[Country]) -> list[dict]:
-    """Endpoint 2."""
+    """Return endpoint 2."""
     return [render_country_config(c) for c in countries]
 
 
 def render_score_entry(scores: ModelScores, scored: CountryScores) -> dict:
-    """One element of endpoint 3's `data`: the entity and its current result."""
+    """Return one element of endpoint 3's `data`: the entity and its current result."""
     assert scored.current is not None  # endpoint 3 lists the countries with a current result
     return {"entity": render_entity(scored.country, scored),
             "results": [render_model_result(scored.current, scores, scored.country)]}
 
 
 def render_model_scores(model: Model, entries: list[dict]) -> dict:
-    """Endpoint 3."""
+    """Return endpoint 3."""
     return {"model": render_model_definition(model), "data": entries}
 
 
 def render_country_model_scores(scores: ModelScores, scored: CountryScores) -> dict:
-    """Endpoint 4: the whole series for the model, each section and each indicator."""
+    """Return endpoint 4: the whole series for the model, each section and each indicator."""
     data: ModelData = scores.data
     return {
         "model": render_model_definition(data.model),
@@ -242,7 +242,7 @@ def render_country_model_scores(scores: ModelScores, scored: CountryScores) -> d
 
 
 def render_country_scores(country: Country, visible: list[CurrentScores]) -> dict:
-    """Endpoint 5: the current score of every visible model that has one."""
+    """Return endpoint 5: the current score of every visible model that has one."""
     riskscores = []
     for scores in visible:
         current = scores.current.get(country.code)

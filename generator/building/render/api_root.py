@@ -17,7 +17,7 @@ def _release_link(site_url: str, release_id: str, url: str) -> dict:
 
 
 def render_api_root(site_url: str, release_id: str, log: LogIdentity) -> dict:
-    """Each endpoint's URL template and summary, the links to openapi.json and the docs, the release, and
+    """Return each endpoint's URL template and summary, the links to openapi.json and the docs, the release, and
     the log of releases: its checkpoint, origin and verifier keys (the one in use, and those retired)."""
     endpoints = [{"operationId": e.operation, "url": site_url + e.template, "summary": e.summary,
                   "keyRequired": e.keyed} for e in routes.ENDPOINTS]
@@ -36,7 +36,7 @@ def render_api_root(site_url: str, release_id: str, log: LogIdentity) -> dict:
 
 def render_current_release(site_url: str, changes: ReleaseChanges, visible: list[CurrentScores],
                            grants: frozenset[str], custom_models: set[str]) -> dict:
-    """The release, the data vintage of each model the audience sees and what changed for them (documents
+    """Return the release, the data vintage of each model the audience sees and what changed for them (documents
     counted only where the audience may know of them)."""
     by_model = {m.model: m for m in changes.diff.models}
     models = []
@@ -61,7 +61,7 @@ def render_current_release(site_url: str, changes: ReleaseChanges, visible: list
 
 
 def export_links(site_url: str, release: str, model: str | None = None) -> dict:
-    """The URLs of both exports of this release (of the public models, or of one model): under its id, so
+    """Return the URLs of both exports of this release (of the public models, or of one model): under its id, so
     that they still give this release's rows once another is current (the list of releases and a kept
     release's own document show them)."""
     return {fmt: site_url + routes.in_release(locations.export(fmt, model).url, release)

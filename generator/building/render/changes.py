@@ -17,14 +17,14 @@ Sections = dict[str, dict[str, float]]  # country code → section reference →
 
 
 def current_sections(document: dict) -> dict[str, float]:
-    """Each section's score at the model's current date, from an endpoint 4 document."""
+    """Return each section's score at the model's current date, from an endpoint 4 document."""
     current = next((r["timestamp"] for r in document["results"] if r["type"] == "current"), None)
     return {s["reference"]: r["score"] for s in document.get("sections", []) for r in s.get("results", [])
             if r["timestamp"] == current and r.get("score") is not None}
 
 
 def previous_sections(release_dir: Path | None, model: str, code: str) -> dict[str, float]:
-    """A country's current section scores in an earlier release, from its endpoint 4 file (none there: {})."""
+    """Return a country's current section scores in an earlier release, from its endpoint 4 file (none there: {})."""
     path = None if release_dir is None else release_dir / locations.country_model_scores(model, code).file
     return current_sections(orjson.loads(path.read_bytes())) if path and path.is_file() else {}
 
@@ -38,7 +38,7 @@ def _section_moved_most(before: dict[str, float], after: dict[str, float]) -> di
 
 
 def _move(change: CountryChange, key: str | None, numeric: str | None) -> dict:
-    """One country's move; `numeric` the field that orders it (class, rating: lower is less risk)."""
+    """Return one country's move; `numeric` the field that orders it (class, rating: lower is less risk)."""
     old, new = change.old or {}, change.new or {}
     entry: dict[str, object] = {"countryCode": change.code}
     if key:
@@ -54,7 +54,7 @@ def _move(change: CountryChange, key: str | None, numeric: str | None) -> dict:
 
 
 def model_changes(changes: ReleaseChanges, sections_now: dict[str, Sections], previous_dir: Path | None) -> dict:
-    """Each model's part of the change document, made once for every audience (the release before is
+    """Return each model's part of the change document, made once for every audience (the release before is
     read once per moved country): `sections_now` each model's current section scores by country,
     `previous_dir` the release before. A model without a diff entry (the first release, a new model)
     has nothing to compare."""
@@ -80,7 +80,7 @@ def model_changes(changes: ReleaseChanges, sections_now: dict[str, Sections], pr
 
 def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[str, dict], parts: dict[str, dict],
                            visible: list[str], grants: frozenset[str], custom_models: set[str]) -> dict:
-    """The change document an audience is served: the parts (model_changes) of the models it may see
+    """Return the change document an audience is served: the parts (model_changes) of the models it may see
     (`visible`, in order), the documents it may know of; `files` the new release's manifest (for the
     digests). The first release lists no documents: everything in it is new, and a client fetches what
     it needs."""
@@ -91,7 +91,7 @@ def render_release_changes(site_url: str, changes: ReleaseChanges, files: dict[s
     mine = locations.audience_name(grants)
 
     def received(path: str) -> bool:
-        """Whether this audience receives the file at its URL: not a public variant where the release has
+        """Return whether this audience receives the file at its URL: not a public variant where the release has
         its own (each URL once, with the hash of the bytes it gets)."""
         own = locations.audience_variant(path, mine)
         return own is None or own not in files

@@ -32,7 +32,7 @@ FORMATS = ("csv", "jsonl", "parquet")
 
 
 def table_type(kind: pa.DataType) -> str:
-    """The Table Schema type of a column of this Arrow type, as the CSV writes it (anything else: text)."""
+    """Return the Table Schema type of a column of this Arrow type, as the CSV writes it (anything else: text)."""
     for test, name in ((pa.types.is_integer, "integer"), (pa.types.is_floating, "number"), (pa.types.is_date, "date"),
                        (pa.types.is_timestamp, "datetime")):
         if test(kind):
@@ -60,7 +60,7 @@ _BOUNDS = ("minimum", "maximum")
 
 
 def table_schema(format: str, extra: Sequence[tuple[str, str, str]] = ()) -> dict:
-    """The Table Schema of an export in `format`: every column typed and described, its constraints;
+    """Return the Table Schema of an export in `format`: every column typed and described, its constraints;
     `extra`: (name, type, description) of columns after the export's (the panel's). Parquet's numbers keep
     no bounds: pandas gives an empty cell of a number column as NaN, which no bound holds."""
     types = {**_TYPES, **_BY_FORMAT.get(format, {})}
@@ -76,7 +76,7 @@ def table_schema(format: str, extra: Sequence[tuple[str, str, str]] = ()) -> dic
 
 
 def resource(name: str, url: str, format: str, entry: Mapping, schema: dict, description: str) -> dict:
-    """One bulk file as a tabular resource (`entry`: its size and SHA-256, as a manifest holds them)."""
+    """Return one bulk file as a tabular resource (`entry`: its size and SHA-256, as a manifest holds them)."""
     media_type = serving.MEDIA_TYPES[format]
     described = {"name": name, "type": "table", "path": url, "format": format, "mediatype": media_type,
                  "bytes": entry["size"], "hash": f"sha256:{entry['sha256']}", "description": description}
@@ -94,7 +94,7 @@ LOCAL_LICENCE = "LicenseRef-"  # an SPDX reference of our own (no SPDX page): na
 
 
 def origins(models: Sequence[ModelDefinition]) -> tuple[list[dict], list[dict]]:
-    """The licences and sources of the public models' data, as a Data Package names them, from their
+    """Return the licences and sources of the public models' data, as a Data Package names them, from their
     indicators (indicators.csv: `source`, its first source's `url`, `licence`)."""
     public = [m for m in models if not m.model.custom]
     licences: dict[str, dict] = {}
@@ -111,13 +111,13 @@ def origins(models: Sequence[ModelDefinition]) -> tuple[list[dict], list[dict]]:
 
 
 def _words(name: str) -> str:
-    """A LicenseRef's name as words: `PublicDomain` → `Public domain`."""
+    """Return a LicenseRef's name as words: `PublicDomain` → `Public domain`."""
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).capitalize()
 
 
 def release_package(site_url: str, release: str, files: Mapping[str, Mapping], models: Sequence[ModelDefinition]
                     ) -> dict:
-    """A release's own Data Package: its public exports at their release-scoped (immutable) URLs, from the
+    """Return a release's own Data Package: its public exports at their release-scoped (immutable) URLs, from the
     release's manifest entries (`files`: path → size, sha256)."""
     licences, sources = origins(models)
     public = ", ".join(m.model.code for m in models if not m.model.custom)
@@ -133,7 +133,7 @@ def release_package(site_url: str, release: str, files: Mapping[str, Mapping], m
 
 
 def operator_name(site_url: str) -> str:
-    """Who publishes the data, as the catalogues name them: the API at its host."""
+    """Return who publishes the data, as the catalogues name them: the API at its host."""
     return f"The country risk API at {urllib.parse.urlsplit(site_url).netloc}"
 
 
@@ -143,7 +143,7 @@ SCHEMA_ORG = {"@vocab": "https://schema.org/", **{name: {"@type": "@id"} for nam
 
 
 def schema_org_dataset(site_url: str, release: str, models: Sequence[ModelDefinition]) -> dict:
-    """The reference page's schema.org Dataset (JSON-LD, its @context inline), for search engines' dataset
+    """Return the reference page's schema.org Dataset (JSON-LD, its @context inline), for search engines' dataset
     search: the release's exports at their immutable URLs and the point-in-time panel as downloads."""
     licences, _ = origins(models)
     downloads = [{"@type": "DataDownload", "contentUrl": site_url + routes.in_release(locations.export(f).url, release),

@@ -57,7 +57,7 @@ assert HEADER[4:-2] == tuple(column for column, _ in _FIELDS)
 
 
 def _levels(document: dict) -> Iterator[tuple[str, str, list[dict]]]:
-    """(level, reference, results) of an endpoint 4 document: the model, each section, each indicator."""
+    """Yield (level, reference, results) of an endpoint 4 document: the model, each section, each indicator."""
     yield "model", "", document["results"]
     for section in document.get("sections", []):
         yield "section", section["reference"], section.get("results", [])
@@ -66,7 +66,7 @@ def _levels(document: dict) -> Iterator[tuple[str, str, list[dict]]]:
 
 
 def _raw(result: dict) -> tuple[Any, dict | None]:
-    """An indicator result's raw value and its named components (None where there are none)."""
+    """Return an indicator result's raw value and its named components (None where there are none)."""
     data = result.get("data")
     if not data or data["value"] is None:
         return None, None
@@ -81,7 +81,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as
 
 
 def spreadsheet_safe(cell: Any) -> Any:
-    """A text cell a spreadsheet would run as a formula (`=2+3`, `@SUM(…)`, `-A1`), with a leading `'`
+    """Return a text cell a spreadsheet would run as a formula (`=2+3`, `@SUM(…)`, `-A1`), with a leading `'`
     so it is shown as the text it is; anything else as it is. Only the CSV export: JSON keeps the value."""
     return "'" + cell if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell
 
@@ -122,7 +122,7 @@ def _csv_line(cells: tuple) -> str:
 
 
 def _rows_of(document: dict, shared: SharedCells) -> DocumentRows:
-    """One endpoint 4 document's rows for the three exports (the JSON Lines rows without what has no
+    """Return one endpoint 4 document's rows for the three exports (the JSON Lines rows without what has no
     value, as the API's documents leave it out). One pass for all three: the rows are most of a build's
     rendering.
 
@@ -177,7 +177,7 @@ def _rows_of(document: dict, shared: SharedCells) -> DocumentRows:
 
 
 def _csv_rows(rows: list[tuple], to_csv: list[int]) -> list[tuple]:
-    """The rows as the CSV export writes them: the free-text cells (reference, raw value, components)
+    """Return the rows as the CSV export writes them: the free-text cells (reference, raw value, components)
     spreadsheet-safe, the components as `name=value; …`; numbers, codes and categories are never
     formulas. Only the rows `to_csv` names differ from the values."""
     if not to_csv:
@@ -195,7 +195,7 @@ _ROW_START = b'{"model":'  # every row's first key
 
 
 def _json_lines(rows: list[dict]) -> bytes:
-    """Rows as JSON Lines, serialised in one call: the list's `},{"model":` are the rows' boundaries
+    """Return rows as JSON Lines, serialised in one call: the list's `},{"model":` are the rows' boundaries
     (inside a string a quote is escaped, and no row holds a list of objects), each made a line break."""
     if not rows:
         return b""
@@ -204,7 +204,7 @@ def _json_lines(rows: list[dict]) -> bytes:
 
 
 def gzip_part_of(rows: Path) -> Path:
-    """Where a rows file's bytes, compressed as a part of a joined gzip twin, are written beside it."""
+    """Return where a rows file's bytes, compressed as a part of a joined gzip twin, are written beside it."""
     return rows.with_name(rows.name + ".deflate")
 
 
@@ -239,7 +239,7 @@ class ExportChunks:
 
     @contextmanager
     def model(self, code: str, custom: bool) -> Iterator["ModelRows"]:
-        """A model's rows files, open while its documents are rendered (no model's documents are held
+        """Yield a model's rows files, open while its documents are rendered (no model's documents are held
         for the exports)."""
         self.register(code, custom)
         csv_rows, jsonl_rows = self.csv[code], self.jsonl[code]
@@ -266,7 +266,7 @@ class ExportChunks:
         return self._parquet.schema(COLUMNS, self.release, self._parquet.rows_of(code))
 
     def render_model(self, code: str) -> Iterator[tuple[locations.Route, "ExportFile"]]:
-        """The exports of one model alone, once its rows are written."""
+        """Yield the exports of one model alone, once its rows are written."""
         whole = self._whole.pop(code)  # each rows file is the whole export (the CSV's begins with its header)
         yield locations.export("csv", code), ExportFile(
             [self.csv[code]], [gzip_part(_HEADER_LINE), gzip_part_of(self.csv[code])], whole["csv"])
@@ -275,7 +275,7 @@ class ExportChunks:
         yield locations.export("parquet", code), ExportFile([self.parquet[code]], None)
 
     def render_public(self) -> Iterator[tuple[locations.Route, "ExportFile"]]:
-        """The exports of the public models (the same file for every key), as the models' files in order
+        """Yield the exports of the public models (the same file for every key), as the models' files in order
         (the writer copies the text ones one after the other; the Parquet one joins their row groups' bytes
         under a new footer): every model's rows are written twice at most (here and in its own exports), whatever the
         number of audiences."""
@@ -337,7 +337,7 @@ class ExportFile:
     whole: WholeFile | None = None  # the one file of `parts`, which holds the whole export: moved, not copied
 
     def head(self, size: int) -> bytes:
-        """Its first `size` bytes (an example for the reference)."""
+        """Return its first `size` bytes (an example for the reference)."""
         head = b""
         for part in self.parts:
             if len(head) >= size:

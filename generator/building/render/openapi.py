@@ -63,7 +63,8 @@ EXPORT_SCHEMA = {"type": "string",
 
 
 def is_component(schema: dict) -> bool:
-    """Objects and enums get a named component (a class in a generated client); the rest is written in place."""
+    """Tell whether a schema gets a named component: objects and enums do (a class in a generated client); the rest is
+    written in place."""
     return schema.get("type") == "object" or "allOf" in schema or "enum" in schema
 
 
@@ -74,7 +75,7 @@ class _Components:
         self.definitions = definitions
 
     def rewrite(self, node: Any, names: bool = False) -> Any:
-        """`names`: node maps property names to schemas (a property may be called `title`)."""
+        """Rewrite a node where `names` maps property names to schemas (a property may be called `title`)."""
         if isinstance(node, list):
             return [self.rewrite(item) for item in node]
         if not isinstance(node, dict):
@@ -113,7 +114,7 @@ def _parameter(parameter: routes.Parameter, values: dict[str, list[str]]) -> dic
 
 
 def _ok(schema: dict, media_type: str = MEDIA_TYPES["json"]) -> dict:
-    """A 200 answer of this type and schema. A type that generic client generators do not read (JSON
+    """Return a 200 answer of this type and schema. A type that generic client generators do not read (JSON
     Lines, link-format, Atom, Parquet: openapi-python-client warns and leaves the answer out) is declared
     with a generic one beside it — text/plain, the same characters, which they hand over as a string;
     application/octet-stream, the same bytes, handed over as bytes."""
@@ -133,7 +134,7 @@ OCTETS = MEDIA_TYPES["tile"]  # application/octet-stream
 
 
 def _error(text: str, detail: str) -> dict:
-    """An error answer: when it comes (`text`) and an example of its JSON body."""
+    """Return an error answer: when it comes (`text`) and an example of its JSON body."""
     return {"description": text, "content": {MEDIA_TYPES["json"]: {
         "schema": {"$ref": "#/components/schemas/Error"}, "example": {"detail": detail}}}}
 
@@ -149,7 +150,7 @@ def _responses(schema: dict, media_type: str, example: tuple[str, object] | None
 
 
 def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
-    """An operation as a past release answered it: under /releases/{release}/, immutable, 404 for a release
+    """Return an operation as a past release answered it: under /releases/{release}/, immutable, 404 for a release
     never built (or staged, to a key that may not preview), 410 once pruned."""
     responses = {status: answer for status, answer in operation["responses"].items() if status != "302"}
     responses["404"] = _error(f"No release of that id (or a staged one, to a key that may not preview); "
@@ -165,7 +166,7 @@ def _in_release(operation: dict, endpoint: routes.Endpoint) -> dict:
 
 
 def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Components) -> dict:
-    """The schema of an endpoint's 200: its component or schema; an export's columns; else by its type."""
+    """Return the schema of an endpoint's 200: its component or schema; an export's columns; else by its type."""
     if endpoint.schema in COMPONENT_NAMES:
         return {"$ref": f"#/components/schemas/{COMPONENT_NAMES[endpoint.schema]}"}
     if endpoint.schema:
@@ -179,7 +180,7 @@ def _body(endpoint: routes.Endpoint, schemas: dict[str, dict], components: _Comp
 
 def build_openapi(schemas: dict[str, dict], values: dict[str, list[str]],
                   examples: dict[str, tuple[locations.Route, object]], site_url: str) -> dict:
-    """The OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `values` holds the release's
+    """Return the OpenAPI 3.1 description of every endpoint of routes.ENDPOINTS; `values` holds the release's
     own values a parameter lists (`models`, `countries` as examples; a group field's as its enum),
     `examples` a real answer of the release by endpoint anchor (shown abridged, like on the reference page)."""
     definitions = {**schemas["common"]["$defs"], **schemas["releases"]["$defs"]}

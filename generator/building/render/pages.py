@@ -37,7 +37,7 @@ class ReleaseChanges:
 
 
 def example_routes(dataset: Dataset) -> dict[str, locations.Route]:
-    """The documents whose real (abridged) answers the reference shows, by endpoint."""
+    """Return the documents whose real (abridged) answers the reference shows, by endpoint."""
     public = [m.model.code for m in dataset.models if not m.model.custom]
     codes = [c.code for c in dataset.countries]
     code = "DEU" if "DEU" in codes else codes[0]
@@ -73,7 +73,7 @@ def abridge(kind: str, document: Any) -> tuple[Any, bool]:
 
 def render_pages(dataset: Dataset, examples: dict[str, tuple[locations.Route, object]],
                  commands: list[tuple[str, str]], site_url: str, changes: ReleaseChanges) -> dict[str, bytes]:
-    """Every page by path in the release: docs/index.html, docs/models/<code>/index.html, the
+    """Return every page by path in the release: docs/index.html, docs/models/<code>/index.html, the
     explorer (docs/explorer/index.html and its script) and docs/changes/index.html.
 
     `examples` holds, by kind of `example_routes`, the route and the document the build rendered."""

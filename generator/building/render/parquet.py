@@ -83,24 +83,24 @@ SORTED_BY = ("model", "country_code")
 
 
 def schema(columns: Sequence[tuple[str, str]], release: str, rows_of: str) -> pa.Schema:
-    """The export's schema: each column typed and described; the release and whose rows in its metadata."""
+    """Return the export's schema: each column typed and described; the release and whose rows in its metadata."""
     fields = [pa.field(name, TYPES[name], metadata={"description": description}) for name, description in columns]
     return pa.schema(fields, metadata={"release": release, "rows": rows_of,
                                        "sorted_by": ",".join(SORTED_BY)})
 
 
 def rows_of(model: str | None) -> str:
-    """Whose rows a file holds, as its metadata says: one model's, or the public models' (None)."""
+    """Return whose rows a file holds, as its metadata says: one model's, or the public models' (None)."""
     return f"the model {model}" if model else "the public models"
 
 
 def _text(value: Any) -> str | None:
-    """A raw value as the CSV export writes it: text as it is, a number as Python writes it."""
+    """Return a raw value as the CSV export writes it: text as it is, a number as Python writes it."""
     return value if value is None or isinstance(value, str) else repr(value)
 
 
 def table(rows: Sequence[tuple], file_schema: pa.Schema) -> pa.Table:
-    """Rows (tuples in the columns' order; `raw_components` a dict or None) as a typed table."""
+    """Return rows (tuples in the columns' order; `raw_components` a dict or None) as a typed table."""
     arrays = []
     for index, field in enumerate(file_schema):
         # a column at a time by itemgetter: half the time of zip(*rows), which builds a tuple of every row
@@ -155,7 +155,7 @@ class ParquetRows:
             self._writer = writer(self._sink, file_schema)
 
     def add(self, rows: list[tuple], lines: bytes) -> None:
-        """A document's rows, as values and as the JSON Lines export's `lines`."""
+        """Add a document's rows, as values and as the JSON Lines export's `lines`."""
         self._rows.extend(rows)
         self._lines.update(lines)
         if len(self._rows) >= ROW_GROUP_ROWS:
@@ -185,7 +185,7 @@ class ParquetRows:
             raise
 
     def discard(self) -> None:
-        """The file closed unfinished (a build that stopped): no descriptor of it, nor its disk space, is held
+        """Close the file unfinished (a build that stopped): no descriptor of it, nor its disk space, is held
         while the error that stopped the build is."""
         with contextlib.suppress(Exception):  # closing writes a footer: a full disk refuses it, and that is all
             self._writer.close()
@@ -214,7 +214,7 @@ class ParquetRows:
 
 
 def _groups_by_digest(previous: Path, file_schema: pa.Schema) -> dict[str, int]:
-    """The row groups of an earlier export by the digest of their rows; none where it names no digests or
+    """Return the row groups of an earlier export by the digest of their rows; none where it names no digests or
     a join would refuse it: its columns not this file's (another version of the export or of pyarrow)."""
     try:
         metadata = pq.read_metadata(previous)
@@ -232,7 +232,7 @@ def _groups_by_digest(previous: Path, file_schema: pa.Schema) -> dict[str, int]:
 
 def join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file_schema: pa.Schema,
          key_value: dict[str, str] | None = None) -> None:
-    """One Parquet file of the row groups of `parts` (files written with `file_schema`'s columns, each
+    """Join into one Parquet file the row groups of `parts` (files written with `file_schema`'s columns, each
     whole or as (file, the ordinals of the groups taken from it), in order), their bytes copied as they
     are: each group's column chunks, then their column indexes, then their offset indexes (each page's
     offset moved by where its chunk now starts), then a footer — `file_schema`'s, as pyarrow writes it for
@@ -244,7 +244,7 @@ def join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file_
 
 @contextlib.contextmanager
 def _collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused: reading footers makes thousands of small objects, none in a
+    """Pause Python's cyclic garbage collector: reading footers makes thousands of small objects, none in a
     cycle (freed as their count drops), and the collections they set off scan the whole heap — 40 ms, one
     join in three, in a process holding a build's data."""
     enabled = gc.isenabled()
@@ -257,7 +257,7 @@ def _collection_paused() -> Iterator[None]:
 
 
 def _template(file_schema: pa.Schema, key_value: dict[str, str] | None = None) -> thrift_compact.Struct:
-    """The footer pyarrow writes for `file_schema` and no rows (with `key_value` in its metadata): a
+    """Return the footer pyarrow writes for `file_schema` and no rows (with `key_value` in its metadata): a
     joined file's, and what a part's columns must be."""
     template = io.BytesIO()
     with writer(template, file_schema) as empty:
@@ -323,7 +323,7 @@ def _join(target: Path, parts: Sequence[Path | tuple[Path, Sequence[int]]], file
 
 
 def _chunks_span(path: Path, group: thrift_compact.Struct) -> tuple[int, int]:
-    """Where a row group's column chunks start and end: one after the other, each from its first page (its
+    """Return where a row group's column chunks start and end: one after the other, each from its first page (its
     dictionary's, else its first data page) for its compressed size, as pyarrow writes them."""
     start = end = None
     for chunk in group.get(RowGroup.COLUMNS).items:
@@ -340,7 +340,7 @@ def _chunks_span(path: Path, group: thrift_compact.Struct) -> tuple[int, int]:
 
 
 def _move_chunk(chunk: thrift_compact.Struct, shift: int) -> None:
-    """A column chunk's offsets moved by `shift`: its data, index and dictionary pages, and (deprecated,
+    """Move a column chunk's offsets by `shift`: its data, index and dictionary pages, and (deprecated,
     0 from pyarrow) where older writers put its metadata."""
     column = ColumnMetaData
     for number in (column.DATA_PAGE_OFFSET, column.INDEX_PAGE_OFFSET, column.DICTIONARY_PAGE_OFFSET):
@@ -367,14 +367,14 @@ OFFSET_INDEX_SHAPE: thrift_compact.Shape = {OffsetIndex.UNENCODED_BYTE_ARRAY_DAT
 
 
 def _footer(data: bytes | memoryview) -> thrift_compact.Struct:
-    """A Parquet file's FileMetaData, read as FOOTER_SHAPE says."""
+    """Return a Parquet file's FileMetaData, read as FOOTER_SHAPE says."""
     if bytes(data[:4]) != MAGIC or bytes(data[-4:]) != MAGIC:
         raise ValueError("not a Parquet file")
     return thrift_compact.decode(data[_footer_start(data):len(data) - 8], FOOTER_SHAPE)
 
 
 def _footer_of(path: Path) -> thrift_compact.Struct:
-    """A Parquet file's FileMetaData, its end alone read."""
+    """Return a Parquet file's FileMetaData, its end alone read."""
     with open(path, "rb") as source:
         source.seek(-8, io.SEEK_END)
         end = source.read(8)
@@ -386,11 +386,11 @@ def _footer_of(path: Path) -> thrift_compact.Struct:
 
 
 def _footer_start(data: bytes | memoryview) -> int:
-    """Where a Parquet file's footer starts: its length is in the 4 bytes before the closing magic."""
+    """Return where a Parquet file's footer starts: its length is in the 4 bytes before the closing magic."""
     return len(data) - 8 - int.from_bytes(data[-8:-4], "little")
 
 
 def _move(fields: thrift_compact.Struct, number: int, shift: int) -> None:
-    """An offset moved by `shift` bytes, where the struct has it."""
+    """Move an offset by `shift` bytes, where the struct has it."""
     if fields.get(number) is not None:
         fields.set(number, fields.get(number) + shift)

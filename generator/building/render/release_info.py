@@ -12,11 +12,11 @@ from ...history.site import RELEASES, live_release
 
 
 def release_site_url(release_dir: Path) -> str | None:
-    """The public address a release's links start with (`riskapi build --site-url`)."""
+    """Return the public address a release's links start with (`riskapi build --site-url`)."""
     return orjson.loads((release_dir / RELEASE_INFO).read_bytes()).get("site_url")
 
 
 def release_variants(site: Path) -> tuple[str, tuple[str, ...], list[frozenset[str]] | None]:
-    """The current release of a site, its custom models and its audiences (see read_release_info)."""
+    """Return the current release of a site, its custom models and its audiences (see read_release_info)."""
     release = live_release(site)
     return (release, *read_release_info(site / RELEASES / release))

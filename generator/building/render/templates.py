@@ -17,7 +17,7 @@ def nginx_string(value: str) -> str:
 
 
 def nginx_map_key(value: str) -> str:
-    """A map entry's source value, quoted, as exactly that string: never a regular expression (`~…`),
+    """Return a map entry's source value, quoted, as exactly that string: never a regular expression (`~…`),
     a keyword (`default`, `include`, `hostnames`, `volatile`) or an escape. nginx's map reads a leading
     backslash as "the rest, literally" (`\\~.*` is the text ~.*), and that backslash is written doubled
     inside quotes."""
@@ -25,7 +25,7 @@ def nginx_map_key(value: str) -> str:
 
 
 def nginx_quoted(value: object) -> str:
-    """A path as one quoted nginx argument (spaces and quotes in it are fine). A `$` would start a
+    """Return a path as one quoted nginx argument (spaces and quotes in it are fine). A `$` would start a
     variable where nginx reads one (root, access_log), and no escape stops that: refused."""
     text = str(value)
     if "$" in text:
@@ -34,14 +34,14 @@ def nginx_quoted(value: object) -> str:
 
 
 def nginx_value(value: str) -> str:
-    """A map entry's value, quoted: text only (a `$` would start a variable; filters.query_value leaves none)."""
+    """Return a map entry's value, quoted: text only (a `$` would start a variable; filters.query_value leaves none)."""
     if "$" in value:
         raise ValueError(f"{value}: nginx would read the '$' in this value as a variable")
     return f'"{nginx_string(value)}"'
 
 
 def json_inner(value: str) -> str:
-    """A text as it stands inside a JSON string, with no `$` (nginx would read a variable): \u0024."""
+    """Return a text as it stands inside a JSON string, with no `$` (nginx would read a variable): \u0024."""
     return json.dumps(value, ensure_ascii=False)[1:-1].replace("$", "\\u0024")
 
 

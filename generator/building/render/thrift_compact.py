@@ -163,7 +163,7 @@ class Reader:
         raise ValueError(f"not a Thrift compact type: {kind} at byte {self.at}")
 
     def _skip(self, kind: int) -> None:
-        """Past a value of `kind` (a bool inside a list is its byte; in a struct it has none, and is not
+        """Skip past a value of `kind` (a bool inside a list is its byte; in a struct it has none, and is not
         skipped here), looking at no more of it than its end needs."""
         data = self.data
         if kind == I32 or kind == I64 or kind == I16:
@@ -273,7 +273,7 @@ def encode(written: Struct) -> bytes:
 
 
 def decode(data: bytes | memoryview, shape: Shape | None = None) -> Struct:
-    """A struct, the fields `shape` names kept as their bytes."""
+    """Return a struct, the fields `shape` names kept as their bytes."""
     return Reader(data).struct(shape)
 
 

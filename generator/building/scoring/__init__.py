@@ -17,7 +17,7 @@ METHODS: dict[ScoringMethod, type[PointsMethod] | type[BoundsMethod]] = {
 
 
 def score_model(countries: tuple[Country, ...], data: ModelData) -> ModelScores:
-    """Every country's results of one model, with their ranks and (bounds models) regional scores."""
+    """Return every country's results of one model, with their ranks and (bounds models) regional scores."""
     method = METHODS[data.model.scoring](data)
     span = model_span(data)
     scored: dict[str, CountryScores] = {}

@@ -36,12 +36,13 @@ def normalise(x: float, bounds: Bounds) -> float:
 
 
 def _goodness(x: float, bounds: Bounds) -> float:
-    """Position of x on the lower → optimum axis (0 at lower, 1 at optimum), unclamped."""
+    """Return the position of x on the lower → optimum axis (0 at lower, 1 at optimum), unclamped."""
     return (x - bounds.lower) / (bounds.optimum - bounds.lower)
 
 
 def indicator_color(x: float, bounds: Bounds) -> str:
-    """Green at least as good as `green`, red at least as bad as `red`, yellow/orange by the midpoint."""
+    """Return the colour: green at least as good as `green`, red at least as bad as `red`, yellow/orange by the
+    midpoint."""
     t, green, red = _goodness(x, bounds), _goodness(bounds.green, bounds), _goodness(bounds.red, bounds)
     if t >= green:
         return GREEN
@@ -51,7 +52,7 @@ def indicator_color(x: float, bounds: Bounds) -> str:
 
 
 def color_points(x: float, bounds: Bounds) -> float:
-    """Colour points: lower 0, red 1, midpoint 2, green 3, optimum 4, linear between."""
+    """Return colour points: lower 0, red 1, midpoint 2, green 3, optimum 4, linear between."""
     red, green = _goodness(bounds.red, bounds), _goodness(bounds.green, bounds)
     anchors = [(0.0, 0.0), (red, 1.0), ((red + green) / 2, 2.0), (green, 3.0), (1.0, 4.0)]
     t = min(1.0, max(0.0, _goodness(x, bounds)))
@@ -62,17 +63,17 @@ def color_points(x: float, bounds: Bounds) -> float:
 
 
 def numeric(value: Value) -> float:
-    """An observation of a bounds model: a number (load/ checks every value of a bounds indicator is one)."""
+    """Return an observation of a bounds model: a number (load/ checks every value of a bounds indicator is one)."""
     return cast(float, value)
 
 
 def trend_base(series: tuple[Observation, ...]) -> Observation | None:
-    """The first observation dated 2015 or later: where every trend of the series starts."""
+    """Return the first observation dated 2015 or later: where every trend of the series starts."""
     return next((o for o in series if o.year >= TREND_BASE_YEAR), None)
 
 
 def indicator_trend(base: Observation | None, used: Observation, bounds: Bounds) -> str:
-    """Arrow from the score at the first year ≥ 2015 (`base`) to the score of the value used now."""
+    """Return the arrow from the score at the first year ≥ 2015 (`base`) to the score of the value used now."""
     if base is None or used.year - base.year < 2:
         return NO_TREND
     s0, s1 = normalise(numeric(base.value), bounds), normalise(numeric(used.value), bounds)
@@ -91,7 +92,7 @@ def indicator_trend(base: Observation | None, used: Observation, bounds: Bounds)
 
 
 def goal_color(points: list[tuple[float, str]]) -> str:
-    """Colour of a goal from its two worst indicators (by colour points)."""
+    """Return the colour of a goal from its two worst indicators (by colour points)."""
     if not points:
         return GRAY
     worst = sorted(points)[:2]
@@ -110,7 +111,7 @@ def goal_trend(arrows: list[str]) -> str:
 
 
 def reference_scores(bounds: Bounds) -> list[tuple[str, float, float]]:
-    """The four reference values, each with the rounded score it gets (what `scoring` lists for sdg)."""
+    """Return the four reference values, each with the rounded score it gets (what `scoring` lists for sdg)."""
     return [(label, value, round3(normalise(value, bounds)))
             for label, value in (("optimum", bounds.optimum), ("green", bounds.green),
                                  ("red", bounds.red), ("lower", bounds.lower))]

@@ -47,7 +47,7 @@ class YearScores:
 
 def section_coverage(country: CountryContext, year: YearInputs
                      ) -> Iterator[tuple[Section, tuple[Indicator, ...], tuple[Indicator, ...], list[Indicator]]]:
-    """Each section with its indicators, those that apply to the country, and those with a value."""
+    """Yield each section with its indicators, those that apply to the country, and those with a value."""
     inputs = year.inputs
     for section, members, applicable in country.sections:
         yield section, members, applicable, [i for i in applicable if inputs[i.reference] is not None]
@@ -55,12 +55,12 @@ def section_coverage(country: CountryContext, year: YearInputs
 
 @lru_cache(maxsize=65536)
 def share(available: int, applicable: int) -> float:
-    """Rounded share of applicable indicators that have a value (0 when none applies); the pairs of
+    """Return the rounded share of applicable indicators that have a value (0 when none applies); the pairs of
     counts recur for every country and year."""
     return round3(available / applicable) if applicable else 0.0
 
 
 @lru_cache(maxsize=65536)
 def percent(part: int, whole: int) -> float:
-    """round3(100 × part / whole) of whole numbers; a few pairs recur hundreds of thousands of times."""
+    """Return round3(100 × part / whole) of whole numbers; a few pairs recur hundreds of thousands of times."""
     return round3(100 * part / whole)

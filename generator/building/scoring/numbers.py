@@ -32,25 +32,25 @@ def round_half_up(x: float) -> int:
 
 
 def classify_risk(risk_score: float) -> int:
-    """Risk class 1–5 of a rounded risk score: [0,20) 1 … [80,100] 5."""
+    """Return the risk class 1–5 of a rounded risk score: [0,20) 1 … [80,100] 5."""
     return min(5, int(risk_score // 20) + 1)
 
 
 def as_risk(score: float, higher_is_better: bool) -> float:
-    """The score read as risk: sdg's higher-is-better score turns into 100 − score (docs/data.md §4)."""
+    """Return the score read as risk: sdg's higher-is-better score turns into 100 − score (docs/data.md §4)."""
     return round3(100 - score) if higher_is_better else score
 
 
 # Scores repeat a great deal (indicator scores are a few points values): classify each once.
 @lru_cache(maxsize=65536)
 def risk_class(score: float, higher_is_better: bool) -> int:
-    """Risk class 1–5 of a rounded score of a model of either direction."""
+    """Return the risk class 1–5 of a rounded score of a model of either direction."""
     return classify_risk(as_risk(score, higher_is_better))
 
 
 @lru_cache(maxsize=4096)
 def data_quality(share: float) -> int | None:
-    """Data quality 1–5 of a rounded share; None below 0.30 (no result)."""
+    """Return the data quality 1–5 of a rounded share; None below 0.30 (no result)."""
     for floor, quality in ((0.86, 5), (0.72, 4), (0.58, 3), (0.44, 2), (0.30, 1)):
         if share >= floor:
             return quality
@@ -58,7 +58,7 @@ def data_quality(share: float) -> int | None:
 
 
 def result_quality(share: float) -> int:
-    """Data quality of the share of a result: every caller has checked the share gives one (≥ 0.30)."""
+    """Return the data quality of the share of a result: every caller has checked the share gives one (≥ 0.30)."""
     quality = data_quality(share)
     if quality is None:
         raise ValueError(f"a share of {share} gives no result")
@@ -66,10 +66,10 @@ def result_quality(share: float) -> int:
 
 
 def rating(risk_score: float) -> int:
-    """Rating position 1 (AAA) … 21 (D) of a rounded risk score."""
+    """Return the rating position 1 (AAA) … 21 (D) of a rounded risk score."""
     return min(21, max(1, round_half_up(risk_score * 21 / 100)))
 
 
 def model_rating(score: float, higher_is_better: bool) -> int:
-    """Rating position of a rounded model score of either direction."""
+    """Return the rating position of a rounded model score of either direction."""
     return rating(as_risk(score, higher_is_better))

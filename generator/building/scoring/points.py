@@ -26,7 +26,7 @@ class PointsTable:
                                                          for row in rows}
 
     def points_for(self, x: Value) -> int | None:
-        """Points of the row that matches x (a checked table has exactly one), None if none does."""
+        """Return the points of the row that matches x (a checked table has exactly one), None if none does."""
         if not self.numeric:
             return self._by_label.get((type(x), x))
         band = bisect.bisect_right(self._lowers, x) - 1  # rows sorted by lower bound, covering every number
@@ -34,7 +34,7 @@ class PointsTable:
 
 
 def rescale_weights(default_weights: dict[str, float]) -> dict[str, float]:
-    """Weights 0–100 proportional to the default weights of what has a result (0.15 / 0.925 → 16.216)."""
+    """Return weights 0–100 proportional to the default weights of what has a result (0.15 / 0.925 → 16.216)."""
     total = sum(default_weights.values())  # insertion order is section order: the same sum every run
     if total <= 0:
         return {}

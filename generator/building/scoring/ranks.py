@@ -10,7 +10,7 @@ __all__ = ["rank_all", "MODEL", "SECTION", "INDICATOR"]
 
 
 def rank_all(countries: dict[str, CountryScores], higher_is_better: bool) -> dict[RankKey, Ranking]:
-    """A ranking per level and date over the countries with a score there that takes a rank."""
+    """Return a ranking per level and date over the countries with a score there that takes a rank."""
     scores: dict[RankKey, list[float]] = defaultdict(list)
     for scored in countries.values():
         for model in scored.results:

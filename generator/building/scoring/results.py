@@ -36,7 +36,7 @@ class IndicatorResult(NamedTuple):
 
 @lru_cache(maxsize=None)
 def missing_result(year: int, type: str, sdg: SdgMarks | None = None) -> IndicatorResult:
-    """The result of an indicator without a value in a year: the same for every indicator and country,
+    """Return the result of an indicator without a value in a year: the same for every indicator and country,
     so one is made for each year (and marks) and shared."""
     return IndicatorResult(year, type, None, None, None, None, None, None, sdg)
 
@@ -86,7 +86,7 @@ MIN_RANKED_QUALITY = 3  # Medium
 
 
 def takes_rank(level: str, result: ModelResult | SectionResult | IndicatorResult) -> bool:
-    """Whether a result with a score is ranked at its level."""
+    """Return whether a result with a score is ranked at its level."""
     return level == INDICATOR or isinstance(result, (ModelResult, SectionResult)) and \
         result.quality >= MIN_RANKED_QUALITY
 

@@ -29,7 +29,7 @@ def model_span(data: ModelData) -> ModelSpan | None:
 
 
 def latest_within_lag(observations: tuple[Observation, ...], year: int, max_lag: int) -> Observation | None:
-    """The latest observation dated in `year` or up to `max_lag` years before."""
+    """Return the latest observation dated in `year` or up to `max_lag` years before."""
     for observation in reversed(observations):
         if observation.year <= year:
             return observation if observation.year >= year - max_lag else None
@@ -37,7 +37,7 @@ def latest_within_lag(observations: tuple[Observation, ...], year: int, max_lag:
 
 
 def country_timeline(data: ModelData, context: CountryContext, span: ModelSpan | None) -> list[YearInputs]:
-    """Every year with inputs for the country of `context`, typed history/current/projection."""
+    """Return every year with inputs for the country of `context`, typed history/current/projection."""
     if span is None:
         return []
     applicable, series = context.applicable, context.series

@@ -23,7 +23,7 @@ from .settings import LOG_KEY, LOG_ORIGIN, LOG_VKEY, SITE_URL, retired_vkeys
 
 
 def log_origin(settings: dict[str, str], site_url: str | None = None) -> str:
-    """The log's origin: the one fixed with its key (LOG_ORIGIN), else its URL prefix without the scheme
+    """Return the log's origin: the one fixed with its key (LOG_ORIGIN), else its URL prefix without the scheme
     (tlog-tiles), as `127.0.0.1:8080/api/v1/log`, from the site's address (`site_url`, where the site has not
     remembered it yet)."""
     if settings.get(LOG_ORIGIN):
@@ -32,7 +32,7 @@ def log_origin(settings: dict[str, str], site_url: str | None = None) -> str:
 
 
 def origin_of(site_url: str) -> str:
-    """The origin a log served at this site address is named by: its URL prefix without the scheme."""
+    """Return the origin a log served at this site address is named by: its URL prefix without the scheme."""
     return site_url.split("://", 1)[-1].rstrip("/") + url_for("log-checkpoint").rsplit("/", 1)[0]
 
 
@@ -46,7 +46,7 @@ class Latest:
 
 
 def read_key(path: Path) -> Signer:
-    """The signing key in its file (Go's note form: PRIVATE+KEY+name+id+base64); a CatalogueError saying
+    """Return the signing key in its file (Go's note form: PRIVATE+KEY+name+id+base64); a CatalogueError saying
     what is wrong with it."""
     try:
         return read_signer(path.read_text(encoding="ascii").strip())
@@ -57,7 +57,7 @@ def read_key(path: Path) -> Signer:
 
 
 def latest(db: sqlite3.Connection) -> Latest | None:
-    """The newest checkpoint, read alone (every history read does this: not every note ever signed)."""
+    """Return the newest checkpoint, read alone (every history read does this: not every note ever signed)."""
     row = db.execute("SELECT size, note, signer FROM checkpoint ORDER BY rowid DESC LIMIT 1").fetchone()
     if row is None:
         return None
@@ -67,7 +67,7 @@ def latest(db: sqlite3.Connection) -> Latest | None:
 
 
 def checkpoint(db: sqlite3.Connection) -> bool:
-    """A checkpoint of the log as it is, where the newest one does not already state it as this site would
+    """Return a checkpoint of the log as it is, where the newest one does not already state it as this site would
     sign it now (signed by its key, or unsigned without one); inside the caller's transaction. Refused
     (CatalogueError) where the log no longer extends the last checkpoint. Its origin is the site's
     (LOG_ORIGIN, set with the key), else made from the site's address (an unsigned log's may change)."""
@@ -94,7 +94,7 @@ def checkpoint(db: sqlite3.Connection) -> bool:
 
 
 def signing_key(settings: dict[str, str], site: Path, key_file: Path, rotate: bool) -> tuple[Signer, Path]:
-    """The key the log is to be signed with, and its file: a new one written to `key_file`, named by the log's
+    """Return the key the log is to be signed with, and its file: a new one written to `key_file`, named by the log's
     origin (fixed from then on) — or, where the file exists, the key it holds, if it is this log's (the key
     kept when a repair lost the site's settings). A log that has a key keeps it unless `rotate`: then
     checkpoints are signed with a new one (those signed before still verify with the old), and the key in
@@ -125,12 +125,12 @@ def signing_key(settings: dict[str, str], site: Path, key_file: Path, rotate: bo
 
 
 def retired_key_file(key_file: Path, signer: Signer) -> Path:
-    """Where a rotation keeps a key it replaced: beside its file, named by its key ID."""
+    """Return where a rotation keeps a key it replaced: beside its file, named by its key ID."""
     return key_file.with_name(f"{key_file.name}.{signer.verifier.id:08x}.retired")
 
 
 def retire_key(key_file: Path, new: Signer) -> None:
-    """`new` in place of the key in `key_file`, whose file is kept beside (retired_key_file) first: a stop at
+    """Put `new` in place of the key in `key_file`, whose file is kept beside (retired_key_file) first: a stop at
     any point leaves the old key in place or the new one, and the old one's file kept."""
     old = read_key(key_file)
     kept = retired_key_file(key_file, old)
@@ -144,7 +144,7 @@ def retire_key(key_file: Path, new: Signer) -> None:
 
 
 def write_key(path: Path, signer: Signer) -> None:
-    """The signing key into a new file only its owner may read (mode 0600, made so: never readable by
+    """Write the signing key into a new file only its owner may read (mode 0600, made so: never readable by
     others for a moment); a file already there is not overwritten."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -164,7 +164,7 @@ class LogIdentity:
 
 
 def log_identity(settings: dict[str, str], site_url: str | None = None) -> LogIdentity:
-    """The log's identity as a site's settings have it (`site_url`: the site's address now, where it has not
+    """Return the log's identity as a site's settings have it (`site_url`: the site's address now, where it has not
     remembered it yet)."""
     return LogIdentity(log_origin(settings, site_url), settings.get(LOG_VKEY), tuple(retired_vkeys(settings)))
 
@@ -177,7 +177,7 @@ def add_witness(db: sqlite3.Connection, url: str, vkey: str) -> None:
 
 
 def witnesses(db: sqlite3.Connection) -> list[tuple[str, str, int]]:
-    """Each witness: its address, its verifier key, the log's size it last cosigned."""
+    """Return each witness: its address, its verifier key, the log's size it last cosigned."""
     return db.execute("SELECT url, vkey, size FROM witness ORDER BY url").fetchall()
 
 
@@ -186,6 +186,6 @@ def cosigned(db: sqlite3.Connection, url: str, size: int) -> None:
 
 
 def add_cosignatures(db: sqlite3.Connection, note: bytes) -> None:
-    """The newest checkpoint again, its note with the witnesses' cosignatures: what servers answer now."""
+    """Store the newest checkpoint again, its note with the witnesses' cosignatures: what servers answer now."""
     db.execute("INSERT INTO checkpoint (size, root, note, signer) SELECT size, root, ?, signer FROM checkpoint "
                "WHERE rowid = (SELECT max(rowid) FROM checkpoint)", (note,))

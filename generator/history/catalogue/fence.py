@@ -24,7 +24,7 @@ class Fence:
 
 
 def fence(site: Path, busy_ms: int = BUSY_MS) -> Fence | None:
-    """The site's fence, or None where the catalogue is busy for `busy_ms`, missing or unreadable."""
+    """Return the site's fence, or None where the catalogue is busy for `busy_ms`, missing or unreadable."""
     path = catalogue_path(site)
     if not path.is_file():
         return None

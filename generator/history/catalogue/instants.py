@@ -23,26 +23,26 @@ CLOCK_TOLERANCE_MS = 60 * SECOND
 
 
 def switch_instant(clock: int, last: int | None) -> int:
-    """A switch's instant: the first whole second after both the clock's reading (taken under the
+    """Return a switch's instant: the first whole second after both the clock's reading (taken under the
     catalogue's lock, so never before the switch can be served) and the last switch, so periods never
     overlap or run backwards, each at least a second long."""
     return (max(clock, last if last is not None else clock) // SECOND + 1) * SECOND
 
 
 def whole_second(ms: int) -> int:
-    """An instant rounded up to its whole second (instants recorded in milliseconds by earlier versions)."""
+    """Return an instant rounded up to its whole second (instants recorded in milliseconds by earlier versions)."""
     return -(-ms // SECOND) * SECOND
 
 
 def rfc3339(ms: int) -> str:
-    """An instant as RFC 3339 UTC: whole seconds as `2026-11-23T12:11:17Z`, else with milliseconds."""
+    """Return an instant as RFC 3339 UTC: whole seconds as `2026-11-23T12:11:17Z`, else with milliseconds."""
     moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(milliseconds=ms)
     text = moment.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{text}Z" if ms % 1000 == 0 else f"{text}.{ms % 1000:03d}Z"
 
 
 def parse_instant(text: str) -> int:
-    """RFC 3339 UTC as written by rfc3339 (or the journal), in ms; a ValueError when it is not."""
+    """Return RFC 3339 UTC as written by rfc3339 (or the journal), in ms; a ValueError when it is not."""
     base, _, fraction = text.removesuffix("Z").partition(".")
     if not text.endswith("Z") or (fraction and not (fraction.isdigit() and len(fraction) <= 3)):
         raise ValueError(f"{text!r} is not an RFC 3339 UTC instant")
@@ -51,13 +51,13 @@ def parse_instant(text: str) -> int:
 
 
 def built_at(release_id: str) -> str:
-    """A release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
+    """Return a release id (UTC, `20261123T121117Z`; or a folder named after one, `.tmp-20261123T121117Z`) as an
     RFC 3339 time (`2026-11-23T12:11:17Z`)."""
     return rfc3339(built_at_ms(release_id))
 
 
 def duration(ms: int) -> str:
-    """A span of time as a person reads it: `7187 s (2 h 0 min)`, `75 s`."""
+    """Return a span of time as a person reads it: `7187 s (2 h 0 min)`, `75 s`."""
     seconds = ms / SECOND
     if seconds < 3600:
         return f"{seconds:.0f} s"
@@ -65,7 +65,7 @@ def duration(ms: int) -> str:
 
 
 def refuse_clock_behind(reading: int, last_clock: int | None) -> None:
-    """A ClockBehind where the clock (`reading`) is behind the last switch's reading by more than the
+    """Raise a ClockBehind where the clock (`reading`) is behind the last switch's reading by more than the
     tolerance: nothing may be dated from it. Said before anything changes, with what to do."""
     if last_clock is None or last_clock - reading <= CLOCK_TOLERANCE_MS:
         return

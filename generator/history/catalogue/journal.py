@@ -24,7 +24,7 @@ class Recorder(Protocol):
 
 
 def import_journal(catalogue: Recorder, journal: Path, current: str | None, on_disk: set[str]) -> None:
-    """Every line of a text journal (written by riskapi before the catalogue), as it was: stagings as
+    """Import every line of a text journal (written by riskapi before the catalogue), as it was: stagings as
     staged releases, switches as done — but for those after the last whose replay ends at `current`,
     which never took effect (void), with `current` the release the site's link names; a release it names
     that is not `on_disk` was pruned. A line that cannot be read stops the import, named."""

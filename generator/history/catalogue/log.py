@@ -42,7 +42,7 @@ def _logged(db: sqlite3.Connection, release: str, event: str) -> bool:
 
 
 def log_switch(db: sqlite3.Connection, seq: int) -> None:
-    """The entries of switch `seq`, which took effect: its release's first, where the log has none (a
+    """Log the entries of switch `seq`, which took effect: its release's first, where the log has none (a
     release first made live), then the switch, dated the start of the live period it opens, then the prune
     made with it (dated as the switch: its releases answer 410 from the new release's first answer on)."""
     action, release, at = db.execute("SELECT action, release, at FROM switch WHERE seq = ?", (seq,)).fetchone()
@@ -59,7 +59,7 @@ def log_switch(db: sqlite3.Connection, seq: int) -> None:
 
 
 def log_prune(db: sqlite3.Connection, release: str, at: int) -> None:
-    """A prune, where the release was ever live (the log names no other) and its prune is not logged yet;
+    """Log a prune, where the release was ever live (the log names no other) and its prune is not logged yet;
     dated no earlier than the last switch (which is dated the whole second after its clock's reading),
     so the log's instants never run backwards."""
     if _logged(db, release, RELEASE) and not _logged(db, release, PRUNE):
@@ -69,7 +69,7 @@ def log_prune(db: sqlite3.Connection, release: str, at: int) -> None:
 
 
 def backfill(db: sqlite3.Connection) -> None:
-    """A log for a history kept before the log (a catalogue migrated or imported): every switch that took
+    """Write a log for a history kept before the log (a catalogue migrated or imported): every switch that took
     effect and every prune, in the order they happened; nothing where the log has entries already. Run
     inside the caller's transaction."""
     if db.execute("SELECT 1 FROM log LIMIT 1").fetchone():
@@ -92,14 +92,14 @@ def backfill(db: sqlite3.Connection) -> None:
 
 
 def entries(db: sqlite3.Connection, size: int = -1) -> list[bytes]:
-    """The log, in order, or its first `size` entries (an entry stored as text by a hand's edit is read as
+    """Return the log, in order, or its first `size` entries (an entry stored as text by a hand's edit is read as
     its UTF-8 bytes)."""
     return [row[0] if isinstance(row[0], bytes) else str(row[0]).encode()
             for row in db.execute("SELECT entry FROM log WHERE ? < 0 OR seq < ? ORDER BY seq", (size, size))]
 
 
 def restore(db: sqlite3.Connection, entries: list[bytes], note: bytes) -> tuple[set[str], str | None]:
-    """The rows the log tells of (a catalogue made anew from a copy of its log), inside the caller's
+    """Return the rows the log tells of (a catalogue made anew from a copy of its log), inside the caller's
     transaction: the log verbatim; each release it names, with its tree; each switch, done, at its
     instant; each prune; the checkpoint (its signer unknown: the next one with the site's key signs again)
     and the log's origin. Returns the releases it names and the one its last switch made live."""

@@ -32,7 +32,7 @@ class LogCopy:
 
 
 def copy_files(entries: Sequence[bytes], size: int, note: bytes) -> dict[str, bytes]:
-    """The files of a copy of the log's first `size` entries and the checkpoint of that size, in the
+    """Return the files of a copy of the log's first `size` entries and the checkpoint of that size, in the
     order to write them: the checkpoint last, so that it never names entries not there yet."""
     files = {f"tile/{path}": data for path, data in bundles(entries[:size]).items()}
     files[CHECKPOINT] = note
@@ -40,13 +40,13 @@ def copy_files(entries: Sequence[bytes], size: int, note: bytes) -> dict[str, by
 
 
 def is_replaced(path: str) -> bool:
-    """Whether a copy's file is rewritten when the log grows (a partial bundle, the checkpoint) rather
+    """Return whether a copy's file is rewritten when the log grows (a partial bundle, the checkpoint) rather
     than written once (a full bundle: immutable)."""
     return path == CHECKPOINT or ".p/" in path
 
 
 def write_copy(site: Path, entries: Sequence[bytes], size: int, note: bytes) -> None:
-    """The site's own copy: full bundles written once, the partial one and the checkpoint replaced whole."""
+    """Write the site's own copy: full bundles written once, the partial one and the checkpoint replaced whole."""
     folder = site / LOG_COPY
     folder.mkdir(exist_ok=True)  # a log of no entry yet (its key made before the first release) has a checkpoint
     for path, data in copy_files(entries, size, note).items():
@@ -64,7 +64,7 @@ def folder_reader(folder: Path) -> Reader:
 
 
 def read_log(read: Reader, where: str) -> LogCopy | None:
-    """A copy's entries and checkpoint, checked against each other; None where it has no checkpoint; a
+    """Return a copy's entries and checkpoint, checked against each other; None where it has no checkpoint; a
     CatalogueError naming `where` when it does not hold together (a bundle missing or changed)."""
     try:
         note = read(CHECKPOINT)
@@ -93,12 +93,12 @@ def read_log(read: Reader, where: str) -> LogCopy | None:
 
 
 def read_copy(site: Path) -> LogCopy | None:
-    """The site's own copy (site/log/), read and checked; None where the site has none."""
+    """Return the site's own copy (site/log/), read and checked; None where the site has none."""
     return read_log(folder_reader(site / LOG_COPY), str(site / LOG_COPY))
 
 
 def newest_copy(copies: Sequence[LogCopy], trust: Verifier | None = None) -> LogCopy | None:
-    """The longest of the copies, once each shorter one is found to be its beginning (an append-only log's
+    """Return the longest of the copies, once each shorter one is found to be its beginning (an append-only log's
     copies differ only in how far they go), and its checkpoint signed by `trust` where one is given; a
     CatalogueError naming both where two disagree (one of them was rewritten)."""
     if not copies:

@@ -39,7 +39,7 @@ def migrate(db: sqlite3.Connection, site: Path, version: int) -> None:
 
 
 def backfill_log(db: sqlite3.Connection) -> None:
-    """The log of a history kept before it (log.backfill), in one transaction."""
+    """Write the log of a history kept before it (log.backfill), in one transaction."""
     db.execute("BEGIN IMMEDIATE")
     try:
         log.backfill(db)
@@ -50,7 +50,7 @@ def backfill_log(db: sqlite3.Connection) -> None:
 
 
 def fill_trees(db: sqlite3.Connection, site: Path) -> None:
-    """Each release on disk whose tree the catalogue does not hold, given the one its manifest states (a
+    """Give each release on disk whose tree the catalogue does not hold the one its manifest states (a
     catalogue migrated, imported from a text journal or repaired); one transaction."""
     missing = [row[0] for row in db.execute("SELECT id FROM release WHERE tree_size IS NULL AND removed_at IS NULL")]
     trees = {}

@@ -33,7 +33,7 @@ class Failing:
 
 def queue(catalogue: Catalogue, release: str, events: list[tuple[str, str, str, bytes]]
           ) -> dict[tuple[str, str], Outgoing]:
-    """The outbox rows of `release` for these (user, url, new webhook-id, body): a row made once keeps its
+    """Return the outbox rows of `release` for these (user, url, new webhook-id, body): a row made once keeps its
     id and body (an event already there is not made again); by (user, url)."""
     with catalogue.transaction() as db:
         db.executemany("INSERT OR IGNORE INTO delivery (release, user, url, message, body) VALUES (?, ?, ?, ?, ?)",
@@ -54,13 +54,13 @@ def attempted(catalogue: Catalogue, release: str, user: str, url: str, attempts:
 
 
 def pending(catalogue: Catalogue) -> list[str]:
-    """The releases with an event not yet delivered, oldest first."""
+    """Return the releases with an event not yet delivered, oldest first."""
     return [release for release, in catalogue.db.execute(
         "SELECT release FROM delivery WHERE delivered_at IS NULL GROUP BY release ORDER BY release")]
 
 
 def failing(catalogue: Catalogue, now: int, for_ms: int = FAILING_FOR_MS) -> list[Failing]:
-    """The subscribers whose oldest undelivered event was tried and is `for_ms` old or older (its
+    """Return the subscribers whose oldest undelivered event was tried and is `for_ms` old or older (its
     release first went live then)."""
     rows = catalogue.db.execute(
         "SELECT d.user, d.url, min(s.at), count(DISTINCT d.release), "

@@ -107,7 +107,7 @@ class History:
 
 
 def settle_intents(switches: list[Switch], current: str | None) -> dict[int, str]:
-    """What each unconfirmed intent was: done when it is the last switch and `current` names its release
+    """Return what each unconfirmed intent was: done when it is the last switch and `current` names its release
     (the swap happened), else void. Writers settle before each intent, so only the last can be open."""
     settled = {}
     for index, switch in enumerate(switches):

@@ -24,7 +24,7 @@ def retired_vkeys(settings: dict[str, str]) -> list[str]:
 
 
 def describe(settings: dict[str, str], witnesses: list[tuple[str, str]]) -> str:
-    """The settings an operator gives, as a repair says it took them back."""
+    """Return the settings an operator gives, as a repair says it took them back."""
     said = [f"{label} {settings[name]}" for name, label in ((SITE_URL, "address"), (KEEP, "--keep"),
                                                              (KEEP_DAYS, "--keep-days"), (LOG_KEY, "log key"))
             if name in settings]
@@ -32,7 +32,7 @@ def describe(settings: dict[str, str], witnesses: list[tuple[str, str]]) -> str:
 
 
 def write_settings_copy(site: Path, settings: dict[str, str], witnesses: list[tuple[str, str]]) -> None:
-    """The site's settings (of KEPT) and its witnesses (address, verifier key), on disk beside the
+    """Write the site's settings (of KEPT) and its witnesses (address, verifier key), on disk beside the
     catalogue, replaced in one step."""
     kept = {"settings": {name: settings[name] for name in KEPT if name in settings},
             "witnesses": [list(witness) for witness in witnesses]}
@@ -40,7 +40,7 @@ def write_settings_copy(site: Path, settings: dict[str, str], witnesses: list[tu
 
 
 def read_settings_copy(site: Path) -> tuple[dict[str, str], list[tuple[str, str]]] | None:
-    """The settings and witnesses the site's copy holds; None where there is none (or it cannot be read)."""
+    """Return the settings and witnesses the site's copy holds; None where there is none (or it cannot be read)."""
     try:
         kept = orjson.loads((site / SETTINGS_COPY).read_bytes())
         settings = {name: str(value) for name, value in kept["settings"].items() if name in KEPT}

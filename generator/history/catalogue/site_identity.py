@@ -31,7 +31,7 @@ def read_site_id(site: Path) -> str | None:
 
 
 def new_site_id(site: Path) -> str:
-    """The site's id (made where it has none), for a catalogue made for it."""
+    """Return the site's id (made where it has none), for a catalogue made for it."""
     own = read_site_id(site)
     if own is None:
         own = uuid.uuid4().hex
@@ -45,7 +45,7 @@ def catalogue_site_id(db: sqlite3.Connection) -> str | None:
 
 
 def check_site(site: Path, path: Path, db: sqlite3.Connection) -> CatalogueError | None:
-    """None when the catalogue is the site's (the same id in both; a site and catalogue from before ids are
+    """Return None when the catalogue is the site's (the same id in both; a site and catalogue from before ids are
     given one, where the disk lets them), else the error every command refuses with."""
     own, theirs = read_site_id(site), catalogue_site_id(db)
     if own is not None and own == theirs:
@@ -77,7 +77,7 @@ def check_site(site: Path, path: Path, db: sqlite3.Connection) -> CatalogueError
 
 
 def check_present(path: Path, site: Path, current: str | None, switches: tuple[Switch, ...]) -> None:
-    """A CatalogueError when the catalogue's last switch is not the release `current` names: it does not
+    """Raise a CatalogueError when the catalogue's last switch is not the release `current` names: it does not
     tell this site's present (an older backup, another site's copy), and must not be acted on."""
     if current is None or not switches or switches[-1].release == current:
         return

@@ -45,7 +45,7 @@ def catalogue_path(site: Path) -> Path:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Autocommit (transactions are explicit); the caller sets synchronous FULL, so every commit is synced."""
+    """Connect in autocommit mode (transactions are explicit); the caller's synchronous FULL syncs each commit."""
     return sqlite3.connect(path, timeout=30, isolation_level=None)
 
 
@@ -53,7 +53,7 @@ ENVIRONMENT = ("readonly", "read-only", "unable to open", "full", "permission", 
 
 
 def _damaged(path: Path, reason: str | sqlite3.Error) -> CatalogueError:
-    """What is wrong with the catalogue, for the operator: a disk that cannot take a write (a full or
+    """Return what is wrong with the catalogue, for the operator: a disk that cannot take a write (a full or
     read-only file system, no permission: nothing to repair), another process holding its lock for longer
     than the wait (a backup), or else damage (repair it)."""
     text = str(reason).lower()
@@ -82,7 +82,7 @@ class Catalogue:
 
     @classmethod
     def open(cls, site: Path) -> Catalogue:
-        """The site's catalogue. A site without one is given one when it has no releases yet or a text
+        """Return the site's catalogue. A site without one is given one when it has no releases yet or a text
         journal to import; one that has releases gets a CatalogueError saying to repair, as a damaged
         catalogue does (checked whole: a torn page anywhere is found before anything is read or written)."""
         path = catalogue_path(site)
@@ -120,7 +120,7 @@ class Catalogue:
 
     @classmethod
     def make_empty(cls, site: Path) -> Catalogue:
-        """A new, empty catalogue in place of whatever was there (repair)."""
+        """Return a new, empty catalogue in place of whatever was there (repair)."""
         catalogue_path(site).unlink(missing_ok=True)
         journal = site / JOURNAL
         if journal.is_file():
@@ -129,7 +129,7 @@ class Catalogue:
 
     @classmethod
     def _make(cls, site: Path) -> Catalogue:
-        """A new catalogue, made in a temporary file and moved into place whole (with the text journal
+        """Return a new catalogue, made in a temporary file and moved into place whole (with the text journal
         imported, where there is one)."""
         site.mkdir(parents=True, exist_ok=True)
         path = catalogue_path(site)
@@ -170,7 +170,7 @@ class Catalogue:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One state change: committed whole (WAL, synced) or not at all."""
+        """Make one state change: committed whole (WAL, synced) or not at all."""
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as error:
@@ -188,7 +188,7 @@ class Catalogue:
     # ---- reading
 
     def history(self) -> History:
-        """The catalogue reconciled with where `current` points (nothing written); a CatalogueError when it
+        """Return the catalogue reconciled with where `current` points (nothing written); a CatalogueError when it
         does not tell the site's present (identity.check_present). `current` is read before and after the
         catalogue, and the read made again if a switch moved it meanwhile: a catalogue and a link read at
         one moment always agree."""
@@ -241,14 +241,14 @@ class Catalogue:
                                                      *((tree.size, tree.root) if tree else (None, None))))
 
     def fill_trees(self) -> None:
-        """The tree of every release on disk that has none here, from its manifest (a repair)."""
+        """Record the tree of every release on disk that has none here, from its manifest (a repair)."""
         try:
             fill_trees(self.db, self.site)
         except sqlite3.DatabaseError as error:
             raise _damaged(self.path, error) from None
 
     def checkpoint(self) -> None:
-        """The log's checkpoint as it now is, signed where the site has its key: its own transaction, after
+        """Make the log's checkpoint as it now is, signed where the site has its key: its own transaction, after
         the change the log records is committed (a key that cannot be read leaves that change made and
         raises a CatalogueError saying so; the next change, or `riskapi log sign`, signs)."""
         with self.transaction() as db:
@@ -258,14 +258,14 @@ class Catalogue:
             write_copy(self.site, log.entries(self.db), latest.size, latest.note)
 
     def restore_log(self, entries: list[bytes], note: bytes) -> tuple[set[str], str | None]:
-        """An empty catalogue given the history a copy of the log tells (log_copy.py): the log itself,
+        """Return an empty catalogue given the history a copy of the log tells (log_copy.py): the log itself,
         verbatim, every release it names (with its tree), every switch with its instant, every prune, the
         checkpoint and the log's origin; one transaction. The releases it names, and the one live last."""
         with self.transaction() as db:
             return log.restore(db, entries, note)
 
     def use_log_key(self, key_file: Path, rotate: bool = False) -> str:
-        """The log signed from now on with the key in `key_file` (made there, or one of this log's kept
+        """Return the log signed from now on with the key in `key_file` (made there, or one of this log's kept
         there: after a repair): checkpoints.signing_key; the checkpoint signed with it; its verifier key."""
         settings = self.settings()
         signer, path = checkpoints.signing_key(settings, self.site, key_file, rotate)
@@ -279,16 +279,16 @@ class Catalogue:
         return checkpoints.latest(self.db)
 
     def log_entries(self, size: int = -1) -> list[bytes]:
-        """The log of releases, every entry in order (or its first `size`)."""
+        """Return the log of releases, every entry in order (or its first `size`)."""
         return log.entries(self.db, size)
 
     def tree(self, release: str) -> ReleaseTree | None:
-        """The release's Merkle tree as recorded; None where it is not known."""
+        """Return the release's Merkle tree as recorded; None where it is not known."""
         row = self.db.execute("SELECT tree_size, tree_root FROM release WHERE id = ?", (release,)).fetchone()
         return ReleaseTree(row[0], row[1]) if row and row[0] is not None else None
 
     def check_clock(self, reading: int | None = None) -> None:
-        """A ClockBehind where the clock (`reading`, else read now) is far behind its reading at the last switch
+        """Raise a ClockBehind where the clock (`reading`, else read now) is far behind its reading at the last switch
         not void (instants.refuse_clock_behind): asked by a build or promote before it changes anything."""
         last = self.db.execute("SELECT max(clock) FROM switch WHERE state != 'void'").fetchone()[0]
         if last is not None:
@@ -296,7 +296,7 @@ class Catalogue:
 
     def intend(self, action: str, release: str, recovered: int | None = None, prune: Sequence[str] = (),
                clock_behind_ok: bool = False) -> int:
-        """The intent of a switch, before `current` is swapped, and the prune it implies: one transaction (a
+        """Return the intent of a switch, before `current` is swapped, and the prune it implies: one transaction (a
         prune counts once its switch took effect; settle undoes it with a switch that never did). Its instant,
         read under the lock (a wait never back-dates it): the next whole second after the clock and the last
         switch (instants.switch_instant), a clock far behind refused unless `clock_behind_ok`. `recovered`:
@@ -326,7 +326,7 @@ class Catalogue:
         self.checkpoint()
 
     def mark_removed(self, going: Iterable[str]) -> None:
-        """A prune without a switch (a staged build's, `riskapi releases --prune`): one transaction, recorded
+        """Record a prune without a switch (a staged build's, `riskapi releases --prune`): one transaction, recorded
         before any folder goes, so a release half deleted is never on offer."""
         with self.transaction() as db:
             at = instants.now_ms()
@@ -337,7 +337,7 @@ class Catalogue:
         self.checkpoint()
 
     def remember(self, settings: dict[str, str]) -> None:
-        """The site's own settings (settings.py): the catalogue's, then the site's copy of them."""
+        """Remember the site's own settings (settings.py): the catalogue's, then the site's copy of them."""
         with self.transaction() as db:
             db.executemany("INSERT INTO setting (name, value) VALUES (?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET value = excluded.value", settings.items())
@@ -348,7 +348,7 @@ class Catalogue:
         return dict(self.db.execute("SELECT name, value FROM setting").fetchall())
 
     def restore_settings(self) -> str:
-        """The settings and witnesses of the site's copy (settings.SETTINGS_COPY) taken back by a new catalogue
+        """Return the settings and witnesses of the site's copy (settings.SETTINGS_COPY) taken back by a new catalogue
         (a repair); the log's own origin, where its copy restored one, is kept. What was restored, said."""
         kept = read_settings_copy(self.site)
         if kept is None:
@@ -369,19 +369,19 @@ class Catalogue:
         return restored
 
     def keep_settings(self) -> None:
-        """The site's copy of its settings and witnesses (settings.SETTINGS_COPY) written as they now are."""
+        """Write the site's copy of its settings and witnesses (settings.SETTINGS_COPY) as they now are."""
         witnesses = [(url, vkey) for url, vkey, _ in checkpoints.witnesses(self.db)]
         write_settings_copy(self.site, self.settings(), witnesses)
 
 
 def read_log(site: Path, size: int) -> list[bytes]:
-    """The log's first `size` entries (a checkpoint's: the log only grows, so they are the same whenever read)."""
+    """Return the log's first `size` entries (a checkpoint's: the log only grows, so they are the same later)."""
     with Catalogue.open(site) as catalogue:
         return catalogue.log_entries(size)
 
 
 def read_history(site: Path) -> History:
-    """The site's history (a site with no releases and no catalogue: an empty one, nothing written)."""
+    """Return the site's history (a site with no releases and no catalogue: an empty one, nothing written)."""
     if not catalogue_path(site).is_file() and not (site / JOURNAL).is_file() and not releases(site):
         return History(current_release(site), {}, frozenset(), ())
     with Catalogue.open(site) as catalogue:

@@ -53,7 +53,7 @@ def _hashes(values: object, what: str) -> list[bytes]:
 
 def make_citation(url: str, path: str, document: bytes, release: str, tree_leaves: list[bytes],
                   entries: list[bytes], checkpoint_note: bytes, since_note: bytes | None = None) -> dict:
-    """The citation of `document`, answered at `url` (its leaf's `path`: the route's path and query) by
+    """Return the citation of `document`, answered at `url` (its leaf's `path`: the route's path and query) by
     `release`, given the release's tree (its leaf hashes, from its tiles), the log's entries up to the
     checkpoint and the signed checkpoint (and a checkpoint held before, `since_note`). Everything is
     checked against the checkpoint before it is written: a CitationError names what does not agree."""
@@ -105,7 +105,7 @@ def make_citation(url: str, path: str, document: bytes, release: str, tree_leave
 
 
 def tlog_proof(citation: dict, position: int) -> str:
-    """The proof of the citation's `position`th entry as a C2SP tlog-proof: its index, its inclusion
+    """Return the proof of the citation's `position`th entry as a C2SP tlog-proof: its index, its inclusion
     proof and the checkpoint."""
     cited = citation["entries"][position]
     hashes = [citation["hashes"][n] for n in cited["proof"]]
@@ -150,7 +150,7 @@ def _open(note: str, trusted: list[Verifier], what: str) -> tuple[Checkpoint, tu
 def verify_citation(data: bytes, trusted: list[Verifier], document: bytes | None = None,
                     since_note: bytes | None = None, witnesses: list[Verifier] | None = None,
                     quorum: int = 0) -> Verified:
-    """Every check of a citation, offline: the checkpoint signed by a trusted key; each entry in the log at
+    """Return every check of a citation, offline: the checkpoint signed by a trusted key; each entry in the log at
     it; the release's first entry stating the tree the document is proved in; the document's bytes (when
     given) those cited; the live periods from consecutive entries; and, with `since_note` (a checkpoint
     held before, signed by a trusted key), that the log extends it; and that `quorum` of `witnesses` cosigned
@@ -217,7 +217,7 @@ def verify_citation(data: bytes, trusted: list[Verifier], document: bytes | None
 
 
 def _periods(entries: dict[int, Entry], release: str, size: int) -> tuple[tuple[str, str | None], ...]:
-    """Each switch to the release, until the next switch: every entry between them must be cited (their
+    """Return each switch to the release, until the next switch: every entry between them must be cited (their
     indexes consecutive), or to the end of the log (then it is live at the checkpoint)."""
     periods = []
     for index in sorted(i for i, e in entries.items() if e.event == SWITCH and e.release == release):
@@ -236,7 +236,7 @@ def _periods(entries: dict[int, Entry], release: str, size: int) -> tuple[tuple[
 
 
 def _check_since(citation: dict, since_note: bytes, trusted: list[Verifier], checkpoint: Checkpoint) -> None:
-    """That the log at the citation's checkpoint extends a checkpoint held before: the same checkpoint
+    """Check that the log at the citation's checkpoint extends a checkpoint held before: the same checkpoint
     needs no proof; an earlier one needs the citation's consistency proof from it; one of the same size
     with another root is a fork, and a later one cannot be proved by this citation."""
     since, _ = _open(since_note.decode("utf-8", "replace"), trusted, "the checkpoint held before")

@@ -23,13 +23,13 @@ def canonical(value: dict) -> bytes:
 
 
 def release_entry(release: str, built_at: str, tree: ReleaseTree | None) -> bytes:
-    """A release made live for the first time; `tree` None for one pruned before riskapi made trees."""
+    """Return a release made live for the first time; `tree` None for one pruned before riskapi made trees."""
     return canonical({"event": RELEASE, "release": release, "builtAt": built_at,
                       "tree": tree.as_json() if tree else None})
 
 
 def switch_entry(action: str, release: str, at: str) -> bytes:
-    """The live release switched to `release` at `at` (RFC 3339, whole seconds) by `action`."""
+    """Return the live release switched to `release` at `at` (RFC 3339, whole seconds) by `action`."""
     return canonical({"event": SWITCH, "action": action, "release": release, "at": at})
 
 
@@ -48,7 +48,7 @@ class Entry:
 
 
 def read_entry(data: bytes) -> Entry:
-    """An entry's fields; a ValueError where the bytes are not a canonical entry."""
+    """Return an entry's fields; a ValueError where the bytes are not a canonical entry."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as error:

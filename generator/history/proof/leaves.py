@@ -32,7 +32,7 @@ class ReleaseTree:
 
 
 def document_leaf(url: str, sha256: str) -> bytes:
-    """The leaf data of the document answered at `url` (path and query) whose bytes have this SHA-256."""
+    """Return the leaf data of the document answered at `url` (path and query) whose bytes have this SHA-256."""
     return LEAF.format(url=url, sha256=sha256).encode()
 
 
@@ -40,7 +40,7 @@ _API_FOLDER = API.strip("/") + "/"
 
 
 def _is_document(path: str) -> bool:
-    """An API document: a file under the API of a served type (no twin, and no tile of the tree itself).
+    """Return an API document: a file under the API of a served type (no twin, and no tile of the tree itself).
     The extension read as pathlib's suffix reads it: a PurePosixPath per file was 40 % of the release's
     tree, which a build works out after its workers are done."""
     name = path.rpartition("/")[2]
@@ -50,12 +50,12 @@ def _is_document(path: str) -> bool:
 
 
 def leaf_data(files: Mapping[str, Mapping]) -> list[bytes]:
-    """Every API document of a release's manifest `files` (path → size, sha256) as leaf data, in order."""
+    """Return every API document of a release's manifest `files` (path → size, sha256) as leaf data, in order."""
     return sorted(document_leaf(url_of(path), entry["sha256"]) for path, entry in files.items() if _is_document(path))
 
 
 def release_leaves(files: Mapping[str, Mapping]) -> list[bytes]:
-    """The leaf hashes of the release's tree, in order."""
+    """Return the leaf hashes of the release's tree, in order."""
     return [leaf_hash(data) for data in leaf_data(files)]
 
 
@@ -65,13 +65,13 @@ def release_tree(files: Mapping[str, Mapping]) -> ReleaseTree:
 
 
 def tree_files(leaves: Sequence[bytes]) -> dict[str, bytes]:
-    """The tiles of the release's tree as files of the release (relative path → bytes), where the route
+    """Return the tiles of the release's tree as files of the release (relative path → bytes), where the route
     table's `tree-tile` rule finds them."""
     file = rule_named("tree-tile").file
     return {file.format(tile=path): data for path, data in tiles(leaves).items()}
 
 
 def manifest_tree(manifest: Mapping) -> ReleaseTree:
-    """A release's tree as its manifest states it, or, for a release built before riskapi made trees,
+    """Return a release's tree as its manifest states it, or, for a release built before riskapi made trees,
     worked out from the manifest's files."""
     return ReleaseTree.from_json(manifest["tree"]) if "tree" in manifest else release_tree(manifest["files"])

@@ -54,7 +54,7 @@ class Verifier:
         return f"{self.name}+{self.id:08x}+{base64.b64encode(bytes([self.kind]) + self.public).decode()}"
 
     def verifies(self, text: bytes, signature: bytes) -> bool:
-        """Whether `signature` signs `text`; a cosignature signs its timestamp (its first 8 bytes) and then
+        """Return whether `signature` signs `text`; a cosignature signs its timestamp (its first 8 bytes) and then
         the checkpoint's text."""
         if self.kind == COSIGNATURE:
             if len(signature) != 72:
@@ -91,7 +91,7 @@ class Signer:
         return f"{PRIVATE}{self.name}+{self.verifier.id:08x}+{key}"
 
     def signature_line(self, text: bytes, timestamp: int = 0) -> str:
-        """The note signature line of `text`; a cosignature's (COSIGNATURE) dated `timestamp`."""
+        """Return the note signature line of `text`; a cosignature's (COSIGNATURE) dated `timestamp`."""
         stamp = struct.pack(">Q", timestamp) if self.kind == COSIGNATURE else b""
         signed = COSIGNED % timestamp + text if self.kind == COSIGNATURE else text
         signature = stamp + Ed25519PrivateKey.from_private_bytes(self.seed).sign(signed)
@@ -100,7 +100,7 @@ class Signer:
 
 
 def _key_parts(text: str, parts: int) -> list[str]:
-    """A key's fields: up to the `parts - 1`th '+' (base64 holds '+' too)."""
+    """Return a key's fields: up to the `parts - 1`th '+' (base64 holds '+' too)."""
     fields = text.strip().split("+", parts - 1)
     if len(fields) != parts:
         raise NoteError(f"not a key of the form name+id+base64: {text[:60]!r}")
@@ -115,7 +115,7 @@ def _decoded(text: str) -> bytes:
 
 
 def _material(name: str, key: str, kinds: tuple[int, ...] = (ED25519,)) -> tuple[int, bytes]:
-    """An Ed25519 key's type and 32 bytes from base64(type || key)."""
+    """Return an Ed25519 key's type and 32 bytes from base64(type || key)."""
     _check_name(name)
     raw = _decoded(key)
     if len(raw) != 33 or raw[0] not in kinds:
@@ -124,7 +124,7 @@ def _material(name: str, key: str, kinds: tuple[int, ...] = (ED25519,)) -> tuple
 
 
 def read_verifier(vkey: str, kinds: tuple[int, ...] = (ED25519,)) -> Verifier:
-    """A verifier key (`name+id+base64`) of one of `kinds` (a log's: Ed25519; a witness's: COSIGNATURE)."""
+    """Return a verifier key (`name+id+base64`) of one of `kinds` (a log's: Ed25519; a witness's: COSIGNATURE)."""
     name, hex_id, key = _key_parts(vkey, 3)
     kind, public = _material(name, key, kinds)
     verifier = Verifier(name, public, kind)
@@ -145,7 +145,7 @@ def read_signer(skey: str) -> Signer:
 
 
 def sign(text: bytes, signers: list[Signer]) -> bytes:
-    """The note of `text` (non-empty lines' text ending in a newline) signed by each of `signers`."""
+    """Return the note of `text` (non-empty lines' text ending in a newline) signed by each of `signers`."""
     if not text.endswith(b"\n") or b"\n\n" in text or any(b < 0x20 and b != 0x0A for b in text):
         raise NoteError("a note's text ends in a newline, has no blank line and no control character")
     return text + b"\n" + "".join(signer.signature_line(text) for signer in signers).encode()
@@ -159,7 +159,7 @@ class Note:
 
 
 def read_note(data: bytes) -> Note:
-    """A note's text and signature lines, unchecked; a NoteError where it is malformed."""
+    """Return a note's text and signature lines, unchecked; a NoteError where it is malformed."""
     try:
         decoded = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -185,7 +185,7 @@ def read_note(data: bytes) -> Note:
 
 
 def open_note(data: bytes, verifiers: list[Verifier]) -> Note:
-    """The note, once a signature of a known key verifies (signatures of unknown keys are ignored; one of
+    """Return the note, once a signature of a known key verifies (signatures of unknown keys are ignored; one of
     a known key that does not verify rejects the whole note); a NoteError otherwise."""
     note = read_note(data)
     verified = _verified_by(note, verifiers, "signature")
@@ -207,7 +207,7 @@ class Checkpoint:
 
 
 def note_text(note: bytes) -> bytes:
-    """A note's text, unchecked: before its blank line and signatures (a checkpoint served unsigned is its
+    """Return a note's text, unchecked: before its blank line and signatures (a checkpoint served unsigned is its
     text alone)."""
     split = note.rfind(b"\n\n")
     return note[:split + 1] if split >= 0 else note
@@ -227,13 +227,13 @@ def read_checkpoint(text: bytes) -> Checkpoint:
 
 
 def cosigned_by(data: bytes, witnesses: list[Verifier]) -> tuple[str, ...]:
-    """The witnesses (of `witnesses`) whose cosignature of the note verifies; a NoteError where a witness's
+    """Return the witnesses (of `witnesses`) whose cosignature of the note verifies; a NoteError where a witness's
     line does not (a note one of its signatures fails is no note)."""
     return tuple(dict.fromkeys(_verified_by(read_note(data), witnesses, "cosignature")))
 
 
 def _verified_by(note: Note, verifiers: list[Verifier], what: str) -> list[str]:
-    """The keys of `verifiers` whose lines of the note verify (lines of other keys are ignored; one of a
+    """Return the keys of `verifiers` whose lines of the note verify (lines of other keys are ignored; one of a
     known key that does not verify is a NoteError)."""
     known = {(v.name, v.id): v for v in verifiers}
     verified = []

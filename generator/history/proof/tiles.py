@@ -16,7 +16,7 @@ ENTRIES = "entries"  # the level name of entry bundles
 
 
 def index_path(index: int) -> str:
-    """N of a tile path: `x001/x234/067` for 1234067."""
+    """Return N of a tile path: `x001/x234/067` for 1234067."""
     parts = [f"{index % 1000:03d}"]
     while index >= 1000:
         index //= 1000
@@ -25,20 +25,20 @@ def index_path(index: int) -> str:
 
 
 def tile_path(level: int | str, index: int, width: int = WIDTH) -> str:
-    """The path of a tile (or, with level ENTRIES, a bundle) under `tile/`: partial when `width` < 256."""
+    """Return the path of a tile (or, with level ENTRIES, a bundle) under `tile/`: partial when `width` < 256."""
     if not 0 < width <= WIDTH:
         raise ValueError(f"a tile holds 1 to {WIDTH} hashes, not {width}")
     return f"{level}/{index_path(index)}" + (f".p/{width}" if width < WIDTH else "")
 
 
 def level_tiles(level: int | str, size: int) -> list[str]:
-    """The paths of the tiles of a level (with level ENTRIES, the bundles) that hold its first `size`
+    """Return the paths of the tiles of a level (with level ENTRIES, the bundles) that hold its first `size`
     hashes (entries): full ones, then the partial one where `size` is no multiple of 256."""
     return [tile_path(level, n, min(WIDTH, size - n * WIDTH)) for n in range(-(-size // WIDTH))]
 
 
 def tiles(leaves: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, bytes]:
-    """Every tile of the tree of these leaf hashes, by path: the full tiles of each level and the partial
+    """Return every tile of the tree of these leaf hashes, by path: the full tiles of each level and the partial
     one its size calls for (a tree of 256 leaves: one full tile at level 0, one of width 1 at level 1);
     and the partial tiles of each of the smaller trees of `sizes` (a log's earlier checkpoints) whose
     full tile is not there yet (tlog-tiles: a client that verified such a checkpoint may ask for them)."""
@@ -58,7 +58,7 @@ def tiles(leaves: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, bytes
 
 
 def bundles(entries: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, bytes]:
-    """The entry bundles of a log of these entries, by path: each entry prefixed with its length (a
+    """Return the entry bundles of a log of these entries, by path: each entry prefixed with its length (a
     big-endian uint16), 256 to a full bundle, the last partial; and the partial bundles of the smaller
     logs of `sizes` whose full bundle is not there yet, as for tiles."""
     def bundle(chunk: Sequence[bytes]) -> bytes:
@@ -72,7 +72,7 @@ def bundles(entries: Sequence[bytes], sizes: Iterable[int] = ()) -> dict[str, by
 
 
 def read_bundle(data: bytes) -> list[bytes]:
-    """The entries of a bundle; a ValueError where its lengths do not add up to its bytes."""
+    """Return the entries of a bundle; a ValueError where its lengths do not add up to its bytes."""
     entries, at = [], 0
     while at < len(data):
         if at + 2 > len(data):

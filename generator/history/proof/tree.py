@@ -13,7 +13,7 @@ EMPTY_ROOT = hashlib.sha256(b"").digest()  # the root of a tree of no leaves
 
 
 def leaf_hash(data: bytes) -> bytes:
-    """A leaf's hash: SHA-256(0x00 || data); the 0x00 keeps a leaf from passing for a node."""
+    """Return a leaf's hash: SHA-256(0x00 || data); the 0x00 keeps a leaf from passing for a node."""
     return hashlib.sha256(b"\x00" + data).digest()
 
 
@@ -22,12 +22,12 @@ def node_hash(left: bytes, right: bytes) -> bytes:
 
 
 def _split(size: int) -> int:
-    """The largest power of two smaller than `size` (≥ 2): where RFC 6962 splits a tree."""
+    """Return the largest power of two smaller than `size` (≥ 2): where RFC 6962 splits a tree."""
     return 1 << ((size - 1).bit_length() - 1)
 
 
 def root(leaves: Sequence[bytes]) -> bytes:
-    """The Merkle tree hash of the leaf hashes `leaves` (MTH, RFC 6962 §2.1), level by level: each level's
+    """Return the Merkle tree hash of the leaf hashes `leaves` (MTH, RFC 6962 §2.1), level by level: each level's
     pairs hashed, a last node without a partner carried up as it is (which is MTH's left-full split)."""
     if not leaves:
         return EMPTY_ROOT
@@ -39,7 +39,7 @@ def root(leaves: Sequence[bytes]) -> bytes:
 
 
 def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
-    """The audit path of leaf `index` in the tree of `leaves` (PATH, RFC 6962 §2.1.1), leaf end first."""
+    """Return the audit path of leaf `index` in the tree of `leaves` (PATH, RFC 6962 §2.1.1), leaf end first."""
     if not 0 <= index < len(leaves):
         raise ValueError(f"leaf {index} is not in a tree of {len(leaves)}")
     if len(leaves) == 1:
@@ -51,7 +51,7 @@ def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
 
 
 def consistency_proof(leaves: Sequence[bytes], old_size: int) -> list[bytes]:
-    """The proof that the tree of the first `old_size` leaves is a prefix of the tree of `leaves` (PROOF,
+    """Return the proof that the tree of the first `old_size` leaves is a prefix of the tree of `leaves` (PROOF,
     RFC 6962 §2.1.2)."""
     if not 0 < old_size <= len(leaves):
         raise ValueError(f"no consistency proof from {old_size} to {len(leaves)} leaves")
@@ -69,7 +69,7 @@ def _subproof(leaves: Sequence[bytes], m: int, complete: bool) -> list[bytes]:
 
 
 def _sides(fn: int, sn: int, path: Sequence[bytes]) -> tuple[list[bool] | None, int]:
-    """RFC 9162's walk up a proof from node `fn` of a tree whose last node is `sn`: for each hash of
+    """Walk up a proof as RFC 9162 does, from node `fn` of a tree whose last node is `sn`: for each hash of
     `path`, whether it is the left sibling of the node so far; and `sn` at the end (0 when the walk
     reached the root). None where the path is longer than the tree is high."""
     sides = []
@@ -86,7 +86,7 @@ def _sides(fn: int, sn: int, path: Sequence[bytes]) -> tuple[list[bool] | None, 
 
 
 def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes], expected_root: bytes) -> bool:
-    """Whether `proof` shows the leaf hash `leaf` at `index` of the tree of `size` with root
+    """Return whether `proof` shows the leaf hash `leaf` at `index` of the tree of `size` with root
     `expected_root` (RFC 9162 §2.1.3.2)."""
     if not 0 <= index < size:
         return False
@@ -101,7 +101,7 @@ def verify_inclusion(leaf: bytes, index: int, size: int, proof: Sequence[bytes],
 
 def verify_consistency(old_size: int, new_size: int, old_root: bytes, new_root: bytes,
                        proof: Sequence[bytes]) -> bool:
-    """Whether `proof` shows the tree of `old_size` leaves with root `old_root` is the first part of the
+    """Return whether `proof` shows the tree of `old_size` leaves with root `old_root` is the first part of the
     tree of `new_size` with root `new_root` (RFC 9162 §2.1.4.2)."""
     if not 0 < old_size <= new_size:
         return False

@@ -105,7 +105,7 @@ def write_project(site: Path, keys: list[ApiKey], secret: str, out: Path, name: 
 
 
 def local_s3_secret(secret: str) -> str:
-    """The secret of wrangler dev's local S3 API (LOCAL_ACCESS_KEY's), made from the deployment's."""
+    """Return the secret of wrangler dev's local S3 API (LOCAL_ACCESS_KEY's), made from the deployment's."""
     return hmac.new(secret.encode(), b"wrangler dev local R2", hashlib.sha256).hexdigest()
 
 
@@ -182,7 +182,7 @@ def _write_into(folder: Path, project: CloudflareProject, site: Path, keys: list
 
 
 def node_problem() -> str | None:
-    """Why the `node` on PATH cannot run the project's wrangler (None: it can)."""
+    """Return why the `node` on PATH cannot run the project's wrangler (None: it can)."""
     import shutil
     import subprocess
     node = shutil.which("node")

@@ -76,7 +76,7 @@ class CloudFrontProject:
 
 
 def function_code(name: str, secret: str) -> bytes:
-    """A CloudFront function as deployed: the parts of the serving contract it uses declared into it, and
+    """Return a CloudFront function as deployed: the parts of the serving contract it uses declared into it, and
     into the key gate the site's key secret and the route table's release-scoped paths."""
     contract = edge_contract()
     deployed: dict = {"contract": {part: contract[part] for part in FUNCTION_CONTRACTS[name]}}
@@ -91,7 +91,7 @@ def entries_bytes(entries: list[tuple[str, str]]) -> int:
 
 def store_entries(keys: list[ApiKey], releases: dict[str, Path], states: dict[str, list], settings: dict
                   ) -> list[tuple[str, str]]:
-    """The KeyValueStore's entries: each active key's digest → its user, grant set and preview; for each
+    """Return the KeyValueStore's entries: each active key's digest → its user, grant set and preview; for each
     release answered (`releases`: id → folder) and grant set not served the public variant, its
     audience; each id's state and when it went live (`states`: edge_states); and `release` last (the
     switch, written after every entry it points to)."""
@@ -179,7 +179,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
 
 
 def _write_batches(folder: Path, before: dict[str, str], entries: list[tuple[str, str]]) -> int:
-    """kvs-update/ (in place of any there) and update-kvs.sh: the store from `before` to `entries`."""
+    """Write kvs-update/ (in place of any there) and update-kvs.sh: the store from `before` to `entries`."""
     batches = update_batches(before, entries)
     shutil.rmtree(folder / UPDATES, ignore_errors=True)
     (folder / UPDATES).mkdir()
@@ -194,7 +194,7 @@ def _read_store(path: Path) -> dict[str, str]:
 
 
 def update_batches(before: dict[str, str], entries: list[tuple[str, str]]) -> list[dict]:
-    """The UpdateKeys calls that turn a store holding `before` (the previous deploy's kvs.json) into one
+    """Return the UpdateKeys calls that turn a store holding `before` (the previous deploy's kvs.json) into one
     holding `entries`, in order: the new and changed entries (at most MAX_BATCH keys a call), then
     `release` alone (the switch: every entry it points to is there already), then the deletion of the
     entries no longer written (the previous releases' and revoked keys'), which nothing reads any more."""

@@ -44,7 +44,7 @@ SECRET_FILE = ".keys-secret"  # in a deploy folder: the site's key secret its ed
 
 
 def release_settings(release_dir: Path, release_id: str) -> dict:
-    """What the edge core takes from the live release: its id, its API prefix, the variant folder that
+    """Return what the edge core takes from the live release: its id, its API prefix, the variant folder that
     matches no filter (routing.json's) and the size over which its files have encoded twins."""
     routing = read_routing(release_dir)
     return {"id": release_id, "prefix": routing["prefix"], "no_match": routing["no_match"],
@@ -56,7 +56,7 @@ TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks
 
 def edge_description(edge: Timeline, cache_control: str, timeline: dict[str, list],
                      audiences: dict[str, dict[str, str]] | None = None) -> dict:
-    """release.json of the edge core (a Worker's, the CloudFront origin Lambda's): the live release's
+    """Return release.json of the edge core (a Worker's, the CloudFront origin Lambda's): the live release's
     settings, the route table (routes.py), the TimeGate's live periods, every id's state, the grant sets'
     audiences of each release answered (where given), and the files of the list of releases and the
     TimeMap (`timeline`: path → [mtime, size, sha256]). Each release's own tables and files are its
@@ -74,13 +74,13 @@ def edge_description(edge: Timeline, cache_control: str, timeline: dict[str, lis
 
 
 def site_url_of(edge: Timeline) -> str:
-    """The public address the live release links to (`riskapi build --site-url`): every absolute Link."""
+    """Return the public address the live release links to (`riskapi build --site-url`): every absolute Link."""
     return release_site_url(edge.folder / edge.current) or DEFAULT_SITE_URL
 
 
 @contextlib.contextmanager
 def deploying(site: Path, what: str) -> Iterator[Holder]:
-    """This deploy's lease on the releases it reads (edge_timeline takes it): none is pruned under it."""
+    """Yield this deploy's lease on the releases it reads (edge_timeline takes it): none is pruned under it."""
     holder = Holder(site, what, "deploy")
     try:
         yield holder
@@ -90,7 +90,7 @@ def deploying(site: Path, what: str) -> Iterator[Holder]:
 
 def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], bool] | None = None,
                   keep_days: float | None = None, holder: Holder | None = None) -> tuple[Timeline, list[str]]:
-    """What an edge deploy answers: the site's current release at every route, and its other answered
+    """Return what an edge deploy answers: the site's current release at every route, and its other answered
     releases (kept, staged) under their id, newest first, at most `keep` in all (None: every one) and
     while `fits(release)` says the platform holds it — but always the one a rollback goes to, as the
     site keeps it, and every one live in the last `keep_days` days; those left out answer 410 there (a
@@ -120,7 +120,7 @@ def edge_timeline(site: Path, keep: int | None = None, fits: Callable[[str], boo
 
 
 def timeline_files(edge: Timeline) -> tuple[dict[str, bytes], int]:
-    """The list of releases (per audience of the current release) and the TimeMap an edge answers (the
+    """Return the list of releases (per audience of the current release) and the TimeMap an edge answers (the
     log's and the panel's files too), by path, and their mtime: when what they say last changed."""
     documents = timeline_documents(edge)
     return {path: body.read_bytes() if isinstance(body, Path) else body for path, body in documents.items()}, \
@@ -138,7 +138,7 @@ def deployment_secret(folder: Path, secret: str, earlier: Path | None = None) ->
 
 
 def revocations_only(out: Path, store: Path, keys: list[ApiKey], prefix: str, error: CatalogueError) -> CatalogueError:
-    """When the catalogue cannot be read, a deploy still lands every revocation: the key store of the
+    """Land every revocation when the catalogue cannot be read: the key store of the
     project already in `out` (`store`: its entries, as JSON `[{key, value}]` under `data` or alone) is
     written again without the entries (`prefix` + digest) of keys the keys file no longer has active.
     That needs nothing but the keys file; new keys and grant changes wait for the catalogue's repair (they
@@ -157,7 +157,7 @@ def revocations_only(out: Path, store: Path, keys: list[ApiKey], prefix: str, er
 
 
 def key_entries(keys: list[ApiKey], releases: dict[str, Path]) -> tuple[dict[str, dict], dict[str, dict]]:
-    """The keys as a key-value store holds them (Workers KV): each active key's digest → its user,
+    """Return the keys as a key-value store holds them (Workers KV): each active key's digest → its user,
     the custom models its user may use, their grant set's name, `preview` where it may read staged
     releases and `expires` (ms) where it ends, which the edge compares with its clock; and, for each
     release answered, each grant set held → the audience variant it is served there (public where not
@@ -177,7 +177,7 @@ def key_entries(keys: list[ApiKey], releases: dict[str, Path]) -> tuple[dict[str
 
 
 def served_files(release_dir: Path) -> list[str]:
-    """The files of a release the edge may serve: the API documents, exports and pages, no twin."""
+    """Return the files of a release the edge may serve: the API documents, exports and pages, no twin."""
     files = []
     for path in sorted(release_dir.rglob("*")):
         relative = path.relative_to(release_dir).as_posix()

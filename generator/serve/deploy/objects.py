@@ -81,18 +81,18 @@ def manifest_key(release: str) -> str:
 
 
 def object_key(sha256: str, path: str, twin: str = "") -> str:
-    """The key of a file's body (or of its encoding `twin`, ".gz" or ".br")."""
+    """Return the key of a file's body (or of its encoding `twin`, ".gz" or ".br")."""
     return f"{OBJECTS}{sha256}{PurePosixPath(path).suffix}{twin}"
 
 
 def path_order(path: str) -> bytes:
-    """Paths in the order JavaScript's `<` puts them (by UTF-16 code unit), which the edges' binary
+    """Return paths in the order JavaScript's `<` puts them (by UTF-16 code unit), which the edges' binary
     search over a head's bounds relies on."""
     return path.encode("utf-16-be")
 
 
 def file_objects(path: str, entry: list, source: Path | bytes, twins: Mapping[str, Body | bytes]) -> dict[str, Body]:
-    """The objects of one file: its body and, over 1 KB, its encodings (`twins`: suffix → stored twin or
+    """Return the objects of one file: its body and, over 1 KB, its encodings (`twins`: suffix → stored twin or
     bytes; a missing one is made), whose SHA-256s by coding are added to its files table `entry`."""
     sha256 = entry[2]
     objects = {object_key(sha256, path): Body(object_key(sha256, path), source, sha256)}
@@ -112,7 +112,7 @@ def file_objects(path: str, entry: list, source: Path | bytes, twins: Mapping[st
 
 
 def document_objects(documents: Mapping[str, bytes], stamp: int) -> tuple[dict[str, list], dict[str, Body]]:
-    """Files held in memory (the timeline's: the list of releases, the TimeMap, …) as a files table, each
+    """Return files held in memory (the timeline's: the list of releases, the TimeMap, …) as a files table, each
     written at `stamp`, and their objects, their encodings made here."""
     table: dict[str, list] = {}
     objects: dict[str, Body] = {}
@@ -123,7 +123,7 @@ def document_objects(documents: Mapping[str, bytes], stamp: int) -> tuple[dict[s
 
 
 def _read_files(release_dir: Path, release: str, files: list[str]) -> ReleaseObjects:
-    """A release's files table and the objects of its bodies, no manifest yet."""
+    """Return a release's files table and the objects of its bodies, no manifest yet."""
     listed = read_manifest(release_dir)
     result = ReleaseObjects(release, b"")
     for relative in files:
@@ -146,7 +146,7 @@ def _read_files(release_dir: Path, release: str, files: list[str]) -> ReleaseObj
 
 def release_objects(release_dir: Path, release: str, files: list[str], base: ReleaseObjects | None = None
                     ) -> ReleaseObjects:
-    """The manifest and objects of one release folder's `files` (those the edges serve), its shards
+    """Return the manifest and objects of one release folder's `files` (those the edges serve), its shards
     over the ranges of `base` (the release it was built against, as the bucket holds it), or over
     fresh ranges when there is none. Hashes come from the release's own manifest.json (a file of
     another size there is refused: the release is damaged)."""
@@ -162,7 +162,7 @@ def release_objects(release_dir: Path, release: str, files: list[str], base: Rel
 
 
 def as_stored(release_dir: Path, release: str, files: list[str], head: bytes) -> ReleaseObjects:
-    """A release whose manifest the bucket already holds (`head`, of this FORMAT): its files table from
+    """Return a release whose manifest the bucket already holds (`head`, of this FORMAT): its files table from
     its folder, its shards as written then (never rewritten: an edge may hold that head)."""
     found = _read_files(release_dir, release, files)  # no shard made: the bucket's stay
     stored = orjson.loads(head)
@@ -171,12 +171,12 @@ def as_stored(release_dir: Path, release: str, files: list[str], head: bytes) ->
 
 
 def is_current(head: bytes | None) -> TypeGuard[bytes]:
-    """Whether a manifest in the bucket is of this FORMAT (an older one is written anew)."""
+    """Return whether a manifest in the bucket is of this FORMAT (an older one is written anew)."""
     return head is not None and orjson.loads(head).get("format") == FORMAT
 
 
 def shard(entries: dict[str, list], bounds: list[str]) -> tuple[list[str], list[Body]]:
-    """The files table split in ranges of consecutive paths, each a content-addressed JSON object, and
+    """Return the files table split in ranges of consecutive paths, each a content-addressed JSON object, and
     the first path of each range (its bound). `bounds` (a base's) are kept where their ranges still hold
     files: a range of more than twice SHARD_FILES is split in pieces of SHARD_FILES, an empty one goes,
     the first bound is "". Without bounds, every SHARD_FILES paths start a range."""
@@ -210,7 +210,7 @@ def _pieces(paths: list[str]) -> list[list[str]]:
 
 
 def stored_size(release_dirs: list[Path]) -> tuple[int, int]:
-    """The objects and bytes the releases' files take in a bucket, from their manifest.json alone (each
+    """Return the objects and bytes the releases' files take in a bucket, from their manifest.json alone (each
     distinct body and encoding once; the shards and the list of releases, a few hundred KB, not counted)."""
     sizes: dict[str, int] = {}
     for folder in release_dirs:
@@ -226,7 +226,7 @@ def stored_size(release_dirs: list[Path]) -> tuple[int, int]:
 
 
 def named_by(head: dict, shard_of: Callable[[str], dict]) -> set[str]:
-    """Every object a manifest names (mark): its shards, and the bodies (and encodings) of their
+    """Return every object a manifest names (mark): its shards, and the bodies (and encodings) of their
     entries. A head of FORMAT 2 (a stack of layers of shards, newest first, where a path's newest entry
     counts and null means "not in this release") is read too: the bucket may hold one until the deploy
     after the one that wrote this format's heads. `shard_of(key)` gives a shard's contents."""

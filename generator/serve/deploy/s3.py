@@ -68,7 +68,7 @@ class S3Deploy:
 
 
 def object_headers(key: str) -> dict:
-    """PutObject arguments of one object: its type from its extension (a twin's is its original's) and
+    """Return the PutObject arguments of one object: its type from its extension (a twin's is its original's) and
     its encoding. Nothing that depends on the path a body is served at: one body serves many paths."""
     suffix = PurePosixPath(key).suffix
     encoding = TWINS.get(suffix)
@@ -113,7 +113,7 @@ def read_pointer(client: Any, bucket: str, prefix: str = "") -> dict | None:
 
 
 def timeline_objects(documents: dict[str, bytes], stamp: int) -> dict[str, Body]:
-    """The objects of the list of releases and the TimeMap (what the edges' description names)."""
+    """Return the objects of the list of releases and the TimeMap (what the edges' description names)."""
     return document_objects(documents, stamp)[1]
 
 
@@ -183,7 +183,7 @@ def _deploy(client: Any, bucket: str, site: Path, prefix: str, keep: int, keep_d
 
 
 def _write_log_copy(store: Bucket, edge: Timeline) -> None:
-    """The log of releases up to the deployed checkpoint under log/ (history/catalogue/log_copy.py's layout): a
+    """Write the log of releases up to the deployed checkpoint under log/ (history/catalogue/log_copy.py's layout): a
     full bundle only where the bucket lacks it, the partial one and the checkpoint replaced."""
     if edge.checkpoint is None:
         return
@@ -196,13 +196,13 @@ def _write_log_copy(store: Bucket, edge: Timeline) -> None:
 
 
 def log_reader(client: Any, bucket: str, prefix: str = "") -> Reader:
-    """The bucket's copy of the log, file by file (a Reader of history/catalogue/log_copy.py)."""
+    """Return the bucket's copy of the log, file by file (a Reader of history/catalogue/log_copy.py)."""
     store = Bucket(client, bucket, prefix)
     return lambda path: store.get(f"{LOG_COPY}/{path}")
 
 
 def _releases(store: Bucket, edge: Timeline) -> dict[str, ReleaseObjects]:
-    """Each release answered as the bucket is to hold it, oldest first: one whose manifest is there
+    """Return each release answered as the bucket is to hold it, oldest first: one whose manifest is there
     already (of this format) as it was written (an edge may hold that head), else shards over the ranges
     of the release it was built against where that one is answered too (the shards its changes miss are
     the base's own objects), else over fresh ranges."""
@@ -219,7 +219,7 @@ def _releases(store: Bucket, edge: Timeline) -> dict[str, ReleaseObjects]:
 
 
 def _write_manifests(store: Bucket, releases: dict[str, ReleaseObjects], wanted: dict[str, Body]) -> None:
-    """Each release's manifest, once every object it names is in the bucket (listed again: what a failed
+    """Write each release's manifest, once every object it names is in the bucket (listed again: what a failed
     upload did not store is never named)."""
     held = store.keys(OBJECTS)
     absent = sorted(key for key in wanted if key not in held)
@@ -263,5 +263,5 @@ def prune(store: Bucket, answered: set[str], timeline: set[str], known: dict[str
 
 
 def edge_name(bucket: str, prefix: str) -> str:
-    """The name of a bucket's lease on the site's releases (leases.hold_for_edge): one per bucket and prefix."""
+    """Return the name of a bucket's lease on the site's releases (leases.hold_for_edge): one per bucket and prefix."""
     return f"s3-{hashlib.sha256(f'{bucket}/{prefix}'.encode()).hexdigest()[:16]}"

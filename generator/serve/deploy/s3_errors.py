@@ -26,7 +26,7 @@ def where(bucket: str, endpoint: str | None) -> str:
 
 
 def explained(error: Exception, bucket: str, endpoint: str | None) -> DeployError | None:
-    """The one-line DeployError for a botocore failure (None: not one we know, a bug to report)."""
+    """Return the one-line DeployError for a botocore failure (None: not one we know, a bug to report)."""
     import botocore.exceptions as failures
     target, unchanged = where(bucket, endpoint), "nothing was switched"
     if isinstance(error, (failures.NoCredentialsError, failures.PartialCredentialsError)):

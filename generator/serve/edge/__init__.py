@@ -40,7 +40,7 @@ class Bundle:
     exports: str = ""  # an njs module's default export: njs takes `export default NAME;` only
 
     def text(self, deployed: dict) -> str:
-        """The script as it runs: its first line, DEPLOYED, then the bundle."""
+        """Return the script as it runs: its first line, DEPLOYED, then the bundle."""
         declared = f"const {DEPLOYED} = {json.dumps(deployed, separators=(',', ':'))};\n"
         return self.first + declared + (BUNDLED / self.name).read_text()
 

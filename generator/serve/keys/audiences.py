@@ -8,13 +8,13 @@ from .keys_file import ApiKey
 
 
 def previewers(keys: list[ApiKey]) -> list[str]:
-    """The users with an active key that may read staged releases, sorted."""
+    """Return the users with an active key that may read staged releases, sorted."""
     return sorted({k.user for k in keys if k.active and k.preview})
 
 
 def grant_set_audiences(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]]
                         ) -> tuple[dict[str, frozenset[str]], dict[str, dict[str, str]]]:
-    """Each user with an active key → the custom models (of any of `releases`) it may use; and for each
+    """Return each user with an active key → the custom models (of any of `releases`) it may use; and for each
     release, each grant set held (by name) → the variant that release serves it, where not public. What
     a server keeps per client is its grant set; per release, one row per grant set held, whatever the
     number of clients."""
@@ -33,21 +33,21 @@ def grant_set_audiences(keys: list[ApiKey], releases: list[tuple[str, tuple[str,
 
 def served_audiences(keys: list[ApiKey], custom_models: tuple[str, ...],
                      audiences: list[frozenset[str]] | None) -> dict[str, tuple[frozenset[str], str]]:
-    """Each user with an active key (sorted): the custom models it may use, and the name of the audience
+    """Return each user with an active key (sorted): the custom models it may use, and the name of the audience
     variant it is served (its grant set where the release has it; `audiences` None: every set has one)."""
     return {user: (models, release_audience(models, audiences))
             for user, models in sorted(user_grants(keys, custom_models).items())}
 
 
 def release_audience(grants: frozenset[str], audiences: list[frozenset[str]] | None) -> str:
-    """The name of the variant a release serves a client with these grants (its custom models only);
+    """Return the name of the variant a release serves a client with these grants (its custom models only);
     `audiences` None: every set has one."""
     served = grants if audiences is None else locations.audience_for(grants, audiences)
     return locations.audience_name(served)
 
 
 def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str, frozenset[str]]:
-    """Each user with an active key, and the release's custom models its active keys grant together."""
+    """Return each user with an active key, and the release's custom models its active keys grant together."""
     grants: dict[str, set[str]] = {}
     for k in keys:
         if k.active:
@@ -57,7 +57,7 @@ def user_grants(keys: list[ApiKey], custom_models: tuple[str, ...]) -> dict[str,
 
 def missing_variant(keys: list[ApiKey], user: str, custom_models: tuple[str, ...],
                     audiences: list[frozenset[str]] | None) -> tuple[frozenset[str], frozenset[str]] | None:
-    """(the user's grant set, the variant it is served) when the release has no variant of its own."""
+    """Return (the user's grant set, the variant it is served) when the release has no variant of its own."""
     if audiences is None:
         return None  # a release from before audiences were listed had one for every set
     held = user_grants(keys, custom_models).get(user, frozenset())

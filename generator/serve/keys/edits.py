@@ -19,7 +19,7 @@ from .strength import key_weakness, normalise_key
 
 
 def site_secret(path: Path, read: KeysFile | None = None) -> str:
-    """The secret of a keys file, made where the file holds nothing yet (a site before its first key): a
+    """Return the secret of a keys file, made where the file holds nothing yet (a site before its first key): a
     deploy hands its edge one even then. `read`: the file as the caller read it, not read again (a secret
     is made only where none exists, under the lock, so a change since cannot need another)."""
     with keys_lock(path):
@@ -76,7 +76,7 @@ def add_key(path: Path, user: str, models: tuple[str, ...] = (), key: str | None
 
 def _with_user_changed(keys_file: KeysFile, user: str, revoked: bool = False, ends: int | None = None
                        ) -> list[str]:
-    """The file's lines with every line of `user` (any letter case) set inactive (`revoked`), or ending at
+    """Return the file's lines with every line of `user` (any letter case) set inactive (`revoked`), or ending at
     `ends` (ms) unless it ends sooner; other lines as written."""
     lines = list(keys_file.lines)
     for index, row in keys_file.rows():
@@ -126,7 +126,7 @@ def set_expiry(path: Path, user: str, ends: int | None, key_id: str | None = Non
 
 def rotate(path: Path, user: str, others_end: int, now: int,
            before_saving: Callable[[IssuedKey], None] | None = None) -> IssuedKey:
-    """A new key for `user`, with the grants and preview of its keys in use at `now`, while those keep
+    """Return a new key for `user`, with the grants and preview of its keys in use at `now`, while those keep
     working until `others_end` (ms; unless they end sooner) and are then refused on every server."""
     with keys_lock(path):
         keys_file = load_keys(path, missing_ok=False)

@@ -16,7 +16,7 @@ SOON_MS = 14 * UNITS["d"]  # `riskapi status` names keys that end within this
 
 
 def duration_ms(text: str) -> int:
-    """A span written as a number and a unit: `10s`, `90m`, `12h`, `7d`, `2w`."""
+    """Return a span written as a number and a unit: `10s`, `90m`, `12h`, `7d`, `2w`."""
     found = DURATION.fullmatch(text.strip())
     if not found or int(found[1]) == 0:
         raise KeysError(f"{text!r} is not a duration: write a number and s, m, h, d or w (10s, 12h, 7d, 2w)")
@@ -24,7 +24,7 @@ def duration_ms(text: str) -> int:
 
 
 def instant_ms(text: str, now: int) -> int:
-    """An instant as an operator writes one: RFC 3339 in UTC (2027-01-31T00:00:00Z), a date (midnight UTC),
+    """Return an instant as an operator writes one: RFC 3339 in UTC (2027-01-31T00:00:00Z), a date (midnight UTC),
     or a duration from `now` (30d, 12h, 5s); in whole seconds (rounded up), as every server writes it."""
     text = text.strip()
     if DATE.fullmatch(text):
@@ -39,13 +39,13 @@ def instant_ms(text: str, now: int) -> int:
 
 
 def ending_soon(keys: list[ApiKey], now: int, within: int = SOON_MS) -> list[ApiKey]:
-    """The active keys that end within `within` ms of `now` (not those that ended already), soonest first."""
+    """Return the active keys that end within `within` ms of `now` (not those that ended already), soonest first."""
     return sorted((k for k in keys if k.active and k.expires is not None and now < k.expires <= now + within),
                   key=lambda k: (k.expires, k.user))
 
 
 def said(expires: int | None, now: int) -> str:
-    """A key's expiry as `keys list` shows it."""
+    """Return a key's expiry as `keys list` shows it."""
     if expires is None:
         return "-"
     return f"{'expired' if expires <= now else 'expires'} {rfc3339(expires)}"

@@ -73,14 +73,14 @@ class KeysFile:
     lines: list[str]
 
     def rows(self) -> Iterator[tuple[int, list[str]]]:
-        """(index in lines, cells) of every line after the header that is one CSV record, bad or not."""
+        """Yield (index in lines, cells) of every line after the header that is one CSV record, bad or not."""
         for index, line in enumerate(self.lines[1:], start=1):
             row = _cells(line)
             if row:
                 yield index, [cell.strip() for cell in row]
 
     def users(self) -> dict[str, str]:
-        """Each user's identity → its spelling in the file, from every line that names a user (a bad
+        """Return each user's identity → its spelling in the file, from every line that names a user (a bad
         line's too: a new user must not alias it once it is fixed)."""
         named: dict[str, str] = {}
         for _, row in self.rows():
@@ -89,20 +89,20 @@ class KeysFile:
         return named
 
     def holds(self, digest: str) -> bool:
-        """Whether any line, bad or not, holds this key's digest."""
+        """Return whether any line, bad or not, holds this key's digest."""
         return any(len(row) > 1 and row[1].lower() == digest for _, row in self.rows())
 
     def holds_any(self) -> bool:
-        """Whether any line after the header holds something (then its digests need the file's secret)."""
+        """Return whether any line after the header holds something (then its digests need the file's secret)."""
         return any(line.strip() for line in self.lines[1:])
 
     def warning(self) -> str | None:
-        """One message for every problem (None without any), saying the lines serve no key."""
+        """Return one message for every problem (None without any), saying the lines serve no key."""
         return problems_warning(len(self.problems), summarised(self.problems)) if self.problems else None
 
 
 def summarised(problems: list[str]) -> list[str]:
-    """The keys file's problems as they are shown: the first few of each kind (the same message but for
+    """Return the keys file's problems as they are shown: the first few of each kind (the same message but for
     its line, cells and numbers), then how many more like the last, as the data files' problems are. One
     bad column in a 100,000-line file is six lines, not 100,000."""
     kinds: dict[str, list[str]] = {}
@@ -118,12 +118,12 @@ def summarised(problems: list[str]) -> list[str]:
 
 
 def problems_warning(count: int, shown: list[str]) -> str:
-    """What `keys`, `serve` and `deploy` say of a keys file's bad lines (`shown`: summarised)."""
+    """Return what `keys`, `serve` and `deploy` say of a keys file's bad lines (`shown`: summarised)."""
     return f"{count:,} line(s) of the keys file serve no key until fixed:\n  " + "\n  ".join(shown)
 
 
 def _cells(line: str) -> list[str] | None:
-    """The cells of one line of the keys file, or None where it is not one CSV record (no valid
+    """Return the cells of one line of the keys file, or None where it is not one CSV record (no valid
     cell holds a quote, comma or line break, so each record is one line)."""
     try:
         return next(csv.reader([line], strict=True), [])
@@ -132,12 +132,12 @@ def _cells(line: str) -> list[str] | None:
 
 
 def read_keys(path: Path, missing_ok: bool = True) -> list[ApiKey]:
-    """The keys of every good line (see load_keys; its problems are the caller's to show)."""
+    """Return the keys of every good line (see load_keys; its problems are the caller's to show)."""
     return load_keys(path, missing_ok).keys
 
 
 def load_keys(path: Path, missing_ok: bool = True) -> KeysFile:
-    """The keys file, line by line (a missing file has no keys, unless `missing_ok` is False); one of the
+    """Return the keys file, line by line (a missing file has no keys, unless `missing_ok` is False); one of the
     format before digests is converted in place first (migrate).
 
     A line with a problem is skipped and named by file and line, never showing a key: a bad cell, a
@@ -156,7 +156,7 @@ def load_keys(path: Path, missing_ok: bool = True) -> KeysFile:
 
 
 def _read_lines(path: Path, missing_ok: bool) -> list[str] | None:
-    """The keys file's lines as written (without line ends or a byte order mark); None: it is missing."""
+    """Return the keys file's lines as written (without line ends or a byte order mark); None: it is missing."""
     if not path.exists():
         if missing_ok:
             return None
@@ -248,7 +248,7 @@ _HELD = threading.local()  # the locks this thread holds: an edit that reads the
 
 @contextlib.contextmanager
 def keys_lock(path: Path) -> Iterator[None]:
-    """One keys edit at a time: read, change and replace the file under an exclusive lock beside it."""
+    """Make one keys edit at a time: read, change and replace the file under an exclusive lock beside it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = path.with_name(f".{path.name}.lock")
     held = _HELD.__dict__.setdefault("locks", set())
@@ -265,7 +265,7 @@ def keys_lock(path: Path) -> Iterator[None]:
 
 
 def _shown(cell: str) -> str:
-    """A cell as a problem quotes it; one that could be a key (columns swapped) only masked."""
+    """Return a cell as a problem quotes it; one that could be a key (columns swapped) only masked."""
     return f"'{cell[:4]}…{cell[-4:]}'" if KEY.fullmatch(cell.lower()) else repr(cell)
 
 
@@ -294,7 +294,7 @@ def _parse_line(line: str, number: int) -> ApiKey:
 
 
 def _instant(cell: str) -> int | None:
-    """An expires cell: empty (never), or an RFC 3339 instant in UTC (2027-01-31T00:00:00Z), in ms."""
+    """Return an expires cell: empty (never), or an RFC 3339 instant in UTC (2027-01-31T00:00:00Z), in ms."""
     try:
         return parse_instant(cell) if cell else None
     except ValueError:
@@ -316,5 +316,5 @@ def write_lines(path: Path, lines: list[str]) -> None:
 
 
 def write_keys(path: Path, keys: list[ApiKey]) -> None:
-    """A keys file of exactly these keys."""
+    """Write a keys file of exactly these keys."""
     write_lines(path, [HEADER_LINE] + [key_line(k) for k in keys])

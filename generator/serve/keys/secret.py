@@ -16,13 +16,13 @@ SUFFIX = ".secret"
 
 
 def secret_path(keys: Path) -> Path:
-    """Where a keys file's secret is: beside the file (where a symlinked keys file points)."""
+    """Return where a keys file's secret is: beside the file (where a symlinked keys file points)."""
     target = keys.resolve() if keys.is_symlink() else keys
     return target.with_name(target.name + SUFFIX)
 
 
 def read_secret(keys: Path) -> str:
-    """The secret of a keys file; a KeysError saying what to do when it is missing or damaged."""
+    """Return the secret of a keys file; a KeysError saying what to do when it is missing or damaged."""
     path = secret_path(keys)
     try:
         secret = path.read_text(encoding="ascii", errors="replace").strip()
@@ -38,7 +38,7 @@ def read_secret(keys: Path) -> str:
 
 
 def secret_for(keys: Path, digests_held: bool) -> str:
-    """The secret of a keys file, made (mode 0600) where it is missing and no digest needs it (a new keys
+    """Return the secret of a keys file, made (mode 0600) where it is missing and no digest needs it (a new keys
     file, or one of plain keys being converted). The caller holds the keys lock, so two processes never
     make two."""
     if secret_path(keys).exists() or digests_held:

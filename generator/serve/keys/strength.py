@@ -28,7 +28,7 @@ def normalise_key(key: str) -> str:
 
 
 def key_bits(key: str) -> float:
-    """The estimated strength of a key: its length × log2 of the smallest alphabet of generated keys
+    """Return the estimated strength of a key: its length × log2 of the smallest alphabet of generated keys
     that holds it (digits 3.3 bits a character, hex 4, letters 4.7, letters and digits 5.2, with
     . _ ~ - 5.3). A key of the format before this one (32 hex characters) is 128 bits."""
     alphabet = next(a for a in KEY_ALPHABETS if set(key) <= set(a))
@@ -36,7 +36,7 @@ def key_bits(key: str) -> float:
 
 
 def key_weakness(key: str) -> str | None:
-    """Why a (normalised) key is too easy to guess, or None: under 128 bits by key_bits, fewer than 8
+    """Return why a (normalised) key is too easy to guess, or None: under 128 bits by key_bits, fewer than 8
     different characters, or a shorter text repeated (`passwordpassword…`, `0123…0123…`)."""
     bits = key_bits(key)
     if bits < MIN_KEY_BITS:

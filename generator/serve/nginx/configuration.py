@@ -87,7 +87,7 @@ def nginx_binary() -> str:
 
 
 def require_digest_modules() -> None:
-    """A ServeError, saying what to install, where nginx cannot work out a key's digest."""
+    """Raise a ServeError, saying what to install, where nginx cannot work out a key's digest."""
     missing = [module for module in DIGEST_MODULES if not module.exists()]
     if missing:
         raise ServeError(f"nginx's set-misc module is not installed ({missing[0]} is missing): nginx needs it to "
@@ -95,13 +95,13 @@ def require_digest_modules() -> None:
 
 
 def redact_keys(message: str) -> str:
-    """nginx's words with every quoted value on a line about the key map left out: it may be a key."""
+    """Return nginx's words with every quoted value on a line about the key map left out: it may be a key."""
     return "\n".join(_QUOTED.sub('"…"', line) if "keys.conf" in line else line for line in message.splitlines())
 
 
 def render_configuration(settings: ServeSettings, prefix: Path, timeline: Timeline, timeline_root: Path
                          ) -> Configuration:
-    """A whole configuration for the releases of `timeline` but its keys, for an nginx run in `prefix`
+    """Return a whole configuration for the releases of `timeline` but its keys, for an nginx run in `prefix`
     (`timeline_root`: where the timeline's documents are). Every release folder it needs is read here, once."""
     require_digest_modules()
     values = dict(foreground=settings.foreground, digest_modules=DIGEST_MODULES, workers=settings.workers,
@@ -154,14 +154,14 @@ def nginx_command(prefix: Path, conf: Path, *extra: str) -> list[str]:
 
 
 def start_check(prefix: Path, folder: Path) -> subprocess.Popen:
-    """`nginx -t` on the configuration in `folder` (for an nginx run in `prefix`), started: `check_result`
+    """Start `nginx -t` on the configuration in `folder` (for an nginx run in `prefix`), started: `check_result`
     says what it found."""
     return subprocess.Popen(nginx_command(prefix, folder / "nginx.conf", "-t", "-q"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
 
 
 def check_result(started: subprocess.Popen) -> str | None:
-    """None if nginx accepted the configuration, else nginx's words (any quoted value of the key map left
+    """Return None if nginx accepted the configuration, else nginx's words (any quoted value of the key map left
     out: it may be a key)."""
     _, errors = started.communicate()
     return None if started.returncode == 0 else redact_keys(errors.strip())
@@ -194,7 +194,7 @@ class ReleaseCheck:
             raise
 
     def result(self) -> str | None:
-        """None if nginx accepts the configuration, else nginx's words (any quoted value of the key map left
+        """Return None if nginx accepts the configuration, else nginx's words (any quoted value of the key map left
         out: it may be a key)."""
         if self._process is None:
             return None
@@ -211,14 +211,14 @@ class ReleaseCheck:
 
 
 def check_release(release_dir: Path) -> str | None:
-    """nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
+    """Return nginx's objection to a release's own configuration (its maps, with no keys), or None if nginx
     accepts it; None too where nginx is not installed (there is no reference server to ask)."""
     return ReleaseCheck(release_dir).result()
 
 
 def write_horizon(prefix: Path, at: int) -> None:
-    """The horizon nginx's TimeGate reads (serve/edge/nginx_timegate.js), replaced whole (a rename; nothing to sync:
-    a lost horizon is one a reload or the next poll writes again, and an older one is only more careful)."""
+    """Write the horizon nginx's TimeGate reads (serve/edge/nginx_timegate.js), replaced whole (a rename; nothing to
+    sync: a lost horizon is one a reload or the next poll writes again, and an older one is only more careful)."""
     temporary = prefix / f".{HORIZON}.tmp"
     temporary.write_text(str(at))
     os.chmod(temporary, 0o644)
@@ -226,7 +226,7 @@ def write_horizon(prefix: Path, at: int) -> None:
 
 
 def nginx_rate(text: str) -> str:
-    """`10`, `10/s` or `600/m` as nginx's `10r/s` / `600r/m`: nginx takes whole requests only."""
+    """Return `10`, `10/s` or `600/m` as nginx's `10r/s` / `600r/m`: nginx takes whole requests only."""
     count, _, unit = text.strip().partition("/")
     unit = unit or "s"
     if not count.isdigit() or int(count) < 1 or unit not in ("s", "m"):
@@ -236,7 +236,7 @@ def nginx_rate(text: str) -> str:
 
 
 def check_readable_by_workers(path: Path) -> None:
-    """nginx workers run as an unprivileged user when started as root: every folder must let them in."""
+    """Check every folder lets nginx workers in: they run as an unprivileged user when started as root."""
     if os.geteuid() != 0:
         return
     for folder in [path, *path.parents]:

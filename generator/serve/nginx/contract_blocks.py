@@ -28,23 +28,23 @@ END = "# contract:%s}"
 
 
 def single_quoted(text: str) -> str:
-    """A value as a single-quoted nginx string (variables in it are still read)."""
+    """Return a value as a single-quoted nginx string (variables in it are still read)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def double_quoted(text: str) -> str:
-    """A value as a double-quoted nginx string (variables in it are still read), escaped as the templates
+    """Return a value as a double-quoted nginx string (variables in it are still read), escaped as the templates
     escape one (nginx_string)."""
     return f'"{nginx_string(text)}"'
 
 
 def quoted(text: str) -> str:
-    """A constant as nginx reads it, in the quotes that need no escape where there is one."""
+    """Return a constant as nginx reads it, in the quotes that need no escape where there is one."""
     return single_quoted(text) if '"' in text and "'" not in text else double_quoted(text)
 
 
 def error_body(name: str, **slots: str) -> str:
-    """The contract's error `name` as nginx returns it: a single-quoted JSON body, each {slot} given
+    """Return the contract's error `name` as nginx returns it: a single-quoted JSON body, each {slot} given
     here (an nginx variable or a literal) in place."""
     body = json.dumps({"detail": serving.ERRORS[name]}, ensure_ascii=False, separators=(",", ":"))
     return single_quoted(re.sub(r"\{(\w+)\}", lambda m: slots.get(m[1], m[0]), body))
@@ -90,7 +90,7 @@ def _maps() -> list[Map]:
 
 
 def _access_log() -> dict:
-    """The access log's format (serving.ACCESS_LOG, which `riskapi usage` reads back) and the variables
+    """Return the access log's format (serving.ACCESS_LOG, which `riskapi usage` reads back) and the variables
     only it needs: the user or "-", the short id of the key it asked with or "-", and the path without its
     query."""
     maps = _map("$api_user", "$log_user", [('""', "-"), ("default", "$api_user")])
@@ -106,7 +106,7 @@ def _access_log() -> dict:
 
 
 def _credential_maps() -> list[Map]:
-    """A request-target nginx refuses before reading it, and the credential of the Authorization header
+    """Return a request-target nginx refuses before reading it, and the credential of the Authorization header
     (serving.AUTHORIZATION_FORMS, tried in order: nginx's map takes the first regular expression that
     matches)."""
     forbidden = "[" + "".join("\\" + c if c in "\\]" else c for c in serving.FORBIDDEN_IN_TARGET) + "]"
@@ -121,7 +121,7 @@ BASIC_PAIR = "$basic_pair"
 
 
 def credential_forms() -> list[tuple[str, str]]:
-    """Each Authorization form as a map entry over the header: its regular expression with the credential
+    """Return each Authorization form as a map entry over the header: its regular expression with the credential
     as the group `c`, and the credential it gives (HTTP Basic's: `basic:` and its Base64)."""
     forms = []
     for pattern, prefix, any_case in serving.AUTHORIZATION_FORMS:
@@ -140,13 +140,13 @@ def _refusals() -> list[Directive]:
 
 
 def status_headers(status: int, preflight: bool = False) -> dict[str, str]:
-    """The headers only answers of `status` carry (serving.BY_STATUS) and, for a preflight, its own:
+    """Return the headers only answers of `status` carry (serving.BY_STATUS) and, for a preflight, its own:
     constants, sent by the locations that answer that status alone."""
     return {**serving.BY_STATUS.get(status, {}), **(serving.PREFLIGHT if preflight else {})}
 
 
 def _headers(status: int | None = None, preflight: bool = False) -> list[Directive]:
-    """The add_header lines of every answer; with `status`, a location's that answers only that status:
+    """Return the add_header lines of every answer; with `status`, a location's that answers only that status:
     every answer's again (a location's add_header replaces the server's) and that status's own. Kept off
     the server's lines, a header of a few statuses costs the other answers nothing."""
     names = serving.HEADER_NAMES
@@ -166,7 +166,7 @@ def _headers(status: int | None = None, preflight: bool = False) -> list[Directi
 
 
 def answer_headers(status: int) -> list[Directive]:
-    """What a location answering only `status` says of its headers: nothing where it has none of its
+    """Return what a location answering only `status` says of its headers: nothing where it has none of its
     own (the server's apply), else every answer's and its own."""
     return _headers(status) if status_headers(status) else []
 
@@ -217,7 +217,7 @@ PREFLIGHT = "/_preflight"  # OPTIONS: 204 with the preflight's headers
 
 
 def render(part: str, indent: str = "") -> str:
-    """One generated part of nginx.conf: "types" and "maps" (in http), the others (in server), each
+    """Return one generated part of nginx.conf: "types" and "maps" (in http), the others (in server), each
     line after `indent`."""
     data = {"access_log": _access_log, "types": _types, "maps": lambda: _maps() + _credential_maps(),
             "refusals": _refusals, "headers": _headers, "error_pages": _error_pages, "errors": _errors}[part]()

@@ -21,13 +21,13 @@ from ...system.files import file_entry
 
 
 def _representations(listed: Mapping[str, Mapping], path: str) -> list[tuple[int, str]]:
-    """(size, SHA-256) of a file and of each of its twins that `listed` (path → {size, sha256}) holds."""
+    """Return (size, SHA-256) of a file and of each of its twins that `listed` (path → {size, sha256}) holds."""
     return [(listed[name]["size"], listed[name]["sha256"])
             for name in (path, *(path + suffix for suffix in TWINS)) if name in listed]
 
 
 def _coded(representations: list[tuple[int, str]]) -> dict[str, str]:
-    """A body's coded-digests entries. Two representations of one size cannot be told apart by the
+    """Return a body's coded-digests entries. Two representations of one size cannot be told apart by the
     ETag: neither gets an entry (nginx sends no Repr-Digest then, never another representation's)."""
     sizes = [size for size, _ in representations]
     unencoded = digest_field(representations[0][1])
@@ -36,7 +36,7 @@ def _coded(representations: list[tuple[int, str]]) -> dict[str, str]:
 
 
 def digest_entries(timeline: Timeline, timeline_root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """The two maps' entries: $uri of every served file → its Unencoded-Digest, and "<size> <Unencoded-Digest>"
+    """Return the two maps' entries: $uri of every served file → its Unencoded-Digest, and "<size> <Unencoded-Digest>"
     → Repr-Digest, for every release `timeline` answers and every file of `timeline_root` (the list of
     releases, feeds, the panel, the log, the catalogues)."""
     unencoded: dict[str, str] = {}
@@ -57,7 +57,7 @@ def digest_entries(timeline: Timeline, timeline_root: Path) -> tuple[dict[str, s
 
 
 def render_digests(timeline: Timeline, timeline_root: Path) -> dict[str, str]:
-    """runtime/digests.conf and runtime/coded-digests.conf."""
+    """Return runtime/digests.conf and runtime/coded-digests.conf."""
     unencoded, coded = digest_entries(timeline, timeline_root)
     environment = template_environment()
     return {name: environment.get_template(f"{name}.j2").render(entries=entries)

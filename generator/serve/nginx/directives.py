@@ -22,7 +22,7 @@ def set_variable(variable: str, value: str) -> Directive:
 
 
 def answer(status: int | str, body: str = "") -> Directive:
-    """nginx's `return`: a status and, for an error, its body."""
+    """Return nginx's `return`: a status and, for an error, its body."""
     return Directive("return", (status, body))
 
 
@@ -31,12 +31,12 @@ def rewrite(target: str) -> Directive:
 
 
 def when(condition: str, then: Directive) -> Directive:
-    """An `if` holding one directive, on one line."""
+    """Return an `if` holding one directive, on one line."""
     return Directive("if", (condition, then))
 
 
 def if_block(condition: str, directives: list[Directive]) -> Directive:
-    """An `if` holding several directives, one a line."""
+    """Return an `if` holding several directives, one a line."""
     return Directive("block", (condition, directives))
 
 
@@ -68,7 +68,7 @@ INTERNAL = Directive("internal")
 
 
 def comment(text: str) -> Directive:
-    """A line of its own saying why."""
+    """Return a line of its own saying why."""
     return Directive("comment", (), text, gap="")
 
 

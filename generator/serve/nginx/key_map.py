@@ -8,7 +8,7 @@ from ..keys import ApiKey, grant_set_audiences, previewers
 
 def render_key_map(keys: list[ApiKey], releases: list[tuple[str, tuple[str, ...], list[frozenset[str]] | None]],
                    secret: str) -> str:
-    """nginx maps: the site's key secret, a key's digest → its user and its expiry (where it has one: njs
+    """Return nginx maps: the site's key secret, a key's digest → its user and its expiry (where it has one: njs
     compares it with the clock, so a key ends at its instant with no reload), user:model → granted, and
     release:user → audience (the variant of endpoints 1 and 5 the user is served in each release answered:
     `releases` are (id, its custom models, its audiences; None: every set has one)). Grants are the keys

@@ -15,7 +15,7 @@ from ...switch.timeline import Timeline, gate_table, http_date
 
 
 def render_release_maps(dataset: Dataset, audiences: list[frozenset[str]], site_url: str) -> dict[str, bytes]:
-    """The routing data of a release, by path relative to the release folder: what serve renders
+    """Return the routing data of a release, by path relative to the release folder: what serve renders
     nginx's maps from (render_scoped_maps) and `riskapi deploy` gives the edge."""
     routing = locations.release_routing([(c.code, c.name) for c in dataset.countries],
                                         [(m.model.code, m.model.custom) for m in dataset.models], audiences,
@@ -36,7 +36,7 @@ SCOPED_MAPS = ("country-codes.conf", "country-names.conf", "models.conf", "relea
 
 
 def render_scoped_maps(timeline: Timeline, tables: list[tuple[str, dict]], timeline_root: Path) -> dict[str, str]:
-    """nginx's map entries for every release a server answers (the current one, and those under
+    """Return nginx's map entries for every release a server answers (the current one, and those under
     /api/v1/releases/{id}/: kept, staged), each keyed "release:value" from the release's lookup tables
     (`tables`: (id, filters.lookup_tables of its routing.json)); the state of every id (staged, gone:
     410); when each went live (Memento-Datetime); where the timeline's documents are (`timeline_root`)

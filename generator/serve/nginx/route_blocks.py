@@ -46,7 +46,7 @@ class Location:
 
 
 def _variable(rule: Rule, name: str) -> str:
-    """What a file template's {name} is in nginx: a segment's capture (a country's code as the release
+    """Return what a file template's {name} is in nginx: a segment's capture (a country's code as the release
     has it), the audience folder, the query variant folder or the list of releases with staged ones."""
     if name == "audience":
         return "${audience_dir}"
@@ -106,12 +106,12 @@ def _location(rule: Rule) -> Location:
 
 
 def regex_argument(regex: str) -> str:
-    """A location's regular expression as one nginx argument: quoted where a brace or space would end it."""
+    """Return a location's regular expression as one nginx argument: quoted where a brace or space would end it."""
     return f'"{regex}"' if "{" in regex or " " in regex else regex
 
 
 def _scoped_location() -> Location:
-    """Every kept release, under RELEASES_UNDER/{id}/…: each route answered from that release's own files
+    """Return every kept release, under RELEASES_UNDER/{id}/…: each route answered from that release's own files
     with today's rules and the key's grants now ($scope is that release). Pruned: 410."""
     listed = routes.rule_named('releases').template
     regex = f"^{routes.RELEASES_UNDER}/{routes.RELEASE_ID}(?<scoped_rest>/[A-Za-z0-9_./-]*)?$"
@@ -126,7 +126,7 @@ def _scoped_location() -> Location:
 
 
 def _literal_prefix(regex: str) -> tuple[str, str]:
-    """What every path a location's regular expression matches starts with, and the rest of the
+    """Return what every path a location's regular expression matches starts with, and the rest of the
     expression after it (a literal followed by `?`, `*` or `{` is not certain, so it is left out)."""
     body = regex.strip('"').removeprefix("^")
     if body.startswith("(?:"):  # spellings of one route: what they all start with
@@ -151,7 +151,7 @@ def _literal_prefix(regex: str) -> tuple[str, str]:
 
 
 def _block_of(prefix: str) -> str | None:
-    """The prefix location a path with this literal beginning is grouped under: the API's first
+    """Return the prefix location a path with this literal beginning is grouped under: the API's first
     folder (/api/v1/riskscores/), or the first folder of any other path (/docs/)."""
     depth = routes.API.count("/") + 2 if prefix.startswith(routes.API + "/") else 2
     parts = prefix.split("/")
@@ -159,7 +159,7 @@ def _block_of(prefix: str) -> str | None:
 
 
 def grouped(locations: list[Location]) -> list[Location]:
-    """The regex locations under a common folder nested in one `location ^~ /folder/`, so a request
+    """Return the regex locations under a common folder nested in one `location ^~ /folder/`, so a request
     tries the few regular expressions of its folder instead of every route's in turn (nginx tries a
     server's regex locations one by one, in order). The same location answers every path as before:
     one whose paths may fall under a folder and outside it (`^/api/v1/releases/?$`) is in both places."""
@@ -191,7 +191,7 @@ def grouped(locations: list[Location]) -> list[Location]:
 
 
 def render(part: str) -> str:
-    """One generated part of nginx.conf: "maps" (in http) or "locations" (in server)."""
+    """Return one generated part of nginx.conf: "maps" (in http) or "locations" (in server)."""
     rules = routes.RULES
     # exact strings (a map tries no regex on an empty value): the rest with and without its final "/"
     scoped_routes = [(spelling, routes.API + route) for rest, route in routes.SCOPED_ALIASES
@@ -218,7 +218,7 @@ def render(part: str) -> str:
 
 
 def _links() -> dict[str, str]:
-    """The contract's Links with nginx's variables: an original's (the request as sent), a release-scoped
+    """Return the contract's Links with nginx's variables: an original's (the request as sent), a release-scoped
     answer's (the route it answers as, with the query as sent)."""
     prefixes = dict(site="$site_url", timegate=routes.timegate_prefix(),
                     timemaps=routes.timegate_prefix("route-timemap"))
@@ -229,7 +229,7 @@ def _links() -> dict[str, str]:
 
 
 def write_into(conf: Path) -> str:
-    """nginx.conf with its generated parts rendered anew (what scripts/nginx_conf.py writes): the
+    """Return nginx.conf with its generated parts rendered anew (what scripts/nginx_conf.py writes): the
     routing's and the serving contract's (serve/nginx/contract_blocks.py)."""
     text = conf.read_text()
     parts = [(BEGIN, END, part, lambda part, indent: render(part)) for part in PARTS]  # indented by its template

@@ -19,7 +19,7 @@ KEPT_TIMELINES = 4  # timeline folders kept: the one in use and a few for reques
 
 
 def write_timeline(prefix: Path, timeline: Timeline) -> Path:
-    """The documents of `timeline`, in a folder of the prefix's timeline/ named by their content (the same
+    """Return the documents of `timeline`, in a folder of the prefix's timeline/ named by their content (the same
     documents keep their folder, so their ETags stay); the few newest folders stay for requests in flight
     on an older configuration."""
     files = timeline_documents(timeline)
@@ -47,6 +47,6 @@ def write_timeline(prefix: Path, timeline: Timeline) -> Path:
 
 
 def readable_folder(folder: Path) -> Path:
-    """A folder nginx's workers may read, made with its parents where missing."""
+    """Return a folder nginx's workers may read, made with its parents where missing."""
     folder.mkdir(mode=0o755, parents=True, exist_ok=True)
     return folder
