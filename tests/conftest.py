@@ -91,14 +91,30 @@ def data_copy(tmp_path) -> Path:
     return target
 
 
-@pytest.fixture(scope="session")
-def nginx_server():
-    """Yield the tiny fixture served by a real nginx; stopped by pid at the end of the session."""
-    from .live import start_live_server
-    server = start_live_server(TINY)
-    yield server
-    server.runtime.stop()
-    shutil.rmtree(server.base, ignore_errors=True)
+def server_fixture(scope: str, kind: str = "nginx", data: Path = TINY, own: bool = True):
+    """Make a fixture of `scope` that yields `data` served on `kind` (nginx, workerd, cloudfront), stopped
+    by pid and removed afterwards: built from a copy of its own (`own`: `server.data`, for tests that change
+    the site), or the session's nginx's release and keys deployed to that server."""
+    @pytest.fixture(scope=scope)
+    def fixture(request, tmp_path_factory):
+        from .live import served_on, serving_copy_of
+        if not own:  # the same release and keys as the session's nginx, in the bucket a test may read
+            with served_on(kind, request.getfixturevalue("nginx_server"), request, "risk-cloudfront") as server:
+                yield server
+            return
+        with serving_copy_of(data, tmp_path_factory.mktemp("served")) as nginx, \
+                served_on(kind, nginx, request) as server:
+            yield server
+    return fixture
+
+
+# The servers tests ask for: the session's (one release, on every server), or a copy of their own.
+nginx_server = server_fixture("session")
+edge = server_fixture("session", "workerd", own=False)  # the Workers project of `riskapi deploy cloudflare` in workerd
+cloudfront = server_fixture("session", "cloudfront", own=False)  # CloudFront's functions in the Node harness, over S3
+own_server = server_fixture("function")  # for a test that changes its site
+module_server = server_fixture("module")  # shared by one module's tests
+demo_server = server_fixture("module", data=DEMO_DATA)  # exports large enough that a reader's ranges matter
 
 
 @pytest.fixture(scope="module")
@@ -122,40 +138,6 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("live", servers, indirect=True, scope="module")
 
 
-@pytest.fixture
-def own_server(tmp_path):
-    """Yield a copy of the tiny fixture served by an nginx of its own, for a test that changes its site."""
-    from .live import serving_copy_of
-    with serving_copy_of(TINY, tmp_path) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def module_server(tmp_path_factory):
-    """Yield a copy of the tiny fixture served by an nginx of its own, shared by one module's tests."""
-    from .live import serving_copy_of
-    with serving_copy_of(TINY, tmp_path_factory.mktemp("served")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def demo_server(tmp_path_factory):
-    """Yield the demo data served by nginx: exports large enough that a reader's ranges matter."""
-    from .live import serving_copy_of
-    with serving_copy_of(DEMO_DATA, tmp_path_factory.mktemp("demo")) as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def edge(nginx_server):
-    """Yield the same release and keys at the edge: the Workers project of `riskapi deploy cloudflare`, run
-    by the real workerd (`wrangler dev`, offline); stopped by its process group at the end."""
-    from .live import start_edge_server
-    server = start_edge_server(nginx_server)
-    yield server
-    server.runtime.stop()
-
-
 @pytest.fixture(scope="session")
 def s3():
     """Yield a real S3 server: Ceph's RADOS Gateway on 127.0.0.1 (tests/ceph.py); stopped by pid at the end."""
@@ -164,17 +146,6 @@ def s3():
     server = start_ceph_s3(free_port)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def cloudfront(nginx_server, s3):
-    """Yield the same release and keys behind CloudFront's functions: the objects in the real S3 server, the
-    generated viewer-request and viewer-response functions and KeyValueStore run by the Node harness
-    (tests/clients/cloudfront_harness.mjs: there is no local CloudFront runtime)."""
-    from .live import start_cloudfront_server
-    server = start_cloudfront_server(nginx_server, s3)
-    yield server
-    server.runtime.stop()
 
 
 FIXTURES = {"nginx": "nginx_server", "workerd": "edge", "cloudfront": "cloudfront"}  # a server's fixture

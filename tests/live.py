@@ -345,17 +345,28 @@ def refreshed(server: LiveServer) -> LiveServer:
     return moved_on(server)
 
 
-def start_server(kind: str, nginx: LiveServer, request) -> LiveServer:
-    """Return `nginx` itself, or what its site holds deployed to an edge (`kind`: workerd, or cloudfront in a
-    bucket of its own), started."""
+def start_server(kind: str, nginx: LiveServer, request, bucket: str | None = None) -> LiveServer:
+    """Return `nginx` itself, or what its site holds deployed to an edge (`kind`: workerd, or cloudfront in
+    `bucket`, else a bucket of its own), started."""
     if kind == "nginx":
         return nginx
     if kind == "workerd":
         return start_edge_server(nginx)
     # S3's rules for a name: lower-case letters, digits and hyphens, ending in a letter or digit (mkdtemp's
     # suffix may end in `_`: 1 time in 37 the bucket was refused, InvalidBucketName)
-    bucket = re.sub(r"[^a-z0-9-]", "-", f"risk-{nginx.base.name.lower()}")[:60].rstrip("-")
+    bucket = bucket or re.sub(r"[^a-z0-9-]", "-", f"risk-{nginx.base.name.lower()}")[:60].rstrip("-")
     return start_cloudfront_server(nginx, request.getfixturevalue("s3"), bucket)
+
+
+@contextlib.contextmanager
+def served_on(kind: str, nginx: LiveServer, request, bucket: str | None = None):
+    """Yield what `nginx` serves on `kind` (start_server); an edge started here is stopped afterwards."""
+    server = start_server(kind, nginx, request, bucket)
+    try:
+        yield server
+    finally:
+        if server is not nginx:
+            server.runtime.stop()
 
 
 def wrangler_env() -> dict:

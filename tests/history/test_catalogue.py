@@ -425,7 +425,7 @@ def faulty_history(request, tmp_path_factory):
     clock = iter([catalogue.parse_instant(t) for t in ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z",
                                                          "2026-05-01T00:00:00Z", "2026-08-01T00:00:00Z")])
     monkeypatch.setattr(catalogue.instants, "now_ms", lambda: next(clock, catalogue.parse_instant("2026-09-01T00:00:00Z")))
-    from ..live import start_server
+    from ..live import served_on
     with serving_copy_of(TINY, tmp_path_factory.mktemp("faulty")) as server:
         try:  # the clock is the test's only while it builds: never left to the tests after it, even on a failure
             # the clock scripted, a month behind at C: each is told to go on (test_clock.py: refused otherwise),
@@ -441,12 +441,8 @@ def faulty_history(request, tmp_path_factory):
         removed = read_history(server.site).removed  # A's folder stays while nginx answers from it (its lease)
         assert removed == {a, b} and [r for r in releases(server.site) if r not in removed] == [c, s, d]
         server.runtime.refresh()
-        edge = start_server(request.param, server, request)
-        try:
+        with served_on(request.param, server, request) as edge:
             yield edge, dict(a=a, b=b, c=c, s=s, d=d)
-        finally:
-            if edge is not server:
-                edge.runtime.stop()
 
 
 def test_every_server_answers_the_catalogue_s_history(faulty_history):

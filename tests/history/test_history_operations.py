@@ -23,7 +23,7 @@ from generator.publish.build_release import build
 from generator.publish.promote import promote
 
 from ..conftest import TINY
-from ..live import moved_on, serve_process, serving_copy_of, start_server, wait_for
+from ..live import moved_on, serve_process, served_on, serving_copy_of, wait_for
 from .test_catalogue import assert_history_true, then_stage_promote_rollback, without_the_log_copy
 
 
@@ -158,13 +158,9 @@ def switched(request, tmp_path_factory):
         staged = build(server.data, server.site, force=True, stage=True).release
         promote(server.site, staged)
         moved_on(server)
-        edge = start_server(request.param, server, request)
-        edge.kind = request.param
-        try:
+        with served_on(request.param, server, request) as edge:
+            edge.kind = request.param
             yield edge
-        finally:
-            if edge is not server:
-                edge.runtime.stop()
 
 
 LINK = re.compile(r'<(?P<uri>[^>]*)>; rel="(?P<rel>[^"]*)"(?:; datetime="(?P<datetime>[^"]*)")?')

@@ -21,7 +21,7 @@ from generator.serve.keys import add_key
 from tools.synthetic_data import main as synthetic_data
 
 from ..conftest import TINY, make_nga_black
-from ..live import moved_on, serving_copy_of, start_server
+from ..live import moved_on, served_on, serving_copy_of
 from ..serve.test_release_scoped import RECORDED, scoped
 
 A_LIVE, B_LIVE = "2026-03-01T00:00:00Z", "2026-06-01T00:00:00Z"
@@ -48,13 +48,9 @@ def serve_a_and_b(request, tmp_path_factory, change=make_nga_black):
         second = current_release(server.site)
         set_journal(server.site, [("publish", first, A_LIVE), ("publish", second, B_LIVE)])
         server.runtime.refresh()
-        edge = start_server(request.param, server, request)
-        edge.kind = request.param
-        try:
+        with served_on(request.param, server, request) as edge:
+            edge.kind = request.param
             yield edge, first, second, recorded
-        finally:
-            if edge is not server:
-                edge.runtime.stop()
 
 
 @pytest.fixture(scope="module", params=["nginx", "workerd", "cloudfront"])
