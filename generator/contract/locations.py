@@ -294,9 +294,6 @@ class ReleaseRouting:
     # (country code, its (field, value) of each field a group filter reads): filters.lookup_tables
     groups: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     prefix: str = API
-    score_orderings: tuple[str, ...] = SCORE_ORDERINGS
-    country_orderings: tuple[str, ...] = COUNTRY_ORDERINGS
-    no_match: str = NO_MATCH
 
 
 def release_routing(countries: list[tuple[str, str]], models: list[tuple[str, bool]],

@@ -352,7 +352,6 @@ def edge_table() -> dict:
                 "selections": SELECTIONS, "country_groups": COUNTRY_GROUPS}
         return described
     return {"rules": [entry(rule) for rule in RULES], "pages": f"^/(?:{PAGES[1:]}(?:/.*)?)?$",
-            "no_match": NO_MATCH,
             "download": {"all": download_name("{release}", "{format}"),
                          "model": download_name("{release}", "{format}", "{model}")},
             "scope": {"prefix": API, "under": RELEASES_UNDER, "id": RELEASE_ID,

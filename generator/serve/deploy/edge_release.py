@@ -44,11 +44,9 @@ SECRET_FILE = ".keys-secret"  # in a deploy folder: the site's key secret its ed
 
 
 def release_settings(release_dir: Path, release_id: str) -> dict:
-    """Return what the edge core takes from the live release: its id, its API prefix, the variant folder that
-    matches no filter (routing.json's) and the size over which its files have encoded twins."""
-    routing = read_routing(release_dir)
-    return {"id": release_id, "prefix": routing["prefix"], "no_match": routing["no_match"],
-            "compressed_over": COMPRESSED_OVER}
+    """Return what the edge core takes from the live release: its id, its API prefix (routing.json's) and the
+    size over which its files have encoded twins."""
+    return {"id": release_id, "prefix": read_routing(release_dir)["prefix"], "compressed_over": COMPRESSED_OVER}
 
 
 TIMELINE = "timeline"  # the list of releases and the TimeMap, as the core looks them up

@@ -8,7 +8,7 @@
 //
 // `path` and `query` are as the client sent them (percent-escapes kept); `authorization` the header's
 // value, "" when absent, null when sent twice; `acceptDatetime` the header's value or "". `release`
-// holds the live release's settings (id, prefix, cache_control, no_match, compressed_over), the
+// holds the live release's settings (id, prefix, cache_control, compressed_over), the
 // `immutable` Cache-Control of release-scoped answers, the TimeGate's table (`gate`) and the route
 // table (`routes`: routes.py's edge_table, the one URL grammar every server is generated from; this
 // file names no route of its own). `lookup(table, key, release)` answers from a release's tables

@@ -86,7 +86,7 @@ function respondTimemap(r) {
       models: grants && grants !== PUBLIC_AUDIENCE ? grants.split("+") : [], audience: r.variables.audience || PUBLIC_AUDIENCE,
       preview: r.variables.preview === "yes" } } };
   const release = { id: r.variables.scope, prefix: ROUTES.scope.prefix, routes: ROUTES, gate: r.variables.timegate_table,
-    site_url: r.variables.site_url, no_match: ROUTES.no_match };
+    site_url: r.variables.site_url };
   timemapOf(request, uriAfter(raw, ROUTES.scope.timemaps), release, onDisk, null).then((result) => send(r, result));
 }
 
