@@ -9,10 +9,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 from generator.building.load import load_dataset
 from generator.building.load.records import ModelData
 from generator.building.scoring import score_model
+from generator.cli import main
 from generator.publish.build_release import build
 
 from .plugin import (  # noqa: F401 (the plugin's hooks, registered as this conftest's)
@@ -66,6 +68,11 @@ def tiny_site(tmp_path_factory) -> Path:
     site = tmp_path_factory.mktemp("tiny-site")
     build(TINY, site)
     return site
+
+
+def riskapi(*args) -> Result:
+    """Run a riskapi command in this process, as click's CliRunner does (each argument as text)."""
+    return CliRunner().invoke(main, [str(argument) for argument in args])
 
 
 def replace_in(path: Path, old: str, new: str) -> None:

@@ -12,9 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.history import catalogue
 from generator.history.catalogue import CATALOGUE, JOURNAL, Catalogue, read_history
 from generator.history.catalogue.log_copy import LOG_COPY
@@ -22,12 +20,8 @@ from generator.history.site import RELEASES, current_release, kept_releases, rel
 from generator.publish.build_release import build
 from generator.publish.promote import promote
 
-from ..conftest import TINY
+from ..conftest import TINY, riskapi
 from ..live import free_port, serve_process, serving_copy_of, wait_for
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def assert_history_true(site) -> None:
@@ -87,13 +81,13 @@ def test_a_damaged_catalogue_is_named_by_every_command_and_deletes_nothing(tmp_p
     path.write_bytes(DAMAGE[damage](path.read_bytes()))
     for command in (["releases"], ["status"], ["build", "--data", TINY, "--force"], ["promote", first],
                     ["rollback"]):
-        result = run(*command, "--site", site)
+        result = riskapi(*command, "--site", site)
         assert "internal error" not in result.output, (command, result.output)
         assert str(path) in result.output and "riskapi releases --repair" in result.output, (command, result.output)
         assert result.exit_code == (0 if command == ["status"] else 1), command
     assert releases(site) == [first, second] and current_release(site) == second  # nothing changed
     without_the_log_copy(site)
-    repaired = run("releases", "--repair", "--site", site)
+    repaired = riskapi("releases", "--repair", "--site", site)
     assert repaired.exit_code == 0, repaired.output
     assert f"2 live period(s) recovered ({first}, {second})" in repaired.output
     assert list(site.glob(f"{CATALOGUE}.damaged-*"))  # the damaged file is kept beside
@@ -107,13 +101,13 @@ def test_a_missing_catalogue_is_not_silently_made_anew(tmp_path):
     first, second = two_releases(site)
     staged = build(TINY, site, force=True, stage=True).release
     (site / CATALOGUE).unlink()
-    result = run("build", "--data", TINY, "--site", site, "--force")
+    result = riskapi("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and "is missing" in result.output and "--repair" in result.output
     assert releases(site) == [first, second, staged]  # the staged release was not taken for a leftover
     without_the_log_copy(site)
-    repaired = run("releases", "--repair", "--site", site)
+    repaired = riskapi("releases", "--repair", "--site", site)
     assert f"staged again: {staged} (built with --stage, as its manifest says)" in repaired.output
-    listed = run("releases", "--site", site).output
+    listed = riskapi("releases", "--site", site).output
     assert f"staged: riskapi promote {staged} makes it live" in listed
     assert staged in read_history(site).staged
     for _ in range(3):  # retention: a staged release is never pruned
@@ -129,7 +123,7 @@ def test_a_repaired_site_keeps_a_reviewed_staged_release_for_its_preview_keys_an
     first, second = two_releases(site)
     staged = build(TINY, site, force=True, stage=True).release
     (site / CATALOGUE).unlink()
-    assert run("releases", "--repair", "--site", site).exit_code == 0
+    assert riskapi("releases", "--repair", "--site", site).exit_code == 0
     from generator.serve.keys import add_key
     from generator.serve.runtime import NginxRuntime, ServeSettings
     reviewer = add_key(keys, "reviewer", preview=True).key
@@ -151,7 +145,7 @@ def test_a_repaired_site_keeps_a_reviewed_staged_release_for_its_preview_keys_an
         assert (status("reviewer", reviewer), status("client", client)) == (200, 404)
     finally:
         runtime.stop()
-    assert run("promote", staged, "--site", site, "--keys", keys).exit_code == 0
+    assert riskapi("promote", staged, "--site", site, "--keys", keys).exit_code == 0
     assert current_release(site) == staged and read_history(site).rollback_target == second
     assert_history_true(site)
     then_stage_promote_rollback(site)
@@ -178,7 +172,7 @@ def test_a_running_serve_applies_a_revocation_whatever_the_catalogue_and_follows
             (server.site / f"{CATALOGUE}{suffix}").unlink(missing_ok=True)
         CATALOGUE_FAULTS[fault](server.site / CATALOGUE)
         assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 200
-        assert run("keys", "revoke", "bob", "--keys", server.keys_file).exit_code == 0
+        assert riskapi("keys", "revoke", "bob", "--keys", server.keys_file).exit_code == 0
         server.runtime.refresh()  # the history cannot be read: the configuration it runs, with the new keys
         assert server.get("/api/v1/riskscores/sovereign/", user="bob").status == 403  # the revocation landed
         answer = server.get("/api/v1/releases/", user="alice")
@@ -188,9 +182,9 @@ def test_a_running_serve_applies_a_revocation_whatever_the_catalogue_and_follows
         assert rejected["what"] == "history" and str(server.site / CATALOGUE) in rejected["reason"]
         # the next build, promote and rollback are refused until the repair, which they name
         for command in (["build", "--data", server.data, "--force"], ["rollback"]):
-            refused = run(*command, "--site", server.site)
+            refused = riskapi(*command, "--site", server.site)
             assert refused.exit_code == 1 and "riskapi releases --repair" in refused.output, refused.output
-        assert run("releases", "--repair", "--site", server.site).exit_code == 0
+        assert riskapi("releases", "--repair", "--site", server.site).exit_code == 0
         server.runtime.refresh()
         assert [r["id"] for r in json.loads(server.get("/api/v1/releases/", user="alice").body)["releases"]] == [
             newest, live]
@@ -204,7 +198,7 @@ def test_a_running_serve_applies_a_revocation_whatever_the_catalogue_and_follows
 def test_serve_starts_on_a_damaged_catalogue_with_the_current_release_alone(place):
     site, keys = place / "site", place / "keys.csv"
     first, second = two_releases(site)
-    run("keys", "add", "alice", "--keys", keys)
+    riskapi("keys", "add", "alice", "--keys", keys)
     (site / CATALOGUE).write_bytes(b"\0" * 4096)
     port = free_port()
     serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
@@ -290,8 +284,8 @@ def test_a_clock_stepped_back_never_makes_a_period_end_before_it_starts(tmp_path
     # June's 30, 61 × 86,400 s = 5,270,400 s
     note = ("note: the clock read 5270400.000 s earlier than at the previous switch when "
             f"{c} went live (publish, clock 2026-05-01T00:00:00Z): it is dated 2026-07-01T00:00:02Z, after it")
-    assert note in run("releases", "--site", site).output.splitlines()
-    assert note in run("status", "--site", site).output.splitlines()
+    assert note in riskapi("releases", "--site", site).output.splitlines()
+    assert note in riskapi("status", "--site", site).output.splitlines()
     monkeypatch.undo()
     assert_history_true(site)
     then_stage_promote_rollback(site)
@@ -328,7 +322,7 @@ def test_a_prune_is_served_by_a_running_serve(place):
     with serve_process(site, place / "keys.csv") as serve:
         get = serve.get
         assert [r["id"] for r in json.loads(get("/api/v1/releases/")[1])["releases"]] == kept[::-1]
-        assert run("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "--keep-days", "0",
+        assert riskapi("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "--keep-days", "0",
                    "-q").exit_code == 0
         pruned = sorted(read_history(site).removed)  # gone at once; a folder serve answers from stays a while
         now = [r for r in releases(site) if r not in pruned]
@@ -386,10 +380,10 @@ def test_a_torn_text_journal_is_named_by_its_line_and_changes_nothing(tmp_path):
     for made in site.glob(f"{CATALOGUE}*"):
         made.unlink()
     (site / JOURNAL).write_text(f"publish {a} 2026-01-01T00:00:00Z\nstage {b} 2026-01-02T00:00:00Zpublish {b} 2026\n")
-    result = run("build", "--data", TINY, "--site", site, "--force")
+    result = riskapi("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and f"{site / JOURNAL}:2: cannot import the line" in result.output
     assert releases(site) == [a, b] and not (site / CATALOGUE).exists() and not list(site.glob(f".{CATALOGUE}*"))
-    assert run("releases", "--repair", "--site", site).exit_code == 0
+    assert riskapi("releases", "--repair", "--site", site).exit_code == 0
     then_stage_promote_rollback(site)
 
 
@@ -397,12 +391,12 @@ def test_a_torn_text_journal_is_named_by_its_line_and_changes_nothing(tmp_path):
 
 def test_a_build_keeps_the_site_address_and_says_when_it_changes(tmp_path):
     site = tmp_path / "site"
-    assert run("build", "--data", TINY, "--site", site, "--site-url", "http://127.0.0.1:18300").exit_code == 0
-    plain = run("build", "--data", TINY, "--site", site, "--force")
+    assert riskapi("build", "--data", TINY, "--site", site, "--site-url", "http://127.0.0.1:18300").exit_code == 0
+    plain = riskapi("build", "--data", TINY, "--site", site, "--force")
     assert plain.exit_code == 0 and "address changed" not in plain.output
     root = json.loads((site / "current" / "api" / "v1" / "index.json").read_bytes())
     assert json.dumps(root).count("http://127.0.0.1:18300") and "127.0.0.1:8080" not in json.dumps(root)
-    moved = run("build", "--data", TINY, "--site", site, "--site-url", "https://risk.example.com")
+    moved = riskapi("build", "--data", TINY, "--site", site, "--site-url", "https://risk.example.com")
     assert [line for line in moved.output.splitlines() if "address" in line] == [
         "note: the site's address changed from http://127.0.0.1:18300 to https://risk.example.com: every link of "
         "this release starts with it (--site-url), and later builds keep it"]
@@ -474,10 +468,10 @@ def test_a_repaired_catalogue_keeps_the_site_address_the_live_release_links_to(t
     # --repair rebuilds from the folders, which do not hold the settings: the next plain build takes the
     # address from the live release's own links, not the default
     site = tmp_path / "site"
-    assert run("build", "--data", TINY, "--site", site, "--site-url", "http://127.0.0.1:18300").exit_code == 0
+    assert riskapi("build", "--data", TINY, "--site", site, "--site-url", "http://127.0.0.1:18300").exit_code == 0
     (site / CATALOGUE).write_bytes(b"\0" * 4096)
-    assert run("releases", "--repair", "--site", site).exit_code == 0
-    plain = run("build", "--data", TINY, "--site", site, "--force")
+    assert riskapi("releases", "--repair", "--site", site).exit_code == 0
+    plain = riskapi("build", "--data", TINY, "--site", site, "--force")
     assert plain.exit_code == 0 and "address changed" not in plain.output
     root = (site / "current" / "api" / "v1" / "index.json").read_text()
     assert "http://127.0.0.1:18300" in root and "127.0.0.1:8080" not in root

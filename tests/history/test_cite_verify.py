@@ -19,24 +19,21 @@ from generator.history.proof.tree import leaf_hash, verify_inclusion
 from generator.history.site import CURRENT, rollback
 from generator.publish.build_release import build
 
-from ..conftest import LOOPBACK, SERVERS, TINY
+from ..conftest import LOOPBACK, SERVERS, TINY, riskapi
 from ..live import serve_process, wait_for, worker_readable_folder
 
 API = "/api/v1"
 
 
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
 
 def cite(url: str, key: str, out, *extra) -> dict:
-    result = run("cite", url, "--key", key, "-o", out, *extra)
+    result = riskapi("cite", url, "--key", key, "-o", out, *extra)
     assert result.exit_code == 0, result.output
     return json.loads(out.read_bytes())
 
 
 def verify(citation, vkey, *extra):
-    return run("verify", citation, "--trust", vkey, *extra)
+    return riskapi("verify", citation, "--trust", vkey, *extra)
 
 
 SERVED_BY = SERVERS  # every test taking `live` runs on nginx, the Worker and CloudFront (conftest.py)
@@ -128,7 +125,7 @@ def test_the_document_a_wrong_key_another_log_or_a_bad_file_fail_with_one_line(c
         (tmp_path / "bad.json").write_bytes(bad)
         result = verify(tmp_path / "bad.json", vkey)
         assert result.exit_code == 1 and "Traceback" not in result.output and len(result.output.splitlines()) == 1
-    assert run("verify", folder / "c.json", "--trust", "not-a-key").exit_code == 1
+    assert riskapi("verify", folder / "c.json", "--trust", "not-a-key").exit_code == 1
 
 
 def test_each_entry_s_proof_is_a_c2sp_tlog_proof(cited):
@@ -166,7 +163,7 @@ def test_a_release_live_twice_is_cited_with_both_periods_and_since_proves_the_lo
     try:
         site, keys = base / "site", base / "keys" / "keys.csv"
         first = build(TINY, site).release
-        vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+        vkey = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                    "--key", base / "keys" / "log.key").output.strip().splitlines()[-1]
         with serve_process(site, keys) as serve:
             url = f"http://127.0.0.1:{serve.port}{API}/releases/{first}/riskscores/sovereign/AUT/"
@@ -234,13 +231,13 @@ def test_citations_made_before_a_key_rotation_still_verify(tmp_path):
     try:
         site, keys = base / "site", base / "keys" / "keys.csv"
         build(TINY, site)
-        old = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+        old = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                   "--key", base / "keys" / "one.key").output.strip().splitlines()[-1]
         with serve_process(site, keys) as serve:
             url = f"http://127.0.0.1:{serve.port}{API}/riskscores/sovereign/AUT/"
             cite(url, f"alice:{serve.key}", tmp_path / "before.json")
             # rotated in place, as `riskapi log init --rotate` on the default key does: the old one kept beside
-            new = run("log", "init", "--rotate", "--site", site, "--key", base / "keys" / "one.key")
+            new = riskapi("log", "init", "--rotate", "--site", site, "--key", base / "keys" / "one.key")
             assert new.exit_code == 0, new.output
             assert (base / "keys" / f"one.key.{old.split('+')[1]}.retired").is_file()
             new_vkey = new.output.strip().splitlines()[-1]
@@ -252,7 +249,7 @@ def test_citations_made_before_a_key_rotation_still_verify(tmp_path):
         assert verify(tmp_path / "before.json", old).exit_code == 0
         assert verify(tmp_path / "after.json", new_vkey).exit_code == 0
         assert verify(tmp_path / "after.json", old).exit_code == 1
-        both = run("verify", tmp_path / "before.json", "--trust", old, "--trust", new_vkey)
+        both = riskapi("verify", tmp_path / "before.json", "--trust", old, "--trust", new_vkey)
         assert both.exit_code == 0, both.output
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -315,7 +312,7 @@ def test_cite_refuses_bytes_that_are_not_those_the_unencoded_digest_names(live, 
     thread.start()
     try:
         url = f"http://127.0.0.1:{proxy.server_address[1]}{API}/riskscores/sovereign/AUT/"
-        result = run("cite", url, "--key", f"alice:{live.keys['alice']}", "-o", tmp_path / "c.json")
+        result = riskapi("cite", url, "--key", f"alice:{live.keys['alice']}", "-o", tmp_path / "c.json")
     finally:
         proxy.shutdown()
         proxy.server_close()

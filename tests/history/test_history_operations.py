@@ -13,23 +13,16 @@ import threading
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.history.catalogue import CATALOGUE, Catalogue, catalogue_path, now_ms, read_history
 from generator.history.leases import pruned_on_disk
 from generator.history.site import current_release, releases, rollback
 from generator.publish.build_release import build
 from generator.publish.promote import promote
 
-from ..conftest import TINY
+from ..conftest import TINY, riskapi
 from ..live import moved_on, serve_process, served_on, serving_copy_of, wait_for
 from .test_catalogue import assert_history_true, then_stage_promote_rollback, without_the_log_copy
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
 
 # ---- a catalogue that is not the site's: refused by every command, nothing pruned on its word ------------
 
@@ -54,13 +47,13 @@ def test_a_catalogue_from_another_site_or_an_older_backup_is_refused_and_prunes_
         shutil.copy(source, catalogue_path(site))
         for command in (["releases"], ["build", "--data", TINY], ["build", "--data", TINY, "--force"],
                         ["rollback"], ["status"]):
-            result = run(*command, "--site", site)
+            result = riskapi(*command, "--site", site)
             assert said in result.output and "riskapi releases --repair" in result.output, (command, result.output)
             assert result.exit_code == (0 if command == ["status"] else 1), (command, result.output)
             assert "internal error" not in result.output
         assert releases(site) == ours and current_release(site) == ours[-1]  # nothing deleted, nothing switched
     without_the_log_copy(site)  # the folders alone (the log's copy, had it been there, holds every instant)
-    repaired = run("releases", "--repair", "--site", site)
+    repaired = riskapi("releases", "--repair", "--site", site)
     assert repaired.exit_code == 0 and f"4 live period(s) recovered ({', '.join(ours)})" in repaired.output
     assert [p.release for p in read_history(site).periods] == ours
     assert_history_true(site)
@@ -74,7 +67,7 @@ def test_a_site_and_catalogue_from_before_site_ids_are_given_one(tmp_path):
     (site / "site-id").unlink()
     with sqlite3.connect(catalogue_path(site)) as db:
         db.execute("DELETE FROM setting WHERE name = 'site-id'")
-    assert run("releases", "--site", site).exit_code == 0
+    assert riskapi("releases", "--site", site).exit_code == 0
     given = (site / "site-id").read_text().strip()
     with sqlite3.connect(catalogue_path(site)) as db:
         assert db.execute("SELECT value FROM setting WHERE name = 'site-id'").fetchone() == (given,)
@@ -128,7 +121,7 @@ def test_back_to_back_prunes_never_stop_a_running_serve(place):
     build(TINY, site)
     with serve_process(site, place / "keys.csv") as serve:
         for _ in range(12):  # each prunes what serve may be rendering its configuration from
-            assert run("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "-q").exit_code == 0
+            assert riskapi("build", "--data", TINY, "--site", site, "--force", "--keep", "2", "-q").exit_code == 0
             assert serve.process.poll() is None, "serve stopped"
         # serve lets go of each pruned release once it has moved on, and deletes it then: none stays on disk
         wait_for(lambda: not pruned_on_disk(site), seconds=30, what="every pruned folder deleted")

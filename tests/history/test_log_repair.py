@@ -35,13 +35,9 @@ from generator.publish.build_release import build
 from generator.publish.promote import promote
 
 from ..cli.test_readme_commands import REPAIR_LINE
-from ..conftest import LOOPBACK, TINY
+from ..conftest import LOOPBACK, TINY, riskapi
 from ..live import serve_process, worker_readable_folder
 from .test_catalogue import then_stage_promote_rollback
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def state(site):
@@ -54,7 +50,7 @@ def lived(tmp_path):
     """Return a site with a signed log and a history: published, staged and promoted, rolled back, pruned."""
     site = tmp_path / "site"
     build(TINY, site, keep=2)
-    vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+    vkey = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
     build(TINY, site, force=True, keep=2)
     staged = build(TINY, site, force=True, stage=True, keep=2).release
@@ -69,7 +65,7 @@ def test_a_lost_catalogue_is_recovered_from_the_log_with_every_instant_and_the_l
     periods, entries, note, pruned = state(site)
     assert pruned and len(periods) == 5  # something was pruned; five switches
     os.remove(site / CATALOGUE)
-    repaired = run("releases", "--site", site, "--repair")
+    repaired = riskapi("releases", "--site", site, "--repair")
     assert repaired.exit_code == 0, repaired.output
     assert "recovered from" in repaired.output and "restored the site's settings" in repaired.output
     assert f"log key {tmp_path / 'log.key'}" in repaired.output and "--keep 2" in repaired.output
@@ -77,7 +73,7 @@ def test_a_lost_catalogue_is_recovered_from_the_log_with_every_instant_and_the_l
     # the log's key taken back by the repair (the site's copy of its settings): the next checkpoint is signed
     # with it and extends the last one signed; `log init` with the same file changes nothing
     build(TINY, site, force=True)
-    again = run("log", "init", "--site", site, "--key", tmp_path / "log.key")
+    again = riskapi("log", "init", "--site", site, "--key", tmp_path / "log.key")
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == vkey
     with Catalogue.open(site) as catalogue:
         after = catalogue.log_entries()
@@ -96,7 +92,7 @@ def test_a_copy_that_does_not_hold_together_is_refused_and_changes_nothing(tmp_p
     bundle = site / LOG_COPY / "tile" / tile_path(ENTRIES, 0, size)  # the bundle of the copy's checkpoint
     bundle.write_bytes(bundle.read_bytes().replace(b"publish", b"promote", 1))
     before = (site / CATALOGUE).read_bytes()
-    refused = run("releases", "--site", site, "--repair")
+    refused = riskapi("releases", "--site", site, "--repair")
     assert refused.exit_code == 1 and "does not make its checkpoint's tree" in refused.output
     assert (site / CATALOGUE).read_bytes() == before  # nothing moved
     then_stage_promote_rollback(site)
@@ -113,7 +109,7 @@ def test_a_switch_after_the_copys_checkpoint_is_recorded_as_of_the_repair(tmp_pa
     for path, data in copy.items():
         path.write_bytes(data)
     os.remove(site / CATALOGUE)
-    repaired = run("releases", "--site", site, "--repair")
+    repaired = riskapi("releases", "--site", site, "--repair")
     assert repaired.exit_code == 0 and f"{newest} went live after the log's last copy" in repaired.output
     recovered = [(p.release, p.start, p.end) for p in read_history(site).periods]
     assert recovered[:-2] == periods[:-1] and recovered[-1][0] == newest == current_release(site)
@@ -123,7 +119,7 @@ def test_a_switch_after_the_copys_checkpoint_is_recorded_as_of_the_repair(tmp_pa
 
 def test_a_key_made_before_the_first_release_signs_the_empty_log_and_then_every_release(tmp_path):
     site = tmp_path / "site"
-    made = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+    made = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                "--key", tmp_path / "log.key")  # as scripts/demo.sh does
     assert made.exit_code == 0, made.output
     vkey = made.output.strip().splitlines()[-1]
@@ -183,7 +179,7 @@ def test_a_server_answering_the_log_is_a_copy_a_repair_recovers_every_instant_fr
         shutil.copytree(site, mirror, symlinks=True)
         lost(site)
         with serve_process(mirror, base / "keys.csv") as serve:
-            repaired = run("releases", "--site", site, "--repair", "--log-from",
+            repaired = riskapi("releases", "--site", site, "--repair", "--log-from",
                            f"http://127.0.0.1:{serve.port}/api/v1/", "--trust", vkey)
         assert repaired.exit_code == 0, repaired.output
         assert state(site) == before
@@ -204,7 +200,7 @@ def test_the_longest_of_the_copies_that_agree_is_taken(tmp_path):
         shutil.rmtree(site / LOG_COPY)
         shutil.copytree(own, site / LOG_COPY)
         os.remove(site / CATALOGUE)
-        repaired = run("releases", "--site", site, "--repair", "--log-from", other)
+        repaired = riskapi("releases", "--site", site, "--repair", "--log-from", other)
         assert repaired.exit_code == 0, repaired.output
         assert state(site) == before
     then_stage_promote_rollback(site)
@@ -231,11 +227,11 @@ def test_copies_that_disagree_or_a_copy_the_trusted_key_did_not_sign_are_refused
     forged = tmp_path / "forged"
     rewritten(site, forged)
     catalogue = (site / CATALOGUE).read_bytes()
-    disagree = run("releases", "--site", site, "--repair", "--log-from", forged)
+    disagree = riskapi("releases", "--site", site, "--repair", "--log-from", forged)
     assert disagree.exit_code == 1 and "disagree at entry 1" in disagree.output
     assert str(site / LOG_COPY) in disagree.output and str(forged) in disagree.output
     shutil.rmtree(site / LOG_COPY)  # the site's copy lost: the forged one alone, and the operator's key
-    unsigned = run("releases", "--site", site, "--repair", "--log-from", forged, "--trust", vkey)
+    unsigned = riskapi("releases", "--site", site, "--repair", "--log-from", forged, "--trust", vkey)
     assert unsigned.exit_code == 1 and "no signature of a trusted key" in unsigned.output
     assert (site / CATALOGUE).read_bytes() == catalogue and state(site) == before  # nothing moved
     then_stage_promote_rollback(site)

@@ -13,9 +13,7 @@ import stat
 import subprocess
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.errors import CatalogueError
 from generator.history.catalogue import CATALOGUE, Catalogue, read_history
 from generator.history.proof.note import (
@@ -33,7 +31,7 @@ from generator.history.proof.tree import leaf_hash
 from generator.history.site import CURRENT, current_release
 from generator.publish.build_release import build
 
-from ..conftest import LOOPBACK, TINY
+from ..conftest import LOOPBACK, TINY, riskapi
 from .test_catalogue import then_stage_promote_rollback
 from .test_interop_go import tlogcheck  # noqa: F401  (the fixture)
 
@@ -41,9 +39,6 @@ EXAMPLE_VKEY = "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnK
 EXAMPLE_NOTE = ("This is an example message.\n\n— example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1"
                 "ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n").encode()
 
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 # ---- notes and keys ----------------------------------------------------------------------------------------
@@ -99,16 +94,16 @@ def test_partial_tiles_and_bundles_of_earlier_checkpoints_are_kept_until_their_f
 def test_log_init_makes_a_key_only_its_owner_reads_outside_the_site_and_signs_with_it(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    assert "unsigned: `riskapi log init` makes its key" in run("log", "status", "--site", site).output
-    assert run("log", "init", "--site-url", LOOPBACK, "--site", site,
+    assert "unsigned: `riskapi log init` makes its key" in riskapi("log", "status", "--site", site).output
+    assert riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                "--key", site / "log.key").exit_code == 1  # inside the site
-    made = run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "keys" / "log.key")
+    made = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "keys" / "log.key")
     assert made.exit_code == 0, made.output
     vkey = made.output.strip().splitlines()[-1]
     key_file = tmp_path / "keys" / "log.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert read_signer(key_file.read_text().strip()).verifier.vkey == vkey
-    again = run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "keys" / "other.key")
+    again = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "keys" / "other.key")
     assert again.exit_code == 1 and "--rotate" in again.output and not (tmp_path / "keys" / "other.key").exists()
     with Catalogue.open(site) as catalogue:
         note = catalogue.latest_checkpoint().note
@@ -132,11 +127,11 @@ def test_log_init_makes_a_key_only_its_owner_reads_outside_the_site_and_signs_wi
 def test_a_rotated_key_signs_from_then_on_and_old_checkpoints_still_verify(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    first = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+    first = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                 "--key", tmp_path / "one.key").output.strip().splitlines()[-1]
     with Catalogue.open(site) as catalogue:
         before = catalogue.latest_checkpoint().note
-    second = run("log", "init", "--rotate", "--site", site, "--key", tmp_path / "two.key")
+    second = riskapi("log", "init", "--rotate", "--site", site, "--key", tmp_path / "two.key")
     assert second.exit_code == 0, second.output
     second_vkey = second.output.strip().splitlines()[-1]
     assert second_vkey != first and second_vkey.split("+")[0] == first.split("+")[0]  # the same log, its origin
@@ -151,14 +146,14 @@ def test_a_rotated_key_signs_from_then_on_and_old_checkpoints_still_verify(tmp_p
 def test_a_key_that_cannot_be_read_leaves_the_release_published_and_says_so(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "log.key")
+    riskapi("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "log.key")
     os.rename(tmp_path / "log.key", tmp_path / "moved.key")
-    result = run("build", "--data", TINY, "--site", site, "--force")
+    result = riskapi("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and "signing key cannot be read" in result.output
     with Catalogue.open(site) as catalogue:
         assert len(catalogue.log_entries()) == 4 and catalogue.latest_checkpoint().size == 2  # logged, not signed
     os.rename(tmp_path / "moved.key", tmp_path / "log.key")
-    assert run("log", "sign", "--site", site).exit_code == 0
+    assert riskapi("log", "sign", "--site", site).exit_code == 0
     with Catalogue.open(site) as catalogue:
         assert catalogue.latest_checkpoint().size == 4
     then_stage_promote_rollback(site)
@@ -167,21 +162,21 @@ def test_a_key_that_cannot_be_read_leaves_the_release_published_and_says_so(tmp_
 def test_a_rewritten_log_is_never_signed_and_the_site_goes_on(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    run("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "log.key")
+    riskapi("log", "init", "--site-url", LOOPBACK, "--site", site, "--key", tmp_path / "log.key")
     with Catalogue.open(site) as catalogue:
         signed = catalogue.latest_checkpoint()
     db = sqlite3.connect(site / CATALOGUE, isolation_level=None)  # an entry rewritten (a bug, a bad restore)
     db.execute("UPDATE log SET entry = CAST(replace(entry, '\"publish\"', '\"promote\"') AS BLOB) WHERE seq = 1")
     db.close()
     before = current_release(site)
-    result = run("build", "--data", TINY, "--site", site, "--force")
+    result = riskapi("build", "--data", TINY, "--site", site, "--force")
     assert result.exit_code == 1 and "no longer extends its last checkpoint (size 2)" in result.output
     assert current_release(site) != before  # published all the same: the switch is not the log's to stop
-    staged = run("build", "--data", TINY, "--site", site, "--force", "--stage")
+    staged = riskapi("build", "--data", TINY, "--site", site, "--force", "--stage")
     assert "rewritten" in staged.output  # said by every command that would sign: the staging is made all the same
     staged_id = sorted(read_history(site).staged)[-1]
     for command in (["promote", staged_id], ["rollback"]):
-        answer = run(*command, "--site", site)
+        answer = riskapi(*command, "--site", site)
         assert answer.exit_code == 1 and "rewritten" in answer.output, answer.output
     with Catalogue.open(site) as catalogue:
         assert catalogue.latest_checkpoint() == signed  # the served checkpoint stays the last good one
@@ -202,7 +197,7 @@ def test_serve_answers_the_checkpoint_signed_once_the_key_is_made(tmp_path):
                 with urllib.request.urlopen(f"http://127.0.0.1:{serve.port}/api/v1/log/checkpoint", timeout=10) as r:
                     return r.read()
             assert "\u2014" not in served().decode()  # unsigned: the checkpoint's text alone, no signature line
-            vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+            vkey = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                        "--key", base / "log.key").output.strip().splitlines()[-1]
             signed = wait_for(lambda: (lambda note: note if b"\n\n" in note else None)(served()),
                               what="the signed checkpoint served")

@@ -9,22 +9,16 @@ import json
 import threading
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.history.catalogue import read_history
 from generator.history.leases import GONE, Holder, pruned_on_disk
 from generator.history.site import RELEASES, current_release, releases
 from generator.publish.build_release import build
 
-from ..conftest import TINY
+from ..conftest import TINY, riskapi
 from ..live import serve_process, wait_for
 from ..serve.test_error_edge import AS_ROOT, fill, small_filesystem
 from .test_catalogue import assert_history_true, then_stage_promote_rollback
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def pruned_folders(site) -> set[str]:
@@ -79,7 +73,7 @@ def test_a_pruned_release_answers_200_until_the_switch_then_410_only_and_its_fol
         poller.start()
         try:
             wait_for(lambda: len(poller.polls) >= 5, seconds=30, what="the first polls")
-            assert run("build", "--data", TINY, "--site", site, "--force", "--keep", "1", "-q").exit_code == 0
+            assert riskapi("build", "--data", TINY, "--site", site, "--force", "--keep", "1", "-q").exit_code == 0
             new = current_release(site)
             assert oldest in read_history(site).removed
             # every pruned folder gone once serve has moved on: no later build needed
@@ -98,7 +92,7 @@ def test_a_pruned_release_answers_200_until_the_switch_then_410_only_and_its_fol
     last_old = max(i for i, (current, _) in enumerate(polls) if current == built[-1])
     assert len(polls) - last_old - 1 >= 10 and all(poll == (new, 410) for poll in polls[last_old + 1:]), polls
     assert not (site / RELEASES / oldest).exists() and releases(site) == built[-1:] + [new]
-    assert "pruned: answered 410" in run("releases", "--site", site).output
+    assert "pruned: answered 410" in riskapi("releases", "--site", site).output
     then_stage_promote_rollback(site)
     assert not pruned_folders(site)
 
@@ -111,13 +105,13 @@ def test_status_names_the_lease_that_keeps_a_pruned_folder_and_it_goes_when_let_
         hold([first])
     built = build(TINY, site, force=True, keep=1)
     assert built.held == (first,) and pruned_folders(site) == {first}
-    status = run("status", "--site", site).output
+    status = riskapi("status", "--site", site).output
     assert (f"pruned: the folder of {first} stays while a test server (pid {holder.pid}) answers from it: deleted "
             "once it has moved on") in status.splitlines()
     assert "pruned: answered 410; its folder stays while a test server answers from it" in \
-        run("releases", "--site", site).output
+        riskapi("releases", "--site", site).output
     holder.hold_only([])
-    assert not pruned_folders(site) and "pruned: the folder" not in run("status", "--site", site).output
+    assert not pruned_folders(site) and "pruned: the folder" not in riskapi("status", "--site", site).output
     holder.release()
     then_stage_promote_rollback(site)
 
@@ -146,7 +140,7 @@ def test_releases_prune_applies_the_retention_without_building(tmp_path):
     site = tmp_path / "site"
     built = [build(TINY, site, force=True).release for _ in range(4)]  # keep 5 (the default): none pruned
     (site / RELEASES / ".tmp-20200101T000000Z").mkdir()  # what a killed build left
-    result = run("releases", "--site", site, "--prune", "--keep", "1")
+    result = riskapi("releases", "--site", site, "--prune", "--keep", "1")
     assert result.exit_code == 0, result.output
     # keep 1: the current one and the one a rollback goes to stay; the two oldest go
     assert result.output.splitlines()[0].startswith(f"pruned {built[0]}, {built[1]} (kept the newest 1 and every "
@@ -154,8 +148,8 @@ def test_releases_prune_applies_the_retention_without_building(tmp_path):
     assert releases(site) == built[2:] and current_release(site) == built[-1]  # nothing built, nothing switched
     assert read_history(site).removed == set(built[:2]) and not pruned_folders(site)
     assert not list((site / RELEASES).glob(".tmp-*"))
-    assert run("releases", "--site", site, "--prune").output.startswith("nothing more to prune")
-    assert run("releases", "--site", site, "--keep", "1").exit_code == 2  # --keep goes with --prune
+    assert riskapi("releases", "--site", site, "--prune").output.startswith("nothing more to prune")
+    assert riskapi("releases", "--site", site, "--keep", "1").exit_code == 2  # --keep goes with --prune
     then_stage_promote_rollback(site)
 
 
@@ -173,8 +167,8 @@ def test_an_operator_out_of_disk_frees_it_with_releases_prune(tmp_path):
             (data / "countries.csv").write_text(rows.replace("Austria", f"Austria{'!' * n}", 1))
             built.append(build(data, site, force=True, guard=None).release)
         fill(disk)
-        assert run("build", "--data", data, "--site", site, "--force").exit_code == 1  # no space to build
-        result = run("releases", "--site", site, "--prune", "--keep", "1")
+        assert riskapi("build", "--data", data, "--site", site, "--force").exit_code == 1  # no space to build
+        result = riskapi("releases", "--site", site, "--prune", "--keep", "1")
         assert result.exit_code == 0, result.output
         freed = float(result.output.split("freed ")[1].split(" MB")[0])
         assert freed > 0 and releases(site) == built[1:]

@@ -21,13 +21,9 @@ from generator.history.proof.note import COSIGNATURE, cosigned_by, read_checkpoi
 from generator.history.site import CURRENT
 from generator.publish.build_release import build
 
-from ..conftest import LOOPBACK, TINY
+from ..conftest import LOOPBACK, TINY, riskapi
 from ..witness_server import Witness, serve
 from .test_catalogue import then_stage_promote_rollback
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def latest(site):
@@ -49,26 +45,26 @@ def cite_current(site, out) -> None:
 def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+    vkey = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
     one, two = Witness("witness.example/one", vkey), Witness("witness.example/two", vkey)
     servers = [serve(one), serve(two)]
     try:
         for (_, url), witness in zip(servers, (one, two)):
-            assert run("log", "witness", "add", url, witness.vkey, "--site", site).exit_code == 0
-        assert run("log", "witness", "add", servers[0][1], vkey, "--site", site).exit_code == 1  # a log's key
-        built = run("build", "--data", TINY, "--site", site, "--force")
+            assert riskapi("log", "witness", "add", url, witness.vkey, "--site", site).exit_code == 0
+        assert riskapi("log", "witness", "add", servers[0][1], vkey, "--site", site).exit_code == 1  # a log's key
+        built = riskapi("build", "--data", TINY, "--site", site, "--force")
         # the log: the first release and its switch, then this build's release and switch: 4 entries
         assert built.exit_code == 0 and built.output.count("cosigned size 4") == 2, built.output
         checkpoint, _ = latest(site)
         witnesses = [read_verifier(w.vkey, (COSIGNATURE,)) for w in (one, two)]
         assert set(cosigned_by(checkpoint.note, witnesses)) == {one.vkey, two.vkey}
         assert read_checkpoint(checkpoint.note.split(b"\n\n")[0] + b"\n").size == 4 == one.size == two.size
-        listed = run("log", "witness", "list", "--site", site).output
+        listed = riskapi("log", "witness", "list", "--site", site).output
         assert listed.count("cosigned size 4") == 2
         # the citation carries the cosignatures: verify counts those of the witnesses it is given
         cite_current(site, tmp_path / "c.json")
-        both = run("verify", tmp_path / "c.json", "--trust", vkey, "--witness", one.vkey, "--witness", two.vkey)
+        both = riskapi("verify", tmp_path / "c.json", "--trust", vkey, "--witness", one.vkey, "--witness", two.vkey)
         assert both.exit_code == 0 and "cosigned by 2 witness(es)" in both.output, both.output
         from ..cli.test_readme_commands import COSIGN_LINE, WITNESS_VERIFY_LINE  # the documented lines, as written
         values = dict(site=site, out=tmp_path / "c.json", vkey=vkey, witness=one.vkey, other=two.vkey)
@@ -76,9 +72,9 @@ def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
             result = CliRunner().invoke(main, shlex.split(line.format(**values))[1:])
             assert result.exit_code == 0, f"{line}\n{result.output}"
         stranger = Witness("witness.example/three", vkey)
-        short = run("verify", tmp_path / "c.json", "--trust", vkey, "--witness", one.vkey, "--witness", stranger.vkey)
+        short = riskapi("verify", tmp_path / "c.json", "--trust", vkey, "--witness", one.vkey, "--witness", stranger.vkey)
         assert short.exit_code == 1 and "cosigned by 1 of the witnesses given; 2 needed" in short.output
-        one_of_two = run("verify", tmp_path / "c.json", "--trust", vkey, "--witness", one.vkey, "--witness",
+        one_of_two = riskapi("verify", tmp_path / "c.json", "--trust", vkey, "--witness", one.vkey, "--witness",
                          stranger.vkey, "--quorum", "1")
         assert one_of_two.exit_code == 0, one_of_two.output
         tampered = json.loads((tmp_path / "c.json").read_bytes())
@@ -87,10 +83,10 @@ def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
         lines[witness_line] = lines[witness_line][:-8] + "AAAAAAA="
         tampered["checkpoint"] = "\n".join(lines)
         (tmp_path / "t.json").write_bytes(orjson.dumps(tampered))
-        broken = run("verify", tmp_path / "t.json", "--trust", vkey, "--witness", one.vkey, "--quorum", "1")
+        broken = riskapi("verify", tmp_path / "t.json", "--trust", vkey, "--witness", one.vkey, "--quorum", "1")
         assert broken.exit_code == 1 and "cosignature of witness.example/one does not verify" in broken.output
         then_stage_promote_rollback(site)
-        assert run("log", "cosign", "--site", site).exit_code == 0
+        assert riskapi("log", "cosign", "--site", site).exit_code == 0
         checkpoint, entries = latest(site)
         assert one.size == two.size == len(entries) == checkpoint.size
         assert set(cosigned_by(checkpoint.note, witnesses)) == {one.vkey, two.vkey}
@@ -102,26 +98,26 @@ def test_two_witnesses_cosign_each_checkpoint_and_verify_counts_them(tmp_path):
 def test_a_witness_down_or_refusing_never_stops_a_release_and_is_asked_again(tmp_path):
     site = tmp_path / "site"
     build(TINY, site)
-    vkey = run("log", "init", "--site-url", LOOPBACK, "--site", site,
+    vkey = riskapi("log", "init", "--site-url", LOOPBACK, "--site", site,
                "--key", tmp_path / "log.key").output.strip().splitlines()[-1]
     witness = Witness("witness.example/one", vkey)
     server, url = serve(witness)
     try:
-        assert run("log", "witness", "add", url, witness.vkey, "--site", site).exit_code == 0
+        assert riskapi("log", "witness", "add", url, witness.vkey, "--site", site).exit_code == 0
         witness.refuse = True
-        built = run("build", "--data", TINY, "--site", site, "--force")
+        built = riskapi("build", "--data", TINY, "--site", site, "--force")
         assert built.exit_code == 0 and "did not cosign: answered 500" in built.output  # the release is live
-        assert run("log", "cosign", "--site", site).exit_code == 1
+        assert riskapi("log", "cosign", "--site", site).exit_code == 1
         witness.refuse = False
-        assert run("log", "cosign", "--site", site).exit_code == 0 and witness.size == 4
+        assert riskapi("log", "cosign", "--site", site).exit_code == 0 and witness.size == 4
         # a witness that has seen another history (its state says a size the log never had): 409, then the
         # proof from the size it says; one that saw a different tree at that size refuses (422)
         witness.size, witness.root = 3, b"\x00" * 32
-        built = run("build", "--data", TINY, "--site", site, "--force")
+        built = riskapi("build", "--data", TINY, "--site", site, "--force")
         assert built.exit_code == 0 and "answered 422" in built.output, built.output
         server.shutdown()  # a witness gone
         server.server_close()
-        built = run("build", "--data", TINY, "--site", site, "--force")
+        built = riskapi("build", "--data", TINY, "--site", site, "--force")
         assert built.exit_code == 0 and "not reached" in built.output
         then_stage_promote_rollback(site)
     finally:

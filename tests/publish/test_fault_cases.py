@@ -14,9 +14,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner, Result
 
-from generator.cli import main
 from generator.contract import key_format
 from generator.errors import DataError, PublishError
 from generator.history.catalogue import PUBLISH, Catalogue, switching
@@ -26,22 +24,19 @@ from generator.serve.keys import load_keys, read_keys
 from generator.serve.nginx.configuration import check_release
 from generator.serve.status import read_statuses
 
-from ..conftest import TINY
+from ..conftest import TINY, riskapi
 from ..live import digest_of, free_port, serving_copy_of, wait_for
 
 pytestmark = pytest.mark.faults
 
-
-def run(*args) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 # ---- one identity: users ---------------------------------------------------------------------------
 
 def test_keys_add_refuses_a_user_that_differs_only_in_letter_case(tmp_path):
     keys = tmp_path / "keys.csv"
-    assert run("keys", "add", "alice", "--keys", keys).exit_code == 0
-    twin = run("keys", "add", "ALICE", "--keys", keys)
+    assert riskapi("keys", "add", "alice", "--keys", keys).exit_code == 0
+    twin = riskapi("keys", "add", "ALICE", "--keys", keys)
     assert twin.exit_code == 1
     assert "user 'ALICE' is 'alice' of the keys file in other letter case" in twin.output
     assert [k.user for k in read_keys(keys)] == ["alice"]
@@ -49,8 +44,8 @@ def test_keys_add_refuses_a_user_that_differs_only_in_letter_case(tmp_path):
 
 def test_revoke_takes_any_letter_case_of_the_user(tmp_path):
     keys = tmp_path / "keys.csv"
-    run("keys", "add", "alice", "--keys", keys)
-    assert run("keys", "revoke", "Alice", "--keys", keys).exit_code == 0
+    riskapi("keys", "add", "alice", "--keys", keys)
+    assert riskapi("keys", "revoke", "Alice", "--keys", keys).exit_code == 0
     assert [k.active for k in read_keys(keys)] == [False]
 
 
@@ -71,13 +66,13 @@ def test_a_hand_written_case_twin_is_a_located_line_that_serves_no_key(tmp_path)
 
 def test_revoke_works_while_other_lines_are_bad_and_keeps_them_as_written(tmp_path):
     keys = tmp_path / "keys.csv"
-    run("keys", "add", "alice", "--keys", keys)
-    run("keys", "add", "bob", "--keys", keys)
+    riskapi("keys", "add", "alice", "--keys", keys)
+    riskapi("keys", "add", "bob", "--keys", keys)
     bad = ['mallory,abc,,yes', 'eve,"unclosed,,yes', 'dave,\udce9bytes,,yes']
     with keys.open("ab") as handle:
         handle.write("\n".join(bad).encode("utf-8", "surrogateescape") + b"\n")
     before = keys.read_bytes()
-    result = run("keys", "revoke", "bob", "--keys", keys)
+    result = riskapi("keys", "revoke", "bob", "--keys", keys)
     assert result.exit_code == 0, result.output
     assert "revoked 1 key(s) of bob" in result.output
     assert "3 line(s) of the keys file serve no key until fixed" in result.output  # warned, on stderr
@@ -96,10 +91,10 @@ def test_a_keys_file_with_a_byte_order_mark_is_read(tmp_path):
 def test_a_symlinked_keys_file_stays_a_link_after_an_edit(tmp_path):
     real = tmp_path / "secret" / "keys.csv"
     real.parent.mkdir()
-    run("keys", "add", "alice", "--keys", real)
+    riskapi("keys", "add", "alice", "--keys", real)
     link = tmp_path / "keys.csv"
     link.symlink_to(real)
-    run("keys", "add", "bob", "--keys", link)
+    riskapi("keys", "add", "bob", "--keys", link)
     assert link.is_symlink()
     assert [k.user for k in read_keys(real)] == ["alice", "bob"]
 
@@ -114,15 +109,15 @@ def test_a_symlinked_keys_file_stays_a_link_after_an_edit(tmp_path):
 ])
 def test_a_guessable_key_is_refused_unless_allowed(tmp_path, key, why):
     keys = tmp_path / "keys.csv"
-    refused = run("keys", "add", "alice", "--key", key, "--keys", keys)
+    refused = riskapi("keys", "add", "alice", "--key", key, "--keys", keys)
     assert refused.exit_code == 1 and why in refused.output, refused.output
-    allowed = run("keys", "add", "alice", "--key", key, "--keys", keys, "--allow-weak")
+    allowed = riskapi("keys", "add", "alice", "--key", key, "--keys", keys, "--allow-weak")
     assert allowed.exit_code == 0 and "warning: a weak key was accepted" in allowed.output
 
 
 def test_a_random_32_hex_key_is_accepted(tmp_path):
     # 32 × log2 16 = 128 bits: exactly what generated keys have
-    result = run("keys", "add", "alice", "--key", "9f86d081884c7d659a2feaa0c55ad015", "--keys", tmp_path / "k.csv")
+    result = riskapi("keys", "add", "alice", "--key", "9f86d081884c7d659a2feaa0c55ad015", "--keys", tmp_path / "k.csv")
     assert result.exit_code == 0 and "warning" not in result.output
 
 
@@ -234,9 +229,9 @@ def rejected_release(site: Path) -> str:
 @pytest.mark.slow  # seconds of servers and processes: the whole suite runs it, --quick does not
 def test_a_revocation_lands_within_seconds_while_nginx_rejects_the_new_release(place):
     site, keys = place / "site", place / "keys.csv"
-    assert run("build", "--data", TINY, "--site", site, "-q").exit_code == 0
-    alice = run("keys", "add", "alice", "--keys", keys).output.strip()
-    bob = run("keys", "add", "bob", "--keys", keys).output.strip()
+    assert riskapi("build", "--data", TINY, "--site", site, "-q").exit_code == 0
+    alice = riskapi("keys", "add", "alice", "--keys", keys).output.strip()
+    bob = riskapi("keys", "add", "bob", "--keys", keys).output.strip()
     port = free_port()
     serve = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--port", str(port), "--site",
                               str(site), "--keys", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -256,17 +251,17 @@ def test_a_revocation_lands_within_seconds_while_nginx_rejects_the_new_release(p
 
         served = current_release(site)
         bad = rejected_release(site)
-        assert run("keys", "revoke", "bob", "--keys", keys).exit_code == 0
+        assert riskapi("keys", "revoke", "bob", "--keys", keys).exit_code == 0
         # a state, with a deadline for a loaded machine (how soon it lands is a benchmark's: BENCHMARKS.md)
         wait_for(lambda: status_of(bob)[0] == 403, seconds=30, what="403 for the revoked key")
         assert status_of(alice) == (200, served)  # still the release nginx accepted
-        shown = run("status", "--site", site)
+        shown = riskapi("status", "--site", site)
         assert shown.exit_code == 0
         assert f"live: release {served}" in shown.output
         assert f"rejected: release {bad}" in shown.output and "invalid number of the map parameters" in shown.output
         assert alice not in shown.output and bob not in shown.output
         # the next good release is served again
-        assert run("build", "--data", TINY, "--site", site, "--force", "-q").exit_code == 0
+        assert riskapi("build", "--data", TINY, "--site", site, "--force", "-q").exit_code == 0
         wait_for(lambda: status_of(alice)[1] == current_release(site), seconds=30, what="the next release")
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -363,12 +358,12 @@ def test_a_build_killed_at_any_step_leaves_current_whole_and_the_history_true(tm
     assert was_live(site)[-1] == live  # the journal replays to what is current
     switched = step.startswith(("after the switch", "after the confirmation"))
     assert (live != before) == switched
-    listed = run("releases", "--site", site).output
+    listed = riskapi("releases", "--site", site).output
     assert "never live" not in listed.splitlines()[-1] or not switched
     # a rollback goes to the release live before the current one, never to one that never went live
-    assert run("rollback", "--site", site).exit_code == 0
+    assert riskapi("rollback", "--site", site).exit_code == 0
     assert current_release(site) == (before if switched else older)
-    assert run("build", "--data", TINY, "--site", site, "--force", "-q").exit_code == 0
+    assert riskapi("build", "--data", TINY, "--site", site, "--force", "-q").exit_code == 0
 
 
 def test_a_release_rolled_back_from_is_listed_as_such_not_as_never_live(tmp_path):
@@ -376,8 +371,8 @@ def test_a_release_rolled_back_from_is_listed_as_such_not_as_never_live(tmp_path
     build(TINY, site)
     build(TINY, site, force=True)
     bad = current_release(site)
-    assert run("rollback", "--site", site).exit_code == 0
-    line = next(row for row in run("releases", "--site", site).output.splitlines() if bad in row)
+    assert riskapi("rollback", "--site", site).exit_code == 0
+    line = next(row for row in riskapi("releases", "--site", site).output.splitlines() if bad in row)
     assert "rolled back from" in line and "never live" not in line
 
 
@@ -398,7 +393,7 @@ def test_a_data_file_linking_outside_the_folder_is_refused_unread(data_copy, tmp
     message = problems_of(data_copy)
     assert "models.csv: is a link to a file outside the data folder; not read" in message
     assert "SECRET" not in message
-    result = run("check", "--data", data_copy)  # check says the same
+    result = riskapi("check", "--data", data_copy)  # check says the same
     assert result.exit_code == 1 and "SECRET" not in result.output
 
 
@@ -441,7 +436,7 @@ def test_numbers_python_would_misread_are_located_errors(data_copy, old, new, pr
     from ..conftest import replace_in
     replace_in(data_copy / ("scoring.csv" if "gdp_growth" in old else "sections.csv"), old, new)
     assert problem in problems_of(data_copy)
-    result = run("check", "--data", data_copy)
+    result = riskapi("check", "--data", data_copy)
     assert result.exit_code == 1 and problem.split(": ", 1)[1] in result.output  # check agrees
 
 
@@ -559,8 +554,8 @@ def private_prefix_of(first_line_pid: int) -> Path:
 def site_and_keys(place) -> tuple[Path, Path]:
     """Return a built site and a keys file of one key in a folder nginx workers may enter."""
     site, keys = place / "site", place / "keys.csv"
-    run("build", "--data", TINY, "--site", site, "-q")
-    run("keys", "add", "alice", "--keys", keys)
+    riskapi("build", "--data", TINY, "--site", site, "-q")
+    riskapi("keys", "add", "alice", "--keys", keys)
     return site, keys
 
 
@@ -597,13 +592,13 @@ def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
     """A kill right after the keys file is replaced must not leave a key nobody saw (with --replace,
     the user's only key): the key is printed first; a failed save says the key shown was not saved."""
     keys = tmp_path / "keys.csv"
-    old = run("keys", "add", "alice", "--keys", keys).output.strip()
+    old = riskapi("keys", "add", "alice", "--keys", keys).output.strip()
 
     def full_disk(path, lines):
         raise OSError(28, "No space left on device", str(path))
     import generator.serve.keys.edits as edits
     monkeypatch.setattr(edits, "write_lines", full_disk)
-    result = run("keys", "add", "alice", "--replace", "--keys", keys)
+    result = riskapi("keys", "add", "alice", "--replace", "--keys", keys)
     assert result.exit_code == 1
     shown, warning = result.output.splitlines()[:2]
     assert key_format.checksum_problem(shown) is None and shown.startswith("cra_live_")  # a key, whole
@@ -614,8 +609,8 @@ def test_keys_add_shows_the_new_key_before_it_is_saved(tmp_path, monkeypatch):
 def test_a_site_path_with_spaces_is_served_and_one_with_a_dollar_is_refused_clearly(place):
     import urllib.request
     site, keys = place / "my site", place / "keys.csv"
-    run("build", "--data", TINY, "--site", site, "-q")
-    key = run("keys", "add", "alice", "--keys", keys).output.strip()
+    riskapi("build", "--data", TINY, "--site", site, "-q")
+    key = riskapi("keys", "add", "alice", "--keys", keys).output.strip()
     port = free_port()
     serve = start_private_serve(site, keys, port)
     try:

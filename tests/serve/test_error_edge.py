@@ -14,19 +14,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.history.site import RELEASES, current_release, releases
 
-from ..conftest import TINY
+from ..conftest import TINY, riskapi
 from ..history.test_catalogue import then_stage_promote_rollback
 
 AS_ROOT = os.geteuid() == 0
 
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @contextlib.contextmanager
@@ -76,10 +71,10 @@ def test_a_full_disk_names_the_file_and_the_live_release_stays(tmp_path):
         pytest.skip("filling a disk needs root, to mount a small file system (CI runs as root)")
     with small_filesystem(tmp_path / "disk", "4m") as disk:
         site = disk / "site"
-        assert run("build", "--data", TINY, "--site", site).exit_code == 0
+        assert riskapi("build", "--data", TINY, "--site", site).exit_code == 0
         live = current_release(site)
         fill(disk)
-        result = run("build", "--data", TINY, "--site", site, "--force")
+        result = riskapi("build", "--data", TINY, "--site", site, "--force")
         # the first file the build could not write, by its path: the release catalogue (opening it in WAL
         # mode writes its shared-memory file) or, where that fits, a file of the new release
         assert result.exit_code == 1, result.output
@@ -96,12 +91,12 @@ def test_a_read_only_site_names_the_folder(tmp_path):
         with small_filesystem(tmp_path / "disk", "4m") as disk:
             (disk / "site" / RELEASES).mkdir(parents=True)
             with read_only(disk):
-                result = run("build", "--data", TINY, "--site", disk / "site")
+                result = riskapi("build", "--data", TINY, "--site", disk / "site")
             assert_one_clear_line(result, f"{disk / 'site' / '.lock'}: Read-only file system")
     else:
         (tmp_path / "site" / RELEASES).mkdir(parents=True)
         with read_only(tmp_path / "site"):
-            result = run("build", "--data", TINY, "--site", tmp_path / "site")
+            result = riskapi("build", "--data", TINY, "--site", tmp_path / "site")
         assert_one_clear_line(result, f"{tmp_path / 'site' / '.lock'}: Permission denied")
 
 
@@ -111,19 +106,19 @@ def test_an_unexpected_error_is_called_internal_and_shows_its_traceback_with_v(t
     def broken(*args):
         raise RuntimeError("boom")  # in a worker process (the build's default on a machine of 2 cores or more)
     monkeypatch.setattr(generator.building.model_jobs, "score_model", broken)
-    assert_one_clear_line(run("build", "--data", TINY, "--site", tmp_path),
+    assert_one_clear_line(riskapi("build", "--data", TINY, "--site", tmp_path),
                           "internal error: RuntimeError: boom; run with -v for the traceback")
-    verbose = run("-v", "build", "--data", TINY, "--site", tmp_path)
+    verbose = riskapi("-v", "build", "--data", TINY, "--site", tmp_path)
     assert verbose.exit_code == 1 and "Traceback" in verbose.output and "RuntimeError: boom" in verbose.output
     assert current_release(tmp_path) is None and releases(tmp_path) == []
 
 
 def test_a_data_error_prints_its_message_and_a_traceback_only_with_v(tmp_path, data_copy):
     (data_copy / "models.csv").unlink()
-    quiet = run("build", "--data", data_copy, "--site", tmp_path)
+    quiet = riskapi("build", "--data", data_copy, "--site", tmp_path)
     assert quiet.exit_code == 1 and "models.csv: file is missing" in quiet.output
     assert "Traceback" not in quiet.output
-    verbose = run("-v", "build", "--data", data_copy, "--site", tmp_path)
+    verbose = riskapi("-v", "build", "--data", data_copy, "--site", tmp_path)
     assert verbose.exit_code == 1 and "Traceback" in verbose.output and "DataError" in verbose.output
 
 
@@ -146,7 +141,7 @@ def test_out_of_space_anywhere_in_a_build_names_a_file_and_the_live_release_stay
     shutil.copytree(TINY, data)
     with small_filesystem(tmp_path / "disk", "16m") as disk:
         site = disk / "site"
-        assert run("build", "--data", data, "--site", site).exit_code == 0
+        assert riskapi("build", "--data", data, "--site", site).exit_code == 0
         said = []
         # the room left, from none to more than a tiny release's new files take: each build runs out at another
         # of its writers (the documents, their twins, the exports, the Parquet join, the catalogue) or fits
@@ -157,7 +152,7 @@ def test_out_of_space_anywhere_in_a_build_names_a_file_and_the_live_release_stay
             live = current_release(site)
             fill(disk)
             os.truncate(disk / "filler", max(0, (disk / "filler").stat().st_size - room * 1024))
-            result = run("build", "--data", data, "--site", site, "--accept-changes", "--jobs", jobs)
+            result = riskapi("build", "--data", data, "--site", site, "--accept-changes", "--jobs", jobs)
             (disk / "filler").unlink()
             if result.exit_code == 0:
                 continue  # it fitted

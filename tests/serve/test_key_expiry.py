@@ -6,21 +6,16 @@ import json
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.errors import KeysError
 from generator.history.catalogue.instants import now_ms, rfc3339
 from generator.serve.keys import duration_ms, ending_soon, instant_ms, load_keys
 
-from ..conftest import TINY
+from ..conftest import TINY, riskapi
 from ..live import digest_of, refreshed, serving_copy_of, start_server, wait_for
 
 PATH = "/api/v1/riskscores/sovereign/"
 
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_an_expiry_is_an_instant_a_date_or_a_duration_from_now():
@@ -38,33 +33,33 @@ def test_an_expiry_is_an_instant_a_date_or_a_duration_from_now():
 
 def test_list_and_status_say_when_keys_end(tmp_path):
     keys = tmp_path / "keys.csv"
-    run("keys", "add", "alice", "--expires", "2030-01-31", "--keys", keys)
-    soon = run("keys", "add", "bob", "--expires", "3d", "--keys", keys).output.strip()
-    run("keys", "add", "carol", "--expires", "30d", "--keys", keys)
-    listing = run("keys", "list", "--keys", keys).output.splitlines()
+    riskapi("keys", "add", "alice", "--expires", "2030-01-31", "--keys", keys)
+    soon = riskapi("keys", "add", "bob", "--expires", "3d", "--keys", keys).output.strip()
+    riskapi("keys", "add", "carol", "--expires", "30d", "--keys", keys)
+    listing = riskapi("keys", "list", "--keys", keys).output.splitlines()
     assert listing[0].endswith("\tactive\texpires 2030-01-31T00:00:00Z")
     ends = [k for k in load_keys(keys).keys if k.user == "bob"][0].expires
     assert ends is not None and abs(ends - (now_ms() + 3 * 86_400_000)) < 60_000
-    told = run("status", "--site", tmp_path / "site", "--keys", keys).output.splitlines()
+    told = riskapi("status", "--site", tmp_path / "site", "--keys", keys).output.splitlines()
     named = [line for line in told if line.startswith("keys: ")]
     assert named == [f"keys: key {digest_of(keys, soon)[:8]} of bob ends {rfc3339(ends)}: `riskapi keys rotate bob "
                      "--grace 7d` gives it a new one, `riskapi keys expire bob --at WHEN` moves the end"]
     assert ending_soon(load_keys(keys).keys, ends + 1) == []  # ended: no longer "soon"
-    moved = run("keys", "expire", "bob", "--never", "--keys", keys)
+    moved = riskapi("keys", "expire", "bob", "--never", "--keys", keys)
     assert moved.exit_code == 0 and f"key {digest_of(keys, soon)[:8]} of bob: never ends" in moved.output
-    assert not [line for line in run("status", "--site", tmp_path / "site", "--keys", keys).output.splitlines()
+    assert not [line for line in riskapi("status", "--site", tmp_path / "site", "--keys", keys).output.splitlines()
                 if line.startswith("keys: ")]
-    assert run("keys", "expire", "bob", "--keys", keys).exit_code == 2  # --at or --never
-    passed = run("keys", "add", "dave", "--expires", "2020-01-31", "--keys", keys)
+    assert riskapi("keys", "expire", "bob", "--keys", keys).exit_code == 2  # --at or --never
+    passed = riskapi("keys", "add", "dave", "--expires", "2020-01-31", "--keys", keys)
     assert passed.exit_code == 2 and "2020-01-31T00:00:00Z has passed" in passed.output
     assert "dave" not in {k.user for k in load_keys(keys).keys}
 
 
 def test_rotate_adds_a_key_with_the_user_s_grants_and_ends_the_others_after_the_grace(tmp_path):
     keys = tmp_path / "keys.csv"
-    old = run("keys", "add", "alice", "--models", "acme_aml", "--preview", "--force", "--keys", keys).output.strip()
+    old = riskapi("keys", "add", "alice", "--models", "acme_aml", "--preview", "--force", "--keys", keys).output.strip()
     before = now_ms()
-    rotated = run("keys", "rotate", "alice", "--grace", "1d", "--keys", keys)
+    rotated = riskapi("keys", "rotate", "alice", "--grace", "1d", "--keys", keys)
     assert rotated.exit_code == 0, rotated.output
     new = rotated.output.splitlines()[0]
     by_digest = {k.digest: k for k in load_keys(keys).keys}
@@ -73,7 +68,7 @@ def test_rotate_adds_a_key_with_the_user_s_grants_and_ends_the_others_after_the_
     assert by_digest[digest_of(keys, new)].expires is None
     ends = by_digest[digest_of(keys, old)].expires
     assert ends is not None and before + 86_400_000 <= ends <= now_ms() + 86_400_000 + 1_000  # a whole second
-    nobody = run("keys", "rotate", "bob", "--grace", "1d", "--keys", keys)
+    nobody = riskapi("keys", "rotate", "bob", "--grace", "1d", "--keys", keys)
     assert nobody.exit_code == 1 and "bob has no key in use to rotate" in nobody.output
 
 
@@ -103,8 +98,8 @@ def test_an_expiring_key_and_a_rotated_one_are_refused_at_their_instant_on_every
         server = start_server(kind, nginx, request)
         try:
             lead = LEAD_S[kind]
-            erin = run("keys", "add", "erin", "--expires", f"{lead}s", "--keys", nginx.keys_file).output.strip()
-            rotated = run("keys", "rotate", "bob", "--grace", f"{lead}s", "--keys", nginx.keys_file)
+            erin = riskapi("keys", "add", "erin", "--expires", f"{lead}s", "--keys", nginx.keys_file).output.strip()
+            rotated = riskapi("keys", "rotate", "bob", "--grace", f"{lead}s", "--keys", nginx.keys_file)
             assert rotated.exit_code == 0, rotated.output
             by_user = {k.user: k for k in load_keys(nginx.keys_file).keys if k.expires is not None}
             ends = by_user["erin"].expires / 1000
@@ -115,7 +110,7 @@ def test_an_expiring_key_and_a_rotated_one_are_refused_at_their_instant_on_every
             if kind == "workerd":  # `npm run keys` of the project written again (beside the running one)
                 from ..live import apply_keys, wrangler_env
                 project = nginx.base / "cloudflare-keys"
-                assert run("deploy", "cloudflare", "--site", nginx.site, "--keys", nginx.keys_file, "--out",
+                assert riskapi("deploy", "cloudflare", "--site", nginx.site, "--keys", nginx.keys_file, "--out",
                            project, "--bucket", "risk-releases", "-q").exit_code == 0
                 apply_keys(project, wrangler_env(), nginx.base / "wrangler-state")
             assert time.time() < ends - 1, f"the key was applied too late to see it answer ({kind})"
@@ -138,10 +133,10 @@ def test_an_expiring_key_and_a_rotated_one_are_refused_at_their_instant_on_every
             answered = 1 + sum(1 for _, code, _ in old_seen if code == 200) + 2
             log = nginx.runtime.prefix / "logs" / "access.log"
             wait_for(lambda: log.read_bytes().count(b" bob ") >= answered, 30, "nginx's buffered access log written")
-            usage = run("usage", "--site", nginx.site, "--log", log, "--format", "json")
+            usage = riskapi("usage", "--site", nginx.site, "--log", log, "--format", "json")
             rows = {row["user"]: row for row in json.loads(usage.output)}
             assert rows["bob"]["requests"] == answered and rows["bob"]["2xx"] == answered
-            by_key = {row["key"]: row["requests"] for row in json.loads(run("usage", "--site", nginx.site, "--log",
+            by_key = {row["key"]: row["requests"] for row in json.loads(riskapi("usage", "--site", nginx.site, "--log",
                                                                             log, "--by", "key", "--format",
                                                                             "json").output)}
             old_id, new_id = (digest_of(nginx.keys_file, nginx.keys[user])[:8] for user in ("bob", "bob2"))

@@ -14,16 +14,13 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.serve.keys import read_keys
 
+from ..conftest import riskapi
 from ..live import digest_of, free_port
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_add_prints_a_new_key_of_the_api_s_format_once(tmp_path, tiny_site):
     keys = tmp_path / "keys.csv"
-    result = run("keys", "add", "alice", "--models", "acme_aml", "--keys", keys, "--site", tiny_site)
+    result = riskapi("keys", "add", "alice", "--models", "acme_aml", "--keys", keys, "--site", tiny_site)
     assert result.exit_code == 0, result.output
     key = result.output.strip()
     assert re.fullmatch(r"cra_live_[0-9a-z]{32}", key)  # contract/key_format.py: 129 random bits and a checksum
@@ -35,10 +32,10 @@ def test_add_prints_a_new_key_of_the_api_s_format_once(tmp_path, tiny_site):
 
 def test_list_names_each_key_by_its_short_id(tmp_path):
     keys = tmp_path / "keys.csv"
-    key = run("keys", "add", "alice", "--models", "acme_aml,other", "--keys", keys, "--force").output.strip()
-    run("keys", "add", "bob", "--keys", keys)
-    run("keys", "revoke", "bob", "--keys", keys)
-    listing = run("keys", "list", "--keys", keys).output.splitlines()
+    key = riskapi("keys", "add", "alice", "--models", "acme_aml,other", "--keys", keys, "--force").output.strip()
+    riskapi("keys", "add", "bob", "--keys", keys)
+    riskapi("keys", "revoke", "bob", "--keys", keys)
+    listing = riskapi("keys", "list", "--keys", keys).output.splitlines()
     assert listing[0] == f"alice\t{digest_of(keys, key)[:8]}\tacme_aml,other\tactive\t-"
     assert listing[1].startswith("bob\t") and listing[1].endswith("\t-\trevoked\t-")
     assert key[-4:] not in "\n".join(listing)
@@ -46,23 +43,23 @@ def test_list_names_each_key_by_its_short_id(tmp_path):
 
 def test_add_refuses_a_model_that_is_not_a_custom_model_of_the_release(tmp_path, tiny_site):
     keys = tmp_path / "keys.csv"
-    refused = run("keys", "add", "carol", "--models", "nosuch", "--keys", keys, "--site", tiny_site)
+    refused = riskapi("keys", "add", "carol", "--models", "nosuch", "--keys", keys, "--site", tiny_site)
     assert refused.exit_code == 1
     assert refused.output.strip() == ("Error: nosuch is not a custom model of the current release (its custom "
                                       "models: acme_aml); check the name, or add --force to grant a model a coming "
                                       "data release brings")
     assert not keys.exists()
-    public = run("keys", "add", "carol", "--models", "sovereign", "--keys", keys, "--site", tiny_site)
+    public = riskapi("keys", "add", "carol", "--models", "sovereign", "--keys", keys, "--site", tiny_site)
     assert public.exit_code == 1 and "sovereign is not a custom model" in public.output
-    no_release = run("keys", "add", "carol", "--models", "acme_aml", "--keys", keys, "--site", tmp_path / "empty")
+    no_release = riskapi("keys", "add", "carol", "--models", "acme_aml", "--keys", keys, "--site", tmp_path / "empty")
     assert no_release.exit_code == 1 and "has no current release" in no_release.output
-    forced = run("keys", "add", "carol", "--models", "nosuch", "--keys", keys, "--site", tiny_site, "--force")
+    forced = riskapi("keys", "add", "carol", "--models", "nosuch", "--keys", keys, "--site", tiny_site, "--force")
     assert forced.exit_code == 0 and read_keys(keys)[0].models == ("nosuch",)
 
 
 def test_given_key_is_stored_in_lower_case(tmp_path):
     keys = tmp_path / "keys.csv"
-    result = run("keys", "add", "carol", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
+    result = riskapi("keys", "add", "carol", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
     assert result.output.strip() == "9f86d081884c7d659a2feaa0c55ad015"
     stored = [line.split(",") for line in keys.read_text().splitlines()[1:]]
     # kept as the digest of the lower-cased key, which nginx and the edges work out from either case
@@ -72,18 +69,18 @@ def test_given_key_is_stored_in_lower_case(tmp_path):
 
 def test_bad_keys_and_users_are_refused(tmp_path):
     keys = tmp_path / "keys.csv"
-    assert run("keys", "add", "alice", "--key", "short", "--keys", keys).exit_code == 1
-    assert run("keys", "add", "al:ice", "--keys", keys).exit_code == 1
-    run("keys", "add", "alice", "--key", "9f86d081884c7d659a2feaa0c55ad015", "--keys", keys)
-    duplicate = run("keys", "add", "bob", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
+    assert riskapi("keys", "add", "alice", "--key", "short", "--keys", keys).exit_code == 1
+    assert riskapi("keys", "add", "al:ice", "--keys", keys).exit_code == 1
+    riskapi("keys", "add", "alice", "--key", "9f86d081884c7d659a2feaa0c55ad015", "--keys", keys)
+    duplicate = riskapi("keys", "add", "bob", "--key", "9F86D081884C7D659A2FEAA0C55AD015", "--keys", keys)
     assert duplicate.exit_code == 1 and "already in the keys file" in duplicate.output
-    assert run("keys", "revoke", "nobody", "--keys", keys).exit_code == 1
+    assert riskapi("keys", "revoke", "nobody", "--keys", keys).exit_code == 1
 
 
 def test_replace_rotates_a_users_key(tmp_path):
     keys = tmp_path / "keys.csv"
-    old = run("keys", "add", "alice", "--keys", keys).output.strip()
-    new = run("keys", "add", "alice", "--replace", "--keys", keys).output.strip()
+    old = riskapi("keys", "add", "alice", "--keys", keys).output.strip()
+    new = riskapi("keys", "add", "alice", "--replace", "--keys", keys).output.strip()
     state = {k.digest: k.active for k in read_keys(keys)}
     assert state == {digest_of(keys, old): False, digest_of(keys, new): True}
 
@@ -98,8 +95,8 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
     site, keys = f"{base}/site", f"{base}/keys.csv"
     port = free_port()
     site_url = f"http://127.0.0.1:{port}"  # the release links to where it is served: serve has nothing to note
-    assert run("-q", "build", "--data", TINY, "--site", site, "--site-url", site_url).exit_code == 0
-    key = run("keys", "add", "alice", "--keys", keys).output.strip()
+    assert riskapi("-q", "build", "--data", TINY, "--site", site, "--site-url", site_url).exit_code == 0
+    key = riskapi("keys", "add", "alice", "--keys", keys).output.strip()
     process = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--site", site, "--keys", keys,
                                 "--port", str(port), "--prefix", f"{base}/nginx"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -115,9 +112,9 @@ def test_serve_runs_until_interrupted_and_picks_up_new_releases(tmp_path_factory
         request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/configuration/countries/",
                                          headers={"Authorization": key})
         assert urllib.request.urlopen(request, timeout=5).status == 200
-        assert run("-q", "build", "--data", TINY, "--site", site, "--force", "--site-url", site_url).exit_code == 0
+        assert riskapi("-q", "build", "--data", TINY, "--site", site, "--force", "--site-url", site_url).exit_code == 0
         assert next_line().startswith("reloaded: release ")
-        revoke = run("keys", "revoke", "alice", "--keys", keys)
+        revoke = riskapi("keys", "revoke", "alice", "--keys", keys)
         assert revoke.exit_code == 0
         assert next_line().startswith("reloaded: ")
         try:
