@@ -255,7 +255,7 @@ def test_a_staged_release_is_seen_by_preview_keys_only_until_promoted(tmp_path):
 
 def test_promote_refuses_what_a_build_would(tmp_path):
     # A synthetic dataset of 60 countries whose sovereign observations are cut after a fifth of the file
-    # (as test_faults' cut-short release): a build refuses it, and so does a promote of it staged.
+    # (as test_bad_data_files' cut-short release): a build refuses it, and so does a promote of it staged.
     data, site = tmp_path / "data", tmp_path / "site"
     synthetic_data(["--out", str(data), "--countries", "60", "--years", "3", "--models", "2"])
     live = build(data, site).release
