@@ -21,7 +21,7 @@ from generator.history.site import CURRENT, RELEASES
 from generator.publish.build_release import build
 
 from ..conftest import SERVERS, TINY, replace_in
-from ..history.test_catalogue import then_stage_promote_rollback
+from ..fault_checks import then_stage_promote_rollback
 from ..live import RangeReader
 from ..switch.test_panel import GDP_AUT_2024
 

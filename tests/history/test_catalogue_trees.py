@@ -19,7 +19,7 @@ from generator.history.site import MANIFEST, RELEASES, current_release, releases
 from generator.publish.build_release import build
 
 from ..conftest import TINY
-from .test_catalogue import then_stage_promote_rollback, without_the_log_copy
+from ..fault_checks import then_stage_promote_rollback, without_the_log_copy
 
 
 def manifest_of(site, release) -> dict:

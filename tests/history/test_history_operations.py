@@ -21,8 +21,8 @@ from generator.publish.build_release import build
 from generator.publish.promote import promote
 
 from ..conftest import TINY, riskapi
+from ..fault_checks import assert_history_true, then_stage_promote_rollback, without_the_log_copy
 from ..live import moved_on, serve_process, served_on, serving_copy_of, wait_for
-from .test_catalogue import assert_history_true, then_stage_promote_rollback, without_the_log_copy
 
 # ---- a catalogue that is not the site's: refused by every command, nothing pruned on its word ------------
 

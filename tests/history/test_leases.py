@@ -16,7 +16,7 @@ from generator.history.site import RELEASES, current_release, releases
 from generator.publish.build_release import build
 
 from ..conftest import TINY
-from .test_catalogue import assert_history_true, then_stage_promote_rollback
+from ..fault_checks import assert_history_true, then_stage_promote_rollback
 
 
 def three_releases(site):

@@ -36,8 +36,8 @@ from generator.publish.promote import promote
 
 from ..cli.test_readme_commands import REPAIR_LINE
 from ..conftest import LOOPBACK, TINY, riskapi
+from ..fault_checks import then_stage_promote_rollback
 from ..live import serve_process, worker_readable_folder
-from .test_catalogue import then_stage_promote_rollback
 
 
 def state(site):

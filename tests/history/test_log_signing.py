@@ -32,7 +32,7 @@ from generator.history.site import CURRENT, current_release
 from generator.publish.build_release import build
 
 from ..conftest import LOOPBACK, TINY, riskapi
-from .test_catalogue import then_stage_promote_rollback
+from ..fault_checks import then_stage_promote_rollback
 from .test_interop_go import tlogcheck  # noqa: F401  (the fixture)
 
 EXAMPLE_VKEY = "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k"

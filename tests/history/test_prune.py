@@ -16,9 +16,9 @@ from generator.history.site import RELEASES, current_release, releases
 from generator.publish.build_release import build
 
 from ..conftest import TINY, riskapi
+from ..fault_checks import assert_history_true, then_stage_promote_rollback
 from ..live import serve_process, wait_for
 from ..serve.test_error_edge import AS_ROOT, fill, small_filesystem
-from .test_catalogue import assert_history_true, then_stage_promote_rollback
 
 
 def pruned_folders(site) -> set[str]:

@@ -18,7 +18,7 @@ from generator.publish.build_release import build
 from generator.publish.promote import promote
 
 from ..conftest import TINY
-from .test_catalogue import then_stage_promote_rollback, without_the_log_copy
+from ..fault_checks import then_stage_promote_rollback, without_the_log_copy
 from .test_catalogue_trees import make_version_1
 
 

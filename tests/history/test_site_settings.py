@@ -19,7 +19,7 @@ from generator.history.proof.note import open_note, read_checkpoint, read_verifi
 from generator.history.site import RELEASES, current_release, releases
 
 from ..conftest import LOOPBACK, TINY, riskapi
-from .test_catalogue import then_stage_promote_rollback, without_the_log_copy
+from ..fault_checks import then_stage_promote_rollback, without_the_log_copy
 
 SITE_URL = "https://risk.example.com"
 

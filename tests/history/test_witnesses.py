@@ -22,8 +22,8 @@ from generator.history.site import CURRENT
 from generator.publish.build_release import build
 
 from ..conftest import LOOPBACK, TINY, riskapi
+from ..fault_checks import then_stage_promote_rollback
 from ..witness_server import Witness, serve
-from .test_catalogue import then_stage_promote_rollback
 
 
 def latest(site):

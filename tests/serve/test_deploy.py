@@ -1,5 +1,5 @@
 """riskapi deploy cloudflare: what the project holds, what it never holds, and the platform's limits.
-(The project itself is served by the real workerd in test_serving.py.)"""
+(The project itself is served by the real workerd in test_documented_api.py.)"""
 from __future__ import annotations
 
 import hashlib

@@ -367,7 +367,7 @@ def test_a_deploy_killed_then_a_prune_then_the_deploy_resumed_keeps_what_its_rec
     from generator.history.catalogue import read_history
     from generator.history.site import releases
 
-    from ..history.test_catalogue import then_stage_promote_rollback
+    from ..fault_checks import then_stage_promote_rollback
     site = tmp_path / "site"
     a, b, c = [build(TINY, site, force=True).release for _ in range(3)]
     assert _deploy(s3, site, bucket, "--keep", "3").exit_code == 0

@@ -18,7 +18,7 @@ import pytest
 from generator.history.site import RELEASES, current_release, releases
 
 from ..conftest import TINY, riskapi
-from ..history.test_catalogue import then_stage_promote_rollback
+from ..fault_checks import then_stage_promote_rollback
 
 AS_ROOT = os.geteuid() == 0
 

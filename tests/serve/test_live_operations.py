@@ -27,7 +27,7 @@ from generator.history.site import current_release, releases, rollback
 from generator.publish.build_release import build
 
 from ..conftest import TINY
-from ..history.test_catalogue import assert_history_true, then_stage_promote_rollback
+from ..fault_checks import assert_history_true, then_stage_promote_rollback
 from ..live import moved_on, refreshed, serve_process, serving_copy_of, start_server, wait_for
 
 ROUTE = "/api/v1/riskscores/sovereign/"

@@ -21,7 +21,7 @@ from generator.switch import panel
 from generator.switch.panel import panel_files, update_panel
 
 from ..conftest import TINY, replace_in
-from ..history.test_catalogue import then_stage_promote_rollback
+from ..fault_checks import then_stage_promote_rollback
 from ..live import serving_copy_of, wait_for
 
 GDP_AUT_2024 = ("gdp_growth,AUT,2024,2.5,", "gdp_growth,AUT,2024,0.5,")  # sovereign: AUT's 2024 growth
