@@ -5,7 +5,7 @@ import re
 import click
 
 from generator.cli import main
-from generator.contract.routes import API, COUNTRY_ORDERINGS, ENDPOINTS, SCORE_ORDERINGS
+from generator.contract.routes import API, COUNTRY_ORDERINGS, ENDPOINTS, RULES, SCORE_ORDERINGS
 
 from ..conftest import ROOT
 
@@ -58,6 +58,21 @@ def test_every_endpoint_and_ordering_is_in_the_readme():
     assert f"GET {API}/openapi.json" in DOCS
     for ordering in COUNTRY_ORDERINGS + SCORE_ORDERINGS:
         assert f"`{ordering}`" in DOCS, ordering
+
+
+def test_the_endpoint_table_gives_each_list_its_parameters_and_orderings_as_the_route_table_declares():
+    # docs/api.md's table: `GET PATH?filter=&…&order=` | …: `code` (default), `-code`, …
+    rows = {match[1]: (match[2], match[3]) for match in re.finditer(
+        r"^\| \d \| `GET ([^`?]+)\?([^`]*)` \| (.*) \|$", (ROOT / "docs" / "api.md").read_text(encoding="utf-8"), re.M)}
+    lists = [rule for rule in RULES if rule.variants is not None]
+    assert len(lists) == 2 and set(rows) == {rule.template for rule in lists}  # the countries and the scores
+    for rule in lists:
+        query, answer = rows[rule.template]
+        declared = [f.parameter for f in rule.variants.filters] + [rule.variants.order]
+        assert query == "&".join(f"{name}=" for name in declared), rule.name
+        first, *others = rule.variants.orderings
+        assert f"`{rule.variants.order}`" in answer and ", ".join(
+            [f"`{first}` (default)"] + [f"`{ordering}`" for ordering in others]) in answer, rule.name
 
 
 def test_every_export_column_is_in_the_readme():
