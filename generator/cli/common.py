@@ -9,13 +9,15 @@ import sys
 import traceback
 import urllib.parse
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
 
 from ..history.layout import RELEASES
-from ..publish.build_release import BuildReport
 from ..serve.keys import KeysFile
+
+if TYPE_CHECKING:
+    from ..publish.build_release import BuildReport
 
 DATA_OPTION = click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
                            default="data", show_default=True, envvar="RISKAPI_DATA",

@@ -8,14 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..building.diff import ChangeGuard
 from ..contract import routes
 from ..contract.words import counted
 from ..history import site
 from ..history.catalogue.instants import CLOCK_TOLERANCE_MS, SECOND
 from ..history.leases import pruned_on_disk
-from ..publish.build_release import BuildOptions, BuildReport, build
-from ..publish.build_release import check as check_data
 from .common import (
     DATA_OPTION,
     KEYS_OPTION,
@@ -34,6 +31,7 @@ from .webhooks import say_queued
 if TYPE_CHECKING:
     from ..history.catalogue.log_copy import LogCopy
     from ..publish.announce import Announcement
+    from ..publish.build_release import BuildReport
 
 CLOCK_BEHIND_OPTION = click.option(
     "--accept-clock-behind", "clock_behind_ok", is_flag=True,
@@ -74,6 +72,8 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
                   keys_file: Path, keep: int | None, keep_days: float | None, stage: bool, jobs: int | None,
                   clock_behind_ok: bool) -> None:
     """Build every document from the CSVs and publish a new release."""
+    from ..building.diff import ChangeGuard
+    from ..publish.build_release import BuildOptions, build
     from ..serve.keys import read_keys
     show_bar = sys.stderr.isatty() and not ctx.obj["quiet"]
     # Endpoints 1 and 5 get a variant for every set of custom models a client holds now.
@@ -131,6 +131,7 @@ def build_command(ctx: click.Context, data_dir: Path, site_dir: Path, strict: bo
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, strict: bool) -> None:
     """Load and score the CSVs without writing anything."""
+    from ..publish.build_release import check as check_data
     report, scored = check_data(data_dir, strict)
     _warnings(ctx, report)
     _say(ctx, f"{data_dir} is valid: {report.models} models, {report.countries} countries, "
@@ -278,6 +279,7 @@ def _bucket_copy(source: str, endpoint_url: str | None) -> LogCopy | None:
 def promote(ctx: click.Context, release_id: str, site_dir: Path, accept_changes: bool, keys_file: Path,
             clock_behind_ok: bool) -> None:
     """Make a staged release (riskapi build --stage) the current one, under the build's guard; tell the subscribers."""
+    from ..building.diff import ChangeGuard
     from ..publish.promote import promote as promote_release
     replaced = promote_release(site_dir, release_id, None if accept_changes else ChangeGuard(), clock_behind_ok)
     _say(ctx, f"release {release_id} is current" + (f" (it replaced {replaced})" if replaced else ""))
