@@ -108,11 +108,18 @@ def list_variants(anchor: str, groups: filters.Groups, **values: str) -> list[Li
     return found
 
 
+NO_COUNTRY = "XXX"  # a well-formed code no country has: the query of the answer that matches none
+
+
+def one_country_query(variants: routes.Variants, code: str) -> str:
+    """Return the query that selects the one-country answer of `code` (NO_MATCH: the answer that matches none)."""
+    return f"{variants.of_kind('code')[0].parameter}={NO_COUNTRY if code == NO_MATCH else code}"
+
+
 def _one_country(anchor: str, variants: routes.Variants, code: str, values: dict[str, str]) -> Route:
     """Return the answer of the code and name filters that match `code` (NO_MATCH: that match no country)."""
-    parameter = variants.of_kind("code")[0].parameter
-    return _route(anchor, variant=serving.folder("filter", code=code),
-                  query=f"{parameter}=" + ("XXX" if code == NO_MATCH else code), **values)
+    return _route(anchor, variant=serving.folder("filter", code=code), query=one_country_query(variants, code),
+                  **values)
 
 
 def country_list(ordering: str | None = None) -> Route:
@@ -191,7 +198,7 @@ def url_of(file: str) -> str:
         if name == "filter":  # the one-country answer of the filters (none: a code no country has)
             rule = routes.rule_of(path)
             assert rule is not None and rule.variants is not None, file
-            query.append(f"{rule.variants.of_kind('code')[0].parameter}={'XXX' if value == NO_MATCH else value}")
+            query.append(one_country_query(rule.variants, value))
         elif name != "audience":  # a group's value is in its folder as the query writes it
             query.append(f"{name}={value}")
     return path + ("?" + "&".join(query) if query else "")
