@@ -128,11 +128,14 @@ class NginxRuntime:
 
     def _write_tables(self, configuration: Configuration) -> None:
         """Write the releases' lookup tables where nginx's workers read them (njs's TimeMaps): no secret in them,
-        and each a whole file or the one before (a worker of the last configuration may read it)."""
+        and each a whole file or the one before (a worker of the last configuration may read it). A release's
+        table changes only with riskapi's version, so one already there as it is stays: a reload writes none."""
         folder = self.prefix / TABLES
         folder.mkdir(mode=0o755, exist_ok=True)
         for release, table in configuration.tables.items():
-            write_atomic(folder / f"{release}.json", table, mode=0o644)
+            path = folder / f"{release}.json"
+            if not (path.is_file() and path.read_bytes() == table):
+                write_atomic(path, table, mode=0o644)
 
     def _write_and_test(self, configuration: Configuration, keys: list[ApiKey]) -> tuple[Path, str | None]:
         for folder in (self.configs, self.prefix / "logs", self.prefix / "temp"):
