@@ -53,10 +53,9 @@ MAX_KEY_BYTES, MAX_VALUE_BYTES = 512, 1024
 MAX_LAMBDA_BYTES = 50 * 1024 * 1024  # an origin-request Lambda@Edge's package, zipped
 # The CloudFront Functions (serve/edge BUNDLES: each bundled and minified by scripts/edge_bundles.py) and the
 # parts of the serving contract each uses, declared into it as DEPLOYED's `contract` (its code stays small)
-FUNCTIONS = ("viewer-request.js", "viewer-response.js")
-FUNCTION_CONTRACTS = {"viewer-request.js": ("STORE", "LINKS", "PUBLIC_AUDIENCE", "AUTHORIZATION", "KEY_FORMAT",
-                                            "HANDOFF"),
-                      "viewer-response.js": ("HEADERS", "NAMES", "PAGE_TYPES", "HANDOFF")}
+KEY_GATE, VIEWER_RESPONSE = "viewer-request.js", "viewer-response.js"
+FUNCTION_CONTRACTS = {KEY_GATE: ("STORE", "LINKS", "PUBLIC_AUDIENCE", "AUTHORIZATION", "KEY_FORMAT", "HANDOFF"),
+                      VIEWER_RESPONSE: ("HEADERS", "NAMES", "PAGE_TYPES", "HANDOFF")}
 ORIGIN_LAMBDA, ORIGIN_SOURCE = "origin-lambda", EDGE_SOURCE / "cloudfront_origin.js"
 MAX_BATCH = 50  # keys an UpdateKeys call takes
 UPDATES, UPDATE_SCRIPT = "kvs-update", "update-kvs.sh"
@@ -80,7 +79,7 @@ def function_code(name: str, secret: str) -> bytes:
     into the key gate the site's key secret and the route table's release-scoped paths."""
     contract = edge_contract()
     deployed: dict = {"contract": {part: contract[part] for part in FUNCTION_CONTRACTS[name]}}
-    if name == "viewer-request.js":
+    if name == KEY_GATE:
         deployed.update(secret=secret, scope=edge_table()["scope"])
     return BUNDLES[name].text(deployed).encode()
 
@@ -129,10 +128,10 @@ def write_project(site: Path, keys: list[ApiKey], secret: str, out: Path, cache_
 def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list[ApiKey], secret: str, out: Path,
                 cache_control: str, keep: int | None, keep_days: float | None, lease: Holder) -> None:
     deployment_secret(folder, secret)
-    code = {name: function_code(name, secret) for name in FUNCTIONS}
+    code = {name: function_code(name, secret) for name in FUNCTION_CONTRACTS}
     for name, text in code.items():
         project.code_bytes[name] = len(text)
-        limit = GATE_BYTES if name == "viewer-request.js" else MAX_CODE_BYTES
+        limit = GATE_BYTES if name == KEY_GATE else MAX_CODE_BYTES
         if project.code_bytes[name] > limit:  # the code is ours, not the data's: never deploy it
             raise ValueError(f"{name} is {project.code_bytes[name]:,} bytes, over its {limit:,}")
     edge, left_out = edge_timeline(site, keep, keep_days=keep_days, holder=lease)
@@ -157,7 +156,7 @@ def _write_into(folder: Path, project: CloudFrontProject, site: Path, keys: list
         project.warnings.append(f"the KeyValueStore entries are {project.store_bytes / 1e6:.2f} MB, over "
                                 f"CloudFront's {MAX_STORE_BYTES / 2 ** 20:.0f} MiB")
     for name, text in code.items():
-        write_atomic(folder / name, text, mode=0o600)  # viewer-request.js holds the secret
+        write_atomic(folder / name, text, mode=0o600)  # the key gate holds the secret
     write_atomic(folder / "kvs.json", orjson.dumps({"data": [{"key": k, "value": v} for k, v in entries]}))
     previous = out / "kvs.json"
     project.update_batches = _write_batches(folder, _read_store(previous) if previous.is_file() else {}, entries)
