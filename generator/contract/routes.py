@@ -33,6 +33,7 @@ from .grammar import (  # noqa: F401 (the grammar's parts, as the route table's 
 
 DEFAULT_SITE_URL = "http://127.0.0.1:8080"  # where `riskapi serve` answers by default
 MODEL_CODE = re.compile(r"[a-z][a-z0-9_]{0,39}")  # models.csv, keys grants and the {model} of a URL
+COUNTRY_CODE = re.compile(r"[A-Z]{3}")  # countries.csv, the exports and the code a filter picks (nginx's maps)
 PUBLIC = serving.PUBLIC_AUDIENCE
 NO_MATCH = serving.NO_MATCH  # the filter variant that matches no country (its folder is `filter=none/`)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
-from ...contract.routes import MODEL_CODE
+from ...contract.routes import COUNTRY_CODE, MODEL_CODE
 from ...errors import CellError, Problem
 
 _DECIMAL_COMMA = re.compile(r"-?[0-9]+,[0-9]+")
@@ -23,7 +23,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a cell with one breaks the document
 FIRST_YEAR = 1900  # no indicator of this API has data before it; 0001 is a typo
 # RFC 3986 characters only, with well-formed percent escapes (what the schemas' `uri` format accepts).
 _URL = re.compile(r"https?://[A-Za-z0-9\-._~]+(:\d+)?([/?#]([A-Za-z0-9\-._~:/?#@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?")
-_CODE = re.compile(r"[A-Z]{3}")
+_CODE = COUNTRY_CODE
 _CODE_ANY_CASE = re.compile(r"[A-Za-z]{3}")
 _REFERENCE = re.compile(r"[A-Za-z0-9_.\-]{1,60}")
 

@@ -46,7 +46,7 @@ _BY_FORMAT = {"jsonl": {"raw_value": "any", "raw_components": "object"},
               "parquet": {"raw_components": "array", **dict.fromkeys(_INTEGERS, "number")}}
 _CONSTRAINTS: dict[str, dict[str, object]] = {
     "model": {"required": True, "pattern": routes.MODEL_CODE.pattern},
-    "country_code": {"required": True, "pattern": "[A-Z]{3}"},
+    "country_code": {"required": True, "pattern": routes.COUNTRY_CODE.pattern},
     "level": {"required": True, "enum": ["model", "section", "indicator"]},
     "date": {"required": True},
     "type": {"required": True, "enum": ["history", "current", "projection"]},

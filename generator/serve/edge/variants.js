@@ -33,8 +33,9 @@ export function argument(query, name) {
 // The one country the code and name filters agree on ("" without either; NO_MATCH where none or they differ).
 function oneCountry(code, name) {  // `map "$countries_code:$countries_name" $countries_country`
   if (code === "" && name === "") return "";
-  if (/^[A-Z]{3}$/.test(code) && (name === "" || name === code)) return code;
-  if (code === "" && /^[A-Z]{3}$/.test(name)) return name;
+  // each is "", NO_MATCH or the code its table gave (`invalid` was answered before)
+  if (code !== "" && code !== NO_MATCH && (name === "" || name === code)) return code;
+  if (code === "" && name !== NO_MATCH) return name;
   return NO_MATCH;
 }
 

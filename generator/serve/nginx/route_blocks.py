@@ -214,7 +214,8 @@ def render(part: str) -> str:
         answered=ANSWERED, locations=grouped(locations),
         filter_folder=serving.FOLDERS["filter"], order_folder=serving.FOLDERS["order"], error_body=error_body,
         group_folder=serving.FOLDERS["group"], invalid=INVALID_VALUE,
-        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, code_sent=serving.CODE_SENT, **_links())
+        challenge_location=CHALLENGE, forbidden_location=FORBIDDEN, code_sent=serving.CODE_SENT,
+        country_code=routes.COUNTRY_CODE.pattern, **_links())
 
 
 def _links() -> dict[str, str]:
