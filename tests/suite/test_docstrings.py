@@ -63,7 +63,8 @@ def test_the_judge_tells_a_command_from_a_noun_phrase_or_a_description():
 
 def test_nine_in_ten_function_docstrings_open_with_a_command():
     docstrings = function_docstrings()
-    assert len(docstrings) > 500  # every folder was read
+    # every folder with functions that have docstrings was read (scripts/' functions have none)
+    assert {where.split("/")[0] for where, _ in docstrings} == {"generator", "tests", "benchmarks", "tools"}
     not_commands = [f"{where}: {line}" for where, line in docstrings if not opens_with_a_command(line)]
     share = 1 - len(not_commands) / len(docstrings)
     assert share >= SHARE, f"{share:.1%} open with a command; these do not:\n" + "\n".join(not_commands)
