@@ -96,7 +96,8 @@ def test_the_documented_rules_find_a_key_and_nothing_in_the_project(tmp_path):
     # without the heuristic filters, which only ever drop a finding (so none found here is none with them)
     # and take three quarters of the run's time over the project's files
     heuristic = tuple(f["path"] for f in documented["filters_used"] if ".heuristic." in f["path"])
-    assert len(heuristic) >= 5  # the filters the documented run used were read
+    # the report was read: it names the filter that took most of the time (py-spy, the quick run)
+    assert "detect_secrets.filters.heuristic.is_indirect_reference" in heuristic
     assert list(_scan(tree, leaked.name, *tracked, without=heuristic)["results"]) == [leaked.name]
     # both documented rules are the contract's pattern, between word boundaries
     gitleaks = tomllib.loads(GITLEAKS.read_text())["rules"][0]["regex"]
